@@ -1,0 +1,14 @@
+//! katydid: an in-memory analytics engine for exploring big CSV files with
+//! group-by SQL.
+
+pub mod engine;
+pub mod error;
+pub mod ingest;
+pub mod sql;
+pub mod store;
+pub mod types;
+
+pub use engine::{ColumnInfo, Database, DatabaseOptions, LoadStats, QueryResult, TableInfo};
+pub use error::{Error, Result};
+pub use ingest::LoadOptions;
+pub use types::{DataType, Value};

@@ -1,0 +1,306 @@
+//! The abstract syntax tree of katydid's SQL dialect.
+//!
+//! # Invariants
+//! Every [`Expr`] and [`Ident`] carries the byte [`Span`] of its text in the
+//! query, so the planner can point at what it rejects. Identifiers keep the
+//! case the user typed; the planner resolves them case-insensitively.
+//! Keywords are not kept: `Display` prints them upper-case, and parsing the
+//! printed text gives back an equal tree (spans aside).
+
+/// A half-open byte range `start..end` into the query text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// The span `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn union(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+/// One statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// `SELECT …`
+    Select(Box<Select>),
+    /// `EXPLAIN SELECT …`: show the plan instead of running it.
+    Explain(Box<Select>),
+}
+
+/// `SELECT projection FROM from [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT] [OFFSET]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Select {
+    /// The select list, at least one item.
+    pub projection: Vec<SelectItem>,
+    /// The one table read; `None` for `SELECT 1 + 1`.
+    pub from: Option<Ident>,
+    /// The `WHERE` predicate.
+    pub selection: Option<Expr>,
+    /// `GROUP BY` items: expressions, names (possibly aliases) or ordinals
+    /// (an integer literal `n` means the n-th select item, 1-based).
+    pub group_by: Vec<Expr>,
+    /// The `HAVING` predicate.
+    pub having: Option<Expr>,
+    /// `ORDER BY` keys; an integer literal is an ordinal as in `GROUP BY`.
+    pub order_by: Vec<OrderByItem>,
+    /// `LIMIT n`; negative `n` means the last `-n` rows in load order
+    /// (QuestDB's `LIMIT -n`).
+    pub limit: Option<i64>,
+    /// `OFFSET n`.
+    pub offset: Option<u64>,
+    /// The whole statement.
+    pub span: Span,
+}
+
+/// One item of the select list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SelectItem {
+    /// `*`: every column of the table, in table order.
+    Wildcard(Span),
+    /// `expr [AS alias]` (the `AS` is optional).
+    Expr {
+        /// The expression.
+        expr: Expr,
+        /// The output name given by the user.
+        alias: Option<Ident>,
+    },
+}
+
+/// One `ORDER BY` key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderByItem {
+    /// The key: an expression, an output name, or an ordinal literal.
+    pub expr: Expr,
+    /// `DESC` when true; `ASC` (the default) when false.
+    pub desc: bool,
+    /// `NULLS FIRST` (`Some(true)`) or `NULLS LAST` (`Some(false)`); when
+    /// `None`, NULLs sort as if larger than every value (PostgreSQL).
+    pub nulls_first: Option<bool>,
+}
+
+/// A name as typed, with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    /// The name; double-quoted identifiers arrive unquoted.
+    pub name: String,
+    /// Where it is in the query text.
+    pub span: Span,
+}
+
+/// An expression with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it is in the query text.
+    pub span: Span,
+}
+
+/// The forms of expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// A column reference or an output alias.
+    Column(String),
+    /// A constant.
+    Literal(Literal),
+    /// `-x`, `NOT x`.
+    Unary {
+        /// The operator.
+        op: UnaryOp,
+        /// The operand.
+        expr: Box<Expr>,
+    },
+    /// `a op b`.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<Expr>,
+        /// Right operand.
+        right: Box<Expr>,
+    },
+    /// `x IS [NOT] NULL`.
+    IsNull {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// `IS NOT NULL` when true.
+        negated: bool,
+    },
+    /// `x [NOT] IN (a, b, …)`.
+    InList {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The list, at least one element.
+        list: Vec<Expr>,
+        /// `NOT IN` when true.
+        negated: bool,
+    },
+    /// `x [NOT] BETWEEN low AND high` (inclusive on both ends).
+    Between {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// Lower bound.
+        low: Box<Expr>,
+        /// Upper bound.
+        high: Box<Expr>,
+        /// `NOT BETWEEN` when true.
+        negated: bool,
+    },
+    /// `x [NOT] LIKE pattern` with `%` (any run) and `_` (one character).
+    Like {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The pattern.
+        pattern: Box<Expr>,
+        /// `NOT LIKE` when true.
+        negated: bool,
+    },
+    /// `CASE [operand] WHEN a THEN b … [ELSE e] END`.
+    Case {
+        /// The operand of a simple CASE, compared for equality with each WHEN.
+        operand: Option<Box<Expr>>,
+        /// `(WHEN, THEN)` pairs, at least one.
+        branches: Vec<(Expr, Expr)>,
+        /// The ELSE result; NULL when absent.
+        else_result: Option<Box<Expr>>,
+    },
+    /// A function call or aggregate: `name([DISTINCT] args)`, `count(*)`.
+    Function {
+        /// The name as typed (resolved case-insensitively).
+        name: String,
+        /// The arguments; empty for `count(*)`.
+        args: Vec<Expr>,
+        /// `count(*)`.
+        star: bool,
+        /// `count(DISTINCT x)`.
+        distinct: bool,
+    },
+    /// `CAST(x AS type)` or `x::type`.
+    Cast {
+        /// The converted expression.
+        expr: Box<Expr>,
+        /// The target type.
+        to: TypeName,
+    },
+}
+
+/// A constant written in the query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// `NULL`.
+    Null,
+    /// `TRUE` / `FALSE`.
+    Bool(bool),
+    /// An integer that fits i64, e.g. `42`; a unary minus is a separate
+    /// [`UnaryOp::Neg`] node except for `-9223372036854775808`.
+    Int(i64),
+    /// A number with a fraction or exponent, e.g. `2.5`, `1e3`, or an integer
+    /// too large for i64.
+    Float(f64),
+    /// `'text'` with `''` for a quote inside.
+    String(String),
+    /// `INTERVAL '1 day'`, `INTERVAL '90 minutes'`, `INTERVAL '2' HOUR`:
+    /// a fixed length of time in microseconds (months and years are not
+    /// fixed lengths and are not accepted).
+    Interval(i64),
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Arithmetic negation `-x`.
+    Neg,
+    /// Logical `NOT x`.
+    Not,
+}
+
+/// Binary operators, in SQL's usual precedence (lowest first): `OR`; `AND`;
+/// comparisons; `+ -`; `* / %`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `OR`
+    Or,
+    /// `AND`
+    And,
+    /// `=`
+    Eq,
+    /// `<>` or `!=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Multiply,
+    /// `/`
+    Divide,
+    /// `%`
+    Modulo,
+}
+
+impl BinaryOp {
+    /// The operator as written in SQL.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::Plus => "+",
+            BinaryOp::Minus => "-",
+            BinaryOp::Multiply => "*",
+            BinaryOp::Divide => "/",
+            BinaryOp::Modulo => "%",
+        }
+    }
+
+    /// True for `= <> < <= > >=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+        )
+    }
+}
+
+/// A type named in `CAST` or `::`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeName {
+    /// `INT`, `INTEGER`, `BIGINT`
+    Int,
+    /// `FLOAT`, `DOUBLE`, `REAL`
+    Float,
+    /// `TIMESTAMP`
+    Timestamp,
+    /// `VARCHAR`, `TEXT`, `STRING`
+    Str,
+    /// `BOOLEAN`, `BOOL`
+    Bool,
+}

@@ -1,0 +1,539 @@
+//! One column of one partition: its codec, validity and zone map.
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+
+use super::bitmap::Bitmap;
+use super::codes::Codes;
+use crate::types::{DataType, Value, cmp_f64};
+
+/// A sorted set of distinct strings; a dictionary code is an index into it.
+///
+/// # Invariants
+/// `values` is strictly increasing by bytes, so comparing codes compares the
+/// strings: the codec is order-preserving, which is what lets `<`, `>=` and
+/// `BETWEEN` run on codes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dictionary {
+    values: Vec<Arc<str>>,
+}
+
+impl Dictionary {
+    /// Builds a dictionary from distinct strings in any order.
+    pub fn from_distinct(mut values: Vec<Arc<str>>) -> Dictionary {
+        values.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        values.dedup();
+        Dictionary { values }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The string with code `code`.
+    pub fn get(&self, code: usize) -> &Arc<str> {
+        &self.values[code]
+    }
+
+    /// All entries in code order.
+    pub fn values(&self) -> &[Arc<str>] {
+        &self.values
+    }
+
+    /// The code of `s`, if present.
+    pub fn code_of(&self, s: &str) -> Option<u64> {
+        self.values
+            .binary_search_by(|v| v.as_bytes().cmp(s.as_bytes()))
+            .ok()
+            .map(|i| i as u64)
+    }
+
+    /// Number of entries strictly less than `s` by bytes: the code `s` would
+    /// get if inserted. `code < lower_bound(s)` is exactly `string < s`.
+    pub fn lower_bound(&self, s: &str) -> u64 {
+        self.values.partition_point(|v| v.as_bytes() < s.as_bytes()) as u64
+    }
+
+    /// Number of entries `<= s` by bytes. `code < upper_bound(s)` is exactly
+    /// `string <= s`.
+    pub fn upper_bound(&self, s: &str) -> u64 {
+        self.values
+            .partition_point(|v| v.as_bytes() <= s.as_bytes()) as u64
+    }
+
+    /// Heap bytes held (string bytes plus one pointer-and-length per entry).
+    pub fn heap_bytes(&self) -> usize {
+        self.values.iter().map(|s| s.len() + 16).sum::<usize>() + self.values.len() * 16
+    }
+}
+
+/// Strings stored back to back, for high-cardinality text where a dictionary
+/// would not be smaller.
+///
+/// # Invariants
+/// `offsets` has `len + 1` entries, non-decreasing, the last equal to
+/// `bytes.len()`; row `i` is `bytes[offsets[i]..offsets[i + 1]]`, valid UTF-8.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedStrings {
+    offsets: Codes,
+    bytes: Vec<u8>,
+}
+
+impl PackedStrings {
+    /// Packs the strings in order.
+    pub fn new<'a>(values: impl Iterator<Item = &'a str>) -> PackedStrings {
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0u64];
+        for s in values {
+            bytes.extend_from_slice(s.as_bytes());
+            offsets.push(bytes.len() as u64);
+        }
+        let max = bytes.len() as u64;
+        PackedStrings {
+            offsets: Codes::pack(offsets.into_iter(), max),
+            bytes,
+        }
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when there are no strings.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// String `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> &str {
+        let (a, b) = (
+            self.offsets.get(i) as usize,
+            self.offsets.get(i + 1) as usize,
+        );
+        // SAFETY-free: the bytes were copied from `&str`s at whole-string
+        // boundaries, so every row slice is valid UTF-8.
+        std::str::from_utf8(&self.bytes[a..b]).unwrap_or_default()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.len() + self.offsets.heap_bytes()
+    }
+}
+
+/// How a column's values are laid out in one partition (the codec).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData {
+    /// Every non-NULL row holds this value (NULL when every row is NULL).
+    Const(Value),
+    /// Integer or timestamp: row `i` is `base + codes[i]` (wrapping add on
+    /// i64, so the full i64 range fits in u64 codes). Order-preserving and
+    /// sum-preserving: `sum = count * base + sum(codes)`.
+    Offset {
+        /// The partition minimum.
+        base: i64,
+        /// Offsets from `base`.
+        codes: Codes,
+    },
+    /// Floats, one f64 per row.
+    Float(Vec<f64>),
+    /// Dictionary-encoded strings: row `i` is `dict[codes[i]]`; codes are u8
+    /// or u16. Order-preserving (see [`Dictionary`]).
+    Dict {
+        /// The partition's distinct strings, sorted.
+        dict: Arc<Dictionary>,
+        /// One code per row.
+        codes: Codes,
+    },
+    /// Strings stored back to back.
+    Packed(PackedStrings),
+}
+
+/// Minimum and maximum of a column in a partition, for skipping partitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZoneMap {
+    /// Smallest non-NULL value, NULL if there is none.
+    pub min: Value,
+    /// Largest non-NULL value (NaN counts as largest), NULL if there is none.
+    pub max: Value,
+    /// Number of NULL rows.
+    pub null_count: usize,
+    /// True when there are no NULLs and values never decrease from row to
+    /// row: what lets a lookup binary-search instead of scan.
+    pub sorted: bool,
+}
+
+/// One column of one partition.
+///
+/// # Invariants
+/// `validity` is `Some` only when at least one row is NULL; a set bit means
+/// the row is valid. The codec holds some arbitrary value at NULL rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// The logical type (same in every partition of a table).
+    pub dtype: DataType,
+    /// Row count.
+    pub len: usize,
+    /// The codec and its data.
+    pub data: ColumnData,
+    /// Non-NULL mask, present only if the partition has a NULL.
+    pub validity: Option<Bitmap>,
+    /// Min/max, null count and sortedness.
+    pub zone: ZoneMap,
+}
+
+/// Strings with at most this many distinct values in a partition may be
+/// dictionary-encoded (codes fit in u16).
+pub const MAX_DICTIONARY_LEN: usize = 1 << 16;
+
+fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
+    validity.filter(|v| v.count_ones() < v.len())
+}
+
+impl Column {
+    /// A column of `len` NULLs.
+    pub fn all_null(dtype: DataType, len: usize) -> Column {
+        Column {
+            dtype,
+            len,
+            data: ColumnData::Const(Value::Null),
+            validity: (len > 0).then(|| Bitmap::new(len, false)),
+            zone: ZoneMap {
+                min: Value::Null,
+                max: Value::Null,
+                null_count: len,
+                sorted: len == 0,
+            },
+        }
+    }
+
+    /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
+    /// microseconds) as offsets from the partition minimum in the narrowest
+    /// width, or as a constant. Values at NULL rows are ignored.
+    pub fn encode_ints(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
+        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
+        let validity = normalize_validity(validity);
+        let len = values.len();
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let mut min = i64::MAX;
+        let mut max = i64::MIN;
+        let mut sorted = validity.is_none();
+        let mut prev = i64::MIN;
+        let mut any = false;
+        for (i, &v) in values.iter().enumerate() {
+            if valid(i) {
+                any = true;
+                min = min.min(v);
+                max = max.max(v);
+                sorted &= v >= prev;
+                prev = v;
+            }
+        }
+        if !any {
+            return Column::all_null(dtype, len);
+        }
+        let wrap = |v: i64| match dtype {
+            DataType::Timestamp => Value::Timestamp(v),
+            _ => Value::Int(v),
+        };
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let zone = ZoneMap {
+            min: wrap(min),
+            max: wrap(max),
+            null_count,
+            sorted,
+        };
+        let data = if min == max {
+            ColumnData::Const(wrap(min))
+        } else {
+            let range = (max as u64).wrapping_sub(min as u64);
+            let codes = values.iter().enumerate().map(|(i, &v)| {
+                if valid(i) {
+                    (v as u64).wrapping_sub(min as u64)
+                } else {
+                    0
+                }
+            });
+            ColumnData::Offset {
+                base: min,
+                codes: Codes::pack(codes, range),
+            }
+        };
+        Column {
+            dtype,
+            len,
+            data,
+            validity,
+            zone,
+        }
+    }
+
+    /// Encodes floats as f64, or as a constant. Values at NULL rows are ignored.
+    pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let len = values.len();
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let mut min: Option<f64> = None;
+        let mut max: Option<f64> = None;
+        let mut sorted = validity.is_none();
+        let mut prev = f64::NEG_INFINITY;
+        for (i, &v) in values.iter().enumerate() {
+            if valid(i) {
+                if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
+                    min = Some(v);
+                }
+                if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
+                    max = Some(v);
+                }
+                sorted &= cmp_f64(v, prev).is_ge();
+                prev = v;
+            }
+        }
+        let (Some(min), Some(max)) = (min, max) else {
+            return Column::all_null(DataType::Float, len);
+        };
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let data = if min.to_bits() == max.to_bits() {
+            ColumnData::Const(Value::Float(min))
+        } else {
+            ColumnData::Float(values)
+        };
+        Column {
+            dtype: DataType::Float,
+            len,
+            data,
+            validity,
+            zone: ZoneMap {
+                min: Value::Float(min),
+                max: Value::Float(max),
+                null_count,
+                sorted,
+            },
+        }
+    }
+
+    /// Encodes strings: as a constant when all equal, dictionary-encoded with
+    /// u8/u16 codes when that is smaller, else packed. Values at NULL rows are
+    /// ignored.
+    pub fn encode_strings(values: &[&str], validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let len = values.len();
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let mut distinct: HashMap<&str, ()> = HashMap::new();
+        let mut total_bytes = 0usize;
+        let mut sorted = validity.is_none();
+        let mut prev: &str = "";
+        for (i, &s) in values.iter().enumerate() {
+            if valid(i) {
+                total_bytes += s.len();
+                if distinct.len() <= MAX_DICTIONARY_LEN {
+                    distinct.insert(s, ());
+                }
+                sorted &= s.as_bytes() >= prev.as_bytes();
+                prev = s;
+            }
+        }
+        if distinct.is_empty() {
+            return Column::all_null(DataType::Str, len);
+        }
+        let dict_len = distinct.len();
+        let mut entries: Vec<Arc<str>> = distinct.keys().map(|s| Arc::from(*s)).collect();
+        entries.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let zone = ZoneMap {
+            min: Value::Str(entries[0].clone()),
+            max: Value::Str(entries[dict_len - 1].clone()),
+            null_count,
+            sorted,
+        };
+        let data = if dict_len == 1 {
+            ColumnData::Const(Value::Str(entries[0].clone()))
+        } else {
+            let code_bytes = if dict_len <= 256 { 1 } else { 2 };
+            let dict_bytes: usize = entries.iter().map(|s| s.len() + 32).sum::<usize>();
+            let offset_bytes = if total_bytes <= u16::MAX as usize {
+                2
+            } else if total_bytes <= u32::MAX as usize {
+                4
+            } else {
+                8
+            };
+            let packed_bytes = total_bytes + offset_bytes * (len + 1);
+            if dict_len <= MAX_DICTIONARY_LEN && dict_bytes + code_bytes * len < packed_bytes {
+                let dict = Dictionary { values: entries };
+                let index: HashMap<&str, u64> = dict
+                    .values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (&**s, i as u64))
+                    .collect();
+                let codes = values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| if valid(i) { index[s] } else { 0 });
+                let codes = Codes::pack(codes, dict_len as u64 - 1);
+                drop(index);
+                ColumnData::Dict {
+                    codes,
+                    dict: Arc::new(dict),
+                }
+            } else {
+                ColumnData::Packed(PackedStrings::new(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| if valid(i) { *s } else { "" }),
+                ))
+            }
+        };
+        Column {
+            dtype: DataType::Str,
+            len,
+            data,
+            validity,
+            zone,
+        }
+    }
+
+    /// True when row `i` is not NULL.
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v.get(i))
+    }
+
+    /// The decoded value at row `i` (the reference path; kernels never call
+    /// this per row).
+    pub fn value(&self, i: usize) -> Value {
+        if !self.is_valid(i) {
+            return Value::Null;
+        }
+        match &self.data {
+            ColumnData::Const(v) => v.clone(),
+            ColumnData::Offset { base, codes } => {
+                let v = base.wrapping_add(codes.get(i) as i64);
+                match self.dtype {
+                    DataType::Timestamp => Value::Timestamp(v),
+                    _ => Value::Int(v),
+                }
+            }
+            ColumnData::Float(values) => Value::Float(values[i]),
+            ColumnData::Dict { dict, codes } => Value::Str(dict.get(codes.get(i) as usize).clone()),
+            ColumnData::Packed(p) => Value::str(p.get(i)),
+        }
+    }
+
+    /// Short name of the codec for EXPLAIN and `.schema`, e.g. `offset u8`,
+    /// `dict u16`, `const`, `f64`, `packed`, with `+nulls` when a validity
+    /// bitmap is present.
+    pub fn encoding_name(&self) -> String {
+        let base = match &self.data {
+            ColumnData::Const(Value::Null) => "null".to_string(),
+            ColumnData::Const(_) => "const".to_string(),
+            ColumnData::Offset { codes, .. } => format!("offset {}", codes.width_name()),
+            ColumnData::Float(_) => "f64".to_string(),
+            ColumnData::Dict { codes, .. } => format!("dict {}", codes.width_name()),
+            ColumnData::Packed(_) => "packed".to_string(),
+        };
+        if self.validity.is_some() && !matches!(self.data, ColumnData::Const(Value::Null)) {
+            base + "+nulls"
+        } else {
+            base
+        }
+    }
+
+    /// Heap bytes held by codec and validity (dictionaries counted in full).
+    pub fn heap_bytes(&self) -> usize {
+        let data = match &self.data {
+            ColumnData::Const(_) => 16,
+            ColumnData::Offset { codes, .. } => codes.heap_bytes(),
+            ColumnData::Float(v) => v.len() * 8,
+            ColumnData::Dict { dict, codes } => dict.heap_bytes() + codes.heap_bytes(),
+            ColumnData::Packed(p) => p.heap_bytes(),
+        };
+        data + self.validity.as_ref().map_or(0, Bitmap::heap_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(c: &Column) -> Vec<Value> {
+        (0..c.len).map(|i| c.value(i)).collect()
+    }
+
+    #[test]
+    fn ints_use_offsets_from_minimum_in_narrowest_width() {
+        let cases: Vec<(Vec<i64>, &str)> = vec![
+            (vec![256, 258, 511], "offset u8"),
+            (vec![-199, 4031, 39], "offset u16"),
+            (vec![0, 100_000], "offset u32"),
+            (vec![i64::MIN, i64::MAX], "offset u64"),
+            (vec![7, 7, 7], "const"),
+        ];
+        for (values, encoding) in cases {
+            let c = Column::encode_ints(DataType::Int, &values, None);
+            assert_eq!(c.encoding_name(), encoding);
+            let expected: Vec<Value> = values.iter().map(|&v| Value::Int(v)).collect();
+            assert_eq!(decode(&c), expected);
+            assert_eq!(c.zone.min, Value::Int(*values.iter().min().unwrap()));
+            assert_eq!(c.zone.max, Value::Int(*values.iter().max().unwrap()));
+        }
+    }
+
+    #[test]
+    fn nulls_get_a_bitmap_only_when_present() {
+        let c = Column::encode_ints(
+            DataType::Int,
+            &[1, 0, 3],
+            Some(Bitmap::from_bools(&[true, false, true])),
+        );
+        assert_eq!(c.encoding_name(), "offset u8+nulls");
+        assert_eq!(decode(&c), vec![Value::Int(1), Value::Null, Value::Int(3)]);
+        assert_eq!(c.zone.null_count, 1);
+        assert!(!c.zone.sorted);
+        let c = Column::encode_ints(DataType::Int, &[1, 2], Some(Bitmap::new(2, true)));
+        assert!(c.validity.is_none());
+        assert!(c.zone.sorted);
+        let c = Column::encode_floats(vec![0.0, 0.0], Some(Bitmap::new(2, false)));
+        assert_eq!(decode(&c), vec![Value::Null, Value::Null]);
+        assert_eq!(c.zone.min, Value::Null);
+    }
+
+    #[test]
+    fn strings_pick_dictionary_or_packed() {
+        let few: Vec<&str> = (0..1000).map(|i| ["aa", "bb", "cc"][i % 3]).collect();
+        let c = Column::encode_strings(&few, None);
+        assert_eq!(c.encoding_name(), "dict u8");
+        assert_eq!(c.value(4), Value::str("bb"));
+        let owned: Vec<String> = (0..1000).map(|i| format!("unique-{i}")).collect();
+        let many: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let c = Column::encode_strings(&many, None);
+        assert_eq!(c.encoding_name(), "packed");
+        assert_eq!(c.value(999), Value::str("unique-999"));
+        assert_eq!(c.zone.min, Value::str("unique-0"));
+        let c = Column::encode_strings(&["😈", "😈"], None);
+        assert_eq!(c.encoding_name(), "const");
+    }
+
+    #[test]
+    fn dictionary_bounds_follow_byte_order() {
+        let d = Dictionary::from_distinct(vec!["b".into(), "d".into(), "B".into()]);
+        assert_eq!(d.values().len(), 3);
+        assert_eq!(d.code_of("b"), Some(1));
+        assert_eq!(d.code_of("c"), None);
+        assert_eq!(d.lower_bound("c"), 2);
+        assert_eq!(d.lower_bound("d"), 2);
+        assert_eq!(d.upper_bound("d"), 3);
+        assert_eq!(d.lower_bound("A"), 0);
+    }
+}

@@ -1,0 +1,23 @@
+//! Tables, partitions and the codecs their columns are stored in.
+//!
+//! # Design
+//! Every column of every partition picks its own codec when it is encoded
+//! ([`Column::encode_ints`] and friends): integers and timestamps as offsets
+//! from the partition minimum in the narrowest unsigned width, strings as a
+//! sorted dictionary with u8/u16 codes or packed, floats as f64, a value
+//! repeated over the whole partition as one constant. NULLs live in a
+//! validity bitmap that exists only where a partition has one. Each column
+//! also records a [`ZoneMap`] (min, max, null count, sortedness) that lets
+//! the planner skip a partition without touching its data.
+//!
+//! The store depends on nothing of katydid but [`crate::types`].
+
+mod bitmap;
+mod codes;
+mod column;
+mod table;
+
+pub use bitmap::Bitmap;
+pub use codes::{Code, Codes};
+pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};
+pub use table::{Field, Partition, Table};

@@ -1,0 +1,73 @@
+//! Tables and partitions: the unit a query reads and the unit it runs on.
+
+use super::column::Column;
+use crate::types::DataType;
+
+/// A named, typed column of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The column name from the header (or `--columns`).
+    pub name: String,
+    /// The type inferred at load.
+    pub dtype: DataType,
+}
+
+/// A horizontal slice of a table: the unit of parallelism and of
+/// per-partition specialization.
+///
+/// # Invariants
+/// `columns.len()` equals the table's field count, every column has `rows`
+/// rows and the field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    /// Row count.
+    pub rows: usize,
+    /// Index of the partition's first row in load order.
+    pub first_row: usize,
+    /// One column per field, in field order.
+    pub columns: Vec<Column>,
+}
+
+/// An in-memory table: a schema and its partitions in load order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The table name.
+    pub name: String,
+    /// The columns' names and types.
+    pub fields: Vec<Field>,
+    /// The data, in load order.
+    pub partitions: Vec<Partition>,
+    /// Size of the source file in bytes (decompressed CSV), for `.schema`.
+    pub source_bytes: u64,
+}
+
+impl Table {
+    /// Total row count.
+    pub fn rows(&self) -> usize {
+        self.partitions.iter().map(|p| p.rows).sum()
+    }
+
+    /// Index of the column named `name`, compared case-insensitively.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name).or_else(|| {
+            self.fields
+                .iter()
+                .position(|f| f.name.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// Heap bytes of column `index` summed over partitions.
+    pub fn column_heap_bytes(&self, index: usize) -> usize {
+        self.partitions
+            .iter()
+            .map(|p| p.columns[index].heap_bytes())
+            .sum()
+    }
+
+    /// Heap bytes of all columns.
+    pub fn heap_bytes(&self) -> usize {
+        (0..self.fields.len())
+            .map(|i| self.column_heap_bytes(i))
+            .sum()
+    }
+}

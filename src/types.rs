@@ -1,0 +1,451 @@
+//! Logical types and scalar values, shared by every layer.
+//!
+//! # Design
+//! A column has one logical [`DataType`]; how its values are laid out in a
+//! partition (the codec) is the store's business. A [`Value`] is one decoded
+//! scalar: what the reference evaluator computes with and what query results
+//! hold. Timestamps are microseconds since 1970-01-01 00:00:00 UTC, without a
+//! time zone.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// The logical type of a column or expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// 64-bit signed integer.
+    Int,
+    /// 64-bit IEEE float.
+    Float,
+    /// Microseconds since the Unix epoch, no time zone.
+    Timestamp,
+    /// UTF-8 text.
+    Str,
+    /// Result of a comparison or logical operator; never inferred at load.
+    Bool,
+}
+
+impl DataType {
+    /// The SQL name shown by `.schema` and in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataType::Int => "integer",
+            DataType::Float => "float",
+            DataType::Timestamp => "timestamp",
+            DataType::Str => "string",
+            DataType::Bool => "boolean",
+        }
+    }
+
+    /// True for integer and float.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, DataType::Int | DataType::Float)
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One decoded scalar value.
+///
+/// # Invariants
+/// `Eq` and `Hash` treat floats by value with `-0.0 == 0.0` and all NaNs
+/// equal, so a `Value` can be a group key. [`Value::total_cmp`] is the order
+/// of `ORDER BY`: NULL sorts after every other value (PostgreSQL's default).
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A 64-bit integer.
+    Int(i64),
+    /// A 64-bit float.
+    Float(f64),
+    /// Microseconds since the Unix epoch.
+    Timestamp(i64),
+    /// A string; shared so that copying a value is cheap.
+    Str(Arc<str>),
+}
+
+impl Value {
+    /// True for [`Value::Null`].
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The logical type, or `None` for NULL.
+    pub fn data_type(&self) -> Option<DataType> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(_) => DataType::Bool,
+            Value::Int(_) => DataType::Int,
+            Value::Float(_) => DataType::Float,
+            Value::Timestamp(_) => DataType::Timestamp,
+            Value::Str(_) => DataType::Str,
+        })
+    }
+
+    /// A string value.
+    pub fn str(s: &str) -> Value {
+        Value::Str(Arc::from(s))
+    }
+
+    /// The numeric value as f64 (integers and timestamps convert), else `None`.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(v) | Value::Timestamp(v) => Some(*v as f64),
+            Value::Float(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Total order used by ORDER BY, MIN/MAX and the reference evaluator.
+    ///
+    /// Numbers compare by value across integer and float; strings by bytes
+    /// (as DuckDB does); NULL is greater than everything; values of unrelated
+    /// types order by a fixed type rank (never happens in a well-typed plan).
+    pub fn total_cmp(&self, other: &Value) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Null, _) => Ordering::Greater,
+            (_, Null) => Ordering::Less,
+            (Int(a), Int(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (Float(a), Float(b)) => cmp_f64(*a, *b),
+            (Int(a), Float(b)) => cmp_i64_f64(*a, *b),
+            (Float(a), Int(b)) => cmp_i64_f64(*b, *a).reverse(),
+            (Str(a), Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (a, b) => a.type_rank().cmp(&b.type_rank()),
+        }
+    }
+
+    fn type_rank(&self) -> u8 {
+        match self {
+            Value::Bool(_) => 0,
+            Value::Int(_) | Value::Float(_) => 1,
+            Value::Timestamp(_) => 2,
+            Value::Str(_) => 3,
+            Value::Null => 4,
+        }
+    }
+}
+
+/// Compares floats with NaN greater than every number and `-0.0 == 0.0`.
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    match a.partial_cmp(&b) {
+        Some(o) => o,
+        None => a.is_nan().cmp(&b.is_nan()),
+    }
+}
+
+/// Compares an integer with a float exactly, without rounding the integer.
+pub fn cmp_i64_f64(a: i64, b: f64) -> Ordering {
+    if b.is_nan() {
+        return Ordering::Less;
+    }
+    // Every i64 lies in [-2^63, 2^63); compare against the float's bounds first.
+    if b >= 9_223_372_036_854_775_808.0 {
+        return Ordering::Less;
+    }
+    if b < -9_223_372_036_854_775_808.0 {
+        return Ordering::Greater;
+    }
+    let t = b.trunc();
+    match a.cmp(&(t as i64)) {
+        Ordering::Equal => {
+            if b > t {
+                Ordering::Less
+            } else if b < t {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
+        o => o,
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Timestamp(a), Timestamp(b)) => a == b,
+            (Float(a), Float(b)) => canonical_f64_bits(*a) == canonical_f64_bits(*b),
+            (Str(a), Str(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Null => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(v) | Value::Timestamp(v) => v.hash(state),
+            Value::Float(v) => canonical_f64_bits(*v).hash(state),
+            Value::Str(s) => s.hash(state),
+        }
+    }
+}
+
+/// Bits of a float with `-0.0` folded into `0.0` and every NaN into one NaN,
+/// so that equal-comparing floats hash alike.
+pub fn canonical_f64_bits(v: f64) -> u64 {
+    if v == 0.0 {
+        0
+    } else if v.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        v.to_bits()
+    }
+}
+
+impl fmt::Display for Value {
+    /// Text form used by the table and CSV output: NULL as `NULL`, floats in
+    /// shortest round-trip form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) => write_f64(f, *v),
+            Value::Timestamp(t) => f.write_str(&format_timestamp(*t)),
+            Value::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+fn write_f64(f: &mut fmt::Formatter<'_>, v: f64) -> fmt::Result {
+    if v.is_nan() {
+        f.write_str("NaN")
+    } else if v.is_infinite() {
+        f.write_str(if v > 0.0 { "inf" } else { "-inf" })
+    } else {
+        // Rust's `{}` for f64 is the shortest representation that round-trips.
+        write!(f, "{v}")
+    }
+}
+
+/// Microseconds in one second.
+pub const MICROS_PER_SECOND: i64 = 1_000_000;
+/// Microseconds in one day.
+pub const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+///
+/// Howard Hinnant's `days_from_civil` ("chrono-Compatible Low-Level Date
+/// Algorithms", 2013); exact for every year representable here.
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = month as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date `(year, month, day)` of a day count since 1970-01-01; the inverse
+/// of [`days_from_civil`] (Hinnant's `civil_from_days`).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The calendar year of a timestamp (microseconds since the epoch).
+pub fn timestamp_year(micros: i64) -> i64 {
+    civil_from_days(micros.div_euclid(MICROS_PER_DAY)).0
+}
+
+/// Parses `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS[.f…]` or
+/// `YYYY-MM-DDTHH:MM:SS[.f…][Z]` into microseconds since the epoch.
+///
+/// Returns `None` for anything else, including out-of-range fields such as
+/// month 13 or second 61. At most six fractional digits are kept.
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let year = digits(&b[0..4])? as i64;
+    let month = digits(&b[5..7])? as u32;
+    let day = digits(&b[8..10])? as u32;
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    let mut micros = days_from_civil(year, month, day) * MICROS_PER_DAY;
+    if b.len() == 10 {
+        return Some(micros);
+    }
+    if b.len() < 19 || !(b[10] == b' ' || b[10] == b'T') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let hour = digits(&b[11..13])? as i64;
+    let minute = digits(&b[14..16])? as i64;
+    let second = digits(&b[17..19])? as i64;
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    micros += ((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND;
+    let mut rest = &b[19..];
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        let mut f = 0i64;
+        for (i, c) in frac[..n].iter().enumerate() {
+            if i < 6 {
+                f = f * 10 + (c - b'0') as i64;
+            }
+        }
+        for _ in n..6 {
+            f *= 10;
+        }
+        micros += f;
+        rest = &frac[n..];
+    }
+    if b[10] == b'T' && rest == b"Z" {
+        rest = &[];
+    }
+    rest.is_empty().then_some(micros)
+}
+
+fn digits(b: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u32;
+    }
+    Some(v)
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// Formats microseconds since the epoch as `YYYY-MM-DD HH:MM:SS`, with a
+/// fraction only when the value has one.
+pub fn format_timestamp(micros: i64) -> String {
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let rem = micros.rem_euclid(MICROS_PER_DAY);
+    let (y, m, d) = civil_from_days(days);
+    let secs = rem / MICROS_PER_SECOND;
+    let frac = rem % MICROS_PER_SECOND;
+    let (hh, mm, ss) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if frac == 0 {
+        format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}")
+    } else {
+        let f = format!("{frac:06}");
+        format!(
+            "{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}.{}",
+            f.trim_end_matches('0')
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_round_trips_through_text() {
+        for s in [
+            "1970-01-01 00:00:00",
+            "2013-08-01 08:14:37",
+            "2000-02-29 23:59:59",
+            "1969-12-31 23:59:59",
+            "2015-06-30 12:00:00.25",
+        ] {
+            let t = parse_timestamp(s).unwrap();
+            assert_eq!(format_timestamp(t), s);
+        }
+    }
+
+    #[test]
+    fn timestamp_forms_and_rejections() {
+        let base = parse_timestamp("2020-01-02 03:04:05").unwrap();
+        assert_eq!(parse_timestamp("2020-01-02T03:04:05Z"), Some(base));
+        assert_eq!(
+            parse_timestamp("2020-01-02T03:04:05.5"),
+            Some(base + 500_000)
+        );
+        assert_eq!(
+            parse_timestamp("2020-01-02"),
+            Some(base - (3 * 3600 + 4 * 60 + 5) * MICROS_PER_SECOND)
+        );
+        for bad in [
+            "2020-13-01",
+            "2019-02-29",
+            "2020-01-02 24:00:00",
+            "2020-01-02 03:04",
+            "2020-01-02 03:04:05Z",
+            "20200102",
+            "2020-01-02T03:04:05.",
+        ] {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn civil_inverse_over_four_centuries() {
+        for days in (-200_000..200_000).step_by(97) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(
+            timestamp_year(parse_timestamp("2013-12-31 23:59:59").unwrap()),
+            2013
+        );
+        assert_eq!(timestamp_year(-1), 1969);
+    }
+
+    #[test]
+    fn value_order_puts_null_last_and_mixes_numbers() {
+        assert_eq!(Value::Int(2).total_cmp(&Value::Float(2.5)), Ordering::Less);
+        assert_eq!(Value::Float(2.0).total_cmp(&Value::Int(2)), Ordering::Equal);
+        assert_eq!(
+            Value::Null.total_cmp(&Value::Int(i64::MAX)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            Value::str("b").total_cmp(&Value::str("a")),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp_i64_f64(i64::MAX, 9_223_372_036_854_775_807.0),
+            Ordering::Less
+        );
+        assert_eq!(Value::Float(-0.0), Value::Float(0.0));
+    }
+}

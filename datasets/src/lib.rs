@@ -56,7 +56,8 @@ pub enum Dataset {
     Taxi,
     /// TSBS-style truck readings: one row per truck per 60 s from 2016-01-01.
     Iot,
-    /// Columns `a,b,c,d`, all equal to the 1-based row number.
+    /// Columns `a,b,c,d`, all equal to the 1-based row number (the seed is
+    /// ignored).
     Numbers,
     /// Columns `id,value`: a unique pseudo-random non-negative `i64` id and a
     /// random float.

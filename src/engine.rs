@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::exec;
 use crate::ingest::{self, LoadOptions};
+use crate::plan::{self, Catalog};
+use crate::sql::{self, ast::Statement};
 use crate::store::Table;
 use crate::types::{DataType, Value};
 
@@ -234,9 +237,40 @@ impl Database {
     /// problem; [`Error::Execution`] for failures while running (division by
     /// zero).
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
-        let _ = sql;
-        Err(Error::NotSupported(
-            "queries are not implemented yet".into(),
-        ))
+        let start = Instant::now();
+        let statement = sql::parse(sql)?;
+        let (select, explain) = match &statement {
+            Statement::Select(s) => (s, false),
+            Statement::Explain(s) => (s, true),
+        };
+        let plan = plan::plan_select(select, sql, self)?;
+        if explain {
+            let text = self.pool.install(|| exec::explain(&plan))?;
+            return Ok(QueryResult {
+                columns: vec!["plan".into()],
+                types: vec![DataType::Str],
+                rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
+                rows_scanned: 0,
+                elapsed: start.elapsed(),
+            });
+        }
+        let out = self.pool.install(|| exec::execute(&plan, false))?;
+        Ok(QueryResult {
+            types: exec::output_types(&plan),
+            columns: plan.names,
+            rows: out.rows,
+            rows_scanned: out.rows_scanned,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+impl Catalog for Database {
+    fn table(&self, name: &str) -> Option<Arc<Table>> {
+        Database::table(self, name).cloned()
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        Database::table_names(self)
     }
 }

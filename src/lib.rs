@@ -3,7 +3,10 @@
 
 pub mod engine;
 pub mod error;
+pub mod exec;
 pub mod ingest;
+pub mod kernel;
+pub mod plan;
 pub mod sql;
 pub mod store;
 pub mod types;

@@ -1,0 +1,691 @@
+//! Grouping and aggregation within a partition, and the merge of partial
+//! aggregates across partitions.
+//!
+//! # Design
+//! Every group key becomes a dense code per selected row with a known
+//! cardinality: offset-encoded integers use their packed codes, dictionary
+//! strings their dictionary codes, a key constant over the partition has one
+//! value, and evaluated keys are re-coded (integers as offsets from their
+//! minimum, other types through a small local dictionary). NULL gets a code
+//! of its own. The combined key is the mixed-radix number of the codes:
+//! when the product of cardinalities is at most [`FIXED_ARRAY_MAX_SLOTS`] it
+//! indexes fixed-size accumulator arrays directly (no hashing); otherwise a
+//! hashbrown map turns the packed u64 key into a dense group id. Group ids
+//! are dense, starting at 0; accumulators are vectors indexed by group id.
+//! A partition emits partial states per group, decoded to [`Value`] keys, and
+//! partials merge by key.
+
+use std::sync::Arc;
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::kernel;
+use crate::plan::{AggCall, AggFunc, Expr};
+use crate::store::{ColumnData, Dictionary, Partition};
+use crate::types::{DataType, Value, cmp_f64};
+use crate::with_codes;
+
+use super::hll::HyperLogLog;
+use super::trace::Trace;
+use super::vector::{Data, Datum, Rows, eval_vec};
+
+/// Largest key space counted in fixed-size arrays (slots) instead of a hash
+/// map.
+pub const FIXED_ARRAY_MAX_SLOTS: u64 = 1 << 18;
+
+/// The partial state of one aggregate for one group.
+#[derive(Debug, Clone)]
+pub enum AggState {
+    /// Rows or non-NULL values counted.
+    Count(u64),
+    /// Integer sum (exact, i128) and number of values.
+    SumInt(i128, u64),
+    /// Float sum and number of values.
+    SumFloat(f64, u64),
+    /// Smallest value so far (NULL: none yet).
+    Min(Value),
+    /// Largest value so far (NULL: none yet).
+    Max(Value),
+    /// Distinct non-NULL values seen.
+    Distinct(HashSet<Value>),
+    /// HyperLogLog sketch of the values seen.
+    Approx(Box<HyperLogLog>),
+}
+
+impl AggState {
+    /// The state of an aggregate over no rows.
+    pub fn empty(call: &AggCall) -> AggState {
+        let arg_type = call.arg.as_ref().map_or(DataType::Int, Expr::dtype);
+        match call.func {
+            AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
+            AggFunc::Sum | AggFunc::Avg if arg_type == DataType::Int => AggState::SumInt(0, 0),
+            AggFunc::Sum | AggFunc::Avg => AggState::SumFloat(0.0, 0),
+            AggFunc::Min => AggState::Min(Value::Null),
+            AggFunc::Max => AggState::Max(Value::Null),
+            AggFunc::CountDistinct => AggState::Distinct(HashSet::new()),
+            AggFunc::ApproxCountDistinct => AggState::Approx(Box::default()),
+        }
+    }
+
+    /// Folds another partial state of the same aggregate into this one.
+    pub fn merge(&mut self, other: AggState) {
+        match (self, other) {
+            (AggState::Count(a), AggState::Count(b)) => *a += b,
+            (AggState::SumInt(a, n), AggState::SumInt(b, m)) => {
+                *a += b;
+                *n += m;
+            }
+            (AggState::SumFloat(a, n), AggState::SumFloat(b, m)) => {
+                *a += b;
+                *n += m;
+            }
+            (AggState::Min(a), AggState::Min(b)) => {
+                if !b.is_null() && (a.is_null() || b.total_cmp(a).is_lt()) {
+                    *a = b;
+                }
+            }
+            (AggState::Max(a), AggState::Max(b)) => {
+                if !b.is_null() && (a.is_null() || b.total_cmp(a).is_gt()) {
+                    *a = b;
+                }
+            }
+            (AggState::Distinct(a), AggState::Distinct(b)) => {
+                if a.len() < b.len() {
+                    let small = std::mem::replace(a, b);
+                    a.extend(small);
+                } else {
+                    a.extend(b);
+                }
+            }
+            (AggState::Approx(a), AggState::Approx(b)) => a.merge(&b),
+            _ => debug_assert!(false, "merging states of different aggregates"),
+        }
+    }
+
+    /// The final value for `func`.
+    ///
+    /// # Errors
+    /// An integer sum that does not fit i64.
+    pub fn finish(self, func: AggFunc) -> Result<Value> {
+        Ok(match (func, self) {
+            (_, AggState::Count(n)) => Value::Int(n as i64),
+            (_, AggState::SumInt(_, 0) | AggState::SumFloat(_, 0)) => Value::Null,
+            (AggFunc::Avg, AggState::SumInt(s, n)) => Value::Float(s as f64 / n as f64),
+            (AggFunc::Avg, AggState::SumFloat(s, n)) => Value::Float(s / n as f64),
+            (_, AggState::SumInt(s, _)) => Value::Int(
+                i64::try_from(s).map_err(|_| Error::Execution("integer overflow in sum".into()))?,
+            ),
+            (_, AggState::SumFloat(s, _)) => Value::Float(s),
+            (_, AggState::Min(v) | AggState::Max(v)) => v,
+            (_, AggState::Distinct(s)) => Value::Int(s.len() as i64),
+            (_, AggState::Approx(h)) => Value::Int(h.estimate().round() as i64),
+        })
+    }
+}
+
+/// Partial aggregates of one partition (or of several, merged).
+#[derive(Debug, Default)]
+pub struct Partial {
+    /// Decoded group keys, one vector per group.
+    pub keys: Vec<Vec<Value>>,
+    /// Aggregate states per group, one per aggregate call.
+    pub states: Vec<Vec<AggState>>,
+}
+
+impl Partial {
+    /// Merges partials in the given order (so float sums are reproducible).
+    pub fn merge_all(parts: Vec<Partial>) -> Partial {
+        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        let mut out = Partial::default();
+        for p in parts {
+            for (k, s) in p.keys.into_iter().zip(p.states) {
+                match index.get(&k) {
+                    Some(&g) => {
+                        for (a, b) in out.states[g].iter_mut().zip(s) {
+                            a.merge(b);
+                        }
+                    }
+                    None => {
+                        index.insert(k.clone(), out.keys.len());
+                        out.keys.push(k);
+                        out.states.push(s);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How to turn a key code back into a value.
+enum Decoder {
+    Const(Value),
+    /// `code - null_slot + base`, code 0 is NULL when `nullable`.
+    Offset { base: i64, dtype: DataType, nullable: bool },
+    /// Dictionary code; code 0 is NULL when `nullable`.
+    Dict { dict: Arc<Dictionary>, nullable: bool },
+    /// A local dictionary of values (NULL included as a value).
+    Values(Vec<Value>),
+}
+
+impl Decoder {
+    fn decode(&self, code: u64) -> Value {
+        match self {
+            Decoder::Const(v) => v.clone(),
+            Decoder::Offset { base, dtype, nullable } => {
+                if *nullable && code == 0 {
+                    return Value::Null;
+                }
+                let v = base.wrapping_add((code - *nullable as u64) as i64);
+                if *dtype == DataType::Timestamp {
+                    Value::Timestamp(v)
+                } else {
+                    Value::Int(v)
+                }
+            }
+            Decoder::Dict { dict, nullable } => {
+                if *nullable && code == 0 {
+                    return Value::Null;
+                }
+                Value::Str(dict.get((code - *nullable as u64) as usize).clone())
+            }
+            Decoder::Values(v) => v[code as usize].clone(),
+        }
+    }
+}
+
+struct KeyCodes {
+    /// One code per selected row; `None` for a key constant over the rows.
+    codes: Option<Vec<u64>>,
+    card: u64,
+    decoder: Decoder,
+    how: String,
+}
+
+fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> {
+    if let Expr::Literal { value, .. } = expr {
+        return Ok(KeyCodes {
+            codes: None,
+            card: 1,
+            decoder: Decoder::Const(value.clone()),
+            how: format!("{expr}: constant in partition"),
+        });
+    }
+    if let Expr::Column { index, name, dtype } = expr {
+        let col = &part.columns[*index];
+        let nullable = col.validity.is_some();
+        let shift = nullable as u64;
+        let codes_with_nulls = |mut codes: Vec<u64>| {
+            if let Some(b) = &col.validity {
+                for (j, c) in codes.iter_mut().enumerate() {
+                    *c = if b.get(rows.row(j)) { *c + 1 } else { 0 };
+                }
+            }
+            codes
+        };
+        match &col.data {
+            ColumnData::Offset { base, codes } => {
+                let range = match (&col.zone.min, &col.zone.max) {
+                    (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+                        (*b as u64).wrapping_sub(*a as u64)
+                    }
+                    _ => u64::MAX - 1,
+                };
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+                return Ok(KeyCodes {
+                    codes: Some(codes_with_nulls(raw)),
+                    card: range.saturating_add(1 + shift),
+                    decoder: Decoder::Offset {
+                        base: *base,
+                        dtype: *dtype,
+                        nullable,
+                    },
+                    how: format!("{name}: {} offset codes", codes.width_name()),
+                });
+            }
+            ColumnData::Dict { dict, codes } => {
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+                return Ok(KeyCodes {
+                    codes: Some(codes_with_nulls(raw)),
+                    card: dict.len() as u64 + shift,
+                    decoder: Decoder::Dict {
+                        dict: dict.clone(),
+                        nullable,
+                    },
+                    how: format!("{name}: {} dictionary codes", codes.width_name()),
+                });
+            }
+            _ => {}
+        }
+    }
+    // Evaluate, then re-code.
+    let d = eval_vec(expr, part, rows)?;
+    let a = match d {
+        Datum::Scalar(v) => {
+            return Ok(KeyCodes {
+                codes: None,
+                card: 1,
+                decoder: Decoder::Const(v),
+                how: format!("{expr}: constant in partition"),
+            });
+        }
+        Datum::Array(a) => a,
+    };
+    let n = a.len();
+    if let Data::Int(v) = &a.data {
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for (i, &x) in v.iter().enumerate() {
+            if a.is_valid(i) {
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+        }
+        if lo <= hi && (hi as i128 - lo as i128) < (1i128 << 32) {
+            let nullable = a.valid.is_some();
+            let shift = nullable as u64;
+            let codes = (0..n)
+                .map(|i| {
+                    if a.is_valid(i) {
+                        (v[i] as u64).wrapping_sub(lo as u64) + shift
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            return Ok(KeyCodes {
+                codes: Some(codes),
+                card: (hi as i128 - lo as i128) as u64 + 1 + shift,
+                decoder: Decoder::Offset {
+                    base: lo,
+                    dtype: a.dtype,
+                    nullable,
+                },
+                how: format!("{expr}: evaluated, integer range {} codes", (hi as i128 - lo as i128) + 1),
+            });
+        }
+    }
+    // Local dictionary.
+    let mut index: HashMap<Value, u64> = HashMap::new();
+    let mut values = Vec::new();
+    let mut codes = Vec::with_capacity(n);
+    match &a.data {
+        Data::Float(v) => {
+            let mut by_bits: HashMap<u64, u64> = HashMap::new();
+            let mut null_code = None;
+            for (i, x) in v.iter().enumerate() {
+                let code = if a.is_valid(i) {
+                    *by_bits
+                        .entry(crate::types::canonical_f64_bits(*x))
+                        .or_insert_with(|| {
+                            values.push(Value::Float(*x));
+                            values.len() as u64 - 1
+                        })
+                } else {
+                    *null_code.get_or_insert_with(|| {
+                        values.push(Value::Null);
+                        values.len() as u64 - 1
+                    })
+                };
+                codes.push(code);
+            }
+        }
+        _ => {
+            for i in 0..n {
+                let v = a.value(i);
+                let code = *index.entry(v.clone()).or_insert_with(|| {
+                    values.push(v);
+                    values.len() as u64 - 1
+                });
+                codes.push(code);
+            }
+        }
+    }
+    Ok(KeyCodes {
+        codes: Some(codes),
+        card: values.len().max(1) as u64,
+        how: format!("{expr}: evaluated, local dictionary of {} values", values.len()),
+        decoder: Decoder::Values(values),
+    })
+}
+
+/// Group ids per selected row plus what is needed to decode each group.
+struct Grouping {
+    gids: Vec<u32>,
+    groups: usize,
+    /// For group `g`, the per-key codes.
+    group_codes: Vec<Vec<u64>>,
+    /// Fixed-array slots are sparse: a group may have no rows.
+    sparse: bool,
+}
+
+fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
+    let varying: Vec<&KeyCodes> = keys.iter().filter(|k| k.codes.is_some()).collect();
+    let decode_slot = |mut slot: u64| -> Vec<u64> {
+        let mut out = vec![0u64; keys.len()];
+        for (i, k) in keys.iter().enumerate().rev() {
+            if k.codes.is_some() {
+                out[i] = slot % k.card;
+                slot /= k.card;
+            }
+        }
+        out
+    };
+    if varying.is_empty() {
+        trace.add("group by: single group (every key constant in partition)", String::new());
+        return Grouping {
+            gids: vec![0; n],
+            groups: 1,
+            group_codes: vec![vec![0; keys.len()]],
+            sparse: false,
+        };
+    }
+    let total = varying
+        .iter()
+        .try_fold(1u64, |acc, k| acc.checked_mul(k.card.max(1)));
+    let combined = |total_fits: bool| -> Vec<u64> {
+        debug_assert!(total_fits);
+        let mut slots = vec![0u64; n];
+        for k in &varying {
+            let codes = k.codes.as_ref().map(Vec::as_slice).unwrap_or(&[]);
+            for (s, c) in slots.iter_mut().zip(codes) {
+                *s = *s * k.card + c;
+            }
+        }
+        slots
+    };
+    match total {
+        Some(total) if total <= FIXED_ARRAY_MAX_SLOTS => {
+            let slots = combined(true);
+            trace.add(
+                "group by: fixed-size array indexed by combined key (no hashing)",
+                format!("{total} slots"),
+            );
+            Grouping {
+                gids: slots.into_iter().map(|s| s as u32).collect(),
+                groups: total as usize,
+                group_codes: (0..total).map(decode_slot).collect(),
+                sparse: true,
+            }
+        }
+        Some(total) => {
+            let slots = combined(true);
+            let mut map: HashMap<u64, u32> = HashMap::new();
+            let mut group_codes = Vec::new();
+            let gids = slots
+                .into_iter()
+                .map(|s| {
+                    *map.entry(s).or_insert_with(|| {
+                        group_codes.push(decode_slot(s));
+                        group_codes.len() as u32 - 1
+                    })
+                })
+                .collect();
+            trace.add(
+                "group by: hash map on packed u64 key",
+                format!("key space {total}, {} groups", group_codes.len()),
+            );
+            Grouping {
+                gids,
+                groups: group_codes.len(),
+                group_codes,
+                sparse: false,
+            }
+        }
+        None => {
+            let mut map: HashMap<Vec<u64>, u32> = HashMap::new();
+            let mut group_codes = Vec::new();
+            let gids = (0..n)
+                .map(|j| {
+                    let key: Vec<u64> = keys
+                        .iter()
+                        .map(|k| k.codes.as_ref().map_or(0, |c| c[j]))
+                        .collect();
+                    *map.entry(key.clone()).or_insert_with(|| {
+                        group_codes.push(key);
+                        group_codes.len() as u32 - 1
+                    })
+                })
+                .collect();
+            trace.add(
+                "group by: hash map on composite key (key space exceeds u64)",
+                format!("{} groups", group_codes.len()),
+            );
+            Grouping {
+                gids,
+                groups: group_codes.len(),
+                group_codes,
+                sparse: false,
+            }
+        }
+    }
+}
+
+/// Aggregates the selected rows of one partition.
+///
+/// # Errors
+/// Evaluation errors of keys or arguments.
+pub fn aggregate_partition(
+    keys: &[Expr],
+    aggs: &[AggCall],
+    part: &Partition,
+    rows: Rows<'_>,
+    trace: &mut Trace,
+) -> Result<Partial> {
+    let n = rows.len;
+    let key_codes: Vec<KeyCodes> = keys
+        .iter()
+        .map(|k| key_codes(k, part, rows))
+        .collect::<Result<_>>()?;
+    for k in &key_codes {
+        trace.add(format!("group key {}", k.how.split(':').next().unwrap_or("")), k.how.clone());
+    }
+    let grouping = group_rows(&key_codes, n, trace);
+    let g = grouping.groups;
+    let mut counts = vec![0u64; g];
+    kernel::count_by_key(&grouping.gids, &mut counts);
+
+    let mut states: Vec<Vec<AggState>> = Vec::with_capacity(aggs.len());
+    for call in aggs {
+        states.push(accumulate(call, part, rows, &grouping.gids, g, &counts, trace)?);
+    }
+    let mut out = Partial::default();
+    let emit_empty = keys.is_empty();
+    for gid in 0..g {
+        if counts[gid] == 0 && (grouping.sparse || !emit_empty) {
+            continue;
+        }
+        out.keys.push(
+            key_codes
+                .iter()
+                .zip(&grouping.group_codes[gid])
+                .map(|(k, &c)| k.decoder.decode(c))
+                .collect(),
+        );
+        out.states.push(states.iter_mut().map(|s| std::mem::replace(&mut s[gid], AggState::Count(0))).collect());
+    }
+    Ok(out)
+}
+
+fn accumulate(
+    call: &AggCall,
+    part: &Partition,
+    rows: Rows<'_>,
+    gids: &[u32],
+    groups: usize,
+    counts: &[u64],
+    trace: &mut Trace,
+) -> Result<Vec<AggState>> {
+    if call.func == AggFunc::CountStar {
+        trace.add("aggregate count(*): per-group row counts", String::new());
+        return Ok(counts.iter().map(|&c| AggState::Count(c)).collect());
+    }
+    let arg = call.arg.as_ref().ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
+    let datum = eval_vec(arg, part, rows)?;
+    let states: Vec<AggState> = (0..groups).map(|_| AggState::empty(call)).collect();
+    let n = gids.len();
+    let a = match datum {
+        Datum::Scalar(v) => {
+            // Constant argument: every row of a group sees the same value.
+            return Ok(states_from_scalar(call, &v, counts, states));
+        }
+        Datum::Array(a) => a,
+    };
+    trace.add(format!("aggregate {}: typed accumulator arrays", call.func.name()), call.to_string());
+    let valid = |j: usize| a.is_valid(j);
+    match (call.func, &a.data) {
+        (AggFunc::Count, _) => {
+            let mut c = vec![0u64; groups];
+            for j in 0..n {
+                c[gids[j] as usize] += valid(j) as u64;
+            }
+            return Ok(c.into_iter().map(AggState::Count).collect());
+        }
+        (AggFunc::Sum | AggFunc::Avg, Data::Int(v)) => {
+            let mut s = vec![0i128; groups];
+            let mut c = vec![0u64; groups];
+            for j in 0..n {
+                if valid(j) {
+                    let g = gids[j] as usize;
+                    s[g] += v[j] as i128;
+                    c[g] += 1;
+                }
+            }
+            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumInt(s, c)).collect());
+        }
+        (AggFunc::Sum | AggFunc::Avg, Data::Float(v)) => {
+            let mut s = vec![0f64; groups];
+            let mut c = vec![0u64; groups];
+            for j in 0..n {
+                if valid(j) {
+                    let g = gids[j] as usize;
+                    s[g] += v[j];
+                    c[g] += 1;
+                }
+            }
+            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumFloat(s, c)).collect());
+        }
+        (AggFunc::Min | AggFunc::Max, Data::Int(v)) => {
+            let is_min = call.func == AggFunc::Min;
+            let mut best: Vec<Option<i64>> = vec![None; groups];
+            for j in 0..n {
+                if valid(j) {
+                    let b = &mut best[gids[j] as usize];
+                    let x = v[j];
+                    *b = Some(match *b {
+                        None => x,
+                        Some(y) if is_min => y.min(x),
+                        Some(y) => y.max(x),
+                    });
+                }
+            }
+            let wrap = |x: i64| if a.dtype == DataType::Timestamp { Value::Timestamp(x) } else { Value::Int(x) };
+            return Ok(best
+                .into_iter()
+                .map(|b| {
+                    let v = b.map_or(Value::Null, wrap);
+                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                })
+                .collect());
+        }
+        (AggFunc::Min | AggFunc::Max, Data::Float(v)) => {
+            let is_min = call.func == AggFunc::Min;
+            let mut best: Vec<Option<f64>> = vec![None; groups];
+            for j in 0..n {
+                if valid(j) {
+                    let b = &mut best[gids[j] as usize];
+                    let x = v[j];
+                    *b = Some(match *b {
+                        None => x,
+                        Some(y) => {
+                            let o = cmp_f64(x, y);
+                            if (is_min && o.is_lt()) || (!is_min && o.is_gt()) { x } else { y }
+                        }
+                    });
+                }
+            }
+            return Ok(best
+                .into_iter()
+                .map(|b| {
+                    let v = b.map_or(Value::Null, Value::Float);
+                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                })
+                .collect());
+        }
+        _ => {}
+    }
+    // Generic: one value at a time.
+    let mut states = states;
+    for j in 0..n {
+        if valid(j) {
+            update(&mut states[gids[j] as usize], &a.value(j));
+        }
+    }
+    Ok(states)
+}
+
+fn states_from_scalar(call: &AggCall, v: &Value, counts: &[u64], mut states: Vec<AggState>) -> Vec<AggState> {
+    for (gid, s) in states.iter_mut().enumerate() {
+        let n = if v.is_null() { 0 } else { counts[gid] };
+        *s = AggState::empty(call);
+        if n == 0 {
+            continue;
+        }
+        match s {
+            AggState::Count(c) => *c = n,
+            AggState::SumInt(sum, c) => {
+                if let Value::Int(x) = v {
+                    *sum = *x as i128 * n as i128;
+                }
+                *c = n;
+            }
+            AggState::SumFloat(sum, c) => {
+                if let Some(x) = v.as_f64() {
+                    // Repeated addition, to round exactly as a row-by-row sum would.
+                    for _ in 0..n {
+                        *sum += x;
+                    }
+                }
+                *c = n;
+            }
+            s => update(s, v),
+        }
+    }
+    states
+}
+
+/// Adds one non-NULL value to a state.
+fn update(s: &mut AggState, v: &Value) {
+    match s {
+        AggState::Count(c) => *c += 1,
+        AggState::SumInt(sum, c) => {
+            if let Value::Int(x) = v {
+                *sum += *x as i128;
+                *c += 1;
+            }
+        }
+        AggState::SumFloat(sum, c) => {
+            if let Some(x) = v.as_f64() {
+                *sum += x;
+                *c += 1;
+            }
+        }
+        AggState::Min(m) => {
+            if m.is_null() || v.total_cmp(m).is_lt() {
+                *m = v.clone();
+            }
+        }
+        AggState::Max(m) => {
+            if m.is_null() || v.total_cmp(m).is_gt() {
+                *m = v.clone();
+            }
+        }
+        AggState::Distinct(set) => {
+            if !set.contains(v) {
+                set.insert(v.clone());
+            }
+        }
+        AggState::Approx(h) => h.insert(v),
+    }
+}

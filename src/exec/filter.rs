@@ -1,0 +1,651 @@
+//! Per-partition filter compilation: WHERE becomes a list of kernels chosen
+//! for the partition's codecs and zone maps, or a verdict that the partition
+//! cannot match at all.
+//!
+//! # Design
+//! The predicate is first specialized to the partition (constant columns and
+//! expressions that are constant over the partition, like `year(ts)` when
+//! the zone map spans one year, become literals), folded, and split into
+//! conjuncts. Each conjunct of the form `column op literal` or
+//! `column IN (literals)` is translated into code space:
+//! - offset-encoded integers and timestamps compare packed codes against the
+//!   constant minus the partition base (an inclusive code range);
+//! - dictionary strings look the constants up once (a code, a set of codes,
+//!   or for `<`/`>=` the constant's insertion point in the sorted
+//!   dictionary, which is correct whether or not the constant is present);
+//! - floats compare in a tight f64 loop.
+//!
+//! The zone map is consulted first: a range that misses `[min, max]` skips
+//! the partition without touching its data, one that covers it drops the
+//! conjunct. Anything else runs on the generic vectorized evaluator.
+
+use std::cmp::Ordering;
+
+use crate::error::Result;
+use crate::kernel::{self, Selection};
+use crate::plan::eval::compare;
+use crate::plan::{Expr, Func, fold};
+use crate::sql::ast::BinaryOp;
+use crate::store::{Bitmap, Column, ColumnData, Partition};
+use crate::types::{DataType, Value, cmp_f64, timestamp_year};
+use crate::with_codes;
+
+use super::trace::Trace;
+use super::vector::{Rows, eval_vec, true_positions};
+
+/// Replaces what is constant within `part` by literals and folds: columns
+/// stored as one value (without NULLs), all-NULL columns, and `year(col)` /
+/// `date_trunc(unit, col)` when the zone map's min and max agree.
+pub fn specialize(e: &Expr, part: &Partition) -> Expr {
+    fold(specialize_rec(e.clone(), part))
+}
+
+fn specialize_rec(e: Expr, part: &Partition) -> Expr {
+    match e {
+        Expr::Column { index, dtype, .. } if is_constant_column(&part.columns[index]) => {
+            let c = &part.columns[index];
+            let v = match &c.data {
+                ColumnData::Const(v) if c.validity.is_none() => v.clone(),
+                _ => Value::Null,
+            };
+            Expr::literal(v, dtype)
+        }
+        Expr::Call { func, args, dtype } if args.len() == 1 => {
+            if let Expr::Column { index, .. } = &args[0] {
+                let c = &part.columns[*index];
+                if c.zone.null_count == 0 {
+                    if let (Value::Timestamp(lo), Value::Timestamp(hi)) = (&c.zone.min, &c.zone.max) {
+                        let folded = match func {
+                            Func::Year if timestamp_year(*lo) == timestamp_year(*hi) => {
+                                Some(Value::Int(timestamp_year(*lo)))
+                            }
+                            Func::DateTrunc(u) => {
+                                let (a, b) = (
+                                    crate::plan::eval::date_trunc(u, *lo),
+                                    crate::plan::eval::date_trunc(u, *hi),
+                                );
+                                (a == b).then_some(Value::Timestamp(a))
+                            }
+                            _ => None,
+                        };
+                        if let Some(v) = folded {
+                            return Expr::literal(v, dtype);
+                        }
+                    }
+                }
+            }
+            let args = args.into_iter().map(|a| specialize_rec(a, part)).collect();
+            Expr::Call { func, args, dtype }
+        }
+        e => e
+            .map_children::<()>(&mut |c| Ok(specialize_rec(c, part)))
+            .unwrap_or_else(|()| Expr::literal(Value::Null, DataType::Bool)),
+    }
+}
+
+fn is_constant_column(c: &Column) -> bool {
+    match &c.data {
+        ColumnData::Const(Value::Null) => true,
+        ColumnData::Const(_) => c.validity.is_none(),
+        _ => false,
+    }
+}
+
+/// One step of a compiled filter.
+#[derive(Debug, Clone)]
+pub enum FilterStep {
+    /// Keep rows whose code (offset or dictionary) is in `lo..=hi`, or
+    /// outside it when `negate`.
+    CodeRange {
+        /// Column index.
+        column: usize,
+        /// Smallest code kept.
+        lo: u64,
+        /// Largest code kept.
+        hi: u64,
+        /// Keep the complement instead.
+        negate: bool,
+    },
+    /// Keep rows whose code is marked in `member`.
+    CodeSet {
+        /// Column index.
+        column: usize,
+        /// Lookup table indexed by code.
+        member: Vec<bool>,
+    },
+    /// Keep rows where `value op constant` on an f64 column.
+    FloatCompare {
+        /// Column index.
+        column: usize,
+        /// The comparison.
+        op: BinaryOp,
+        /// The constant.
+        constant: f64,
+    },
+    /// Keep non-NULL rows (`IS NOT NULL`, or what remains of a comparison
+    /// that the zone map shows true for every value).
+    NotNull {
+        /// Column index.
+        column: usize,
+    },
+    /// Keep NULL rows.
+    IsNull {
+        /// Column index.
+        column: usize,
+    },
+    /// Evaluate the expression with the generic vectorized evaluator.
+    Generic(Expr),
+}
+
+/// A filter compiled for one partition.
+#[derive(Debug, Clone)]
+pub enum CompiledFilter {
+    /// No row of the partition can match; the reason, for EXPLAIN.
+    Skip,
+    /// Run these steps in order (none: every row matches).
+    Steps(Vec<FilterStep>),
+}
+
+/// Compiles `filter` for `part`, recording choices in `trace`.
+pub fn compile_filter(filter: Option<&Expr>, part: &Partition, trace: &mut Trace) -> CompiledFilter {
+    let Some(filter) = filter else {
+        return CompiledFilter::Steps(vec![]);
+    };
+    let specialized = specialize(filter, part);
+    let mut conjuncts = Vec::new();
+    split_and(specialized, &mut conjuncts);
+    let mut steps = Vec::new();
+    let mut generic = Vec::new();
+    for c in conjuncts {
+        match compile_conjunct(&c, part) {
+            Compiled::Never(reason) => {
+                trace.add("skip partition: zone map / dictionary rules it out", reason.clone());
+                return CompiledFilter::Skip;
+            }
+            Compiled::Always(reason) => trace.add("drop predicate (true for every row)", reason),
+            Compiled::Step(step, shape, detail) => {
+                trace.add(shape, detail);
+                steps.push(step);
+            }
+            Compiled::Generic => generic.push(c),
+        }
+    }
+    for g in generic {
+        trace.add("filter: generic vectorized predicate", g.to_string());
+        steps.push(FilterStep::Generic(g));
+    }
+    CompiledFilter::Steps(steps)
+}
+
+fn split_and(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+            ..
+        } => {
+            split_and(*left, out);
+            split_and(*right, out);
+        }
+        e => out.push(e),
+    }
+}
+
+enum Compiled {
+    Never(String),
+    Always(String),
+    Step(FilterStep, String, String),
+    Generic,
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        op => op,
+    }
+}
+
+fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
+    match c {
+        Expr::Literal { value, .. } => match value {
+            Value::Bool(true) => Compiled::Always(format!("{c}")),
+            _ => Compiled::Never(format!("predicate is {value} for this partition")),
+        },
+        Expr::Binary {
+            op, left, right, ..
+        } if op.is_comparison() => match (&**left, &**right) {
+            (Expr::Column { index, name, .. }, Expr::Literal { value, .. }) => {
+                compile_compare(*index, name, *op, value, part)
+            }
+            (Expr::Literal { value, .. }, Expr::Column { index, name, .. }) => {
+                compile_compare(*index, name, flip(*op), value, part)
+            }
+            _ => Compiled::Generic,
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => match &**expr {
+            Expr::Column { index, name, .. } => {
+                let values: Option<Vec<&Value>> = list
+                    .iter()
+                    .map(|e| e.as_literal().filter(|v| !v.is_null()))
+                    .collect();
+                match values {
+                    Some(values) => compile_in(*index, name, &values, part),
+                    None => Compiled::Generic,
+                }
+            }
+            _ => Compiled::Generic,
+        },
+        Expr::IsNull { expr, negated } => match &**expr {
+            Expr::Column { index, name, .. } => {
+                let col = &part.columns[*index];
+                match (col.zone.null_count, negated) {
+                    (0, false) => Compiled::Never(format!("{name} has no NULLs in this partition")),
+                    (0, true) => Compiled::Always(format!("{name} has no NULLs")),
+                    (n, true) if n == col.len => {
+                        Compiled::Never(format!("{name} is all NULL in this partition"))
+                    }
+                    (n, false) if n == col.len => Compiled::Always(format!("{name} is all NULL")),
+                    (_, true) => Compiled::Step(
+                        FilterStep::NotNull { column: *index },
+                        format!("filter {name} IS NOT NULL: validity bitmap"),
+                        String::new(),
+                    ),
+                    (_, false) => Compiled::Step(
+                        FilterStep::IsNull { column: *index },
+                        format!("filter {name} IS NULL: validity bitmap"),
+                        String::new(),
+                    ),
+                }
+            }
+            _ => Compiled::Generic,
+        },
+        _ => Compiled::Generic,
+    }
+}
+
+/// The inclusive i128 range of integers `x` with `x op k`, as `(lo, hi,
+/// negate)`; `None` if the constant is not usable (NaN).
+fn int_range(op: BinaryOp, k: &Value) -> Option<(i128, i128, bool)> {
+    const MIN: i128 = i64::MIN as i128;
+    const MAX: i128 = i64::MAX as i128;
+    let (lo_k, hi_k, exact) = match k {
+        Value::Int(v) | Value::Timestamp(v) => (*v as i128, *v as i128, true),
+        Value::Float(f) if !f.is_nan() => (f.ceil() as i128, f.floor() as i128, f.fract() == 0.0),
+        _ => return None,
+    };
+    Some(match op {
+        BinaryOp::Eq if exact => (lo_k, lo_k, false),
+        BinaryOp::Eq => (1, 0, false),
+        BinaryOp::NotEq if exact => (lo_k, lo_k, true),
+        BinaryOp::NotEq => (1, 0, true),
+        BinaryOp::Lt => (MIN, lo_k - 1, false),
+        BinaryOp::LtEq => (MIN, hi_k, false),
+        BinaryOp::Gt => (hi_k + 1, MAX, false),
+        BinaryOp::GtEq => (lo_k, MAX, false),
+        _ => return None,
+    })
+}
+
+fn not_null_step(col: &Column, index: usize, name: &str, reason: String) -> Compiled {
+    if col.zone.null_count == 0 {
+        Compiled::Always(reason)
+    } else {
+        Compiled::Step(
+            FilterStep::NotNull { column: index },
+            format!("filter {name}: zone map shows every value matches; validity bitmap only"),
+            reason,
+        )
+    }
+}
+
+fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Partition) -> Compiled {
+    let col = &part.columns[index];
+    if k.is_null() {
+        return Compiled::Never(format!("{name} {} NULL is never true", op.symbol()));
+    }
+    if col.zone.null_count == col.len {
+        return Compiled::Never(format!("{name} is all NULL in this partition"));
+    }
+    let pred = format!("{name} {} {}", op.symbol(), Expr::literal(k.clone(), DataType::Int));
+    match &col.data {
+        ColumnData::Offset { base, codes } => {
+            let Some((lo, hi, negate)) = int_range(op, k) else {
+                return Compiled::Generic;
+            };
+            let zmin = *base as i128;
+            let zmax = match &col.zone.max {
+                Value::Int(v) | Value::Timestamp(v) => *v as i128,
+                _ => return Compiled::Generic,
+            };
+            let (lo, hi) = (lo.max(zmin), hi.min(zmax));
+            let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
+            if lo > hi {
+                return if negate {
+                    not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
+                } else {
+                    Compiled::Never(format!("{zone} rules out {pred}"))
+                };
+            }
+            if lo == zmin && hi == zmax {
+                return if negate {
+                    Compiled::Never(format!("{zone} rules out {pred}"))
+                } else {
+                    not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
+                };
+            }
+            let (clo, chi) = ((lo - zmin) as u64, (hi - zmin) as u64);
+            Compiled::Step(
+                FilterStep::CodeRange {
+                    column: index,
+                    lo: clo,
+                    hi: chi,
+                    negate,
+                },
+                format!(
+                    "filter {name}: compare packed {} offset codes to a code range",
+                    codes.width_name()
+                ),
+                format!(
+                    "{pred} → codes {}in [{clo}, {chi}] (base {base})",
+                    if negate { "not " } else { "" }
+                ),
+            )
+        }
+        ColumnData::Dict { dict, codes } => {
+            let Value::Str(s) = k else {
+                return Compiled::Generic;
+            };
+            let n = dict.len() as u64;
+            let (lo, hi, negate) = match op {
+                BinaryOp::Eq | BinaryOp::NotEq => match dict.code_of(s) {
+                    Some(c) => (c, c, op == BinaryOp::NotEq),
+                    None if op == BinaryOp::Eq => {
+                        return Compiled::Never(format!("dictionary of {name} has no '{s}'"));
+                    }
+                    None => {
+                        return not_null_step(col, index, name, format!("dictionary of {name} has no '{s}'"));
+                    }
+                },
+                // code < lower_bound(s) ⇔ value < s; code < upper_bound(s) ⇔ value <= s.
+                BinaryOp::Lt => (0, dict.lower_bound(s).wrapping_sub(1), false),
+                BinaryOp::LtEq => (0, dict.upper_bound(s).wrapping_sub(1), false),
+                BinaryOp::Gt => (dict.upper_bound(s), n - 1, false),
+                BinaryOp::GtEq => (dict.lower_bound(s), n - 1, false),
+                _ => return Compiled::Generic,
+            };
+            if !negate && (hi == u64::MAX || lo > hi || lo >= n) {
+                return Compiled::Never(format!("sorted dictionary of {name} rules out {pred}"));
+            }
+            if !negate && lo == 0 && hi == n - 1 {
+                return not_null_step(col, index, name, format!("{pred} holds for every dictionary entry"));
+            }
+            Compiled::Step(
+                FilterStep::CodeRange {
+                    column: index,
+                    lo,
+                    hi,
+                    negate,
+                },
+                format!(
+                    "filter {name}: compare {} dictionary codes to a code range",
+                    codes.width_name()
+                ),
+                format!(
+                    "{pred} → codes {}in [{lo}, {hi}] of {n}",
+                    if negate { "not " } else { "" }
+                ),
+            )
+        }
+        ColumnData::Float(_) => {
+            let Some(c) = k.as_f64() else {
+                return Compiled::Generic;
+            };
+            let (Some(zmin), Some(zmax)) = (col.zone.min.as_f64(), col.zone.max.as_f64()) else {
+                return Compiled::Generic;
+            };
+            // Every value lies in [zmin, zmax]: test the bounds.
+            let at_min = compare(op, cmp_f64(zmin, c));
+            let at_max = compare(op, cmp_f64(zmax, c));
+            let never = match op {
+                BinaryOp::Lt | BinaryOp::LtEq => !at_min,
+                BinaryOp::Gt | BinaryOp::GtEq => !at_max,
+                BinaryOp::Eq => cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater,
+                _ => false,
+            };
+            let always = match op {
+                BinaryOp::Lt | BinaryOp::LtEq => at_max,
+                BinaryOp::Gt | BinaryOp::GtEq => at_min,
+                BinaryOp::NotEq => cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater,
+                _ => false,
+            };
+            let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
+            if never {
+                return Compiled::Never(format!("{zone} rules out {pred}"));
+            }
+            if always {
+                return not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"));
+            }
+            Compiled::Step(
+                FilterStep::FloatCompare {
+                    column: index,
+                    op,
+                    constant: c,
+                },
+                format!("filter {name}: f64 compare loop"),
+                pred,
+            )
+        }
+        _ => Compiled::Generic,
+    }
+}
+
+fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> Compiled {
+    let col = &part.columns[index];
+    match &col.data {
+        ColumnData::Dict { dict, codes } => {
+            let mut member = vec![false; dict.len()];
+            let mut found = 0;
+            for v in values {
+                if let Value::Str(s) = v {
+                    if let Some(c) = dict.code_of(s) {
+                        found += !member[c as usize] as usize;
+                        member[c as usize] = true;
+                    }
+                }
+            }
+            if found == 0 {
+                return Compiled::Never(format!("dictionary of {name} has none of the IN list"));
+            }
+            Compiled::Step(
+                FilterStep::CodeSet {
+                    column: index,
+                    member,
+                },
+                format!(
+                    "filter {name} IN (…): {} dictionary codes against a code set",
+                    codes.width_name()
+                ),
+                format!("{found} of {} list values present in the dictionary", values.len()),
+            )
+        }
+        ColumnData::Offset { base, codes } => {
+            let zmin = *base as i128;
+            let zmax = match &col.zone.max {
+                Value::Int(v) | Value::Timestamp(v) => *v as i128,
+                _ => return Compiled::Generic,
+            };
+            let range = (zmax - zmin) as u64;
+            let mut hits: Vec<u64> = Vec::new();
+            for v in values {
+                let x = match v {
+                    Value::Int(x) | Value::Timestamp(x) => *x as i128,
+                    Value::Float(f) if f.fract() == 0.0 && f.is_finite() => *f as i128,
+                    Value::Float(_) => continue,
+                    _ => return Compiled::Generic,
+                };
+                if x >= zmin && x <= zmax {
+                    hits.push((x - zmin) as u64);
+                }
+            }
+            if hits.is_empty() {
+                return Compiled::Never(format!(
+                    "zone map [{}, {}] rules out every value of the IN list on {name}",
+                    col.zone.min, col.zone.max
+                ));
+            }
+            if range > 1 << 20 {
+                // Too wide for a lookup table: test each code (lists are short).
+                hits.sort_unstable();
+                hits.dedup();
+                return Compiled::Step(
+                    FilterStep::Generic(Expr::InList {
+                        expr: Box::new(Expr::Column {
+                            index,
+                            name: name.to_string(),
+                            dtype: col.dtype,
+                        }),
+                        list: values
+                            .iter()
+                            .map(|v| Expr::literal((*v).clone(), col.dtype))
+                            .collect(),
+                        negated: false,
+                    }),
+                    format!("filter {name} IN (…): generic (code range too wide for a lookup table)"),
+                    format!("{} of {} list values inside the zone map", hits.len(), values.len()),
+                );
+            }
+            let mut member = vec![false; range as usize + 1];
+            for h in &hits {
+                member[*h as usize] = true;
+            }
+            Compiled::Step(
+                FilterStep::CodeSet {
+                    column: index,
+                    member,
+                },
+                format!(
+                    "filter {name} IN (…): packed {} offset codes against a code set",
+                    codes.width_name()
+                ),
+                format!("{} of {} list values inside the zone map", hits.len(), values.len()),
+            )
+        }
+        _ => Compiled::Generic,
+    }
+}
+
+fn retain_valid(sel: Selection, validity: &Option<Bitmap>) -> Selection {
+    match validity {
+        None => sel,
+        Some(b) => sel.into_iter().filter(|&i| b.get(i as usize)).collect(),
+    }
+}
+
+/// Runs compiled filter steps over `part`; `None` means every row passes.
+///
+/// # Errors
+/// Errors of the generic evaluator (overflow, division by zero).
+pub fn run_filter(steps: &[FilterStep], part: &Partition) -> Result<Option<Selection>> {
+    let mut sel: Option<Selection> = None;
+    for step in steps {
+        let cur = sel.as_deref();
+        let next = match step {
+            FilterStep::CodeRange {
+                column,
+                lo,
+                hi,
+                negate,
+            } => {
+                let col = &part.columns[*column];
+                let s = match &col.data {
+                    ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                        with_codes!(codes, c => kernel::select_code_range(c, cur, *lo, *hi, *negate))
+                    }
+                    _ => unreachable_step(),
+                };
+                retain_valid(s, &col.validity)
+            }
+            FilterStep::CodeSet { column, member } => {
+                let col = &part.columns[*column];
+                let s = match &col.data {
+                    ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                        with_codes!(codes, c => kernel::select_code_set(c, cur, member))
+                    }
+                    _ => unreachable_step(),
+                };
+                retain_valid(s, &col.validity)
+            }
+            FilterStep::FloatCompare {
+                column,
+                op,
+                constant,
+            } => {
+                let col = &part.columns[*column];
+                let ColumnData::Float(v) = &col.data else {
+                    return Err(crate::Error::Internal("float filter on a non-float column".into()));
+                };
+                let k = *constant;
+                // NaN sorts above every number (PostgreSQL), so `>` and `>=` keep it.
+                let s = match op {
+                    BinaryOp::Lt => kernel::select_where(v, cur, |x| x < k),
+                    BinaryOp::LtEq => kernel::select_where(v, cur, |x| x <= k),
+                    BinaryOp::Gt => kernel::select_where(v, cur, |x| x > k || x.is_nan()),
+                    BinaryOp::GtEq => kernel::select_where(v, cur, |x| x >= k || x.is_nan()),
+                    BinaryOp::Eq => kernel::select_where(v, cur, |x| x == k),
+                    _ => kernel::select_where(v, cur, |x| x != k),
+                };
+                retain_valid(s, &col.validity)
+            }
+            FilterStep::NotNull { column } => {
+                let col = &part.columns[*column];
+                let all: Selection = match cur {
+                    Some(s) => s.to_vec(),
+                    None => (0..part.rows as u32).collect(),
+                };
+                retain_valid(all, &col.validity)
+            }
+            FilterStep::IsNull { column } => {
+                let col = &part.columns[*column];
+                let all: Selection = match cur {
+                    Some(s) => s.to_vec(),
+                    None => (0..part.rows as u32).collect(),
+                };
+                match &col.validity {
+                    None => Vec::new(),
+                    Some(b) => all.into_iter().filter(|&i| !b.get(i as usize)).collect(),
+                }
+            }
+            FilterStep::Generic(e) => {
+                let rows = match cur {
+                    Some(s) => Rows::some(s),
+                    None => Rows::all(part.rows),
+                };
+                let d = eval_vec(e, part, rows)?;
+                let pos = true_positions(&d, rows.len);
+                match cur {
+                    Some(s) => pos.into_iter().map(|j| s[j as usize]).collect(),
+                    None => pos,
+                }
+            }
+        };
+        let empty = next.is_empty();
+        sel = Some(next);
+        if empty {
+            break;
+        }
+    }
+    Ok(sel)
+}
+
+fn unreachable_step() -> Selection {
+    debug_assert!(false, "code filter compiled for a column without codes");
+    Vec::new()
+}

@@ -1,0 +1,111 @@
+//! SQL `LIKE` matching: `%` matches any run of characters, `_` exactly one.
+//! Matching is case-sensitive and has no escape character.
+
+/// A compiled LIKE pattern.
+///
+/// # Design
+/// Patterns without `_` and with `%` only at the ends (the common forms
+/// `abc`, `abc%`, `%abc`, `%abc%`) compile to a plain string test; anything
+/// else runs the general matcher, a greedy backtracking walk over characters
+/// that is linear for patterns with one `%` and O(n·m) in the worst case.
+#[derive(Debug, Clone)]
+pub enum LikePattern {
+    /// No wildcard: equality.
+    Exact(String),
+    /// `abc%`.
+    Prefix(String),
+    /// `%abc`.
+    Suffix(String),
+    /// `%abc%`.
+    Contains(String),
+    /// Anything else, as characters.
+    General(Vec<char>),
+}
+
+impl LikePattern {
+    /// Compiles `pattern`.
+    pub fn compile(pattern: &str) -> LikePattern {
+        if !pattern.contains('_') {
+            let inner = pattern.trim_start_matches('%').trim_end_matches('%');
+            if !inner.contains('%') {
+                let starts = pattern.starts_with('%');
+                let ends = pattern.ends_with('%') && pattern.len() > inner.len() + starts as usize;
+                let inner = inner.to_string();
+                return match (starts, ends) {
+                    (false, false) => LikePattern::Exact(inner),
+                    (false, true) => LikePattern::Prefix(inner),
+                    (true, false) => LikePattern::Suffix(inner),
+                    (true, true) => LikePattern::Contains(inner),
+                };
+            }
+        }
+        LikePattern::General(pattern.chars().collect())
+    }
+
+    /// Whether `s` matches the whole pattern.
+    pub fn matches(&self, s: &str) -> bool {
+        match self {
+            LikePattern::Exact(p) => s == p,
+            LikePattern::Prefix(p) => s.starts_with(p.as_str()),
+            LikePattern::Suffix(p) => s.ends_with(p.as_str()),
+            LikePattern::Contains(p) => s.contains(p.as_str()),
+            LikePattern::General(p) => general_match(p, &s.chars().collect::<Vec<_>>()),
+        }
+    }
+}
+
+fn general_match(p: &[char], s: &[char]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    // Position of the last `%` seen and the text position it is retried from.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == '_' || (p[pi] != '%' && p[pi] == s[si])) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == '%' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '%')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_cases() {
+        let cases = [
+            ("abc", "abc", true),
+            ("abc", "abd", false),
+            ("a%", "abc", true),
+            ("%c", "abc", true),
+            ("%b%", "abc", true),
+            ("%", "", true),
+            ("%%", "x", true),
+            ("a_c", "abc", true),
+            ("a_c", "ac", false),
+            ("a%c%e", "abcde", true),
+            ("a%c%e", "abcd", false),
+            ("_", "😈", true),
+            ("%x%y", "axbyy", true),
+            ("Man%", "Manhattan", true),
+            ("man%", "Manhattan", false),
+        ];
+        for (p, s, expected) in cases {
+            assert_eq!(LikePattern::compile(p).matches(s), expected, "{s} LIKE {p}");
+            assert_eq!(
+                general_match(&p.chars().collect::<Vec<_>>(), &s.chars().collect::<Vec<_>>()),
+                expected,
+                "general {s} LIKE {p}"
+            );
+        }
+    }
+}

@@ -1,0 +1,988 @@
+//! The binder: AST to a typed [`QueryPlan`].
+//!
+//! Resolves names (columns case-insensitively, output aliases where SQL
+//! users expect them), checks and coerces types, splits aggregates out of
+//! the select list, applies LocustDB's implicit grouping and folds constants.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::sql::ast::{self, BinaryOp, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
+use crate::store::{Partition, Table};
+use crate::types::{DataType, Value, parse_timestamp};
+
+use super::eval::{NoRow, eval};
+use super::expr::{AggCall, AggFunc, Expr, Func, TruncUnit};
+use super::{Aggregate, Catalog, QueryPlan, SortKey};
+
+/// Binds a parsed SELECT against the catalog.
+///
+/// # Errors
+/// [`Error::Plan`] with the byte offset of the offending name or expression.
+pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan> {
+    let table = match &select.from {
+        Some(ident) => catalog.table(&ident.name).ok_or_else(|| {
+            let names = catalog.table_names();
+            Error::plan_at(
+                format!("unknown table \"{}\"{}", ident.name, suggest(&ident.name, &names)),
+                ident.span.start,
+            )
+        })?,
+        None => Arc::new(Table {
+            name: String::new(),
+            fields: vec![],
+            partitions: vec![Partition {
+                rows: 1,
+                first_row: 0,
+                columns: vec![],
+            }],
+            source_bytes: 0,
+        }),
+    };
+    let mut binder = Binder {
+        table: &table,
+        sql,
+        aliases: Vec::new(),
+    };
+
+    // Select list, before aggregation.
+    let mut items: Vec<Expr> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(span) => {
+                if table.fields.is_empty() && select.from.is_none() {
+                    return Err(Error::plan_at("SELECT * needs a FROM clause", span.start));
+                }
+                for (index, f) in table.fields.iter().enumerate() {
+                    items.push(Expr::Column {
+                        index,
+                        name: f.name.clone(),
+                        dtype: f.dtype,
+                    });
+                    names.push(f.name.clone());
+                }
+            }
+            SelectItem::Expr { expr, alias } => {
+                let bound = binder.bind(expr, Ctx::Select)?;
+                let name = match alias {
+                    Some(a) => a.name.clone(),
+                    None => match &expr.kind {
+                        ExprKind::Column(c) => c.clone(),
+                        _ => sql[expr.span.start..expr.span.end].to_string(),
+                    },
+                };
+                if let Some(a) = alias {
+                    binder.aliases.push((a.name.clone(), bound.clone()));
+                }
+                items.push(bound);
+                names.push(name);
+            }
+        }
+    }
+    let wildcard_span = select.projection.iter().find_map(|i| match i {
+        SelectItem::Wildcard(s) => Some(*s),
+        _ => None,
+    });
+
+    let filter = select
+        .selection
+        .as_ref()
+        .map(|e| binder.bind_predicate(e, Ctx::Where))
+        .transpose()?;
+
+    let has_agg = items.iter().any(contains_agg);
+    let is_aggregate = has_agg || !select.group_by.is_empty() || select.having.is_some();
+
+    let visible = items.len();
+    let mut outputs;
+    let mut aggregate = None;
+    let mut having = None;
+    let mut order_by = Vec::new();
+
+    if is_aggregate {
+        if let Some(span) = wildcard_span {
+            return Err(Error::plan_at(
+                "SELECT * cannot be combined with GROUP BY or aggregates",
+                span.start,
+            ));
+        }
+        let mut keys: Vec<Expr> = Vec::new();
+        if select.group_by.is_empty() {
+            // LocustDB's implicit grouping: plain expressions next to
+            // aggregates are the group keys.
+            for e in &items {
+                if !contains_agg(e) && !e.is_constant() && !keys.contains(e) {
+                    keys.push(e.clone());
+                }
+            }
+        } else {
+            for g in &select.group_by {
+                let key = match &g.kind {
+                    ExprKind::Literal(Literal::Int(n)) => {
+                        let e = ordinal(*n, &items, g.span.start)?;
+                        if contains_agg(e) {
+                            return Err(Error::plan_at(
+                                format!("GROUP BY {n} refers to an aggregate"),
+                                g.span.start,
+                            ));
+                        }
+                        e.clone()
+                    }
+                    _ => binder.bind(g, Ctx::GroupBy)?,
+                };
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+        let mut aggs: Vec<AggCall> = Vec::new();
+        outputs = Vec::with_capacity(items.len());
+        for (e, item) in items.iter().zip(select_spans(select)) {
+            outputs.push(post_aggregate(e.clone(), &keys, &mut aggs, item)?);
+        }
+        if let Some(h) = &select.having {
+            let bound = binder.bind_predicate(h, Ctx::Having)?;
+            having = Some(fold(post_aggregate(bound, &keys, &mut aggs, h.span.start)?));
+        }
+        for o in &select.order_by {
+            let index = match order_target(o, &items, &names, select)? {
+                Some(i) => i,
+                None => {
+                    let bound = binder.bind(&o.expr, Ctx::OrderBy)?;
+                    let post = fold(post_aggregate(bound, &keys, &mut aggs, o.expr.span.start)?);
+                    push_output(&mut outputs, post)
+                }
+            };
+            order_by.push(sort_key(o, index));
+        }
+        aggregate = Some(Aggregate {
+            keys: keys.into_iter().map(fold).collect(),
+            aggs: aggs
+                .into_iter()
+                .map(|a| AggCall {
+                    arg: a.arg.map(fold),
+                    ..a
+                })
+                .collect(),
+        });
+    } else {
+        outputs = items;
+        for o in &select.order_by {
+            let index = match order_target(o, &outputs[..visible], &names, select)? {
+                Some(i) => i,
+                None => {
+                    let bound = fold(binder.bind(&o.expr, Ctx::OrderBy)?);
+                    push_output(&mut outputs, bound)
+                }
+            };
+            order_by.push(sort_key(o, index));
+        }
+    }
+    let outputs = outputs.into_iter().map(fold).collect();
+    Ok(QueryPlan {
+        table,
+        filter: filter.map(fold),
+        aggregate,
+        outputs,
+        names,
+        visible,
+        having,
+        order_by,
+        limit: select.limit,
+        offset: select.offset.unwrap_or(0),
+    })
+}
+
+fn select_spans(select: &ast::Select) -> Vec<usize> {
+    let mut v = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(s) => v.push(s.start),
+            SelectItem::Expr { expr, .. } => v.push(expr.span.start),
+        }
+    }
+    v
+}
+
+fn push_output(outputs: &mut Vec<Expr>, e: Expr) -> usize {
+    match outputs.iter().position(|o| *o == e) {
+        Some(i) => i,
+        None => {
+            outputs.push(e);
+            outputs.len() - 1
+        }
+    }
+}
+
+fn sort_key(o: &ast::OrderByItem, column: usize) -> SortKey {
+    SortKey {
+        column,
+        desc: o.desc,
+        nulls_first: o.nulls_first.unwrap_or(o.desc),
+    }
+}
+
+/// Resolves an ORDER BY item that names an output column by ordinal or alias.
+fn order_target(
+    o: &ast::OrderByItem,
+    items: &[Expr],
+    names: &[String],
+    select: &ast::Select,
+) -> Result<Option<usize>> {
+    match &o.expr.kind {
+        ExprKind::Literal(Literal::Int(n)) => {
+            ordinal(*n, items, o.expr.span.start)?;
+            Ok(Some(*n as usize - 1))
+        }
+        ExprKind::Column(name) => {
+            let aliased = select.projection.iter().enumerate().find_map(|(i, it)| match it {
+                SelectItem::Expr {
+                    alias: Some(a), ..
+                } if a.name.eq_ignore_ascii_case(name) => Some(i),
+                _ => None,
+            });
+            Ok(aliased.or_else(|| {
+                // An output named like the key but not a plain column of the
+                // table (e.g. `count(*)` is not a name) is bound normally.
+                names
+                    .iter()
+                    .position(|n| n == name)
+                    .filter(|&i| matches!(items[i], Expr::Column { .. }))
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn ordinal<'a>(n: i64, items: &'a [Expr], offset: usize) -> Result<&'a Expr> {
+    if n < 1 || n as usize > items.len() {
+        return Err(Error::plan_at(
+            format!("position {n} is not in the select list (1 to {})", items.len()),
+            offset,
+        ));
+    }
+    Ok(&items[n as usize - 1])
+}
+
+fn contains_agg(e: &Expr) -> bool {
+    e.any(&|e| matches!(e, Expr::Agg(_)))
+}
+
+/// Rewrites an expression over table columns into one over group keys and
+/// aggregate results.
+fn post_aggregate(e: Expr, keys: &[Expr], aggs: &mut Vec<AggCall>, offset: usize) -> Result<Expr> {
+    if let Some(index) = keys.iter().position(|k| *k == e) {
+        return Ok(Expr::GroupKey {
+            index,
+            dtype: e.dtype(),
+        });
+    }
+    match e {
+        Expr::Agg(call) => {
+            let dtype = call.dtype;
+            let index = match aggs.iter().position(|a| *a == *call) {
+                Some(i) => i,
+                None => {
+                    aggs.push(*call);
+                    aggs.len() - 1
+                }
+            };
+            Ok(Expr::AggResult { index, dtype })
+        }
+        Expr::Column { name, .. } => Err(Error::plan_at(
+            format!(
+                "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+            ),
+            offset,
+        )),
+        e => e.map_children(&mut |c| post_aggregate(c, keys, aggs, offset)),
+    }
+}
+
+/// Folds constant subexpressions top-down: a constant subtree whose
+/// evaluation fails (e.g. `1 / 0` in a CASE branch) is left for run time.
+pub fn fold(e: Expr) -> Expr {
+    if e.is_constant() && !matches!(e, Expr::Literal { .. }) {
+        if let Ok(value) = eval(&e, &NoRow) {
+            return Expr::literal(value, e.dtype());
+        }
+    }
+    let folded = e.map_children::<()>(&mut |c| Ok(fold(c))).unwrap_or_else(|()| unreachable_expr());
+    // Children may have become literals: try the node itself once more.
+    if folded.is_constant() && !matches!(folded, Expr::Literal { .. }) {
+        if let Ok(value) = eval(&folded, &NoRow) {
+            return Expr::literal(value, folded.dtype());
+        }
+    }
+    simplify_logic(folded)
+}
+
+fn unreachable_expr() -> Expr {
+    Expr::literal(Value::Null, DataType::Bool)
+}
+
+/// `TRUE AND x` → `x`, `FALSE AND x` → `FALSE`, and the OR duals.
+fn simplify_logic(e: Expr) -> Expr {
+    match e {
+        Expr::Binary {
+            op: op @ (BinaryOp::And | BinaryOp::Or),
+            left,
+            right,
+            dtype,
+        } => {
+            let absorbing = Value::Bool(op == BinaryOp::Or);
+            let neutral = Value::Bool(op == BinaryOp::And);
+            let (l, r) = (*left, *right);
+            if l.as_literal() == Some(&absorbing) || r.as_literal() == Some(&absorbing) {
+                return Expr::literal(absorbing, DataType::Bool);
+            }
+            if l.as_literal() == Some(&neutral) {
+                return r;
+            }
+            if r.as_literal() == Some(&neutral) {
+                return l;
+            }
+            Expr::Binary {
+                op,
+                left: Box::new(l),
+                right: Box::new(r),
+                dtype,
+            }
+        }
+        e => e,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Select,
+    Where,
+    GroupBy,
+    Having,
+    OrderBy,
+}
+
+struct Binder<'a> {
+    table: &'a Table,
+    sql: &'a str,
+    aliases: Vec<(String, Expr)>,
+}
+
+fn is_null_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Literal { value: Value::Null, .. })
+}
+
+fn retype_null(e: Expr, dtype: DataType) -> Expr {
+    if is_null_literal(&e) {
+        Expr::literal(Value::Null, dtype)
+    } else {
+        e
+    }
+}
+
+impl Binder<'_> {
+    fn bind_predicate(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
+        let bound = self.bind(e, ctx)?;
+        match bound.dtype() {
+            DataType::Bool => Ok(bound),
+            _ if is_null_literal(&bound) => Ok(retype_null(bound, DataType::Bool)),
+            t => Err(Error::plan_at(
+                format!("a condition must be boolean, found {t}"),
+                e.span.start,
+            )),
+        }
+    }
+
+    fn text(&self, e: &ast::Expr) -> &str {
+        self.sql.get(e.span.start..e.span.end).unwrap_or("")
+    }
+
+    fn bind(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
+        let at = e.span.start;
+        Ok(match &e.kind {
+            ExprKind::Column(name) => match self.table.column_index(name) {
+                Some(index) => {
+                    let f = &self.table.fields[index];
+                    Expr::Column {
+                        index,
+                        name: f.name.clone(),
+                        dtype: f.dtype,
+                    }
+                }
+                None => {
+                    if let Some((_, expr)) = self
+                        .aliases
+                        .iter()
+                        .find(|(a, _)| a.eq_ignore_ascii_case(name))
+                        .filter(|_| ctx != Ctx::Select)
+                    {
+                        if ctx == Ctx::Where && contains_agg(expr) {
+                            return Err(Error::plan_at(
+                                format!("alias \"{name}\" refers to an aggregate, which WHERE cannot use"),
+                                at,
+                            ));
+                        }
+                        return Ok(expr.clone());
+                    }
+                    let names: Vec<String> =
+                        self.table.fields.iter().map(|f| f.name.clone()).collect();
+                    return Err(Error::plan_at(
+                        format!("unknown column \"{name}\"{}", suggest(name, &names)),
+                        at,
+                    ));
+                }
+            },
+            ExprKind::Literal(lit) => match lit {
+                Literal::Null => Expr::literal(Value::Null, DataType::Int),
+                Literal::Bool(b) => Expr::literal(Value::Bool(*b), DataType::Bool),
+                Literal::Int(i) => Expr::literal(Value::Int(*i), DataType::Int),
+                Literal::Float(f) => Expr::literal(Value::Float(*f), DataType::Float),
+                Literal::String(s) => Expr::literal(Value::str(s), DataType::Str),
+                Literal::Interval(_) => {
+                    return Err(Error::plan_at(
+                        "an interval can only be added to or subtracted from a timestamp",
+                        at,
+                    ));
+                }
+            },
+            ExprKind::Unary { op, expr } => {
+                let inner = self.bind(expr, ctx)?;
+                match op {
+                    UnaryOp::Neg => match inner.dtype() {
+                        DataType::Int | DataType::Float => Expr::Neg(Box::new(inner)),
+                        t => {
+                            return Err(Error::plan_at(format!("cannot negate a {t}"), at));
+                        }
+                    },
+                    UnaryOp::Not => Expr::Not(Box::new(self.expect_bool(inner, expr)?)),
+                }
+            }
+            ExprKind::Binary { op, left, right } => self.bind_binary(*op, left, right, ctx, at)?,
+            ExprKind::IsNull { expr, negated } => Expr::IsNull {
+                expr: Box::new(self.bind(expr, ctx)?),
+                negated: *negated,
+            },
+            ExprKind::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.bind(expr, ctx)?;
+                let mut items = Vec::with_capacity(list.len());
+                let mut x = x;
+                for item in list {
+                    let (nx, ni) = self.coerce_comparison(x, self.bind(item, ctx)?, item.span.start)?;
+                    x = nx;
+                    items.push(ni);
+                }
+                Expr::InList {
+                    expr: Box::new(x),
+                    list: items,
+                    negated: *negated,
+                }
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let x = self.bind(expr, ctx)?;
+                let (x, lo) = self.coerce_comparison(x, self.bind(low, ctx)?, low.span.start)?;
+                let (x, hi) = self.coerce_comparison(x, self.bind(high, ctx)?, high.span.start)?;
+                let (op_lo, op_hi, join) = if *negated {
+                    (BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Or)
+                } else {
+                    (BinaryOp::GtEq, BinaryOp::LtEq, BinaryOp::And)
+                };
+                let cmp = |op, a: Expr, b: Expr| Expr::Binary {
+                    op,
+                    left: Box::new(a),
+                    right: Box::new(b),
+                    dtype: DataType::Bool,
+                };
+                cmp(join, cmp(op_lo, x.clone(), lo), cmp(op_hi, x, hi))
+            }
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+            } => {
+                let x = self.expect_type(self.bind(expr, ctx)?, DataType::Str, expr, "LIKE")?;
+                let p = self.expect_type(self.bind(pattern, ctx)?, DataType::Str, pattern, "LIKE")?;
+                Expr::Like {
+                    expr: Box::new(x),
+                    pattern: Box::new(p),
+                    negated: *negated,
+                }
+            }
+            ExprKind::Case {
+                operand,
+                branches,
+                else_result,
+            } => self.bind_case(operand.as_deref(), branches, else_result.as_deref(), ctx, at)?,
+            ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+            } => self.bind_function(e, name, args, *star, *distinct, ctx)?,
+            ExprKind::Cast { expr, to } => {
+                let inner = self.bind(expr, ctx)?;
+                let to = match to {
+                    TypeName::Int => DataType::Int,
+                    TypeName::Float => DataType::Float,
+                    TypeName::Timestamp => DataType::Timestamp,
+                    TypeName::Str => DataType::Str,
+                    TypeName::Bool => DataType::Bool,
+                };
+                let from = inner.dtype();
+                let ok = from == to
+                    || is_null_literal(&inner)
+                    || to == DataType::Str
+                    || from == DataType::Str
+                    || (from.is_numeric() && to.is_numeric())
+                    || (from == DataType::Bool && to == DataType::Int)
+                    || (from == DataType::Int && to == DataType::Bool);
+                if !ok {
+                    return Err(Error::plan_at(format!("cannot cast {from} to {to}"), at));
+                }
+                if is_null_literal(&inner) {
+                    Expr::literal(Value::Null, to)
+                } else {
+                    Expr::Cast {
+                        expr: Box::new(inner),
+                        dtype: to,
+                    }
+                }
+            }
+        })
+    }
+
+    fn expect_bool(&self, e: Expr, src: &ast::Expr) -> Result<Expr> {
+        self.expect_type(e, DataType::Bool, src, "a logical operator")
+    }
+
+    fn expect_type(&self, e: Expr, t: DataType, src: &ast::Expr, what: &str) -> Result<Expr> {
+        if e.dtype() == t {
+            Ok(e)
+        } else if is_null_literal(&e) {
+            Ok(retype_null(e, t))
+        } else {
+            Err(Error::plan_at(
+                format!(
+                    "{what} needs a {t}, but \"{}\" is a {}",
+                    self.text(src),
+                    e.dtype()
+                ),
+                src.span.start,
+            ))
+        }
+    }
+
+    /// Makes two operands comparable: numbers with numbers, a string
+    /// literal with a timestamp becomes a timestamp literal, NULL adopts
+    /// the other side's type.
+    fn coerce_comparison(&self, l: Expr, r: Expr, at: usize) -> Result<(Expr, Expr)> {
+        let (lt, rt) = (l.dtype(), r.dtype());
+        if is_null_literal(&r) {
+            return Ok((l, retype_null(r, lt)));
+        }
+        if is_null_literal(&l) {
+            return Ok((retype_null(l, rt), r));
+        }
+        if lt == rt || (lt.is_numeric() && rt.is_numeric()) {
+            return Ok((l, r));
+        }
+        let as_ts = |e: &Expr| -> Result<Option<Expr>> {
+            if let Some(Value::Str(s)) = e.as_literal() {
+                return match parse_timestamp(s.trim()) {
+                    Some(t) => Ok(Some(Expr::literal(Value::Timestamp(t), DataType::Timestamp))),
+                    None => Err(Error::plan_at(
+                        format!("\"{s}\" is not a timestamp (expected YYYY-MM-DD[ HH:MM:SS])"),
+                        at,
+                    )),
+                };
+            }
+            Ok(None)
+        };
+        if lt == DataType::Timestamp && rt == DataType::Str {
+            if let Some(r) = as_ts(&r)? {
+                return Ok((l, r));
+            }
+        }
+        if rt == DataType::Timestamp && lt == DataType::Str {
+            if let Some(l) = as_ts(&l)? {
+                return Ok((l, r));
+            }
+        }
+        Err(Error::plan_at(format!("cannot compare {lt} with {rt}"), at))
+    }
+
+    fn bind_binary(
+        &self,
+        op: BinaryOp,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        ctx: Ctx,
+        at: usize,
+    ) -> Result<Expr> {
+        let interval = |e: &ast::Expr| match e.kind {
+            ExprKind::Literal(Literal::Interval(m)) => Some(m),
+            _ => None,
+        };
+        // Timestamp ± interval.
+        if matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
+            if let Some(m) = interval(right) {
+                let l = self.bind(left, ctx)?;
+                let l = self.expect_type(l, DataType::Timestamp, left, "interval arithmetic")?;
+                return Ok(Expr::Binary {
+                    op,
+                    left: Box::new(l),
+                    right: Box::new(Expr::literal(Value::Int(m), DataType::Int)),
+                    dtype: DataType::Timestamp,
+                });
+            }
+            if let (Some(m), BinaryOp::Plus) = (interval(left), op) {
+                let r = self.bind(right, ctx)?;
+                let r = self.expect_type(r, DataType::Timestamp, right, "interval arithmetic")?;
+                return Ok(Expr::Binary {
+                    op,
+                    left: Box::new(r),
+                    right: Box::new(Expr::literal(Value::Int(m), DataType::Int)),
+                    dtype: DataType::Timestamp,
+                });
+            }
+        }
+        let l = self.bind(left, ctx)?;
+        let r = self.bind(right, ctx)?;
+        let bin = |op, l: Expr, r: Expr, dtype| Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+            dtype,
+        };
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = self.expect_bool(l, left)?;
+                let r = self.expect_bool(r, right)?;
+                Ok(bin(op, l, r, DataType::Bool))
+            }
+            op if op.is_comparison() => {
+                let (l, r) = self.coerce_comparison(l, r, at)?;
+                Ok(bin(op, l, r, DataType::Bool))
+            }
+            _ => {
+                let (lt, rt) = (l.dtype(), r.dtype());
+                let (l, r) = if is_null_literal(&l) {
+                    (retype_null(l, rt), r)
+                } else {
+                    let r = retype_null(r, lt);
+                    (l, r)
+                };
+                let (lt, rt) = (l.dtype(), r.dtype());
+                let dtype = match (lt, rt) {
+                    (DataType::Int, DataType::Int) => DataType::Int,
+                    (a, b) if a.is_numeric() && b.is_numeric() => DataType::Float,
+                    _ => {
+                        return Err(Error::plan_at(
+                            format!("cannot apply \"{}\" to {lt} and {rt}", op.symbol()),
+                            at,
+                        ));
+                    }
+                };
+                Ok(bin(op, l, r, dtype))
+            }
+        }
+    }
+
+    fn bind_case(
+        &self,
+        operand: Option<&ast::Expr>,
+        branches: &[(ast::Expr, ast::Expr)],
+        else_result: Option<&ast::Expr>,
+        ctx: Ctx,
+        at: usize,
+    ) -> Result<Expr> {
+        let operand = operand.map(|o| self.bind(o, ctx)).transpose()?;
+        let mut whens = Vec::new();
+        let mut thens = Vec::new();
+        for (w, t) in branches {
+            let bw = self.bind(w, ctx)?;
+            let cond = match &operand {
+                Some(o) => {
+                    let (l, r) = self.coerce_comparison(o.clone(), bw, w.span.start)?;
+                    Expr::Binary {
+                        op: BinaryOp::Eq,
+                        left: Box::new(l),
+                        right: Box::new(r),
+                        dtype: DataType::Bool,
+                    }
+                }
+                None => self.expect_bool(bw, w)?,
+            };
+            whens.push(cond);
+            thens.push((self.bind(t, ctx)?, t.span.start));
+        }
+        let else_bound = match else_result {
+            Some(e) => Some((self.bind(e, ctx)?, e.span.start)),
+            None => None,
+        };
+        // Unify result types: NULLs adopt, int widens to float.
+        let mut dtype: Option<DataType> = None;
+        for (e, pos) in thens.iter().chain(else_bound.iter()) {
+            if is_null_literal(e) {
+                continue;
+            }
+            let t = e.dtype();
+            dtype = Some(match dtype {
+                None => t,
+                Some(d) if d == t => d,
+                Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
+                Some(d) => {
+                    return Err(Error::plan_at(
+                        format!("CASE branches have different types: {d} and {t}"),
+                        *pos,
+                    ));
+                }
+            });
+        }
+        let dtype = dtype.unwrap_or(DataType::Int);
+        let conv = |e: Expr| -> Expr {
+            if is_null_literal(&e) {
+                Expr::literal(Value::Null, dtype)
+            } else if e.dtype() != dtype {
+                Expr::Cast {
+                    expr: Box::new(e),
+                    dtype,
+                }
+            } else {
+                e
+            }
+        };
+        let _ = at;
+        Ok(Expr::Case {
+            branches: whens
+                .into_iter()
+                .zip(thens)
+                .map(|(w, (t, _))| (w, conv(t)))
+                .collect(),
+            else_result: Box::new(conv(
+                else_bound
+                    .map(|(e, _)| e)
+                    .unwrap_or_else(|| Expr::literal(Value::Null, dtype)),
+            )),
+            dtype,
+        })
+    }
+
+    fn bind_function(
+        &self,
+        e: &ast::Expr,
+        name: &str,
+        args: &[ast::Expr],
+        star: bool,
+        distinct: bool,
+        ctx: Ctx,
+    ) -> Result<Expr> {
+        let at = e.span.start;
+        let lname = name.to_ascii_lowercase();
+        let agg = match lname.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" if distinct => Some(AggFunc::CountDistinct),
+            "count" => Some(AggFunc::Count),
+            "approx_count_distinct" => Some(AggFunc::ApproxCountDistinct),
+            "sum" => Some(AggFunc::Sum),
+            "avg" | "mean" => Some(AggFunc::Avg),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            match ctx {
+                Ctx::Where => {
+                    return Err(Error::plan_at(
+                        format!("aggregate function {lname}() is not allowed in WHERE"),
+                        at,
+                    ));
+                }
+                Ctx::GroupBy => {
+                    return Err(Error::plan_at(
+                        format!("aggregate function {lname}() is not allowed in GROUP BY"),
+                        at,
+                    ));
+                }
+                _ => {}
+            }
+            if distinct && func != AggFunc::CountDistinct {
+                return Err(Error::NotSupported(format!("{lname}(DISTINCT …)")));
+            }
+            if func == AggFunc::CountStar {
+                return Ok(Expr::Agg(Box::new(AggCall {
+                    func,
+                    arg: None,
+                    dtype: DataType::Int,
+                })));
+            }
+            if args.len() != 1 {
+                return Err(Error::plan_at(
+                    format!("{lname}() takes exactly one argument"),
+                    at,
+                ));
+            }
+            let arg = self.bind(&args[0], Ctx::Where).map_err(|err| match err {
+                Error::Plan { message, offset } if message.contains("not allowed in WHERE") => {
+                    Error::Plan {
+                        message: "aggregate functions cannot be nested".into(),
+                        offset,
+                    }
+                }
+                err => err,
+            })?;
+            let t = arg.dtype();
+            if matches!(func, AggFunc::Sum | AggFunc::Avg) && !t.is_numeric() && !is_null_literal(&arg) {
+                return Err(Error::plan_at(
+                    format!("{lname}() needs a number, but \"{}\" is a {t}", self.text(&args[0])),
+                    args[0].span.start,
+                ));
+            }
+            return Ok(Expr::Agg(Box::new(AggCall {
+                func,
+                dtype: func.result_type(t),
+                arg: Some(arg),
+            })));
+        }
+        if star || distinct {
+            return Err(Error::plan_at(format!("{lname}() is not an aggregate"), at));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(self.bind(a, ctx)?);
+        }
+        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+            if n.contains(&bound.len()) {
+                Ok(())
+            } else {
+                Err(Error::plan_at(
+                    format!("{lname}() takes {} argument(s), found {}", describe_arity(&n), bound.len()),
+                    at,
+                ))
+            }
+        };
+        let (func, dtype) = match lname.as_str() {
+            "year" | "to_year" => {
+                arity(1..=1)?;
+                let a = bound.remove(0);
+                bound.push(self.expect_type(a, DataType::Timestamp, &args[0], &format!("{lname}()"))?);
+                (Func::Year, DataType::Int)
+            }
+            "date_trunc" => {
+                arity(2..=2)?;
+                let unit = match bound[0].as_literal() {
+                    Some(Value::Str(s)) => TruncUnit::parse(s).ok_or_else(|| {
+                        Error::plan_at(
+                            format!("unknown date_trunc unit \"{s}\" (use second, minute, hour, day, month or year)"),
+                            args[0].span.start,
+                        )
+                    })?,
+                    _ => {
+                        return Err(Error::plan_at(
+                            "date_trunc() needs a unit string such as 'hour'",
+                            args[0].span.start,
+                        ));
+                    }
+                };
+                let ts = bound.remove(1);
+                let ts = self.expect_type(ts, DataType::Timestamp, &args[1], "date_trunc()")?;
+                bound = vec![ts];
+                (Func::DateTrunc(unit), DataType::Timestamp)
+            }
+            "floor" | "ceil" | "ceiling" | "abs" => {
+                arity(1..=1)?;
+                let t = self.numeric_arg(&mut bound[0], &args[0], &lname)?;
+                let f = match lname.as_str() {
+                    "floor" => Func::Floor,
+                    "abs" => Func::Abs,
+                    _ => Func::Ceil,
+                };
+                (f, t)
+            }
+            "round" => {
+                arity(1..=2)?;
+                let t = self.numeric_arg(&mut bound[0], &args[0], &lname)?;
+                if bound.len() == 2 && bound[1].dtype() != DataType::Int {
+                    return Err(Error::plan_at(
+                        "round() digits must be an integer",
+                        args[1].span.start,
+                    ));
+                }
+                (Func::Round, t)
+            }
+            "lower" | "upper" | "length" => {
+                arity(1..=1)?;
+                let a = bound.remove(0);
+                bound.push(self.expect_type(a, DataType::Str, &args[0], &format!("{lname}()"))?);
+                match lname.as_str() {
+                    "lower" => (Func::Lower, DataType::Str),
+                    "upper" => (Func::Upper, DataType::Str),
+                    _ => (Func::Length, DataType::Int),
+                }
+            }
+            _ => {
+                return Err(Error::plan_at(format!("unknown function {name}()"), at));
+            }
+        };
+        Ok(Expr::Call {
+            func,
+            args: bound,
+            dtype,
+        })
+    }
+
+    fn numeric_arg(&self, e: &mut Expr, src: &ast::Expr, fname: &str) -> Result<DataType> {
+        if is_null_literal(e) {
+            *e = retype_null(e.clone(), DataType::Float);
+        }
+        let t = e.dtype();
+        if !t.is_numeric() {
+            return Err(Error::plan_at(
+                format!("{fname}() needs a number, but \"{}\" is a {t}", self.text(src)),
+                src.span.start,
+            ));
+        }
+        Ok(t)
+    }
+}
+
+fn describe_arity(n: &std::ops::RangeInclusive<usize>) -> String {
+    if n.start() == n.end() {
+        n.start().to_string()
+    } else {
+        format!("{} to {}", n.start(), n.end())
+    }
+}
+
+/// ` (did you mean "x"?)` for the closest names by edit distance, or "".
+fn suggest(name: &str, candidates: &[String]) -> String {
+    let lname = name.to_ascii_lowercase();
+    let mut scored: Vec<(f64, &String)> = candidates
+        .iter()
+        .map(|c| {
+            let lc = c.to_ascii_lowercase();
+            let mut score = strsim::jaro_winkler(&lname, &lc);
+            if lc.contains(&lname) || lname.contains(&lc) {
+                score += 0.2;
+            }
+            (score, c)
+        })
+        .filter(|(s, _)| *s > 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best: Vec<String> = scored.iter().take(3).map(|(_, c)| format!("\"{c}\"")).collect();
+    match best.len() {
+        0 => String::new(),
+        1 => format!(" (did you mean {}?)", best[0]),
+        _ => format!(" (did you mean one of {}?)", best.join(", ")),
+    }
+}

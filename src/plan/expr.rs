@@ -1,0 +1,507 @@
+//! Bound expressions: names resolved to column indices, every node typed.
+
+use std::fmt;
+
+use crate::sql::ast::BinaryOp;
+use crate::types::{DataType, Value};
+
+/// A scalar function known to the planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// `year(ts)` / `to_year(ts)`: calendar year of a timestamp, integer.
+    Year,
+    /// `date_trunc(unit, ts)`: the timestamp truncated to the unit.
+    DateTrunc(TruncUnit),
+    /// `floor(x)`: largest integer not above x; keeps the argument's type.
+    Floor,
+    /// `ceil(x)` / `ceiling(x)`: smallest integer not below x.
+    Ceil,
+    /// `round(x)`, `round(x, d)`: half away from zero to `d` decimal digits.
+    Round,
+    /// `abs(x)`.
+    Abs,
+    /// `lower(s)`.
+    Lower,
+    /// `upper(s)`.
+    Upper,
+    /// `length(s)`: characters in a string.
+    Length,
+}
+
+/// Units of `date_trunc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TruncUnit {
+    /// Whole seconds.
+    Second,
+    /// Whole minutes.
+    Minute,
+    /// Whole hours.
+    Hour,
+    /// Midnight.
+    Day,
+    /// First day of the month.
+    Month,
+    /// First day of the year.
+    Year,
+}
+
+impl TruncUnit {
+    /// Parses a unit name as `date_trunc` accepts it.
+    pub fn parse(s: &str) -> Option<TruncUnit> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "second" => TruncUnit::Second,
+            "minute" => TruncUnit::Minute,
+            "hour" => TruncUnit::Hour,
+            "day" => TruncUnit::Day,
+            "month" => TruncUnit::Month,
+            "year" => TruncUnit::Year,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TruncUnit::Second => "second",
+            TruncUnit::Minute => "minute",
+            TruncUnit::Hour => "hour",
+            TruncUnit::Day => "day",
+            TruncUnit::Month => "month",
+            TruncUnit::Year => "year",
+        }
+    }
+}
+
+/// An aggregate function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `count(*)`: rows.
+    CountStar,
+    /// `count(x)`: non-NULL values.
+    Count,
+    /// `count(DISTINCT x)`: distinct non-NULL values, exact.
+    CountDistinct,
+    /// `approx_count_distinct(x)`: HyperLogLog estimate of distinct values.
+    ApproxCountDistinct,
+    /// `sum(x)`: integer sum is an integer (overflow is an error), float sum a float.
+    Sum,
+    /// `avg(x)`: always a float.
+    Avg,
+    /// `min(x)`.
+    Min,
+    /// `max(x)`.
+    Max,
+}
+
+impl AggFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::CountStar | AggFunc::Count | AggFunc::CountDistinct => "count",
+            AggFunc::ApproxCountDistinct => "approx_count_distinct",
+            AggFunc::Sum => "sum",
+            AggFunc::Avg => "avg",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+        }
+    }
+
+    /// The result type for an argument of type `arg`.
+    pub fn result_type(self, arg: DataType) -> DataType {
+        match self {
+            AggFunc::CountStar
+            | AggFunc::Count
+            | AggFunc::CountDistinct
+            | AggFunc::ApproxCountDistinct => DataType::Int,
+            AggFunc::Avg => DataType::Float,
+            AggFunc::Sum | AggFunc::Min | AggFunc::Max => arg,
+        }
+    }
+}
+
+/// One aggregate of a query: function and argument (over table columns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    /// The function.
+    pub func: AggFunc,
+    /// The argument; `None` only for `count(*)`.
+    pub arg: Option<Expr>,
+    /// The result type.
+    pub dtype: DataType,
+}
+
+impl fmt::Display for AggCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.func, &self.arg) {
+            (AggFunc::CountStar, _) => f.write_str("count(*)"),
+            (AggFunc::CountDistinct, Some(a)) => write!(f, "count(DISTINCT {a})"),
+            (func, Some(a)) => write!(f, "{}({a})", func.name()),
+            (func, None) => write!(f, "{}()", func.name()),
+        }
+    }
+}
+
+/// A bound, typed expression.
+///
+/// # Invariants
+/// Operands have been coerced so that evaluation needs no further type
+/// checks: comparison operands are both numeric, both strings, both
+/// timestamps or both booleans; string literals compared with timestamps
+/// have become timestamp literals.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Column `index` of the table being read.
+    Column {
+        /// Index into the table's fields.
+        index: usize,
+        /// The column name, for display.
+        name: String,
+        /// Its type.
+        dtype: DataType,
+    },
+    /// A constant; `dtype` is the type the context expects (NULL included).
+    Literal {
+        /// The value.
+        value: Value,
+        /// Its type.
+        dtype: DataType,
+    },
+    /// `-x`
+    Neg(Box<Expr>),
+    /// `NOT x`
+    Not(Box<Expr>),
+    /// `a op b`.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<Expr>,
+        /// Right operand.
+        right: Box<Expr>,
+        /// Result type.
+        dtype: DataType,
+    },
+    /// `x IS [NOT] NULL`.
+    IsNull {
+        /// The operand.
+        expr: Box<Expr>,
+        /// `IS NOT NULL`.
+        negated: bool,
+    },
+    /// `x [NOT] IN (list)`.
+    InList {
+        /// The operand.
+        expr: Box<Expr>,
+        /// The list, coerced to the operand's type.
+        list: Vec<Expr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// `x [NOT] LIKE pattern`.
+    Like {
+        /// The operand (a string).
+        expr: Box<Expr>,
+        /// The pattern (a string).
+        pattern: Box<Expr>,
+        /// `NOT LIKE`.
+        negated: bool,
+    },
+    /// Searched CASE (a simple CASE is rewritten to equality tests).
+    Case {
+        /// `(WHEN, THEN)` pairs.
+        branches: Vec<(Expr, Expr)>,
+        /// The ELSE result (a NULL literal when absent).
+        else_result: Box<Expr>,
+        /// Result type.
+        dtype: DataType,
+    },
+    /// A scalar function call.
+    Call {
+        /// The function.
+        func: Func,
+        /// Arguments.
+        args: Vec<Expr>,
+        /// Result type.
+        dtype: DataType,
+    },
+    /// `CAST(x AS t)`.
+    Cast {
+        /// The operand.
+        expr: Box<Expr>,
+        /// Target type.
+        dtype: DataType,
+    },
+    /// An aggregate call, only before aggregates are split out by the planner.
+    Agg(Box<AggCall>),
+    /// Group key `i` of an aggregate query (after aggregation).
+    GroupKey {
+        /// Key index.
+        index: usize,
+        /// Its type.
+        dtype: DataType,
+    },
+    /// Aggregate result `i` of an aggregate query (after aggregation).
+    AggResult {
+        /// Aggregate index.
+        index: usize,
+        /// Its type.
+        dtype: DataType,
+    },
+}
+
+impl Expr {
+    /// The type of the expression's value.
+    pub fn dtype(&self) -> DataType {
+        match self {
+            Expr::Column { dtype, .. }
+            | Expr::Literal { dtype, .. }
+            | Expr::Binary { dtype, .. }
+            | Expr::Case { dtype, .. }
+            | Expr::Call { dtype, .. }
+            | Expr::Cast { dtype, .. }
+            | Expr::GroupKey { dtype, .. }
+            | Expr::AggResult { dtype, .. } => *dtype,
+            Expr::Neg(e) => e.dtype(),
+            Expr::Not(_) | Expr::IsNull { .. } | Expr::InList { .. } | Expr::Like { .. } => {
+                DataType::Bool
+            }
+            Expr::Agg(a) => a.dtype,
+        }
+    }
+
+    /// A literal of the given type.
+    pub fn literal(value: Value, dtype: DataType) -> Expr {
+        Expr::Literal { value, dtype }
+    }
+
+    /// The literal value, if this is a literal.
+    pub fn as_literal(&self) -> Option<&Value> {
+        match self {
+            Expr::Literal { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Direct children, in evaluation order.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Column { .. }
+            | Expr::Literal { .. }
+            | Expr::GroupKey { .. }
+            | Expr::AggResult { .. } => vec![],
+            Expr::Neg(e) | Expr::Not(e) | Expr::Cast { expr: e, .. } => vec![e],
+            Expr::IsNull { expr, .. } => vec![expr],
+            Expr::Binary { left, right, .. } => vec![left, right],
+            Expr::InList { expr, list, .. } => {
+                let mut v = vec![&**expr];
+                v.extend(list.iter());
+                v
+            }
+            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+            Expr::Case {
+                branches,
+                else_result,
+                ..
+            } => {
+                let mut v = Vec::new();
+                for (w, t) in branches {
+                    v.push(w);
+                    v.push(t);
+                }
+                v.push(else_result);
+                v
+            }
+            Expr::Call { args, .. } => args.iter().collect(),
+            Expr::Agg(a) => a.arg.iter().collect(),
+        }
+    }
+
+    /// Applies `f` to every direct child, rebuilding the node.
+    pub fn map_children<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        Ok(match self {
+            e @ (Expr::Column { .. }
+            | Expr::Literal { .. }
+            | Expr::GroupKey { .. }
+            | Expr::AggResult { .. }) => e,
+            Expr::Neg(e) => Expr::Neg(bx(e, f)?),
+            Expr::Not(e) => Expr::Not(bx(e, f)?),
+            Expr::Cast { expr, dtype } => Expr::Cast {
+                expr: bx(expr, f)?,
+                dtype,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: bx(expr, f)?,
+                negated,
+            },
+            Expr::Binary {
+                op,
+                left,
+                right,
+                dtype,
+            } => Expr::Binary {
+                op,
+                left: bx(left, f)?,
+                right: bx(right, f)?,
+                dtype,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: bx(expr, f)?,
+                list: list.into_iter().map(&mut *f).collect::<Result<_, E>>()?,
+                negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => Expr::Like {
+                expr: bx(expr, f)?,
+                pattern: bx(pattern, f)?,
+                negated,
+            },
+            Expr::Case {
+                branches,
+                else_result,
+                dtype,
+            } => Expr::Case {
+                branches: branches
+                    .into_iter()
+                    .map(|(w, t)| Ok((f(w)?, f(t)?)))
+                    .collect::<Result<_, E>>()?,
+                else_result: bx(else_result, f)?,
+                dtype,
+            },
+            Expr::Call { func, args, dtype } => Expr::Call {
+                func,
+                args: args.into_iter().map(&mut *f).collect::<Result<_, E>>()?,
+                dtype,
+            },
+            Expr::Agg(a) => {
+                let AggCall { func, arg, dtype } = *a;
+                Expr::Agg(Box::new(AggCall {
+                    func,
+                    arg: arg.map(&mut *f).transpose()?,
+                    dtype,
+                }))
+            }
+        })
+    }
+
+    /// True if any node satisfies `pred`.
+    pub fn any(&self, pred: &impl Fn(&Expr) -> bool) -> bool {
+        pred(self) || self.children().into_iter().any(|c| c.any(pred))
+    }
+
+    /// True when the expression reads no column, key or aggregate.
+    pub fn is_constant(&self) -> bool {
+        !self.any(&|e| {
+            matches!(
+                e,
+                Expr::Column { .. } | Expr::GroupKey { .. } | Expr::AggResult { .. } | Expr::Agg(_)
+            )
+        })
+    }
+
+    /// Indices of the table columns the expression reads.
+    pub fn columns(&self, out: &mut Vec<usize>) {
+        if let Expr::Column { index, .. } = self {
+            if !out.contains(index) {
+                out.push(*index);
+            }
+        }
+        for c in self.children() {
+            c.columns(out);
+        }
+    }
+}
+
+fn bx<E>(e: Box<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Box<Expr>, E> {
+    Ok(Box::new(f(*e)?))
+}
+
+fn func_name(func: Func) -> &'static str {
+    match func {
+        Func::Year => "year",
+        Func::DateTrunc(_) => "date_trunc",
+        Func::Floor => "floor",
+        Func::Ceil => "ceil",
+        Func::Round => "round",
+        Func::Abs => "abs",
+        Func::Lower => "lower",
+        Func::Upper => "upper",
+        Func::Length => "length",
+    }
+}
+
+impl fmt::Display for Expr {
+    /// SQL-like text for EXPLAIN.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column { name, .. } => f.write_str(name),
+            Expr::Literal { value, dtype } => match value {
+                Value::Null => f.write_str("NULL"),
+                Value::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+                Value::Timestamp(_) => write!(f, "TIMESTAMP '{value}'"),
+                v if *dtype == DataType::Timestamp => write!(f, "INTERVAL '{v} microseconds'"),
+                v => write!(f, "{v}"),
+            },
+            Expr::Neg(e) => write!(f, "-({e})"),
+            Expr::Not(e) => write!(f, "NOT ({e})"),
+            Expr::Binary {
+                op, left, right, ..
+            } => write!(f, "({left} {} {right})", op.symbol()),
+            Expr::IsNull { expr, negated } => {
+                write!(f, "{expr} IS {}NULL", if *negated { "NOT " } else { "" })
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                write!(f, "{expr} {}IN (", if *negated { "NOT " } else { "" })?;
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => write!(f, "{expr} {}LIKE {pattern}", if *negated { "NOT " } else { "" }),
+            Expr::Case {
+                branches,
+                else_result,
+                ..
+            } => {
+                f.write_str("CASE")?;
+                for (w, t) in branches {
+                    write!(f, " WHEN {w} THEN {t}")?;
+                }
+                write!(f, " ELSE {else_result} END")
+            }
+            Expr::Call { func, args, .. } => {
+                write!(f, "{}(", func_name(*func))?;
+                if let Func::DateTrunc(unit) = func {
+                    write!(f, "'{}', ", unit.name())?;
+                }
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::Cast { expr, dtype } => write!(f, "CAST({expr} AS {dtype})"),
+            Expr::Agg(a) => write!(f, "{a}"),
+            Expr::GroupKey { index, .. } => write!(f, "#key{index}"),
+            Expr::AggResult { index, .. } => write!(f, "#agg{index}"),
+        }
+    }
+}

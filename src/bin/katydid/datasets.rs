@@ -30,13 +30,8 @@ fn spinner(message: String) -> ProgressBar {
 }
 
 fn parse_dataset(name: &str) -> Result<Dataset, CliError> {
-    name.parse::<Dataset>().map_err(|_| {
-        let known: Vec<String> = Dataset::ALL.iter().map(|d| d.to_string()).collect();
-        CliError::Message(format!(
-            "unknown data set \"{name}\" (expected one of: {})",
-            known.join(", ")
-        ))
-    })
+    name.parse::<Dataset>()
+        .map_err(|e| CliError::Message(e.to_string()))
 }
 
 /// `katydid generate`: writes `rows` rows of `dataset` to `out` and reports

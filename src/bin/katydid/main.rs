@@ -6,7 +6,6 @@
 
 mod args;
 mod command;
-#[path = "datasets_stub.rs"]
 mod datasets;
 mod output;
 mod repl;

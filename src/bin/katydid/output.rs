@@ -78,13 +78,11 @@ pub fn per_second(count: u64, elapsed: Duration) -> u64 {
     }
 }
 
-/// `1 row` / `3 rows`.
-pub fn rows_noun(n: usize) -> String {
-    format!(
-        "{} {}",
-        thousands(n as u64),
-        if n == 1 { "row" } else { "rows" }
-    )
+/// `n` with thousands separators and `noun`, plural unless `n` is 1:
+/// `count(1, "row")` is `1 row`, `count(1500, "row")` is `1,500 rows`.
+pub fn count(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as u64))
 }
 
 /// The text of one cell in table mode: NULL as `NULL`, control characters
@@ -193,12 +191,7 @@ pub fn write_table(
     write_grid(out, &result.columns, &aligns, &cells)?;
     if shown < result.rows.len() {
         let more = result.rows.len() - shown;
-        writeln!(
-            out,
-            "… ({} more {})",
-            thousands(more as u64),
-            if more == 1 { "row" } else { "rows" }
-        )?;
+        writeln!(out, "… ({})", count(more, "more row"))?;
     }
     write_footer(out, result)
 }
@@ -208,7 +201,7 @@ pub fn write_footer(out: &mut dyn Write, result: &QueryResult) -> io::Result<()>
     writeln!(
         out,
         "{} in {} ({} rows/s scanned)",
-        rows_noun(result.rows.len()),
+        count(result.rows.len(), "row"),
         duration(result.elapsed),
         thousands(per_second(result.rows_scanned as u64, result.elapsed))
     )
@@ -377,6 +370,9 @@ mod tests {
         assert_eq!(duration_short(Duration::from_micros(41_230)), "41.2 ms");
         assert_eq!(per_second(10, Duration::from_millis(500)), 20);
         assert_eq!(per_second(10, Duration::ZERO), 10);
+        assert_eq!(count(1, "column"), "1 column");
+        assert_eq!(count(0, "row"), "0 rows");
+        assert_eq!(count(1500, "partition"), "1,500 partitions");
     }
 
     #[test]

@@ -207,10 +207,10 @@ impl Session {
             }
             writeln!(
                 out,
-                "table {}: {} rows in {} partitions",
+                "table {}: {} in {}",
                 info.name,
-                thousands(info.rows as u64),
-                thousands(info.partitions as u64)
+                output::count(info.rows, "row"),
+                output::count(info.partitions, "partition")
             )?;
             let rows: Vec<Vec<String>> = info
                 .columns
@@ -270,10 +270,10 @@ pub fn is_explain(sql: &str) -> bool {
 /// 4.1 MB of CSV`.
 pub fn load_report(stats: &LoadStats) -> String {
     format!(
-        "loaded {}: {}, {} columns in {} ({} rows/s, {}/s); {} in memory vs {} of CSV",
+        "loaded {}: {}, {} in {} ({} rows/s, {}/s); {} in memory vs {} of CSV",
         stats.table,
-        output::rows_noun(stats.rows),
-        stats.columns,
+        output::count(stats.rows, "row"),
+        output::count(stats.columns, "column"),
         duration_short(stats.elapsed),
         thousands(per_second(stats.rows as u64, stats.elapsed)),
         bytes(per_second(stats.source_bytes, stats.elapsed)),

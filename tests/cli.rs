@@ -336,3 +336,26 @@ fn broken_pipe_exits_quietly() {
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("error"), "{err}");
 }
+
+#[test]
+fn demo_builds_trips_and_runs_stdin_statements() {
+    let Some(out) = run_loaded(
+        &["--demo", "2000", "--format", "csv"],
+        "SELECT count(*) AS n FROM trips;\n.schema trips\n",
+    ) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("n\n2000\ntable trips: 2,000 rows in "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\ncab_type "), "{stdout}");
+    assert!(stdout.contains(" of CSV (ratio "), "{stdout}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("loaded trips: 2,000 rows, 51 columns in "),
+        "{err}"
+    );
+}

@@ -20,6 +20,9 @@ Modes:
   (and '.' meta-commands, one per line) from stdin and runs them in order.
   Otherwise starts the REPL (type .help there). The first failing load or
   statement stops the run with exit status 1.
+  Table output shows every row, except in the REPL, where results longer than
+  40 rows show the first 40 and a '… (N more rows)' line. Load reports and
+  --timer lines go to stderr, results to stdout.
 
 Examples:
   katydid --demo

@@ -103,7 +103,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         return run_all(&mut session, &commands);
     }
 
-    print_banner(&session, cli.demo)?;
+    print_banner(cli.demo)?;
     repl::run(&mut session)
 }
 
@@ -119,7 +119,7 @@ fn run_all(session: &mut Session, commands: &[Command]) -> Result<(), CliError> 
     Ok(())
 }
 
-fn print_banner(session: &Session, demo_rows: Option<u64>) -> Result<(), CliError> {
+fn print_banner(demo_rows: Option<u64>) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     writeln!(
         out,
@@ -129,7 +129,7 @@ fn print_banner(session: &Session, demo_rows: Option<u64>) -> Result<(), CliErro
     if let Some(rows) = demo_rows {
         writeln!(
             out,
-            "\nTable {}: {} synthetic taxi rides ({}). Try:",
+            "\nTable {} holds {} rows of synthetic {}.\nTry:",
             datasets::DEMO_TABLE,
             thousands(rows),
             datasets::demo_description()
@@ -139,6 +139,5 @@ fn print_banner(session: &Session, demo_rows: Option<u64>) -> Result<(), CliErro
         }
         writeln!(out, "  .schema {}", datasets::DEMO_TABLE)?;
     }
-    let _ = session;
     Ok(())
 }

@@ -1173,14 +1173,14 @@ fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
 
     /// The benchmark queries the engine must accept.
-    pub(crate) const BENCHMARK_QUERIES: &[&str] = &[
+    const BENCHMARK_QUERIES: &[&str] = &[
         "SELECT cab_type, count(*) FROM trips GROUP BY cab_type",
         "SELECT passenger_count, count(*), sum(total_amount) FROM trips GROUP BY passenger_count",
         "SELECT passenger_count, year(pickup_datetime), count(*) FROM trips GROUP BY 1, 2",

@@ -161,8 +161,13 @@ impl Partial {
 /// How to turn a key code back into a value.
 enum Decoder {
     Const(Value),
-    /// `code - null_slot + base`, code 0 is NULL when `nullable`.
-    Offset { base: i64, dtype: DataType, nullable: bool },
+    /// `base + (code - null_slot) * scale`; code 0 is NULL when `nullable`.
+    Offset {
+        base: i64,
+        scale: u64,
+        dtype: DataType,
+        nullable: bool,
+    },
     /// Dictionary code; code 0 is NULL when `nullable`.
     Dict { dict: Arc<Dictionary>, nullable: bool },
     /// A local dictionary of values (NULL included as a value).
@@ -173,11 +178,16 @@ impl Decoder {
     fn decode(&self, code: u64) -> Value {
         match self {
             Decoder::Const(v) => v.clone(),
-            Decoder::Offset { base, dtype, nullable } => {
+            Decoder::Offset {
+                base,
+                scale,
+                dtype,
+                nullable,
+            } => {
                 if *nullable && code == 0 {
                     return Value::Null;
                 }
-                let v = base.wrapping_add((code - *nullable as u64) as i64);
+                let v = base.wrapping_add((code - *nullable as u64).wrapping_mul(*scale) as i64);
                 if *dtype == DataType::Timestamp {
                     Value::Timestamp(v)
                 } else {
@@ -225,10 +235,10 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
             codes
         };
         match &col.data {
-            ColumnData::Offset { base, codes } => {
+            ColumnData::Offset { base, scale, codes } => {
                 let range = match (&col.zone.min, &col.zone.max) {
                     (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                        (*b as u64).wrapping_sub(*a as u64)
+                        (*b as u64).wrapping_sub(*a as u64) / scale
                     }
                     _ => u64::MAX - 1,
                 };
@@ -238,6 +248,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                     card: range.saturating_add(1 + shift),
                     decoder: Decoder::Offset {
                         base: *base,
+                        scale: *scale,
                         dtype: *dtype,
                         nullable,
                     },
@@ -299,6 +310,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 card: (hi as i128 - lo as i128) as u64 + 1 + shift,
                 decoder: Decoder::Offset {
                     base: lo,
+                    scale: 1,
                     dtype: a.dtype,
                     nullable,
                 },

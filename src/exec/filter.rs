@@ -316,7 +316,7 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
     }
     let pred = format!("{name} {} {}", op.symbol(), Expr::literal(k.clone(), DataType::Int));
     match &col.data {
-        ColumnData::Offset { base, codes } => {
+        ColumnData::Offset { base, scale, codes } => {
             let Some((lo, hi, negate)) = int_range(op, k) else {
                 return Compiled::Generic;
             };
@@ -325,23 +325,28 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                 Value::Int(v) | Value::Timestamp(v) => *v as i128,
                 _ => return Compiled::Generic,
             };
+            let scale = *scale as i128;
             let (lo, hi) = (lo.max(zmin), hi.min(zmax));
+            // Codes c with lo <= zmin + c * scale <= hi.
+            let clo = (lo - zmin + scale - 1).div_euclid(scale);
+            let chi = (hi - zmin).div_euclid(scale);
+            let max_code = (zmax - zmin) / scale;
             let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
-            if lo > hi {
+            if lo > hi || clo > chi {
                 return if negate {
                     not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
                 } else {
                     Compiled::Never(format!("{zone} rules out {pred}"))
                 };
             }
-            if lo == zmin && hi == zmax {
+            if clo == 0 && chi == max_code {
                 return if negate {
                     Compiled::Never(format!("{zone} rules out {pred}"))
                 } else {
                     not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
                 };
             }
-            let (clo, chi) = ((lo - zmin) as u64, (hi - zmin) as u64);
+            let (clo, chi) = (clo as u64, chi as u64);
             Compiled::Step(
                 FilterStep::CodeRange {
                     column: index,
@@ -354,7 +359,7 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                     codes.width_name()
                 ),
                 format!(
-                    "{pred} → codes {}in [{clo}, {chi}] (base {base})",
+                    "{pred} → codes {}in [{clo}, {chi}] (base {base}, scale {scale})",
                     if negate { "not " } else { "" }
                 ),
             )
@@ -476,13 +481,14 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                 format!("{found} of {} list values present in the dictionary", values.len()),
             )
         }
-        ColumnData::Offset { base, codes } => {
+        ColumnData::Offset { base, scale, codes } => {
             let zmin = *base as i128;
             let zmax = match &col.zone.max {
                 Value::Int(v) | Value::Timestamp(v) => *v as i128,
                 _ => return Compiled::Generic,
             };
-            let range = (zmax - zmin) as u64;
+            let scale = *scale as i128;
+            let range = ((zmax - zmin) / scale) as u64;
             let mut hits: Vec<u64> = Vec::new();
             for v in values {
                 let x = match v {
@@ -491,8 +497,8 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                     Value::Float(_) => continue,
                     _ => return Compiled::Generic,
                 };
-                if x >= zmin && x <= zmax {
-                    hits.push((x - zmin) as u64);
+                if x >= zmin && x <= zmax && (x - zmin) % scale == 0 {
+                    hits.push(((x - zmin) / scale) as u64);
                 }
             }
             if hits.is_empty() {

@@ -197,9 +197,13 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
                 ..Array::from_values(col.dtype, &vec![v.clone(); rows.len])
             });
         }
-        ColumnData::Offset { base, codes } => {
-            let base = *base;
-            Data::Int(with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(x as i64))))
+        ColumnData::Offset { base, scale, codes } => {
+            let (base, scale) = (*base, *scale);
+            Data::Int(if scale == 1 {
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(x as i64)))
+            } else {
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add((x as u64).wrapping_mul(scale) as i64)))
+            })
         }
         ColumnData::Float(v) => Data::Float(crate::kernel::gather(v, sel, |x| x)),
         ColumnData::Dict { dict, codes } => {

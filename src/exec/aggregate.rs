@@ -169,7 +169,10 @@ enum Decoder {
         nullable: bool,
     },
     /// Dictionary code; code 0 is NULL when `nullable`.
-    Dict { dict: Arc<Dictionary>, nullable: bool },
+    Dict {
+        dict: Arc<Dictionary>,
+        nullable: bool,
+    },
     /// A local dictionary of values (NULL included as a value).
     Values(Vec<Value>),
 }
@@ -314,7 +317,10 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                     dtype: a.dtype,
                     nullable,
                 },
-                how: format!("{expr}: evaluated, integer range {} codes", (hi as i128 - lo as i128) + 1),
+                how: format!(
+                    "{expr}: evaluated, integer range {} codes",
+                    (hi as i128 - lo as i128) + 1
+                ),
             });
         }
     }
@@ -357,7 +363,10 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
     Ok(KeyCodes {
         codes: Some(codes),
         card: values.len().max(1) as u64,
-        how: format!("{expr}: evaluated, local dictionary of {} values", values.len()),
+        how: format!(
+            "{expr}: evaluated, local dictionary of {} values",
+            values.len()
+        ),
         decoder: Decoder::Values(values),
     })
 }
@@ -385,7 +394,10 @@ fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
         out
     };
     if varying.is_empty() {
-        trace.add("group by: single group (every key constant in partition)", String::new());
+        trace.add(
+            "group by: single group (every key constant in partition)",
+            String::new(),
+        );
         return Grouping {
             gids: vec![0; n],
             groups: 1,
@@ -491,7 +503,10 @@ pub fn aggregate_partition(
         .map(|k| key_codes(k, part, rows))
         .collect::<Result<_>>()?;
     for k in &key_codes {
-        trace.add(format!("group key {}", k.how.split(':').next().unwrap_or("")), k.how.clone());
+        trace.add(
+            format!("group key {}", k.how.split(':').next().unwrap_or("")),
+            k.how.clone(),
+        );
     }
     let grouping = group_rows(&key_codes, n, trace);
     let g = grouping.groups;
@@ -500,7 +515,15 @@ pub fn aggregate_partition(
 
     let mut states: Vec<Vec<AggState>> = Vec::with_capacity(aggs.len());
     for call in aggs {
-        states.push(accumulate(call, part, rows, &grouping.gids, g, &counts, trace)?);
+        states.push(accumulate(
+            call,
+            part,
+            rows,
+            &grouping.gids,
+            g,
+            &counts,
+            trace,
+        )?);
     }
     let mut out = Partial::default();
     let emit_empty = keys.is_empty();
@@ -515,7 +538,12 @@ pub fn aggregate_partition(
                 .map(|(k, &c)| k.decoder.decode(c))
                 .collect(),
         );
-        out.states.push(states.iter_mut().map(|s| std::mem::replace(&mut s[gid], AggState::Count(0))).collect());
+        out.states.push(
+            states
+                .iter_mut()
+                .map(|s| std::mem::replace(&mut s[gid], AggState::Count(0)))
+                .collect(),
+        );
     }
     Ok(out)
 }
@@ -533,7 +561,10 @@ fn accumulate(
         trace.add("aggregate count(*): per-group row counts", String::new());
         return Ok(counts.iter().map(|&c| AggState::Count(c)).collect());
     }
-    let arg = call.arg.as_ref().ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
+    let arg = call
+        .arg
+        .as_ref()
+        .ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
     let datum = eval_vec(arg, part, rows)?;
     let states: Vec<AggState> = (0..groups).map(|_| AggState::empty(call)).collect();
     let n = gids.len();
@@ -544,7 +575,10 @@ fn accumulate(
         }
         Datum::Array(a) => a,
     };
-    trace.add(format!("aggregate {}: typed accumulator arrays", call.func.name()), call.to_string());
+    trace.add(
+        format!("aggregate {}: typed accumulator arrays", call.func.name()),
+        call.to_string(),
+    );
     let valid = |j: usize| a.is_valid(j);
     match (call.func, &a.data) {
         (AggFunc::Count, _) => {
@@ -564,7 +598,11 @@ fn accumulate(
                     c[g] += 1;
                 }
             }
-            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumInt(s, c)).collect());
+            return Ok(s
+                .into_iter()
+                .zip(c)
+                .map(|(s, c)| AggState::SumInt(s, c))
+                .collect());
         }
         (AggFunc::Sum | AggFunc::Avg, Data::Float(v)) => {
             let mut s = vec![0f64; groups];
@@ -576,7 +614,11 @@ fn accumulate(
                     c[g] += 1;
                 }
             }
-            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumFloat(s, c)).collect());
+            return Ok(s
+                .into_iter()
+                .zip(c)
+                .map(|(s, c)| AggState::SumFloat(s, c))
+                .collect());
         }
         (AggFunc::Min | AggFunc::Max, Data::Int(v)) => {
             let is_min = call.func == AggFunc::Min;
@@ -592,12 +634,22 @@ fn accumulate(
                     });
                 }
             }
-            let wrap = |x: i64| if a.dtype == DataType::Timestamp { Value::Timestamp(x) } else { Value::Int(x) };
+            let wrap = |x: i64| {
+                if a.dtype == DataType::Timestamp {
+                    Value::Timestamp(x)
+                } else {
+                    Value::Int(x)
+                }
+            };
             return Ok(best
                 .into_iter()
                 .map(|b| {
                     let v = b.map_or(Value::Null, wrap);
-                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                    if is_min {
+                        AggState::Min(v)
+                    } else {
+                        AggState::Max(v)
+                    }
                 })
                 .collect());
         }
@@ -612,7 +664,11 @@ fn accumulate(
                         None => x,
                         Some(y) => {
                             let o = cmp_f64(x, y);
-                            if (is_min && o.is_lt()) || (!is_min && o.is_gt()) { x } else { y }
+                            if (is_min && o.is_lt()) || (!is_min && o.is_gt()) {
+                                x
+                            } else {
+                                y
+                            }
                         }
                     });
                 }
@@ -621,7 +677,11 @@ fn accumulate(
                 .into_iter()
                 .map(|b| {
                     let v = b.map_or(Value::Null, Value::Float);
-                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                    if is_min {
+                        AggState::Min(v)
+                    } else {
+                        AggState::Max(v)
+                    }
                 })
                 .collect());
         }
@@ -637,7 +697,12 @@ fn accumulate(
     Ok(states)
 }
 
-fn states_from_scalar(call: &AggCall, v: &Value, counts: &[u64], mut states: Vec<AggState>) -> Vec<AggState> {
+fn states_from_scalar(
+    call: &AggCall,
+    v: &Value,
+    counts: &[u64],
+    mut states: Vec<AggState>,
+) -> Vec<AggState> {
     for (gid, s) in states.iter_mut().enumerate() {
         let n = if v.is_null() { 0 } else { counts[gid] };
         *s = AggState::empty(call);

@@ -473,7 +473,11 @@ impl fmt::Display for Expr {
                 expr,
                 pattern,
                 negated,
-            } => write!(f, "{expr} {}LIKE {pattern}", if *negated { "NOT " } else { "" }),
+            } => write!(
+                f,
+                "{expr} {}LIKE {pattern}",
+                if *negated { "NOT " } else { "" }
+            ),
             Expr::Case {
                 branches,
                 else_result,

@@ -1,8 +1,11 @@
 //! SQL text to [`ast::Statement`], with byte positions kept for errors.
 //!
 //! The parser is written with nom; it knows nothing of tables or types.
+//! [`display`] prints a statement back as SQL that parses to the same tree.
 
 pub mod ast;
+pub mod display;
 mod parser;
 
-pub use parser::parse;
+pub use display::{clear_spans, eq_ignoring_spans};
+pub use parser::{MAX_DEPTH, MAX_HEIGHT, parse};

@@ -1,13 +1,2048 @@
 //! nom parser for katydid's SQL dialect.
+//!
+//! # Layout
+//! Two layers:
+//! - a lexical layer of small nom combinators ([`skip_ws`], [`lex`]) that
+//!   skips whitespace and comments (`-- …` to end of line, `/* … */`) and
+//!   reads one [`Token`] at a position;
+//! - a recursive-descent grammar ([`Parser`]) with one method per precedence
+//!   level. It looks at one token at a time and never backtracks over an
+//!   expression, so every expression is parsed exactly once. The last lexed
+//!   token is cached, because each precedence level peeks at the same token
+//!   after an operand.
+//!
+//! Every parse function takes the remaining input and returns the input just
+//! after its last token, so spans are tight (no surrounding whitespace); a
+//! byte offset is `src.len() - rest.len()`.
+//!
+//! # Decisions
+//! - Precedence, lowest first: `OR`; `AND`; prefix `NOT`; comparisons
+//!   (`= <> != < <= > >=`, `IS [NOT] NULL`, `[NOT] IN (…)`,
+//!   `[NOT] BETWEEN a AND b`, `[NOT] LIKE p`); `+ -`; `* / %`; prefix `- +`;
+//!   postfix `::type`; primary. Binary operators are left-associative, and so
+//!   are comparisons: `a < b < c` parses as `(a < b) < c` (the planner
+//!   rejects the type mismatch), `a = b IS NULL` as `(a = b) IS NULL`.
+//! - `-5` is `Unary { Neg, 5 }`; only `-9223372036854775808` (whose operand
+//!   does not fit i64) becomes `Literal::Int(i64::MIN)`. `LIMIT -10` is read
+//!   directly as a signed integer. Unary `+` is dropped (its span is kept).
+//! - A parenthesized expression's span includes the parentheses.
+//! - `Select::span` runs from `SELECT` to the end of the last clause (the
+//!   optional `EXPLAIN` and trailing `;` are outside it).
+//! - Integer literals too large for i64 become `Literal::Float`; a literal
+//!   too large for f64 is an error.
+//! - `INTERVAL` literals are exact fixed lengths in microseconds (fractions
+//!   such as `'1.5 hours'` are allowed, truncated to whole microseconds);
+//!   months and years are rejected.
+//! - Nesting is limited ([`MAX_DEPTH`] levels of recursion, trees at most
+//!   [`MAX_HEIGHT`] deep) so that no input can overflow the stack, here or in
+//!   code that walks the tree.
 
-use super::ast::Statement;
+use std::cell::Cell;
+
+use nom::{
+    IResult,
+    branch::alt,
+    bytes::complete::{tag, take_till, take_until, take_while, take_while1},
+    character::complete::{alpha1, char, digit0, digit1, one_of, satisfy},
+    combinator::{opt, recognize},
+    error::{ErrorKind, ParseError},
+    multi::many0_count,
+    sequence::{delimited, pair, preceded, tuple},
+};
+
+use super::ast::{
+    BinaryOp, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span, Statement,
+    TypeName, UnaryOp,
+};
 use crate::error::{Error, Result};
+
+/// How deeply parentheses, function calls, `CASE`, `NOT` and unary minus may
+/// nest; each level costs stack while parsing.
+pub const MAX_DEPTH: usize = 100;
+
+/// The deepest expression tree accepted (long `a + b + c + …` chains build
+/// deep trees without recursing while parsing, but walking them recurses).
+pub const MAX_HEIGHT: usize = 500;
+
+/// Keywords that cannot be bare identifiers (they may be double-quoted).
+const RESERVED: &[&str] = &[
+    "SELECT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "LIMIT", "OFFSET", "AND", "OR",
+    "NOT", "IN", "BETWEEN", "LIKE", "IS", "NULL", "CASE", "WHEN", "THEN", "ELSE", "END", "AS",
+    "ASC", "DESC", "TRUE", "FALSE", "DISTINCT", "NULLS", "INTERVAL", "CAST", "EXPLAIN",
+];
+
+/// Punctuation and operators, longest first so `<=` wins over `<`.
+const SYMBOLS: &[&str] = &[
+    "::", "<>", "!=", "<=", ">=", "<", ">", "=", "(", ")", ",", ";", "*", "+", "-", "/", "%",
+];
+
+/// True when `word` is a reserved keyword (case-insensitive), so it must be
+/// double-quoted to be used as an identifier.
+pub(crate) fn is_reserved(word: &str) -> bool {
+    RESERVED.iter().any(|k| k.eq_ignore_ascii_case(word))
+}
 
 /// Parses one statement (an optional trailing `;` is allowed).
 ///
 /// # Errors
-/// [`Error::Parse`] with the byte offset where parsing failed.
+/// [`Error::Parse`] with the byte offset of the first token that could not be
+/// parsed (always on a char boundary, at most `sql.len()`) and a lowercase
+/// message such as `expected an expression, found "FROM"`.
 pub fn parse(sql: &str) -> Result<Statement> {
-    let _ = sql;
-    Err(Error::NotSupported("parser not written yet".into()))
+    let parser = Parser {
+        src: sql,
+        depth: Cell::new(0),
+        peeked: Cell::new(None),
+    };
+    match parser.statement(sql) {
+        Ok((_, statement)) => Ok(statement),
+        Err(nom::Err::Error(e) | nom::Err::Failure(e)) => {
+            let mut offset = sql.len().saturating_sub(e.rest_len);
+            while !sql.is_char_boundary(offset) {
+                offset -= 1;
+            }
+            Err(Error::Parse {
+                offset,
+                message: e.message,
+            })
+        }
+        Err(nom::Err::Incomplete(_)) => Err(Error::Parse {
+            offset: sql.len(),
+            message: "unexpected end of input".into(),
+        }),
+    }
+}
+
+/// A parse failure: where (as the length of the input left at that point,
+/// which is independent of where the query starts) and what.
+#[derive(Debug)]
+struct SqlError {
+    rest_len: usize,
+    message: String,
+}
+
+impl<'a> ParseError<&'a str> for SqlError {
+    fn from_error_kind(input: &'a str, kind: ErrorKind) -> Self {
+        SqlError {
+            rest_len: input.len(),
+            message: format!("unexpected input ({})", kind.description()),
+        }
+    }
+
+    fn append(_: &'a str, _: ErrorKind, other: Self) -> Self {
+        other
+    }
+
+    /// Of two failed alternatives, keep the one that got further.
+    fn or(self, other: Self) -> Self {
+        if other.rest_len < self.rest_len {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+type PResult<'a, T> = IResult<&'a str, T, SqlError>;
+type Res<T> = std::result::Result<T, nom::Err<SqlError>>;
+
+/// A fatal error at `at` (the remaining input where the problem starts).
+fn failure(at: &str, message: impl Into<String>) -> nom::Err<SqlError> {
+    nom::Err::Failure(SqlError {
+        rest_len: at.len(),
+        message: message.into(),
+    })
+}
+
+/// `expected {what}, found {token}` at the token.
+fn expected(t: Token<'_>, what: &str) -> nom::Err<SqlError> {
+    failure(t.at, format!("expected {what}, found {}", t.describe()))
+}
+
+// ---------------------------------------------------------------------------
+// Lexical layer
+// ---------------------------------------------------------------------------
+
+/// One lexical token.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
+    /// A bare word: keyword or identifier.
+    Word(&'a str),
+    /// A double-quoted identifier, contents still escaped (`""`).
+    Quoted(&'a str),
+    /// A single-quoted string, contents still escaped (`''`).
+    Str(&'a str),
+    /// A numeric literal as written.
+    Number(&'a str),
+    /// Punctuation or an operator from [`SYMBOLS`].
+    Sym(&'static str),
+    /// The end of the input.
+    End,
+}
+
+/// A token with its position: `at` is the input from the token's first byte,
+/// `rest` the input after its last byte.
+#[derive(Clone, Copy, Debug)]
+struct Token<'a> {
+    tok: Tok<'a>,
+    at: &'a str,
+    rest: &'a str,
+}
+
+impl<'a> Token<'a> {
+    fn text(&self) -> &'a str {
+        &self.at[..self.at.len() - self.rest.len()]
+    }
+
+    fn is_keyword(&self, keyword: &str) -> bool {
+        matches!(self.tok, Tok::Word(w) if w.eq_ignore_ascii_case(keyword))
+    }
+
+    fn is_sym(&self, symbol: &str) -> bool {
+        matches!(self.tok, Tok::Sym(s) if s == symbol)
+    }
+
+    /// The token for an error message: its text quoted, or `end of input`.
+    fn describe(&self) -> String {
+        if self.tok == Tok::End {
+            return "end of input".into();
+        }
+        let text = self.text();
+        match text.char_indices().nth(40) {
+            Some((cut, _)) => format!("{:?}", format!("{}…", &text[..cut])),
+            None => format!("{text:?}"),
+        }
+    }
+}
+
+fn is_ident_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Skips whitespace, `-- line` and `/* block */` comments.
+fn skip_ws(i: &str) -> PResult<'_, ()> {
+    let spaces = take_while1(|c: char| c.is_ascii_whitespace());
+    let line_comment = recognize(pair(tag("--"), take_till(|c: char| c == '\n')));
+    let block_comment = recognize(delimited(tag("/*"), take_until("*/"), tag("*/")));
+    let (i, _) = many0_count(alt((spaces, line_comment, block_comment)))(i)?;
+    if i.starts_with("/*") {
+        return Err(failure(i, "unterminated comment"));
+    }
+    Ok((i, ()))
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+fn word(i: &str) -> PResult<'_, &str> {
+    recognize(pair(satisfy(is_ident_start), take_while(is_ident_char)))(i)
+}
+
+/// `12`, `2.5`, `1.`, `.5`, `1e3`, `3E-4`.
+fn number(i: &str) -> PResult<'_, &str> {
+    let mantissa = alt((
+        recognize(pair(digit1, opt(pair(char('.'), digit0)))),
+        recognize(pair(char('.'), digit1)),
+    ));
+    let exponent = tuple((one_of("eE"), opt(one_of("+-")), digit1));
+    recognize(pair(mantissa, opt(exponent)))(i)
+}
+
+/// A `quote`-delimited run where a doubled quote stands for one; returns the
+/// contents still escaped.
+fn quoted(i: &str, quote: char) -> Option<(&str, &str)> {
+    let mut from = 1;
+    loop {
+        let end = from + i.get(from..)?.find(quote)?;
+        if i[end + 1..].starts_with(quote) {
+            from = end + 2;
+        } else {
+            return Some((&i[end + 1..], &i[1..end]));
+        }
+    }
+}
+
+/// Undoes the doubling of `quote` inside a quoted run.
+fn unescape(raw: &str, quote: char) -> String {
+    let doubled: &str = if quote == '\'' { "''" } else { "\"\"" };
+    if raw.contains(doubled) {
+        raw.replace(doubled, &doubled[1..])
+    } else {
+        raw.to_string()
+    }
+}
+
+/// Reads the next token after whitespace and comments.
+fn lex(i: &str) -> PResult<'_, Token<'_>> {
+    let (at, ()) = skip_ws(i)?;
+    let Some(first) = at.chars().next() else {
+        let end = Token {
+            tok: Tok::End,
+            at,
+            rest: at,
+        };
+        return Ok((at, end));
+    };
+    let starts_number = first.is_ascii_digit()
+        || (first == '.' && at[1..].starts_with(|c: char| c.is_ascii_digit()));
+    let (rest, tok) = if is_ident_start(first) {
+        let (rest, w) = word(at)?;
+        (rest, Tok::Word(w))
+    } else if starts_number {
+        let (rest, n) = number(at)?;
+        let (after, junk) = take_while(is_ident_char)(rest)?;
+        if !junk.is_empty() {
+            let text = &at[..at.len() - after.len()];
+            return Err(failure(at, format!("invalid numeric literal {text:?}")));
+        }
+        (rest, Tok::Number(n))
+    } else if first == '\'' {
+        let (rest, s) =
+            quoted(at, '\'').ok_or_else(|| failure(at, "unterminated string literal"))?;
+        (rest, Tok::Str(s))
+    } else if first == '"' {
+        let (rest, s) =
+            quoted(at, '"').ok_or_else(|| failure(at, "unterminated quoted identifier"))?;
+        if s.is_empty() {
+            return Err(failure(at, "zero-length quoted identifier"));
+        }
+        (rest, Tok::Quoted(s))
+    } else {
+        let Some(sym) = SYMBOLS.iter().find(|s| at.starts_with(**s)) else {
+            return Err(failure(
+                at,
+                format!("unexpected character {:?}", first.to_string()),
+            ));
+        };
+        (&at[sym.len()..], Tok::Sym(sym))
+    };
+    Ok((rest, Token { tok, at, rest }))
+}
+
+/// A numeric literal's value: i64 when it is a plain integer that fits,
+/// otherwise f64.
+fn number_literal(text: &str) -> std::result::Result<Literal, &'static str> {
+    if text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = text.parse::<i64>()
+    {
+        return Ok(Literal::Int(n));
+    }
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() => Ok(Literal::Float(f)),
+        _ => Err("numeric literal out of range"),
+    }
+}
+
+/// Microseconds in one `unit` (case-insensitive, singular, plural or
+/// abbreviated).
+fn unit_micros(unit: &str) -> std::result::Result<i64, String> {
+    Ok(match unit.to_ascii_lowercase().as_str() {
+        "us" | "usec" | "usecs" | "microsecond" | "microseconds" => 1,
+        "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => 1_000,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60_000_000,
+        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000_000,
+        "d" | "day" | "days" => 86_400_000_000,
+        "w" | "week" | "weeks" => 604_800_000_000,
+        "mon" | "mons" | "month" | "months" | "y" | "yr" | "yrs" | "year" | "years" => {
+            return Err("interval months and years are not supported".into());
+        }
+        _ => return Err(format!("unknown interval unit {unit:?}")),
+    })
+}
+
+/// The length of an interval string such as `1 hour 30 minutes` or `-1.5 h`
+/// in microseconds. With `unit` (from `INTERVAL '2' HOUR`), the string must
+/// be a single bare number.
+fn interval_micros(text: &str, unit: Option<i64>) -> std::result::Result<i64, String> {
+    let invalid = || format!("invalid interval {text:?}");
+    let out_of_range = || "interval out of range".to_string();
+    let trim = |s: &str| {
+        s.trim_start_matches(|c: char| c.is_ascii_whitespace())
+            .len()
+    };
+    let mut rest = &text[text.len() - trim(text)..];
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut total: i128 = 0;
+    while !rest.is_empty() {
+        let mut quantity = tuple((
+            opt(one_of::<_, _, ()>("+-")),
+            digit1,
+            opt(preceded(char('.'), digit0)),
+        ));
+        let (r, (sign, int, frac)) = quantity(rest).map_err(|_| invalid())?;
+        let r = &r[r.len() - trim(r)..];
+        let (r, micros) = match unit {
+            Some(u) => (r, u),
+            None => {
+                let (r, name) = alpha1::<_, ()>(r).map_err(|_| invalid())?;
+                (r, unit_micros(name)?)
+            }
+        };
+        if int.len() > 24 {
+            return Err(out_of_range());
+        }
+        let micros = i128::from(micros);
+        let mut value = int.parse::<i128>().map_err(|_| invalid())? * micros;
+        let frac = frac.unwrap_or("");
+        let frac = &frac[..frac.len().min(12)];
+        if !frac.is_empty() {
+            let scale = 10i128.pow(frac.len() as u32);
+            value += frac.parse::<i128>().map_err(|_| invalid())? * micros / scale;
+        }
+        if sign == Some('-') {
+            value = -value;
+        }
+        total = total.checked_add(value).ok_or_else(out_of_range)?;
+        if total.unsigned_abs() > 1 << 70 {
+            return Err(out_of_range());
+        }
+        rest = &r[r.len() - trim(r)..];
+        if unit.is_some() && !rest.is_empty() {
+            return Err(invalid());
+        }
+    }
+    i64::try_from(total).map_err(|_| out_of_range())
+}
+
+/// The depth of an expression tree (a leaf is 1). Only called on trees
+/// already checked against [`MAX_HEIGHT`], so the recursion is bounded.
+fn height(e: &Expr) -> usize {
+    let children = match &e.kind {
+        ExprKind::Column(_) | ExprKind::Literal(_) => 0,
+        ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::Cast { expr, .. } => height(expr),
+        ExprKind::Binary { left, right, .. } => height(left).max(height(right)),
+        ExprKind::InList { expr, list, .. } => {
+            list.iter().map(height).fold(height(expr), usize::max)
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => height(expr).max(height(low)).max(height(high)),
+        ExprKind::Like { expr, pattern, .. } => height(expr).max(height(pattern)),
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            let mut h = operand.as_deref().map_or(0, height);
+            for (when, then) in branches {
+                h = h.max(height(when)).max(height(then));
+            }
+            h.max(else_result.as_deref().map_or(0, height))
+        }
+        ExprKind::Function { args, .. } => args.iter().map(height).max().unwrap_or(0),
+    };
+    children + 1
+}
+
+// ---------------------------------------------------------------------------
+// Grammar
+// ---------------------------------------------------------------------------
+
+/// The recursive-descent parser over one query text.
+struct Parser<'a> {
+    /// The whole query, for byte offsets.
+    src: &'a str,
+    /// Current recursion depth, checked against [`MAX_DEPTH`].
+    depth: Cell<usize>,
+    /// The last token lexed, keyed by the length of the input it was read
+    /// from.
+    peeked: Cell<Option<(usize, Token<'a>)>>,
+}
+
+impl<'a> Parser<'a> {
+    fn pos(&self, i: &str) -> usize {
+        self.src.len() - i.len()
+    }
+
+    fn span(&self, from: &str, to: &str) -> Span {
+        Span::new(self.pos(from), self.pos(to))
+    }
+
+    /// The next token (cached: the precedence levels all peek at it).
+    fn next(&self, i: &'a str) -> Res<Token<'a>> {
+        if let Some((len, t)) = self.peeked.get()
+            && len == i.len()
+        {
+            return Ok(t);
+        }
+        let (_, t) = lex(i)?;
+        self.peeked.set(Some((i.len(), t)));
+        Ok(t)
+    }
+
+    /// The next token if it is `keyword`.
+    fn keyword(&self, i: &'a str, keyword: &str) -> Res<Option<Token<'a>>> {
+        let t = self.next(i)?;
+        Ok(t.is_keyword(keyword).then_some(t))
+    }
+
+    /// The next token if it is the symbol `symbol`.
+    fn sym(&self, i: &'a str, symbol: &str) -> Res<Option<Token<'a>>> {
+        let t = self.next(i)?;
+        Ok(t.is_sym(symbol).then_some(t))
+    }
+
+    fn expect_keyword(&self, i: &'a str, keyword: &str) -> Res<Token<'a>> {
+        let t = self.next(i)?;
+        if t.is_keyword(keyword) {
+            Ok(t)
+        } else {
+            Err(expected(t, keyword))
+        }
+    }
+
+    fn expect_sym(&self, i: &'a str, symbol: &str) -> Res<Token<'a>> {
+        let t = self.next(i)?;
+        if t.is_sym(symbol) {
+            Ok(t)
+        } else {
+            Err(expected(t, &format!("{symbol:?}")))
+        }
+    }
+
+    /// The token as an identifier: a non-reserved word or a quoted name.
+    fn ident(&self, t: Token<'a>) -> Option<Ident> {
+        let name = match t.tok {
+            Tok::Word(w) if !is_reserved(w) => w.to_string(),
+            Tok::Quoted(q) => unescape(q, '"'),
+            _ => return None,
+        };
+        Some(Ident {
+            name,
+            span: self.span(t.at, t.rest),
+        })
+    }
+
+    /// Runs `f` one recursion level deeper, failing beyond [`MAX_DEPTH`].
+    fn nested<T>(&self, i: &'a str, f: impl FnOnce(&'a str) -> PResult<'a, T>) -> PResult<'a, T> {
+        let depth = self.depth.get();
+        if depth >= MAX_DEPTH {
+            let t = self.next(i)?;
+            return Err(failure(t.at, "expression is nested too deeply"));
+        }
+        self.depth.set(depth + 1);
+        let result = f(i);
+        self.depth.set(depth);
+        result
+    }
+
+    /// Updates `h`, the height of `left`, for a new node over `left` and
+    /// `others`; fails at `at` when the tree would exceed [`MAX_HEIGHT`].
+    fn grow(&self, h: &mut Option<usize>, left: &Expr, others: &[&Expr], at: &str) -> Res<()> {
+        let base = h.unwrap_or_else(|| height(left));
+        let new = 1 + others.iter().map(|e| height(e)).fold(base, usize::max);
+        if new > MAX_HEIGHT {
+            return Err(failure(at, "expression is nested too deeply"));
+        }
+        *h = Some(new);
+        Ok(())
+    }
+
+    /// `item (, item)*`
+    fn comma_list<T>(
+        &self,
+        i: &'a str,
+        mut item: impl FnMut(&'a str) -> PResult<'a, T>,
+    ) -> PResult<'a, Vec<T>> {
+        let (mut i, first) = item(i)?;
+        let mut items = vec![first];
+        while let Some(comma) = self.sym(i, ",")? {
+            let (rest, next) = item(comma.rest)?;
+            items.push(next);
+            i = rest;
+        }
+        Ok((i, items))
+    }
+
+    /// `[EXPLAIN] select [;]` and nothing after.
+    fn statement(&self, i: &'a str) -> PResult<'a, Statement> {
+        let first = self.next(i)?;
+        if first.tok == Tok::End {
+            return Err(failure(first.at, "empty statement"));
+        }
+        let explain = first.is_keyword("EXPLAIN");
+        let i = if explain { first.rest } else { i };
+        let (mut i, select) = self.select(i)?;
+        if let Some(semicolon) = self.sym(i, ";")? {
+            i = semicolon.rest;
+        }
+        let end = self.next(i)?;
+        if end.tok != Tok::End {
+            return Err(expected(end, "end of statement"));
+        }
+        let select = Box::new(select);
+        let statement = if explain {
+            Statement::Explain(select)
+        } else {
+            Statement::Select(select)
+        };
+        Ok((end.rest, statement))
+    }
+
+    fn select(&self, i: &'a str) -> PResult<'a, Select> {
+        let select = self.expect_keyword(i, "SELECT")?;
+        if let Some(d) = self.keyword(select.rest, "DISTINCT")? {
+            return Err(failure(
+                d.at,
+                "select distinct is not supported; use group by",
+            ));
+        }
+        let (mut i, projection) = self.comma_list(select.rest, |i| self.select_item(i))?;
+
+        let mut from = None;
+        if let Some(t) = self.keyword(i, "FROM")? {
+            let name = self.next(t.rest)?;
+            from = Some(
+                self.ident(name)
+                    .ok_or_else(|| expected(name, "a table name"))?,
+            );
+            i = name.rest;
+        }
+        let mut selection = None;
+        if let Some(t) = self.keyword(i, "WHERE")? {
+            let (rest, e) = self.expr(t.rest)?;
+            (i, selection) = (rest, Some(e));
+        }
+        let mut group_by = Vec::new();
+        if let Some(t) = self.keyword(i, "GROUP")? {
+            let by = self.expect_keyword(t.rest, "BY")?;
+            (i, group_by) = self.comma_list(by.rest, |i| self.expr(i))?;
+        }
+        let mut having = None;
+        if let Some(t) = self.keyword(i, "HAVING")? {
+            let (rest, e) = self.expr(t.rest)?;
+            (i, having) = (rest, Some(e));
+        }
+        let mut order_by = Vec::new();
+        if let Some(t) = self.keyword(i, "ORDER")? {
+            let by = self.expect_keyword(t.rest, "BY")?;
+            (i, order_by) = self.comma_list(by.rest, |i| self.order_item(i))?;
+        }
+        let mut limit = None;
+        if let Some(t) = self.keyword(i, "LIMIT")? {
+            let (rest, n) = self.integer(t.rest, i64::MIN.into(), i64::MAX.into(), "limit")?;
+            (i, limit) = (rest, Some(n as i64));
+        }
+        let mut offset = None;
+        if let Some(t) = self.keyword(i, "OFFSET")? {
+            let (rest, n) = self.integer(t.rest, 0, u64::MAX.into(), "offset")?;
+            (i, offset) = (rest, Some(n as u64));
+        }
+        let span = self.span(select.at, i);
+        let select = Select {
+            projection,
+            from,
+            selection,
+            group_by,
+            having,
+            order_by,
+            limit,
+            offset,
+            span,
+        };
+        Ok((i, select))
+    }
+
+    /// `*`, `expr`, `expr AS alias`, `expr alias`.
+    fn select_item(&self, i: &'a str) -> PResult<'a, SelectItem> {
+        if let Some(star) = self.sym(i, "*")? {
+            return Ok((
+                star.rest,
+                SelectItem::Wildcard(self.span(star.at, star.rest)),
+            ));
+        }
+        let (i, expr) = self.expr(i)?;
+        if let Some(as_) = self.keyword(i, "AS")? {
+            let name = self.next(as_.rest)?;
+            let alias = self.ident(name).ok_or_else(|| expected(name, "an alias"))?;
+            return Ok((
+                name.rest,
+                SelectItem::Expr {
+                    expr,
+                    alias: Some(alias),
+                },
+            ));
+        }
+        let t = self.next(i)?;
+        match self.ident(t) {
+            Some(alias) => Ok((
+                t.rest,
+                SelectItem::Expr {
+                    expr,
+                    alias: Some(alias),
+                },
+            )),
+            None => Ok((i, SelectItem::Expr { expr, alias: None })),
+        }
+    }
+
+    /// `expr [ASC|DESC] [NULLS FIRST|LAST]`
+    fn order_item(&self, i: &'a str) -> PResult<'a, OrderByItem> {
+        let (mut i, expr) = self.expr(i)?;
+        let mut desc = false;
+        let t = self.next(i)?;
+        if t.is_keyword("ASC") || t.is_keyword("DESC") {
+            desc = t.is_keyword("DESC");
+            i = t.rest;
+        }
+        let mut nulls_first = None;
+        if let Some(nulls) = self.keyword(i, "NULLS")? {
+            let t = self.next(nulls.rest)?;
+            if !(t.is_keyword("FIRST") || t.is_keyword("LAST")) {
+                return Err(expected(t, "FIRST or LAST"));
+            }
+            nulls_first = Some(t.is_keyword("FIRST"));
+            i = t.rest;
+        }
+        let item = OrderByItem {
+            expr,
+            desc,
+            nulls_first,
+        };
+        Ok((i, item))
+    }
+
+    /// `[+|-] digits` within `min..=max` (for `LIMIT` and `OFFSET`).
+    fn integer(&self, i: &'a str, min: i128, max: i128, what: &str) -> PResult<'a, i128> {
+        let mut t = self.next(i)?;
+        let start = t.at;
+        let negative = t.is_sym("-");
+        if negative || t.is_sym("+") {
+            t = self.next(t.rest)?;
+        }
+        let Tok::Number(digits) = t.tok else {
+            return Err(expected(t, "an integer"));
+        };
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(expected(t, "an integer"));
+        }
+        let value = digits
+            .parse::<i128>()
+            .ok()
+            .map(|v| if negative { -v } else { v })
+            .filter(|v| (min..=max).contains(v))
+            .ok_or_else(|| failure(start, format!("{what} out of range")))?;
+        Ok((t.rest, value))
+    }
+
+    /// Any expression (the lowest precedence level), one recursion level
+    /// deeper.
+    fn expr(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.nested(i, |i| self.or_expr(i))
+    }
+
+    /// Left-associative chain `operand (op operand)*` where `op_of` says
+    /// which tokens are this level's operators.
+    fn chain(
+        &self,
+        i: &'a str,
+        operand: fn(&Self, &'a str) -> PResult<'a, Expr>,
+        op_of: fn(Tok<'_>) -> Option<BinaryOp>,
+    ) -> PResult<'a, Expr> {
+        let (mut i, mut left) = operand(self, i)?;
+        let mut h = None;
+        loop {
+            let t = self.next(i)?;
+            let Some(op) = op_of(t.tok) else {
+                return Ok((i, left));
+            };
+            let (rest, right) = operand(self, t.rest)?;
+            self.grow(&mut h, &left, &[&right], t.at)?;
+            left = binary(op, left, right);
+            i = rest;
+        }
+    }
+
+    fn or_expr(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.chain(i, Self::and_expr, |t| {
+            matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("OR")).then_some(BinaryOp::Or)
+        })
+    }
+
+    fn and_expr(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.chain(i, Self::not_expr, |t| {
+            matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("AND")).then_some(BinaryOp::And)
+        })
+    }
+
+    /// `NOT not_expr | comparison`
+    fn not_expr(&self, i: &'a str) -> PResult<'a, Expr> {
+        let Some(not) = self.keyword(i, "NOT")? else {
+            return self.comparison(i);
+        };
+        let (rest, operand) = self.nested(not.rest, |i| self.not_expr(i))?;
+        let span = Span::new(self.pos(not.at), operand.span.end);
+        let kind = ExprKind::Unary {
+            op: UnaryOp::Not,
+            expr: Box::new(operand),
+        };
+        Ok((rest, Expr { kind, span }))
+    }
+
+    /// `additive ( cmp additive | IS [NOT] NULL | [NOT] IN (…)
+    /// | [NOT] BETWEEN additive AND additive | [NOT] LIKE additive )*`
+    fn comparison(&self, i: &'a str) -> PResult<'a, Expr> {
+        let (mut i, mut left) = self.additive(i)?;
+        let mut h = None;
+        loop {
+            let t = self.next(i)?;
+            let start = left.span.start;
+            let (rest, kind) = if let Some(op) = comparison_op(t.tok) {
+                let (rest, right) = self.additive(t.rest)?;
+                self.grow(&mut h, &left, &[&right], t.at)?;
+                (rest, binary_kind(op, left, right))
+            } else if t.is_keyword("IS") {
+                let mut null = self.next(t.rest)?;
+                let negated = null.is_keyword("NOT");
+                if negated {
+                    null = self.next(null.rest)?;
+                }
+                if !null.is_keyword("NULL") {
+                    return Err(expected(null, if negated { "NULL" } else { "NULL or NOT" }));
+                }
+                self.grow(&mut h, &left, &[], t.at)?;
+                let expr = Box::new(left);
+                (null.rest, ExprKind::IsNull { expr, negated })
+            } else {
+                let negated = t.is_keyword("NOT");
+                let k = if negated { self.next(t.rest)? } else { t };
+                if k.is_keyword("IN") {
+                    let open = self.expect_sym(k.rest, "(")?;
+                    let (rest, list) = self.comma_list(open.rest, |i| self.expr(i))?;
+                    let close = self.next(rest)?;
+                    if !close.is_sym(")") {
+                        return Err(expected(close, "\",\" or \")\""));
+                    }
+                    let refs: Vec<&Expr> = list.iter().collect();
+                    self.grow(&mut h, &left, &refs, t.at)?;
+                    let expr = Box::new(left);
+                    (
+                        close.rest,
+                        ExprKind::InList {
+                            expr,
+                            list,
+                            negated,
+                        },
+                    )
+                } else if k.is_keyword("BETWEEN") {
+                    let (rest, low) = self.additive(k.rest)?;
+                    let and = self.expect_keyword(rest, "AND")?;
+                    let (rest, high) = self.additive(and.rest)?;
+                    self.grow(&mut h, &left, &[&low, &high], t.at)?;
+                    let (expr, low, high) = (Box::new(left), Box::new(low), Box::new(high));
+                    (
+                        rest,
+                        ExprKind::Between {
+                            expr,
+                            low,
+                            high,
+                            negated,
+                        },
+                    )
+                } else if k.is_keyword("LIKE") {
+                    let (rest, pattern) = self.additive(k.rest)?;
+                    self.grow(&mut h, &left, &[&pattern], t.at)?;
+                    let (expr, pattern) = (Box::new(left), Box::new(pattern));
+                    (
+                        rest,
+                        ExprKind::Like {
+                            expr,
+                            pattern,
+                            negated,
+                        },
+                    )
+                } else if negated {
+                    return Err(expected(k, "IN, BETWEEN or LIKE"));
+                } else {
+                    return Ok((i, left));
+                }
+            };
+            i = rest;
+            let span = Span::new(start, self.pos(rest));
+            left = Expr { kind, span };
+        }
+    }
+
+    fn additive(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.chain(i, Self::multiplicative, |t| match t {
+            Tok::Sym("+") => Some(BinaryOp::Plus),
+            Tok::Sym("-") => Some(BinaryOp::Minus),
+            _ => None,
+        })
+    }
+
+    fn multiplicative(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.chain(i, Self::unary, |t| match t {
+            Tok::Sym("*") => Some(BinaryOp::Multiply),
+            Tok::Sym("/") => Some(BinaryOp::Divide),
+            Tok::Sym("%") => Some(BinaryOp::Modulo),
+            _ => None,
+        })
+    }
+
+    /// `- unary | + unary | postfix`
+    fn unary(&self, i: &'a str) -> PResult<'a, Expr> {
+        let t = self.next(i)?;
+        if !(t.is_sym("-") || t.is_sym("+")) {
+            return self.postfix(i);
+        }
+        let (rest, operand) = self.nested(t.rest, |i| self.unary(i))?;
+        let span = Span::new(self.pos(t.at), operand.span.end);
+        if t.is_sym("+") {
+            return Ok((
+                rest,
+                Expr {
+                    kind: operand.kind,
+                    span,
+                },
+            ));
+        }
+        let text = self.src.get(operand.span.start..operand.span.end);
+        let kind = if matches!(operand.kind, ExprKind::Literal(Literal::Float(_)))
+            && text == Some("9223372036854775808")
+        {
+            ExprKind::Literal(Literal::Int(i64::MIN))
+        } else {
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                expr: Box::new(operand),
+            }
+        };
+        Ok((rest, Expr { kind, span }))
+    }
+
+    /// `primary (:: type)*`
+    fn postfix(&self, i: &'a str) -> PResult<'a, Expr> {
+        let (mut i, mut e) = self.primary(i)?;
+        let mut h = None;
+        while let Some(colons) = self.sym(i, "::")? {
+            let (rest, to) = self.type_name(colons.rest)?;
+            self.grow(&mut h, &e, &[], colons.at)?;
+            let span = Span::new(e.span.start, self.pos(rest));
+            let kind = ExprKind::Cast {
+                expr: Box::new(e),
+                to,
+            };
+            (i, e) = (rest, Expr { kind, span });
+        }
+        Ok((i, e))
+    }
+
+    /// Literal, column, `(expr)`, function call, `CASE`, `CAST`, `INTERVAL`.
+    fn primary(&self, i: &'a str) -> PResult<'a, Expr> {
+        let t = self.next(i)?;
+        let span = self.span(t.at, t.rest);
+        let literal = |l| {
+            Ok((
+                t.rest,
+                Expr {
+                    kind: ExprKind::Literal(l),
+                    span,
+                },
+            ))
+        };
+        match t.tok {
+            Tok::Number(n) => literal(number_literal(n).map_err(|m| failure(t.at, m))?),
+            Tok::Str(s) => literal(Literal::String(unescape(s, '\''))),
+            Tok::Sym("(") => {
+                let (rest, inner) = self.expr(t.rest)?;
+                let close = self.expect_sym(rest, ")")?;
+                let span = self.span(t.at, close.rest);
+                Ok((
+                    close.rest,
+                    Expr {
+                        kind: inner.kind,
+                        span,
+                    },
+                ))
+            }
+            Tok::Word(_) if t.is_keyword("NULL") => literal(Literal::Null),
+            Tok::Word(_) if t.is_keyword("TRUE") => literal(Literal::Bool(true)),
+            Tok::Word(_) if t.is_keyword("FALSE") => literal(Literal::Bool(false)),
+            Tok::Word(_) if t.is_keyword("INTERVAL") => self.interval(t),
+            Tok::Word(_) if t.is_keyword("CASE") => self.case(t),
+            Tok::Word(_) if t.is_keyword("CAST") => self.cast(t),
+            _ => {
+                let Some(name) = self.ident(t) else {
+                    return Err(expected(t, "an expression"));
+                };
+                match self.sym(t.rest, "(")? {
+                    Some(open) => self.call(name, open),
+                    None => {
+                        let kind = ExprKind::Column(name.name);
+                        Ok((t.rest, Expr { kind, span }))
+                    }
+                }
+            }
+        }
+    }
+
+    /// `name ( [*] | [DISTINCT] expr, … )` after the `(`.
+    fn call(&self, name: Ident, open: Token<'a>) -> PResult<'a, Expr> {
+        let t = self.next(open.rest)?;
+        let (mut i, mut args, mut star, mut distinct) = (open.rest, Vec::new(), false, false);
+        if t.is_sym("*") {
+            (i, star) = (t.rest, true);
+        } else if !t.is_sym(")") {
+            if t.is_keyword("DISTINCT") {
+                (i, distinct) = (t.rest, true);
+            }
+            (i, args) = self.comma_list(i, |i| self.expr(i))?;
+        }
+        let close = self.next(i)?;
+        if !close.is_sym(")") {
+            return Err(expected(
+                close,
+                if star { "\")\"" } else { "\",\" or \")\"" },
+            ));
+        }
+        let span = Span::new(name.span.start, self.pos(close.rest));
+        let kind = ExprKind::Function {
+            name: name.name,
+            args,
+            star,
+            distinct,
+        };
+        Ok((close.rest, Expr { kind, span }))
+    }
+
+    /// `CASE [operand] (WHEN expr THEN expr)+ [ELSE expr] END` after `CASE`.
+    fn case(&self, case: Token<'a>) -> PResult<'a, Expr> {
+        let mut i = case.rest;
+        let mut operand = None;
+        if self.keyword(i, "WHEN")?.is_none() {
+            let (rest, e) = self.expr(i)?;
+            (i, operand) = (rest, Some(Box::new(e)));
+        }
+        let mut branches = Vec::new();
+        loop {
+            let when = self.next(i)?;
+            if !when.is_keyword("WHEN") {
+                if branches.is_empty() {
+                    return Err(expected(when, "WHEN"));
+                }
+                break;
+            }
+            let (rest, condition) = self.expr(when.rest)?;
+            let then = self.expect_keyword(rest, "THEN")?;
+            let (rest, result) = self.expr(then.rest)?;
+            branches.push((condition, result));
+            i = rest;
+        }
+        let mut else_result = None;
+        if let Some(else_) = self.keyword(i, "ELSE")? {
+            let (rest, e) = self.expr(else_.rest)?;
+            (i, else_result) = (rest, Some(Box::new(e)));
+        }
+        let end = self.next(i)?;
+        if !end.is_keyword("END") {
+            let what = if else_result.is_some() {
+                "END"
+            } else {
+                "WHEN, ELSE or END"
+            };
+            return Err(expected(end, what));
+        }
+        let span = self.span(case.at, end.rest);
+        let kind = ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        };
+        Ok((end.rest, Expr { kind, span }))
+    }
+
+    /// `CAST ( expr AS type )` after `CAST`.
+    fn cast(&self, cast: Token<'a>) -> PResult<'a, Expr> {
+        let open = self.expect_sym(cast.rest, "(")?;
+        let (rest, e) = self.expr(open.rest)?;
+        let as_ = self.expect_keyword(rest, "AS")?;
+        let (rest, to) = self.type_name(as_.rest)?;
+        let close = self.expect_sym(rest, ")")?;
+        let span = self.span(cast.at, close.rest);
+        let kind = ExprKind::Cast {
+            expr: Box::new(e),
+            to,
+        };
+        Ok((close.rest, Expr { kind, span }))
+    }
+
+    /// `INTERVAL 'text' [unit]` after `INTERVAL`.
+    fn interval(&self, interval: Token<'a>) -> PResult<'a, Expr> {
+        let s = self.next(interval.rest)?;
+        let Tok::Str(raw) = s.tok else {
+            return Err(expected(s, "an interval string such as '1 day'"));
+        };
+        let text = unescape(raw, '\'');
+        let mut rest = s.rest;
+        let mut unit = None;
+        if !text.bytes().any(|b| b.is_ascii_alphabetic()) {
+            let u = self.next(s.rest)?;
+            match u.tok {
+                Tok::Word(w) => match unit_micros(w) {
+                    Ok(micros) => (rest, unit) = (u.rest, Some(micros)),
+                    Err(message) if message.contains("months") => {
+                        return Err(failure(u.at, message));
+                    }
+                    Err(_) => return Err(expected(u, "an interval unit")),
+                },
+                _ => return Err(expected(u, "an interval unit")),
+            }
+        }
+        let micros = interval_micros(&text, unit).map_err(|m| failure(s.at, m))?;
+        let span = self.span(interval.at, rest);
+        let kind = ExprKind::Literal(Literal::Interval(micros));
+        Ok((rest, Expr { kind, span }))
+    }
+
+    /// A type name after `::` or `CAST(… AS`.
+    fn type_name(&self, i: &'a str) -> PResult<'a, TypeName> {
+        let t = self.next(i)?;
+        let Tok::Word(w) = t.tok else {
+            return Err(expected(t, "a type name"));
+        };
+        let to = match w.to_ascii_uppercase().as_str() {
+            "INT" | "INTEGER" | "BIGINT" | "SMALLINT" | "INT2" | "INT4" | "INT8" => TypeName::Int,
+            "FLOAT" | "REAL" | "FLOAT4" | "FLOAT8" => TypeName::Float,
+            "DOUBLE" => {
+                if let Some(p) = self.keyword(t.rest, "PRECISION")? {
+                    return Ok((p.rest, TypeName::Float));
+                }
+                TypeName::Float
+            }
+            "TIMESTAMP" => TypeName::Timestamp,
+            "VARCHAR" | "TEXT" | "STRING" => TypeName::Str,
+            "BOOLEAN" | "BOOL" => TypeName::Bool,
+            _ => return Err(failure(t.at, format!("unknown type {w:?}"))),
+        };
+        Ok((t.rest, to))
+    }
+}
+
+fn comparison_op(t: Tok<'_>) -> Option<BinaryOp> {
+    Some(match t {
+        Tok::Sym("=") => BinaryOp::Eq,
+        Tok::Sym("<>" | "!=") => BinaryOp::NotEq,
+        Tok::Sym("<") => BinaryOp::Lt,
+        Tok::Sym("<=") => BinaryOp::LtEq,
+        Tok::Sym(">") => BinaryOp::Gt,
+        Tok::Sym(">=") => BinaryOp::GtEq,
+        _ => return None,
+    })
+}
+
+fn binary_kind(op: BinaryOp, left: Expr, right: Expr) -> ExprKind {
+    ExprKind::Binary {
+        op,
+        left: Box::new(left),
+        right: Box::new(right),
+    }
+}
+
+/// `left op right` spanning both operands.
+fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+    let span = left.span.union(right.span);
+    Expr {
+        kind: binary_kind(op, left, right),
+        span,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+
+    /// The benchmark queries the engine must accept.
+    pub(crate) const BENCHMARK_QUERIES: &[&str] = &[
+        "SELECT cab_type, count(*) FROM trips GROUP BY cab_type",
+        "SELECT passenger_count, count(*), sum(total_amount) FROM trips GROUP BY passenger_count",
+        "SELECT passenger_count, year(pickup_datetime), count(*) FROM trips GROUP BY 1, 2",
+        "SELECT passenger_count, year(pickup_datetime), floor(trip_distance), count(*) FROM trips GROUP BY 1, 2, 3",
+        "SELECT trip_id FROM trips WHERE passenger_count = 5 AND vendor_id = 'CMT' AND total_amount < 5 AND store_and_fwd_flag = '1' LIMIT 100",
+        "SELECT passenger_count, trip_distance, total_amount FROM trips ORDER BY total_amount DESC LIMIT 100",
+        "SELECT pickup_puma, dropoff_puma, passenger_count, count(*) FROM trips GROUP BY 1, 2, 3",
+        "SELECT trip_id / 5, sum(total_amount) FROM trips GROUP BY 1",
+        "SELECT pickup_ntaname, count(*) FROM trips GROUP BY pickup_ntaname",
+        "SELECT * FROM readings WHERE time >= '2020-01-01' AND time < '2020-01-01'::timestamp + INTERVAL '1 day' LIMIT -10",
+        "SELECT date_trunc('hour', time), count(DISTINCT name), approx_count_distinct(name) FROM readings GROUP BY 1 ORDER BY 1",
+    ];
+
+    /// Expression text and its fully parenthesized display: precedence,
+    /// associativity and every expression form.
+    const EXPRESSIONS: &[(&str, &str)] = &[
+        ("a OR b AND c", "(a OR (b AND c))"),
+        ("a AND b OR c", "((a AND b) OR c)"),
+        ("a OR b OR c", "(a OR b OR c)"),
+        ("NOT a = b", "(NOT (a = b))"),
+        ("NOT a AND b", "((NOT a) AND b)"),
+        ("NOT NOT a", "(NOT NOT a)"),
+        ("-a * b", "(-a * b)"),
+        ("-(a * b)", "-(a * b)"),
+        ("a - b - c", "(a - b - c)"),
+        ("a - (b - c)", "(a - (b - c))"),
+        ("a + b * c", "(a + (b * c))"),
+        ("a * b % c / d", "(a * b % c / d)"),
+        ("(a + b) * c", "((a + b) * c)"),
+        ("a < b < c", "(a < b < c)"),
+        ("a < (b < c)", "(a < (b < c))"),
+        ("a = b IS NULL", "(a = b IS NULL)"),
+        ("a = (b IS NULL)", "(a = (b IS NULL))"),
+        (
+            "a = 1 OR NOT b <> 2 AND c != 3",
+            "((a = 1) OR ((NOT (b <> 2)) AND (c <> 3)))",
+        ),
+        (
+            "x >= 1 AND x <= 2 AND x > 0 AND x < 3",
+            "((x >= 1) AND (x <= 2) AND (x > 0) AND (x < 3))",
+        ),
+        (
+            "a + 1 BETWEEN 2 AND 3 AND b",
+            "(((a + 1) BETWEEN 2 AND 3) AND b)",
+        ),
+        ("a NOT BETWEEN -1 AND 1", "(a NOT BETWEEN -1 AND 1)"),
+        ("a IN (1, 2, 3)", "(a IN (1, 2, 3))"),
+        ("a NOT IN ('x')", "(a NOT IN ('x'))"),
+        ("name LIKE 'ab%'", "(name LIKE 'ab%')"),
+        ("a IS NULL", "(a IS NULL)"),
+        ("a IS NOT NULL OR b", "((a IS NOT NULL) OR b)"),
+        ("-a::int", "-a::BIGINT"),
+        ("(-a)::int", "(-a)::BIGINT"),
+        ("a::float::int", "a::DOUBLE::BIGINT"),
+        (
+            "'2020-01-01'::timestamp + INTERVAL '1 day'",
+            "('2020-01-01'::TIMESTAMP + INTERVAL '1 day')",
+        ),
+        ("- - 5", "- -5"),
+        ("-(-5)", "- -5"),
+        ("NOT NOT NOT a", "(NOT NOT NOT a)"),
+        ("NOT (a AND b)", "(NOT (a AND b))"),
+        ("-5", "-5"),
+        ("+a", "a"),
+        ("2 - -3", "(2 - -3)"),
+        (
+            "CASE WHEN a > 1 THEN 'x' ELSE 'y' END",
+            "CASE WHEN (a > 1) THEN 'x' ELSE 'y' END",
+        ),
+        (
+            "case a when 1 then 2 when 3 then 4 end",
+            "CASE a WHEN 1 THEN 2 WHEN 3 THEN 4 END",
+        ),
+        ("CAST(a AS double precision)", "a::DOUBLE"),
+        ("cast(a + 1 as VARCHAR)", "(a + 1)::VARCHAR"),
+        (
+            "CAST(b AS bool) AND CAST(c AS text)",
+            "(b::BOOLEAN AND c::VARCHAR)",
+        ),
+        ("-9223372036854775808::int", "-9.223372036854776e18::BIGINT"),
+        (
+            "(-9223372036854775808)::int",
+            "(-9223372036854775808)::BIGINT",
+        ),
+        ("-(9223372036854775808)", "-9.223372036854776e18"),
+        ("(x IS NULL) IS NULL", "(x IS NULL IS NULL)"),
+        (
+            "x IN (1) NOT LIKE 'a' BETWEEN 1 AND 2",
+            "(x IN (1) NOT LIKE 'a' BETWEEN 1 AND 2)",
+        ),
+        ("count(*)", "count(*)"),
+        ("COUNT(DISTINCT name)", "COUNT(DISTINCT name)"),
+        ("now()", "now()"),
+        ("f(a, b + 1, g(c))", "f(a, (b + 1), g(c))"),
+        ("\"select\" + \"My Col\"", "(\"select\" + \"My Col\")"),
+        ("\"a\"\"b\"", "\"a\"\"b\""),
+        ("\"plain\"", "plain"),
+        ("MyCol", "MyCol"),
+        ("'it''s'", "'it''s'"),
+        ("'日本語 ✓'", "'日本語 ✓'"),
+        ("NULL", "NULL"),
+        ("true OR FALSE", "(TRUE OR FALSE)"),
+        ("1.5e300 * .5", "(1.5e300 * 0.5)"),
+        ("-9223372036854775808", "(-9223372036854775808)"),
+        ("9223372036854775808", "9.223372036854776e18"),
+        ("INTERVAL '90 minutes'", "INTERVAL '90 minutes'"),
+        ("INTERVAL '1 hour 30 minutes'", "INTERVAL '90 minutes'"),
+        ("INTERVAL '2' HOUR", "INTERVAL '2 hours'"),
+    ];
+
+    /// Expression text and the literal it is.
+    const LITERALS: &[(&str, Literal)] = &[
+        ("42", Literal::Int(42)),
+        ("0", Literal::Int(0)),
+        ("9223372036854775807", Literal::Int(i64::MAX)),
+        ("-9223372036854775808", Literal::Int(i64::MIN)),
+        ("9223372036854775808", Literal::Float(9223372036854775808.0)),
+        ("2.5", Literal::Float(2.5)),
+        (".5", Literal::Float(0.5)),
+        ("1.", Literal::Float(1.0)),
+        ("1e3", Literal::Float(1000.0)),
+        ("3E-4", Literal::Float(3e-4)),
+        ("1.5e+2", Literal::Float(150.0)),
+        ("NULL", Literal::Null),
+        ("null", Literal::Null),
+        ("TRUE", Literal::Bool(true)),
+        ("False", Literal::Bool(false)),
+        ("INTERVAL '1 day'", Literal::Interval(86_400_000_000)),
+        ("INTERVAL '90 minutes'", Literal::Interval(5_400_000_000)),
+        ("INTERVAL '2' HOUR", Literal::Interval(7_200_000_000)),
+        ("interval '2' hours", Literal::Interval(7_200_000_000)),
+        (
+            "INTERVAL '1 hour 30 minutes'",
+            Literal::Interval(5_400_000_000),
+        ),
+        ("INTERVAL '1h30m'", Literal::Interval(5_400_000_000)),
+        ("INTERVAL '1.5 HOURS'", Literal::Interval(5_400_000_000)),
+        ("INTERVAL '1 week'", Literal::Interval(604_800_000_000)),
+        ("INTERVAL '3 sec'", Literal::Interval(3_000_000)),
+        ("INTERVAL '5 min'", Literal::Interval(300_000_000)),
+        ("INTERVAL '250 ms'", Literal::Interval(250_000)),
+        ("INTERVAL '7 us'", Literal::Interval(7)),
+        (
+            "INTERVAL '1 millisecond 1 microsecond'",
+            Literal::Interval(1_001),
+        ),
+        ("INTERVAL ' -1 day '", Literal::Interval(-86_400_000_000)),
+        (
+            "INTERVAL '1 day -1 hour'",
+            Literal::Interval(82_800_000_000),
+        ),
+    ];
+
+    /// Bad queries: the error offset and the exact message.
+    const ERRORS: &[(&str, usize, &str)] = &[
+        ("SELECT FROM t", 7, "expected an expression, found \"FROM\""),
+        (
+            "SELECT a FROM t WHERE",
+            21,
+            "expected an expression, found end of input",
+        ),
+        (
+            "SELECT a FROM t WHERE  ",
+            23,
+            "expected an expression, found end of input",
+        ),
+        ("SELECT 'abc", 7, "unterminated string literal"),
+        ("", 0, "empty statement"),
+        ("  -- only a comment", 19, "empty statement"),
+        (
+            "SELECT a FROM t xyz zz",
+            16,
+            "expected end of statement, found \"xyz\"",
+        ),
+        (
+            "SELECT a FROM t; SELECT b",
+            17,
+            "expected end of statement, found \"SELECT\"",
+        ),
+        ("SELECT a FROM t GROUP a", 22, "expected BY, found \"a\""),
+        (
+            "SELECT a FROM t ORDER BY a DESC NULLS",
+            37,
+            "expected FIRST or LAST, found end of input",
+        ),
+        (
+            "SELECT f(a b) FROM t",
+            11,
+            "expected \",\" or \")\", found \"b\"",
+        ),
+        ("SELECT count(* a)", 15, "expected \")\", found \"a\""),
+        ("SELECT (a FROM t", 10, "expected \")\", found \"FROM\""),
+        (
+            "SELECT a +",
+            10,
+            "expected an expression, found end of input",
+        ),
+        ("SELECT a + * b", 11, "expected an expression, found \"*\""),
+        ("SELECT 1abc", 7, "invalid numeric literal \"1abc\""),
+        ("SELECT 1e", 7, "invalid numeric literal \"1e\""),
+        ("SELECT 1e999", 7, "numeric literal out of range"),
+        (
+            "SELECT a FROM t LIMIT x",
+            22,
+            "expected an integer, found \"x\"",
+        ),
+        (
+            "SELECT a FROM t LIMIT 1.5",
+            22,
+            "expected an integer, found \"1.5\"",
+        ),
+        (
+            "SELECT a FROM t LIMIT 99999999999999999999",
+            22,
+            "limit out of range",
+        ),
+        ("SELECT a FROM t OFFSET -1", 23, "offset out of range"),
+        (
+            "SELECT INTERVAL '1 month'",
+            16,
+            "interval months and years are not supported",
+        ),
+        (
+            "SELECT INTERVAL '2' years",
+            20,
+            "interval months and years are not supported",
+        ),
+        (
+            "SELECT INTERVAL '3 fortnights'",
+            16,
+            "unknown interval unit \"fortnights\"",
+        ),
+        (
+            "SELECT INTERVAL '2'",
+            19,
+            "expected an interval unit, found end of input",
+        ),
+        (
+            "SELECT INTERVAL '1 day 2'",
+            16,
+            "invalid interval \"1 day 2\"",
+        ),
+        (
+            "SELECT INTERVAL 5",
+            16,
+            "expected an interval string such as '1 day', found \"5\"",
+        ),
+        ("SELECT CAST(a AS blob)", 17, "unknown type \"blob\""),
+        ("SELECT a::", 10, "expected a type name, found end of input"),
+        (
+            "SELECT a NOT b",
+            13,
+            "expected IN, BETWEEN or LIKE, found \"b\"",
+        ),
+        ("SELECT a IS 5", 12, "expected NULL or NOT, found \"5\""),
+        ("SELECT a IN ()", 13, "expected an expression, found \")\""),
+        ("SELECT a BETWEEN 1 OR 2", 19, "expected AND, found \"OR\""),
+        ("SELECT /* x", 7, "unterminated comment"),
+        ("SELECT \"\" FROM t", 7, "zero-length quoted identifier"),
+        ("SELECT \"abc FROM t", 7, "unterminated quoted identifier"),
+        (
+            "SELECT a FROM select",
+            14,
+            "expected a table name, found \"select\"",
+        ),
+        (
+            "SELECT a AS FROM t",
+            12,
+            "expected an alias, found \"FROM\"",
+        ),
+        (
+            "SELECT DISTINCT a FROM t",
+            7,
+            "select distinct is not supported; use group by",
+        ),
+        (
+            "SELECT CASE END",
+            12,
+            "expected an expression, found \"END\"",
+        ),
+        ("SELECT CASE a END", 14, "expected WHEN, found \"END\""),
+        (
+            "SELECT CASE WHEN a THEN b",
+            25,
+            "expected WHEN, ELSE or END, found end of input",
+        ),
+        ("SELECT CASE WHEN a b", 19, "expected THEN, found \"b\""),
+        ("SELECT é", 7, "unexpected character \"é\""),
+        ("SELECT a ! b", 9, "unexpected character \"!\""),
+        ("EXPLAIN", 7, "expected SELECT, found end of input"),
+        ("INSERT INTO t", 0, "expected SELECT, found \"INSERT\""),
+        (";", 0, "expected SELECT, found \";\""),
+        ("SELECT 1;;", 9, "expected end of statement, found \";\""),
+        ("SELECT 'a' || 'b'", 11, "unexpected character \"|\""),
+    ];
+
+    /// More statements for the round-trip and span properties.
+    const STATEMENTS: &[&str] = &[
+        "SELECT 1 + 2",
+        "select A from T where B = 'x'",
+        "SELECT a AS x, b y, * FROM t WHERE a > 1 GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY x DESC NULLS LAST, y NULLS FIRST, 3 ASC LIMIT -10 OFFSET 5;",
+        "  -- leading comment\n SELECT /* inline */ a FROM t -- trailing",
+        "EXPLAIN SELECT count(*) FROM trips",
+        "SELECT \"weird name\" AS \"Select\", \"x\"\"y\" FROM \"my table\"",
+        "SELECT CASE WHEN a IS NULL THEN 0 WHEN a < 0 THEN -a ELSE a END AS abs_a FROM t",
+        "SELECT x FROM t WHERE NOT (a IN (1, 2) OR b NOT BETWEEN 1 AND 5) AND c LIKE '%z'",
+        "SELECT sum(x) / count(*), min(t::timestamp) FROM t GROUP BY y HAVING sum(x) > 10 ORDER BY 1 DESC",
+        "SELECT 'a''b', 'c' FROM t LIMIT 0 OFFSET 18446744073709551615",
+        "SELECT a FROM t LIMIT -9223372036854775808",
+        "SELECT INTERVAL '1 day' + INTERVAL '2' minute, INTERVAL '-7 us'",
+        "SELECT 1e300, 0.1 + 0.2, 99999999999999999999, 1.5e-7 FROM t",
+        "SELECT +a, - b, - -c, -(-d), -9223372036854775808 - 1 FROM t",
+        "SELECT a FROM t ORDER BY a NULLS LAST",
+        "SELECT first, last, int, \"end\" FROM t",
+    ];
+
+    fn parse_ok(sql: &str) -> Statement {
+        parse(sql).unwrap_or_else(|e| panic!("{sql:?} does not parse: {e}"))
+    }
+
+    fn select(statement: &Statement) -> &Select {
+        let (Statement::Select(s) | Statement::Explain(s)) = statement;
+        s
+    }
+
+    /// The first select item's expression of `SELECT {text}`.
+    fn expr(text: &str) -> Expr {
+        let sql = format!("SELECT {text}");
+        match parse_ok(&sql) {
+            Statement::Select(s) => match s.projection.into_iter().next() {
+                Some(SelectItem::Expr { expr, .. }) => expr,
+                other => panic!("{sql:?}: unexpected item {other:?}"),
+            },
+            other => panic!("{sql:?}: unexpected statement {other:?}"),
+        }
+    }
+
+    /// Every expression in `statement`, parents before children.
+    fn all_exprs(statement: &Statement) -> Vec<&Expr> {
+        fn walk<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            out.push(e);
+            match &e.kind {
+                ExprKind::Column(_) | ExprKind::Literal(_) => {}
+                ExprKind::Unary { expr, .. }
+                | ExprKind::IsNull { expr, .. }
+                | ExprKind::Cast { expr, .. } => walk(expr, out),
+                ExprKind::Binary { left, right, .. } => {
+                    walk(left, out);
+                    walk(right, out);
+                }
+                ExprKind::InList { expr, list, .. } => {
+                    walk(expr, out);
+                    list.iter().for_each(|e| walk(e, out));
+                }
+                ExprKind::Between {
+                    expr, low, high, ..
+                } => {
+                    walk(expr, out);
+                    walk(low, out);
+                    walk(high, out);
+                }
+                ExprKind::Like { expr, pattern, .. } => {
+                    walk(expr, out);
+                    walk(pattern, out);
+                }
+                ExprKind::Case {
+                    operand,
+                    branches,
+                    else_result,
+                } => {
+                    operand.iter().for_each(|e| walk(e, out));
+                    for (when, then) in branches {
+                        walk(when, out);
+                        walk(then, out);
+                    }
+                    else_result.iter().for_each(|e| walk(e, out));
+                }
+                ExprKind::Function { args, .. } => args.iter().for_each(|e| walk(e, out)),
+            }
+        }
+        let s = select(statement);
+        let mut out = Vec::new();
+        for item in &s.projection {
+            if let SelectItem::Expr { expr, .. } = item {
+                walk(expr, &mut out);
+            }
+        }
+        let order_keys = s.order_by.iter().map(|o| &o.expr);
+        for e in s
+            .selection
+            .iter()
+            .chain(&s.group_by)
+            .chain(&s.having)
+            .chain(order_keys)
+        {
+            walk(e, &mut out);
+        }
+        out
+    }
+
+    /// Checks the properties every successful parse must have: display
+    /// round-trips, and every span is tight and re-parses to its expression.
+    fn check_properties(sql: &str, statement: &Statement) {
+        let shown = statement.to_string();
+        let again = parse(&shown).unwrap_or_else(|e| panic!("{sql:?} displays as {shown:?}: {e}"));
+        assert!(
+            crate::sql::eq_ignoring_spans(statement, &again),
+            "{sql:?} displays as {shown:?}, which parses differently"
+        );
+        assert_eq!(again.to_string(), shown, "display of {sql:?} is not stable");
+
+        let s = select(statement);
+        let text = &sql[s.span.start..s.span.end];
+        assert!(
+            text.len() >= 6 && text[..6].eq_ignore_ascii_case("SELECT"),
+            "{sql:?}: {text:?}"
+        );
+        let idents = s
+            .from
+            .iter()
+            .chain(s.projection.iter().filter_map(|item| match item {
+                SelectItem::Expr { alias, .. } => alias.as_ref(),
+                SelectItem::Wildcard(_) => None,
+            }));
+        for ident in idents {
+            let text = &sql[ident.span.start..ident.span.end];
+            assert!(
+                text == ident.name || text.starts_with('"'),
+                "{sql:?}: {text:?}"
+            );
+        }
+        for e in all_exprs(statement) {
+            let text = sql
+                .get(e.span.start..e.span.end)
+                .expect("span on char boundaries");
+            assert_eq!(text, text.trim(), "{sql:?}: span {:?} is not tight", e.span);
+            assert_eq!(
+                expr(text).to_string(),
+                e.to_string(),
+                "{sql:?}: span text {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn benchmark_queries_parse_and_round_trip() {
+        for sql in BENCHMARK_QUERIES {
+            check_properties(sql, &parse_ok(sql));
+        }
+    }
+
+    #[test]
+    fn statements_round_trip_with_tight_spans() {
+        for sql in STATEMENTS {
+            check_properties(sql, &parse_ok(sql));
+        }
+        for (text, _) in EXPRESSIONS {
+            let sql = format!("SELECT {text} FROM t");
+            check_properties(&sql, &parse_ok(&sql));
+        }
+    }
+
+    #[test]
+    fn expressions_parse_with_expected_precedence() {
+        for (text, shown) in EXPRESSIONS {
+            assert_eq!(expr(text).to_string(), *shown, "{text:?}");
+        }
+        // Associativity, checked on the tree itself.
+        let ExprKind::Binary {
+            op: BinaryOp::Minus,
+            left,
+            right,
+        } = expr("a - b - c").kind
+        else {
+            panic!("a - b - c is not a subtraction");
+        };
+        assert_eq!(
+            (left.to_string(), right.to_string()),
+            ("(a - b)".into(), "c".into())
+        );
+        let ExprKind::Binary {
+            op: BinaryOp::Or,
+            left,
+            right,
+        } = expr("a OR b AND c").kind
+        else {
+            panic!("a OR b AND c is not an OR");
+        };
+        assert_eq!(
+            (left.to_string(), right.to_string()),
+            ("a".into(), "(b AND c)".into())
+        );
+        let ExprKind::Unary {
+            op: UnaryOp::Not,
+            expr: inner,
+        } = expr("NOT a = b").kind
+        else {
+            panic!("NOT a = b is not a NOT");
+        };
+        assert!(matches!(
+            inner.kind,
+            ExprKind::Binary {
+                op: BinaryOp::Eq,
+                ..
+            }
+        ));
+        let ExprKind::Binary {
+            op: BinaryOp::Multiply,
+            left,
+            ..
+        } = expr("-a * b").kind
+        else {
+            panic!("-a * b is not a product");
+        };
+        assert!(matches!(
+            left.kind,
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn literals() {
+        for (text, literal) in LITERALS {
+            assert_eq!(
+                expr(text).kind,
+                ExprKind::Literal(literal.clone()),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            expr("'it''s'").kind,
+            ExprKind::Literal(Literal::String("it's".into()))
+        );
+        assert_eq!(
+            expr("'日本'").kind,
+            ExprKind::Literal(Literal::String("日本".into()))
+        );
+        assert_eq!(
+            expr("''").kind,
+            ExprKind::Literal(Literal::String(String::new()))
+        );
+        // `-5` is a negation of 5; only i64::MIN is folded.
+        let ExprKind::Unary {
+            op: UnaryOp::Neg,
+            expr: five,
+        } = expr("-5").kind
+        else {
+            panic!("-5 is not a negation");
+        };
+        assert_eq!(five.kind, ExprKind::Literal(Literal::Int(5)));
+        assert_eq!(five.span, Span::new(8, 9));
+    }
+
+    #[test]
+    fn identifiers_keep_case_and_unquote() {
+        assert_eq!(expr("MyCol").kind, ExprKind::Column("MyCol".into()));
+        assert_eq!(
+            expr("\"a \"\"b\"\" c\"").kind,
+            ExprKind::Column("a \"b\" c".into())
+        );
+        assert_eq!(expr("\"FROM\"").kind, ExprKind::Column("FROM".into()));
+        assert_eq!(expr("_x9").kind, ExprKind::Column("_x9".into()));
+        let call = expr("Count(*)").kind;
+        let ExprKind::Function {
+            name,
+            args,
+            star: true,
+            distinct: false,
+        } = call
+        else {
+            panic!("not count(*): {call:?}");
+        };
+        assert_eq!((name.as_str(), args.len()), ("Count", 0));
+        let ExprKind::Function {
+            distinct: true,
+            star: false,
+            args,
+            ..
+        } = expr("count(DISTINCT x)").kind
+        else {
+            panic!("not count(DISTINCT x)");
+        };
+        assert_eq!(args[0].kind, ExprKind::Column("x".into()));
+    }
+
+    #[test]
+    fn full_select_clauses() {
+        let sql = "SELECT a AS x, b y, * FROM t WHERE a > 1 GROUP BY 1, 2 HAVING count(*) > 1 \
+                   ORDER BY x DESC NULLS LAST, y NULLS FIRST, 3 ASC LIMIT -10 OFFSET 5;";
+        let Statement::Select(s) = parse_ok(sql) else {
+            panic!("not a select")
+        };
+        assert_eq!(s.projection.len(), 3);
+        let SelectItem::Expr { alias: Some(x), .. } = &s.projection[0] else {
+            panic!()
+        };
+        assert_eq!((x.name.as_str(), x.span), ("x", Span::new(12, 13)));
+        let SelectItem::Expr { alias: Some(y), .. } = &s.projection[1] else {
+            panic!()
+        };
+        assert_eq!((y.name.as_str(), y.span), ("y", Span::new(17, 18)));
+        assert_eq!(s.projection[2], SelectItem::Wildcard(Span::new(20, 21)));
+        let from = s.from.as_ref().expect("from");
+        assert_eq!((from.name.as_str(), from.span), ("t", Span::new(27, 28)));
+        assert_eq!(
+            s.selection.as_ref().map(|e| e.to_string()),
+            Some("(a > 1)".into())
+        );
+        let ordinals: Vec<_> = s.group_by.iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            ordinals,
+            vec![
+                ExprKind::Literal(Literal::Int(1)),
+                ExprKind::Literal(Literal::Int(2))
+            ]
+        );
+        assert_eq!(
+            s.having.as_ref().map(|e| e.to_string()),
+            Some("(count(*) > 1)".into())
+        );
+        let order: Vec<_> = s
+            .order_by
+            .iter()
+            .map(|o| (o.expr.to_string(), o.desc, o.nulls_first))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("x".into(), true, Some(false)),
+                ("y".into(), false, Some(true)),
+                ("3".into(), false, None)
+            ]
+        );
+        assert_eq!((s.limit, s.offset), (Some(-10), Some(5)));
+        assert_eq!(s.span, Span::new(0, sql.len() - 1), "span excludes the `;`");
+
+        let Statement::Select(s) = parse_ok(" select 1 + 2 ") else {
+            panic!()
+        };
+        assert_eq!((s.from.is_none(), s.span), (true, Span::new(1, 13)));
+        let Statement::Explain(s) = parse_ok("explain SELECT a FROM t") else {
+            panic!()
+        };
+        assert_eq!(s.span, Span::new(8, 23));
+        let Statement::Select(s) = parse_ok("SELECT a FROM t LIMIT -9223372036854775808") else {
+            panic!()
+        };
+        assert_eq!(s.limit, Some(i64::MIN));
+    }
+
+    #[test]
+    fn spans_are_exact() {
+        let cases: &[(&str, &[&str])] = &[
+            ("SELECT count(*) FROM t", &["count(*)"]),
+            (
+                "SELECT  a + b * c AS s, (a + b) FROM t",
+                &["a + b * c", "(a + b)"],
+            ),
+            (
+                "SELECT sum( x ) ,  -x::int , +y FROM t",
+                &["sum( x )", "-x::int", "+y"],
+            ),
+            (
+                "SELECT x IS NOT NULL, x IN (1, 2) s",
+                &["x IS NOT NULL", "x IN (1, 2)"],
+            ),
+            (
+                "SELECT x NOT BETWEEN 1 AND 2 /* c */ FROM t",
+                &["x NOT BETWEEN 1 AND 2"],
+            ),
+            (
+                "SELECT CASE WHEN a THEN b END, CAST( a AS int )",
+                &["CASE WHEN a THEN b END", "CAST( a AS int )"],
+            ),
+            (
+                "SELECT INTERVAL '2' HOUR, -9223372036854775808",
+                &["INTERVAL '2' HOUR", "-9223372036854775808"],
+            ),
+            (
+                "SELECT \"Q\"\"x\" , 'é' ,NOT a",
+                &["\"Q\"\"x\"", "'é'", "NOT a"],
+            ),
+        ];
+        for (sql, expected) in cases {
+            let statement = parse_ok(sql);
+            let texts: Vec<&str> = select(&statement)
+                .projection
+                .iter()
+                .filter_map(|item| match item {
+                    SelectItem::Expr { expr, .. } => Some(&sql[expr.span.start..expr.span.end]),
+                    SelectItem::Wildcard(_) => None,
+                })
+                .collect();
+            assert_eq!(&texts, expected, "{sql:?}");
+        }
+        assert_eq!(expr("count(*)").span, Span::new(7, 15));
+        let ExprKind::Binary { left, right, .. } = expr("(a) - b").kind else {
+            panic!()
+        };
+        assert_eq!(
+            (left.span, right.span),
+            (Span::new(7, 10), Span::new(13, 14))
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        for (sql, offset, message) in ERRORS {
+            match parse(sql) {
+                Err(Error::Parse {
+                    offset: o,
+                    message: m,
+                }) => {
+                    assert_eq!((o, m.as_str()), (*offset, *message), "{sql:?}")
+                }
+                other => panic!("{sql:?}: expected a parse error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_is_limited_without_overflowing_the_stack() {
+        let deep = |n: usize, open: &str, close: &str| {
+            format!("SELECT {}1{}", open.repeat(n), close.repeat(n))
+        };
+        // Within the limits: parses, displays, and drops on a test thread.
+        let ok = [
+            deep(MAX_DEPTH - 2, "(", ")"),
+            deep(MAX_DEPTH - 2, "f(", ")"),
+            deep(MAX_DEPTH - 2, "- ", ""),
+            deep(MAX_DEPTH - 2, "NOT ", ""),
+            deep(MAX_HEIGHT - 1, "1 + ", ""),
+            deep(MAX_HEIGHT - 1, "", "::int"),
+        ];
+        for sql in &ok {
+            let statement = parse_ok(sql);
+            check_properties(sql, &statement);
+        }
+        let too_deep = [
+            deep(100_000, "(", ")"),
+            deep(100_000, "f(", ")"),
+            deep(100_000, "- ", ""),
+            deep(100_000, "NOT ", ""),
+            deep(100_000, "CASE WHEN 1 THEN ", " END"),
+            deep(100_000, "1 + ", ""),
+            deep(100_000, "1 * ", ""),
+            deep(100_000, "1 OR ", ""),
+            deep(100_000, "1 < ", ""),
+            deep(100_000, "", " IS NULL"),
+            deep(100_000, "", "::int"),
+        ];
+        for sql in &too_deep {
+            match parse(sql) {
+                Err(Error::Parse { message, .. }) => {
+                    assert_eq!(message, "expression is nested too deeply", "{}", &sql[..40])
+                }
+                other => panic!("{}: {other:?}", &sql[..40]),
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_input_never_panics() {
+        const PIECES: &[&str] = &[
+            "'",
+            "\"",
+            "(",
+            ")",
+            ",",
+            ";",
+            "*",
+            "+",
+            "-",
+            "/",
+            "%",
+            "=",
+            "<",
+            ">",
+            "!",
+            ":",
+            ".",
+            "e",
+            "E",
+            "0",
+            "9",
+            "a",
+            "_",
+            " ",
+            "\n",
+            "\t",
+            "é",
+            "日",
+            "😀",
+            "\0",
+            "--",
+            "/*",
+            "*/",
+            "''",
+            "\"\"",
+            "::",
+            "NOT ",
+            " AND ",
+            " OR ",
+            "SELECT ",
+            " FROM ",
+            "NULL",
+            "CASE ",
+            " END",
+            "INTERVAL ",
+            "1e",
+            "9223372036854775808",
+            " IS ",
+            " IN ",
+            " BETWEEN ",
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(0x6b61_7479);
+        let mut seeds: Vec<String> = BENCHMARK_QUERIES
+            .iter()
+            .chain(STATEMENTS)
+            .map(|s| s.to_string())
+            .collect();
+        seeds.extend(
+            EXPRESSIONS
+                .iter()
+                .map(|(e, _)| format!("SELECT {e} FROM t")),
+        );
+        seeds.extend(ERRORS.iter().map(|(q, _, _)| q.to_string()));
+
+        let check = |sql: &str| match parse(sql) {
+            Ok(statement) => check_properties(sql, &statement),
+            Err(Error::Parse { offset, message }) => {
+                assert!(
+                    offset <= sql.len() && sql.is_char_boundary(offset),
+                    "{sql:?}: {offset}"
+                );
+                assert!(!message.is_empty());
+            }
+            Err(other) => panic!("{sql:?}: unexpected error kind {other:?}"),
+        };
+        let mut cases = 0;
+        for seed in &seeds {
+            for (cut, _) in seed.char_indices() {
+                check(&seed[..cut]);
+                check(&seed[cut..]);
+                cases += 2;
+            }
+            for _ in 0..150 {
+                let mut s = seed.clone();
+                for _ in 0..rng.gen_range(1..4) {
+                    let boundaries: Vec<usize> =
+                        s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+                    let at = boundaries[rng.gen_range(0..boundaries.len())];
+                    match rng.gen_range(0..3) {
+                        0 => s.insert_str(at, PIECES[rng.gen_range(0..PIECES.len())]),
+                        1 if at < s.len() => {
+                            s.remove(at);
+                        }
+                        _ => {
+                            let c = char::from_u32(rng.gen_range(0..0x250)).unwrap_or('?');
+                            s.insert(at, c);
+                        }
+                    }
+                }
+                check(&s);
+                cases += 1;
+            }
+        }
+        for _ in 0..2000 {
+            let bytes: Vec<u8> = (0..rng.gen_range(0..40)).map(|_| rng.r#gen()).collect();
+            check(&String::from_utf8_lossy(&bytes));
+            let pieces: String = (0..rng.gen_range(0..12))
+                .map(|_| PIECES[rng.gen_range(0..PIECES.len())])
+                .collect();
+            check(&pieces);
+            cases += 2;
+        }
+        assert!(cases > 20_000, "only {cases} cases");
+    }
 }

@@ -1,0 +1,434 @@
+//! SQL text for the AST, and span-insensitive comparison.
+//!
+//! `Display` prints keywords upper-case, re-escapes strings, and
+//! double-quotes identifiers that are reserved words or not of the form
+//! `[A-Za-z_][A-Za-z0-9_]*`. Parsing the printed text gives back an equal tree
+//! apart from spans (see [`eq_ignoring_spans`]) for every tree the parser
+//! produces.
+//!
+//! Compound expressions (binary operators, `NOT`, `IS NULL`, `IN`,
+//! `BETWEEN`, `LIKE`) are parenthesized, except that a left operand at the
+//! same precedence level as its parent is printed bare, since the parser
+//! associates to the left: `((a - b) - c)` prints as `(a - b - c)`, while
+//! `a - (b - c)` prints as `(a - (b - c))`. Likewise `NOT NOT a` prints as
+//! `(NOT NOT a)`, `- -a` as `- -a`, and casts as postfix `x::T`. This keeps
+//! the printed nesting no deeper than needed, so long chains print as text
+//! the parser's nesting limits still accept. An interval prints in the
+//! largest unit that divides it exactly.
+
+use std::fmt::{self, Display, Formatter};
+
+use super::ast::{
+    BinaryOp, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span, Statement,
+    TypeName, UnaryOp,
+};
+use super::parser::is_reserved;
+
+impl Display for Statement {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Statement::Select(select) => write!(f, "{select}"),
+            Statement::Explain(select) => write!(f, "EXPLAIN {select}"),
+        }
+    }
+}
+
+/// Writes `items` separated by `, `.
+fn comma_separated<T: Display>(f: &mut Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
+impl Display for Select {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str("SELECT ")?;
+        comma_separated(f, &self.projection)?;
+        if let Some(from) = &self.from {
+            write!(f, " FROM {from}")?;
+        }
+        if let Some(selection) = &self.selection {
+            write!(f, " WHERE {selection}")?;
+        }
+        if !self.group_by.is_empty() {
+            f.write_str(" GROUP BY ")?;
+            comma_separated(f, &self.group_by)?;
+        }
+        if let Some(having) = &self.having {
+            write!(f, " HAVING {having}")?;
+        }
+        if !self.order_by.is_empty() {
+            f.write_str(" ORDER BY ")?;
+            comma_separated(f, &self.order_by)?;
+        }
+        if let Some(limit) = self.limit {
+            write!(f, " LIMIT {limit}")?;
+        }
+        if let Some(offset) = self.offset {
+            write!(f, " OFFSET {offset}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for SelectItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectItem::Wildcard(_) => f.write_str("*"),
+            SelectItem::Expr { expr, alias: None } => write!(f, "{expr}"),
+            SelectItem::Expr {
+                expr,
+                alias: Some(alias),
+            } => write!(f, "{expr} AS {alias}"),
+        }
+    }
+}
+
+impl Display for OrderByItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.expr)?;
+        if self.desc {
+            f.write_str(" DESC")?;
+        }
+        match self.nulls_first {
+            Some(true) => f.write_str(" NULLS FIRST"),
+            Some(false) => f.write_str(" NULLS LAST"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes `name` as an identifier, double-quoted when it is reserved or not
+/// a simple `[A-Za-z_][A-Za-z0-9_]*` name.
+fn write_name(f: &mut Formatter<'_>, name: &str) -> fmt::Result {
+    let simple = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !is_reserved(name);
+    if simple {
+        f.write_str(name)
+    } else {
+        write!(f, "\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+impl Display for Ident {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write_name(f, &self.name)
+    }
+}
+
+impl Display for UnaryOp {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Not => "NOT ",
+        })
+    }
+}
+
+impl Display for BinaryOp {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+impl Display for TypeName {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TypeName::Int => "BIGINT",
+            TypeName::Float => "DOUBLE",
+            TypeName::Timestamp => "TIMESTAMP",
+            TypeName::Str => "VARCHAR",
+            TypeName::Bool => "BOOLEAN",
+        })
+    }
+}
+
+impl Display for Literal {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Null => f.write_str("NULL"),
+            Literal::Bool(true) => f.write_str("TRUE"),
+            Literal::Bool(false) => f.write_str("FALSE"),
+            // Parenthesized so that `-` before it never forms a `--` comment.
+            Literal::Int(n) if *n < 0 => write!(f, "({n})"),
+            Literal::Int(n) => write!(f, "{n}"),
+            // `{:?}` is the shortest text that reads back to the same f64 and
+            // always has a `.` or an exponent, so it parses as a float again.
+            Literal::Float(x) if x.is_finite() && x.is_sign_negative() => write!(f, "({x:?})"),
+            Literal::Float(x) if x.is_finite() => write!(f, "{x:?}"),
+            Literal::Float(x) => write!(f, "'{x}'::DOUBLE"),
+            Literal::String(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Literal::Interval(micros) => write_interval(f, *micros),
+        }
+    }
+}
+
+/// `INTERVAL 'n unit'` in the largest unit that divides `micros` exactly.
+fn write_interval(f: &mut Formatter<'_>, micros: i64) -> fmt::Result {
+    const UNITS: [(i64, &str); 6] = [
+        (86_400_000_000, "day"),
+        (3_600_000_000, "hour"),
+        (60_000_000, "minute"),
+        (1_000_000, "second"),
+        (1_000, "millisecond"),
+        (1, "microsecond"),
+    ];
+    let (size, unit) = UNITS
+        .into_iter()
+        .find(|(size, _)| micros % size == 0)
+        .unwrap_or((1, "microsecond"));
+    let n = micros / size;
+    let plural = if n == 1 || n == -1 { "" } else { "s" };
+    write!(f, "INTERVAL '{n} {unit}{plural}'")
+}
+
+/// The precedence level of a binary-like node (higher binds tighter), for
+/// printing left-associative chains without nested parentheses.
+fn precedence(e: &Expr) -> Option<u8> {
+    match &e.kind {
+        ExprKind::Binary { op, .. } => Some(match op {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Plus | BinaryOp::Minus => 4,
+            BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => 5,
+            _ => COMPARISON,
+        }),
+        ExprKind::IsNull { .. }
+        | ExprKind::InList { .. }
+        | ExprKind::Between { .. }
+        | ExprKind::Like { .. } => Some(COMPARISON),
+        _ => None,
+    }
+}
+
+/// The level of comparisons, `IS NULL`, `IN`, `BETWEEN` and `LIKE`, which
+/// the parser chains left-associatively.
+const COMPARISON: u8 = 3;
+
+/// Writes `e`; with `bare`, without the outer parentheses of a compound
+/// node (used where the parser's associativity makes them redundant).
+fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
+    let (open, close) = if bare { ("", "") } else { ("(", ")") };
+    let not = |negated: bool| if negated { " NOT" } else { "" };
+    // The tested operand of a comparison-level node, or the left operand of
+    // a binary node, at the same level as its parent.
+    let left = |f: &mut Formatter<'_>, child: &Expr| {
+        write_expr(f, child, precedence(child) == precedence(e))
+    };
+    match &e.kind {
+        ExprKind::Column(name) => write_name(f, name),
+        ExprKind::Literal(literal) => write!(f, "{literal}"),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            expr,
+        } => {
+            // `- -x`, never `--x` (a comment).
+            let space = matches!(
+                expr.kind,
+                ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    ..
+                }
+            );
+            write!(f, "-{}{expr}", if space { " " } else { "" })
+        }
+        ExprKind::Unary {
+            op: UnaryOp::Not,
+            expr,
+        } => {
+            f.write_str(open)?;
+            f.write_str("NOT ")?;
+            let chained = matches!(
+                expr.kind,
+                ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    ..
+                }
+            );
+            write_expr(f, expr, chained)?;
+            f.write_str(close)
+        }
+        ExprKind::Binary { op, left: l, right } => {
+            f.write_str(open)?;
+            left(f, l)?;
+            write!(f, " {op} {right}{close}")
+        }
+        ExprKind::IsNull { expr, negated } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            write!(f, " IS{} NULL{close}", not(*negated))
+        }
+        ExprKind::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            write!(f, "{} IN (", not(*negated))?;
+            comma_separated(f, list)?;
+            write!(f, "){close}")
+        }
+        ExprKind::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            write!(f, "{} BETWEEN {low} AND {high}{close}", not(*negated))
+        }
+        ExprKind::Like {
+            expr,
+            pattern,
+            negated,
+        } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            write!(f, "{} LIKE {pattern}{close}", not(*negated))
+        }
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            f.write_str("CASE")?;
+            if let Some(operand) = operand {
+                write!(f, " {operand}")?;
+            }
+            for (when, then) in branches {
+                write!(f, " WHEN {when} THEN {then}")?;
+            }
+            if let Some(else_result) = else_result {
+                write!(f, " ELSE {else_result}")?;
+            }
+            f.write_str(" END")
+        }
+        ExprKind::Function {
+            name,
+            args,
+            star,
+            distinct,
+        } => {
+            write_name(f, name)?;
+            f.write_str("(")?;
+            if *star {
+                f.write_str("*")?;
+            }
+            if *distinct {
+                f.write_str("DISTINCT ")?;
+            }
+            comma_separated(f, args)?;
+            f.write_str(")")
+        }
+        ExprKind::Cast { expr, to } => {
+            // `::` binds tighter than unary minus: `(-x)::t`.
+            if matches!(
+                expr.kind,
+                ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    ..
+                }
+            ) {
+                write!(f, "({expr})::{to}")
+            } else {
+                write!(f, "{expr}::{to}")
+            }
+        }
+    }
+}
+
+impl Display for Expr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write_expr(f, self, false)
+    }
+}
+
+/// True when `a` and `b` are the same statement apart from spans (where
+/// each piece was in the query text).
+pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
+    let (mut a, mut b) = (a.clone(), b.clone());
+    clear_spans(&mut a);
+    clear_spans(&mut b);
+    a == b
+}
+
+/// Sets every span in `statement` to `0..0`.
+pub fn clear_spans(statement: &mut Statement) {
+    let (Statement::Select(select) | Statement::Explain(select)) = statement;
+    select.span = Span::default();
+    for item in &mut select.projection {
+        match item {
+            SelectItem::Wildcard(span) => *span = Span::default(),
+            SelectItem::Expr { expr, alias } => {
+                clear_expr(expr);
+                if let Some(alias) = alias {
+                    alias.span = Span::default();
+                }
+            }
+        }
+    }
+    if let Some(from) = &mut select.from {
+        from.span = Span::default();
+    }
+    let order_keys = select.order_by.iter_mut().map(|o| &mut o.expr);
+    let exprs = (select.selection.iter_mut())
+        .chain(select.having.iter_mut())
+        .chain(select.group_by.iter_mut())
+        .chain(order_keys);
+    for expr in exprs {
+        clear_expr(expr);
+    }
+}
+
+fn clear_expr(e: &mut Expr) {
+    e.span = Span::default();
+    match &mut e.kind {
+        ExprKind::Column(_) | ExprKind::Literal(_) => {}
+        ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::Cast { expr, .. } => clear_expr(expr),
+        ExprKind::Binary { left, right, .. } => {
+            clear_expr(left);
+            clear_expr(right);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            clear_expr(expr);
+            list.iter_mut().for_each(clear_expr);
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => {
+            clear_expr(expr);
+            clear_expr(low);
+            clear_expr(high);
+        }
+        ExprKind::Like { expr, pattern, .. } => {
+            clear_expr(expr);
+            clear_expr(pattern);
+        }
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            if let Some(operand) = operand {
+                clear_expr(operand);
+            }
+            for (when, then) in branches {
+                clear_expr(when);
+                clear_expr(then);
+            }
+            if let Some(else_result) = else_result {
+                clear_expr(else_result);
+            }
+        }
+        ExprKind::Function { args, .. } => args.iter_mut().for_each(clear_expr),
+    }
+}

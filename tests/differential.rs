@@ -1,0 +1,1469 @@
+//! Differential test: random tables and random SQL, run through katydid's
+//! engine (with one and two threads) and through the naive reference
+//! evaluator in `reference/`, results compared.
+//!
+//! Reproducing a failure: every report names the table seed and the query
+//! index; `KATYDID_DIFF_ONLY=<seed>:<query>` reruns exactly that case, and
+//! `KATYDID_DIFF_SEED` / `KATYDID_DIFF_TABLES` / `KATYDID_DIFF_QUERIES`
+//! change the base seed and the amount of work (for longer soak runs).
+
+mod reference;
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use katydid::sql::ast::{Select, Statement};
+use katydid::store::{Bitmap, Column, Field, Partition, Table};
+use katydid::types::{MICROS_PER_DAY, format_timestamp, parse_timestamp};
+use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use reference::{OrderKey, RefResult, order_cmp};
+
+// ---------------------------------------------------------------------------
+// Random tables
+
+/// How a column's values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// Int in 0..5, some NULLs, sometimes sorted.
+    Narrow,
+    /// Int in -1000..=1000, NULL rate chosen per table.
+    Moderate,
+    /// One Int value in every row.
+    Constant,
+    /// Int near i64::MIN/MAX or ±2^40 (never used in arithmetic).
+    Wide,
+    /// Int, every row NULL.
+    AllNull,
+    /// Int in 0..3, 90% NULL.
+    NullHeavy,
+    /// Float multiples of 1/4 in [-100, 100] (exact sums, duplicates).
+    Quarter,
+    /// Float with two decimals in [-1000, 1000].
+    Decimal,
+    /// Strings from a handful of values (dictionary), incl. "" and multibyte.
+    FewStrings,
+    /// Strings "s<n>" with many distinct values (packed).
+    ManyStrings,
+    /// Timestamps over 2012..2016.
+    Years,
+    /// Timestamps within 2014.
+    OneYear,
+}
+
+/// The schema every random table has; the values differ by seed.
+const SCHEMA: [(&str, DataType, Kind); 12] = [
+    ("n", DataType::Int, Kind::Narrow),
+    ("m", DataType::Int, Kind::Moderate),
+    ("k", DataType::Int, Kind::Constant),
+    ("w", DataType::Int, Kind::Wide),
+    ("z", DataType::Int, Kind::AllNull),
+    ("h", DataType::Int, Kind::NullHeavy),
+    ("f", DataType::Float, Kind::Quarter),
+    ("g", DataType::Float, Kind::Decimal),
+    ("s", DataType::Str, Kind::FewStrings),
+    ("p", DataType::Str, Kind::ManyStrings),
+    ("t", DataType::Timestamp, Kind::Years),
+    ("u", DataType::Timestamp, Kind::OneYear),
+];
+
+const PART_SIZES: [usize; 5] = [1, 3, 7, 64, 1000];
+
+const FEW_STRINGS: [&str; 10] = [
+    "", "a", "b", "apple", "banana", "é", "😈", "Apple", "b😈", "ab",
+];
+
+/// A generated table plus what the query generator needs to know about it.
+struct TestTable {
+    table: Table,
+    /// Distinct non-NULL values per column (schema order), for literals.
+    samples: Vec<Vec<Value>>,
+    /// Rows per partition.
+    part_sizes: Vec<usize>,
+}
+
+fn ts(s: &str) -> i64 {
+    parse_timestamp(s).expect("valid timestamp")
+}
+
+fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
+    let mut v: Vec<Value> = Vec::with_capacity(rows);
+    let null = |rng: &mut ChaCha8Rng, p: f64| rng.gen_bool(p);
+    match kind {
+        Kind::Narrow => {
+            let sorted = rng.gen_bool(0.3);
+            let p = if sorted { 0.0 } else { 0.1 };
+            let mut xs: Vec<i64> = (0..rows).map(|_| rng.gen_range(0..5)).collect();
+            if sorted {
+                xs.sort();
+            }
+            for x in xs {
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Int(x)
+                });
+            }
+        }
+        Kind::Moderate => {
+            let p = *[0.0, 0.1, 0.5].choose(rng).unwrap();
+            for _ in 0..rows {
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Int(rng.gen_range(-1000..=1000))
+                });
+            }
+        }
+        Kind::Constant => {
+            let c = *[-3i64, 0, 7, 1000].choose(rng).unwrap();
+            v.extend((0..rows).map(|_| Value::Int(c)));
+        }
+        Kind::Wide => {
+            let extreme = rng.gen_bool(0.5);
+            for _ in 0..rows {
+                let x = if extreme {
+                    *[i64::MIN, i64::MIN + 1, i64::MAX, i64::MAX - 1, 0, -1, 1]
+                        .choose(rng)
+                        .unwrap()
+                } else {
+                    rng.gen_range(-(1i64 << 40)..=(1i64 << 40))
+                };
+                v.push(if null(rng, 0.1) {
+                    Value::Null
+                } else {
+                    Value::Int(x)
+                });
+            }
+        }
+        Kind::AllNull => v.extend((0..rows).map(|_| Value::Null)),
+        Kind::NullHeavy => {
+            for _ in 0..rows {
+                v.push(if null(rng, 0.9) {
+                    Value::Null
+                } else {
+                    Value::Int(rng.gen_range(0..3))
+                });
+            }
+        }
+        Kind::Quarter => {
+            for _ in 0..rows {
+                v.push(if null(rng, 0.1) {
+                    Value::Null
+                } else if rng.gen_bool(0.03) {
+                    Value::Float(-0.0)
+                } else {
+                    Value::Float(rng.gen_range(-400..=400) as f64 / 4.0)
+                });
+            }
+        }
+        Kind::Decimal => {
+            for _ in 0..rows {
+                v.push(if null(rng, 0.2) {
+                    Value::Null
+                } else {
+                    Value::Float(rng.gen_range(-100_000..=100_000) as f64 / 100.0)
+                });
+            }
+        }
+        Kind::FewStrings => {
+            let mut pool = FEW_STRINGS.to_vec();
+            pool.shuffle(rng);
+            pool.truncate(rng.gen_range(1..=6));
+            for _ in 0..rows {
+                v.push(if null(rng, 0.1) {
+                    Value::Null
+                } else {
+                    Value::str(pool.choose(rng).unwrap())
+                });
+            }
+        }
+        Kind::ManyStrings => {
+            for _ in 0..rows {
+                let n = rng.gen_range(0..5000);
+                v.push(match rng.gen_range(0..100) {
+                    0..5 => Value::Null,
+                    5..8 => Value::str(""),
+                    8..11 => Value::str(&format!("é{n}")),
+                    11..13 => Value::str(&format!("😈{n}")),
+                    _ => Value::str(&format!("s{n}")),
+                });
+            }
+        }
+        Kind::Years | Kind::OneYear => {
+            let (start, days) = if kind == Kind::Years {
+                (ts("2012-01-01"), 5 * 365)
+            } else {
+                (ts("2014-01-01"), 365)
+            };
+            let sorted = rng.gen_bool(0.3);
+            let mut xs: Vec<i64> = (0..rows)
+                .map(|_| {
+                    let mut t = start + rng.gen_range(0..days) * MICROS_PER_DAY;
+                    if rng.gen_bool(0.7) {
+                        t += rng.gen_range(0..86_400) * 1_000_000;
+                    }
+                    if rng.gen_bool(0.1) {
+                        t += rng.gen_range(0..1_000_000);
+                    }
+                    t
+                })
+                .collect();
+            if sorted {
+                xs.sort();
+            }
+            let p = if kind == Kind::Years && !sorted {
+                0.05
+            } else {
+                0.0
+            };
+            for x in xs {
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Timestamp(x)
+                });
+            }
+        }
+    }
+    v
+}
+
+/// Encodes one partition's slice of a column with the store's encoders.
+fn encode(dtype: DataType, vals: &[Value]) -> Column {
+    let valid: Vec<bool> = vals.iter().map(|v| !v.is_null()).collect();
+    let validity = valid.contains(&false).then(|| Bitmap::from_bools(&valid));
+    match dtype {
+        DataType::Int | DataType::Timestamp => {
+            let xs: Vec<i64> = vals
+                .iter()
+                .map(|v| match v {
+                    Value::Int(x) | Value::Timestamp(x) => *x,
+                    _ => 0,
+                })
+                .collect();
+            Column::encode_ints(dtype, &xs, validity)
+        }
+        DataType::Float => {
+            let xs: Vec<f64> = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+            Column::encode_floats(xs, validity)
+        }
+        DataType::Str => {
+            let xs: Vec<&str> = vals
+                .iter()
+                .map(|v| match v {
+                    Value::Str(s) => &**s,
+                    _ => "",
+                })
+                .collect();
+            Column::encode_strings(&xs, validity)
+        }
+        DataType::Bool => unreachable!("no boolean columns"),
+    }
+}
+
+/// Builds a table named `name` from row-major values, cut into partitions of
+/// the given sizes.
+fn build_table(
+    name: &str,
+    fields: &[(&str, DataType)],
+    rows: &[Vec<Value>],
+    sizes: &[usize],
+) -> Table {
+    let mut partitions = Vec::new();
+    let mut first = 0;
+    for &size in sizes {
+        let chunk = &rows[first..first + size];
+        let columns = fields
+            .iter()
+            .enumerate()
+            .map(|(c, (_, dtype))| {
+                let vals: Vec<Value> = chunk.iter().map(|r| r[c].clone()).collect();
+                encode(*dtype, &vals)
+            })
+            .collect();
+        partitions.push(Partition {
+            rows: size,
+            first_row: first,
+            columns,
+        });
+        first += size;
+    }
+    assert_eq!(first, rows.len());
+    Table {
+        name: name.to_string(),
+        fields: fields
+            .iter()
+            .map(|(n, t)| Field {
+                name: n.to_string(),
+                dtype: *t,
+            })
+            .collect(),
+        partitions,
+        source_bytes: 0,
+    }
+}
+
+/// Partition sizes covering `rows`: one size for the whole table, or a
+/// fresh draw per partition; the last partition takes what is left.
+fn partition_sizes(rng: &mut ChaCha8Rng, rows: usize) -> Vec<usize> {
+    let fixed = rng.gen_bool(0.7).then(|| *PART_SIZES.choose(rng).unwrap());
+    let mut sizes = Vec::new();
+    let mut left = rows;
+    while left > 0 {
+        let s = fixed.unwrap_or_else(|| *PART_SIZES.choose(rng).unwrap());
+        sizes.push(s.min(left));
+        left -= s.min(left);
+    }
+    sizes
+}
+
+fn random_table(seed: u64) -> TestTable {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let rows = match rng.gen_range(0..100) {
+        0..5 => 0,
+        5..25 => rng.gen_range(1..10),
+        _ => rng.gen_range(10..=300),
+    };
+    let columns: Vec<Vec<Value>> = SCHEMA
+        .iter()
+        .map(|(_, _, kind)| gen_column(&mut rng, *kind, rows))
+        .collect();
+    let row_major: Vec<Vec<Value>> = (0..rows)
+        .map(|r| columns.iter().map(|c| c[r].clone()).collect())
+        .collect();
+    let sizes = partition_sizes(&mut rng, rows);
+    let fields: Vec<(&str, DataType)> = SCHEMA.iter().map(|(n, t, _)| (*n, *t)).collect();
+    let table = build_table("t", &fields, &row_major, &sizes);
+    let samples = columns
+        .iter()
+        .map(|c| {
+            let mut d: Vec<Value> = c.iter().filter(|v| !v.is_null()).cloned().collect();
+            d.sort_by(|a, b| a.total_cmp(b));
+            d.dedup();
+            d
+        })
+        .collect();
+    TestTable {
+        table,
+        samples,
+        part_sizes: sizes,
+    }
+}
+
+/// Column types and per-partition encodings, for failure reports.
+fn describe_table(t: &TestTable) -> String {
+    let mut s = String::new();
+    let table = &t.table;
+    let _ = writeln!(
+        s,
+        "table {:?}: {} rows, partition sizes {:?}",
+        table.name,
+        table.rows(),
+        t.part_sizes
+    );
+    for (i, f) in table.fields.iter().enumerate() {
+        let enc: Vec<String> = table
+            .partitions
+            .iter()
+            .map(|p| p.columns[i].encoding_name())
+            .collect();
+        let _ = writeln!(s, "  {} {}: {}", f.name, f.dtype, enc.join(" | "));
+    }
+    if table.rows() <= 40 {
+        let _ = writeln!(s, "  rows:");
+        for r in reference::load_rows(table) {
+            let _ = writeln!(s, "    {}", fmt_row(&r));
+        }
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Random queries
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ty {
+    Int,
+    Float,
+}
+
+/// Columns usable in arithmetic (values small enough never to overflow).
+const SAFE_INTS: [&str; 5] = ["n", "m", "k", "h", "z"];
+const FLOATS: [&str; 2] = ["f", "g"];
+const STRS: [&str; 2] = ["s", "p"];
+const TSS: [&str; 2] = ["t", "u"];
+const ALL_COLS: [&str; 12] = ["n", "m", "k", "w", "z", "h", "f", "g", "s", "p", "t", "u"];
+
+struct QueryGen<'a> {
+    rng: ChaCha8Rng,
+    samples: &'a [Vec<Value>],
+}
+
+fn sql_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn sql_float(x: f64) -> String {
+    // Debug keeps a ".0" so the literal stays a float.
+    format!("{x:?}")
+}
+
+fn col_index(name: &str) -> usize {
+    SCHEMA
+        .iter()
+        .position(|(n, _, _)| *n == name)
+        .expect("schema column")
+}
+
+impl QueryGen<'_> {
+    fn pick<'b, T>(&mut self, xs: &'b [T]) -> &'b T {
+        xs.choose(&mut self.rng).expect("non-empty")
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.gen_bool(p)
+    }
+
+    fn sample(&mut self, col: &str) -> Option<Value> {
+        let s = &self.samples[col_index(col)];
+        s.choose(&mut self.rng).cloned()
+    }
+
+    fn int_lit(&mut self) -> String {
+        self.rng.gen_range(-10..=10i64).to_string()
+    }
+
+    fn nonzero_int(&mut self) -> i64 {
+        *self.pick(&[-7i64, -3, -2, -1, 1, 2, 3, 4, 5, 7, 10])
+    }
+
+    fn float_lit(&mut self) -> String {
+        sql_float(self.rng.gen_range(-40..=40) as f64 / 4.0)
+    }
+
+    /// A literal of the type of column `col`, usually a value from the data.
+    fn lit_for(&mut self, col: &str) -> String {
+        if self.chance(0.65)
+            && let Some(v) = self.sample(col)
+        {
+            return match v {
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) => sql_float(f),
+                Value::Str(s) => sql_str(&s),
+                Value::Timestamp(t) => sql_str(&format_timestamp(t)),
+                _ => unreachable!(),
+            };
+        }
+        match col {
+            "w" => (*self.pick(&[
+                "9223372036854775807",
+                "-9223372036854775808",
+                "0",
+                "-1",
+                "1099511627776",
+                "9.3e18",
+                "-9.2233720368547758e18",
+            ]))
+            .to_string(),
+            "n" | "h" | "z" | "k" => {
+                if self.chance(0.2) {
+                    self.float_lit()
+                } else {
+                    self.rng.gen_range(-1..=7i64).to_string()
+                }
+            }
+            "m" => self.rng.gen_range(-1100..=1100i64).to_string(),
+            "f" | "g" => {
+                if self.chance(0.3) {
+                    self.rng.gen_range(-100..=100i64).to_string()
+                } else {
+                    self.float_lit()
+                }
+            }
+            "s" | "p" => {
+                let absent = [
+                    "", "a", "aa", "zz", "b", "s1", "s2500", "s99999", "é", "😈", "A", "apple",
+                ];
+                sql_str(*self.pick(&absent))
+            }
+            "t" | "u" => {
+                let year = self.rng.gen_range(2011..=2017);
+                let month = self.rng.gen_range(1..=12);
+                let day = self.rng.gen_range(1..=28);
+                if self.chance(0.5) {
+                    format!("'{year:04}-{month:02}-{day:02}'")
+                } else {
+                    format!("'{year:04}-{month:02}-{day:02} 12:30:00'")
+                }
+            }
+            _ => unreachable!("{col}"),
+        }
+    }
+
+    /// A numeric expression of depth at most `d`, never overflowing and
+    /// never dividing by zero.
+    fn num(&mut self, d: u32) -> (String, Ty) {
+        if d == 0 || self.chance(0.35) {
+            return match self.rng.gen_range(0..100) {
+                0..45 => (self.pick(&SAFE_INTS).to_string(), Ty::Int),
+                45..70 => (self.pick(&FLOATS).to_string(), Ty::Float),
+                70..85 => (self.int_lit(), Ty::Int),
+                85..90 => (self.float_lit(), Ty::Float),
+                _ => (format!("year({})", self.pick(&TSS)), Ty::Int),
+            };
+        }
+        let join = |a: Ty, b: Ty| {
+            if a == Ty::Int && b == Ty::Int {
+                Ty::Int
+            } else {
+                Ty::Float
+            }
+        };
+        match self.rng.gen_range(0..100) {
+            0..30 => {
+                let op = *self.pick(&["+", "-", "*"]);
+                let (a, ta) = self.num(d - 1);
+                let (b, tb) = self.num(d - 1);
+                (format!("({a} {op} {b})"), join(ta, tb))
+            }
+            30..42 => {
+                let (a, ta) = self.num(d - 1);
+                if self.chance(0.8) {
+                    let l = self.nonzero_int();
+                    (format!("({a} / {l})"), ta)
+                } else {
+                    let l = *self.pick(&[0.5, -2.5, 4.0, 0.25]);
+                    (format!("({a} / {})", sql_float(l)), Ty::Float)
+                }
+            }
+            42..52 => {
+                let (a, ta) = self.num(d - 1);
+                let l = self.nonzero_int();
+                (format!("({a} % {l})"), ta)
+            }
+            52..72 => {
+                let f = *self.pick(&["abs", "floor", "ceil", "round"]);
+                let (a, ta) = self.num(d - 1);
+                if f == "round" && self.chance(0.5) {
+                    let digits = self.rng.gen_range(0..=2);
+                    (format!("round({a}, {digits})"), ta)
+                } else {
+                    (format!("{f}({a})"), ta)
+                }
+            }
+            72..80 => {
+                let (a, ta) = self.num(d - 1);
+                (format!("(-({a}))"), ta)
+            }
+            _ => {
+                let p = self.pred(1);
+                let (a, ta) = self.num(d - 1);
+                if self.chance(0.3) {
+                    (format!("CASE WHEN {p} THEN {a} END"), ta)
+                } else {
+                    let (b, tb) = self.num(d - 1);
+                    (format!("CASE WHEN {p} THEN {a} ELSE {b} END"), join(ta, tb))
+                }
+            }
+        }
+    }
+
+    fn cmp_op(&mut self) -> &'static str {
+        *self.pick(&["=", "<>", "!=", "<", "<=", ">", ">="])
+    }
+
+    /// A boolean expression of depth at most `d`.
+    fn pred(&mut self, d: u32) -> String {
+        if d > 0 && self.chance(0.4) {
+            return match self.rng.gen_range(0..3) {
+                0 => format!("({} AND {})", self.pred(d - 1), self.pred(d - 1)),
+                1 => format!("({} OR {})", self.pred(d - 1), self.pred(d - 1)),
+                _ => format!("(NOT {})", self.pred(d - 1)),
+            };
+        }
+        match self.rng.gen_range(0..100) {
+            0..30 => {
+                // column op literal, either order
+                let col = *self.pick(&ALL_COLS);
+                let op = self.cmp_op();
+                let lit = self.lit_for(col);
+                if self.chance(0.5) {
+                    format!("{col} {op} {lit}")
+                } else {
+                    format!("{lit} {op} {col}")
+                }
+            }
+            30..42 => {
+                let (a, _) = self.num(1);
+                let (b, _) = self.num(1);
+                format!("{a} {} {b}", self.cmp_op())
+            }
+            42..52 => {
+                let col = *self.pick(&ALL_COLS);
+                let mut items: Vec<String> = (0..self.rng.gen_range(1..=4))
+                    .map(|_| self.lit_for(col))
+                    .collect();
+                if self.chance(0.15) {
+                    items.push("NULL".into());
+                }
+                let not = if self.chance(0.3) { " NOT" } else { "" };
+                format!("{col}{not} IN ({})", items.join(", "))
+            }
+            52..62 => {
+                let col = *self.pick(&ALL_COLS);
+                let mut lo = self.lit_for(col);
+                let mut hi = self.lit_for(col);
+                if self.chance(0.8) {
+                    // Usually a non-empty range: order the bounds by value.
+                    let lv = self.lit_value(col, &lo);
+                    let hv = self.lit_value(col, &hi);
+                    if lv.total_cmp(&hv) == Ordering::Greater {
+                        std::mem::swap(&mut lo, &mut hi);
+                    }
+                }
+                let not = if self.chance(0.3) { " NOT" } else { "" };
+                format!("{col}{not} BETWEEN {lo} AND {hi}")
+            }
+            62..72 => {
+                let not = if self.chance(0.5) { " NOT" } else { "" };
+                if self.chance(0.8) {
+                    format!("{}{} IS{not} NULL", self.pick(&ALL_COLS), "")
+                } else {
+                    let (a, _) = self.num(1);
+                    format!("{a} IS{not} NULL")
+                }
+            }
+            72..82 => {
+                let col = *self.pick(&STRS);
+                let pat = *self.pick(&[
+                    "a%", "%a", "%a%", "_", "__", "s1%", "s_2%", "%é%", "😈%", "b_", "%", "", "A%",
+                    "%9",
+                ]);
+                let not = if self.chance(0.3) { " NOT" } else { "" };
+                format!("{col}{not} LIKE {}", sql_str(pat))
+            }
+            82..90 => {
+                let col = *self.pick(&TSS);
+                let lit = self.lit_for(col);
+                format!("{col} {} {lit}", self.cmp_op())
+            }
+            90..95 => {
+                let (a, _) = self.num(2);
+                let op = self.cmp_op();
+                format!("{a} {op} {}", self.int_lit())
+            }
+            _ => self.pick(&["TRUE", "FALSE"]).to_string(),
+        }
+    }
+
+    /// The value of a literal generated by `lit_for(col)`, for ordering
+    /// BETWEEN bounds.
+    fn lit_value(&self, col: &str, lit: &str) -> Value {
+        if let Some(s) = lit.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+            let s = s.replace("''", "'");
+            return match col {
+                "t" | "u" => Value::Timestamp(parse_timestamp(&s).expect("timestamp literal")),
+                _ => Value::str(&s),
+            };
+        }
+        if let Ok(i) = lit.parse::<i64>() {
+            Value::Int(i)
+        } else {
+            Value::Float(lit.parse::<f64>().expect("numeric literal"))
+        }
+    }
+
+    /// A select item for a projection (no aggregates).
+    fn scalar_item(&mut self) -> String {
+        match self.rng.gen_range(0..100) {
+            0..35 => self.pick(&ALL_COLS).to_string(),
+            35..65 => self.num(2).0,
+            65..72 => format!(
+                "CASE WHEN {} THEN {} ELSE {} END",
+                self.pred(1),
+                self.pick(&STRS),
+                self.lit_for("s")
+            ),
+            72..78 => format!(
+                "CASE {} WHEN 1 THEN 'one' WHEN 2 THEN 'two' WHEN NULL THEN 'null' END",
+                self.pick(&["n", "h", "z"])
+            ),
+            78..84 => format!("year({})", self.pick(&TSS)),
+            84..92 => self.pred(1),
+            92..96 => (*self.pick(&["(w + 1)", "(w - 1)", "abs(w)", "(-(w))"])).to_string(),
+            _ => (*self.pick(&["1", "'x'", "NULL", "2.5"])).to_string(),
+        }
+    }
+
+    /// An aggregate item (an aggregate call or an expression over them).
+    fn agg_item(&mut self) -> String {
+        let any_col = |g: &mut Self| -> String {
+            if g.chance(0.8) {
+                g.pick(&ALL_COLS).to_string()
+            } else {
+                g.num(1).0
+            }
+        };
+        let num_arg = |g: &mut Self| -> String {
+            match g.rng.gen_range(0..10) {
+                0..4 => g.pick(&SAFE_INTS).to_string(),
+                4..7 => g.pick(&FLOATS).to_string(),
+                7 => "w".to_string(),
+                _ => g.num(2).0,
+            }
+        };
+        match self.rng.gen_range(0..100) {
+            0..14 => "count(*)".into(),
+            14..24 => format!("count({})", any_col(self)),
+            24..32 => format!("count(DISTINCT {})", any_col(self)),
+            32..50 => format!("sum({})", num_arg(self)),
+            50..62 => format!("avg({})", num_arg(self)),
+            62..74 => format!("min({})", any_col(self)),
+            74..86 => format!("max({})", any_col(self)),
+            86..90 => "(count(*) + 1)".into(),
+            90..94 => "(max(m) - min(m))".into(),
+            94..97 => format!("(sum({}) * 2)", self.pick(&SAFE_INTS)),
+            _ => format!("(sum({}) / 2)", self.pick(&FLOATS)),
+        }
+    }
+
+    fn group_key(&mut self) -> String {
+        (*self.pick(&[
+            "n",
+            "h",
+            "z",
+            "k",
+            "s",
+            "p",
+            "u",
+            "t",
+            "f",
+            "w",
+            "year(t)",
+            "year(u)",
+            "(m / 5)",
+            "floor(f)",
+            "(n % 2)",
+            "(m % 3)",
+            "round(g)",
+            "(n + h)",
+            "CASE WHEN n > 2 THEN 'hi' ELSE 'lo' END",
+        ]))
+        .to_string()
+    }
+
+    fn having(&mut self, keys: &[String], d: u32) -> String {
+        if d > 0 && self.chance(0.3) {
+            let op = if self.chance(0.5) { "AND" } else { "OR" };
+            return format!(
+                "({} {op} {})",
+                self.having(keys, d - 1),
+                self.having(keys, d - 1)
+            );
+        }
+        match self.rng.gen_range(0..10) {
+            0..3 => format!("count(*) {} {}", self.cmp_op(), self.rng.gen_range(0..6)),
+            3 => format!("sum(n) >= {}", self.rng.gen_range(0..20)),
+            4 => format!("max(s) <> {}", self.lit_for("s")),
+            5 => format!("min(f) < {}", self.float_lit()),
+            6 => format!("count(DISTINCT p) > {}", self.rng.gen_range(0..3)),
+            7 => format!("avg(m) > {}", self.rng.gen_range(-100..100)),
+            _ if !keys.is_empty() => {
+                let k = self.pick(keys).clone();
+                let not = if self.chance(0.5) { " NOT" } else { "" };
+                format!("{k} IS{not} NULL")
+            }
+            _ => "count(*) > 1".into(),
+        }
+    }
+
+    /// ORDER BY over output positions (ordinal, alias, bare column name or
+    /// the item's own text) and LIMIT/OFFSET.
+    fn order_limit(
+        &mut self,
+        items: &[String],
+        aliased: bool,
+        ordered: bool,
+        limit_ok: bool,
+    ) -> String {
+        let mut s = String::new();
+        if ordered && !items.is_empty() {
+            let mut positions: Vec<usize> = (0..items.len()).collect();
+            positions.shuffle(&mut self.rng);
+            positions.truncate(self.rng.gen_range(1..=3.min(items.len())));
+            let keys: Vec<String> = positions
+                .iter()
+                .map(|&i| {
+                    let mut k = match self.rng.gen_range(0..3) {
+                        0 if aliased => format!("c{i}"),
+                        1 if !aliased || ALL_COLS.contains(&items[i].as_str()) => items[i].clone(),
+                        _ => (i + 1).to_string(),
+                    };
+                    // A bare constant item repeated as text would be an
+                    // ordinal or a constant: use its position.
+                    if k.parse::<f64>().is_ok() && k != (i + 1).to_string()
+                        || k.starts_with('\'')
+                        || k == "NULL"
+                    {
+                        k = (i + 1).to_string();
+                    }
+                    match self.rng.gen_range(0..6) {
+                        0 => k += " DESC",
+                        1 => k += " ASC",
+                        2 => k += " DESC NULLS LAST",
+                        3 => k += " NULLS FIRST",
+                        _ => {}
+                    }
+                    k
+                })
+                .collect();
+            let _ = write!(s, " ORDER BY {}", keys.join(", "));
+        }
+        if limit_ok && self.chance(0.4) {
+            if self.chance(0.3) {
+                let n = *self.pick(&[1, 2, 3, 50, 1000]);
+                let _ = write!(s, " LIMIT -{n}");
+            } else {
+                let n = *self.pick(&[0, 1, 2, 5, 50, 1000]);
+                let _ = write!(s, " LIMIT {n}");
+                if self.chance(0.3) {
+                    let m = *self.pick(&[0, 1, 5, 400]);
+                    let _ = write!(s, " OFFSET {m}");
+                }
+            }
+        }
+        s
+    }
+
+    fn select_list(&mut self, items: &[String], aliased: bool) -> String {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if aliased {
+                    format!("{e} AS c{i}")
+                } else {
+                    e.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn where_clause(&mut self, p: f64) -> String {
+        if self.chance(p) {
+            format!(" WHERE {}", self.pred(2))
+        } else {
+            String::new()
+        }
+    }
+
+    fn projection_query(&mut self) -> String {
+        if self.chance(0.08) {
+            let w = self.where_clause(0.7);
+            let ol = self.order_limit(&[], false, false, true);
+            return format!("SELECT * FROM t{w}{ol}");
+        }
+        let items: Vec<String> = (0..self.rng.gen_range(1..=4))
+            .map(|_| self.scalar_item())
+            .collect();
+        let aliased = self.chance(0.4);
+        let list = self.select_list(&items, aliased);
+        let w = self.where_clause(0.75);
+        let ordered = self.chance(0.4);
+        let ol = self.order_limit(&items, aliased, ordered, true);
+        format!("SELECT {list} FROM t{w}{ol}")
+    }
+
+    fn aggregate_query(&mut self) -> String {
+        let mode = self.rng.gen_range(0..100);
+        let nkeys = self.rng.gen_range(1..=3);
+        let mut keys: Vec<String> = Vec::new();
+        while keys.len() < nkeys {
+            let k = self.group_key();
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let naggs = self.rng.gen_range(1..=3);
+        let aggs: Vec<String> = (0..naggs).map(|_| self.agg_item()).collect();
+        let w = self.where_clause(0.6);
+        let aliased = self.chance(0.4);
+        match mode {
+            // explicit GROUP BY
+            0..60 => {
+                let distinct_only = self.chance(0.07);
+                let mut items: Vec<String> = Vec::new();
+                let mut shown = Vec::new();
+                for k in &keys {
+                    let show = distinct_only || self.chance(0.8);
+                    shown.push(show);
+                    if show {
+                        items.push(k.clone());
+                    }
+                }
+                if !distinct_only {
+                    items.extend(aggs.iter().cloned());
+                }
+                if items.is_empty() {
+                    items.push("count(*)".into());
+                }
+                items.shuffle(&mut self.rng);
+                let mut group: Vec<String> = keys
+                    .iter()
+                    .map(|k| match items.iter().position(|i| i == k) {
+                        Some(pos) if self.chance(0.5) => (pos + 1).to_string(),
+                        _ => k.clone(),
+                    })
+                    .collect();
+                group.shuffle(&mut self.rng);
+                let list = self.select_list(&items, aliased);
+                let h = if self.chance(0.25) {
+                    format!(" HAVING {}", self.having(&keys, 1))
+                } else {
+                    String::new()
+                };
+                let ordered = self.chance(0.6);
+                let ol = self.order_limit(&items, aliased, ordered, ordered);
+                format!(
+                    "SELECT {list} FROM t{w} GROUP BY {}{h}{ol}",
+                    group.join(", ")
+                )
+            }
+            // implicit grouping
+            60..80 => {
+                let mut items: Vec<String> = keys.iter().chain(aggs.iter()).cloned().collect();
+                items.shuffle(&mut self.rng);
+                let list = self.select_list(&items, aliased);
+                let ordered = self.chance(0.6);
+                let ol = self.order_limit(&items, aliased, ordered, ordered);
+                format!("SELECT {list} FROM t{w}{ol}")
+            }
+            // global aggregate
+            _ => {
+                let mut items = aggs;
+                if self.chance(0.15) {
+                    items.push("1".into());
+                }
+                let list = self.select_list(&items, aliased);
+                let h = if self.chance(0.15) {
+                    format!(" HAVING {}", self.having(&[], 1))
+                } else {
+                    String::new()
+                };
+                let ol = self.order_limit(&items, aliased, false, true);
+                format!("SELECT {list} FROM t{w}{h}{ol}")
+            }
+        }
+    }
+
+    fn query(&mut self) -> String {
+        if self.chance(0.5) {
+            self.projection_query()
+        } else {
+            self.aggregate_query()
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Comparison
+
+fn approx(a: f64, b: f64) -> bool {
+    if a == b || (a.is_nan() && b.is_nan()) {
+        return true;
+    }
+    let diff = (a - b).abs();
+    diff <= 1e-9 || diff <= 1e-9 * a.abs().max(b.abs())
+}
+
+fn val_eq(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Null, Null) => true,
+        (Float(x), Float(y)) => approx(*x, *y),
+        (Int(x), Int(y)) | (Timestamp(x), Timestamp(y)) => x == y,
+        (Str(x), Str(y)) => x == y,
+        (Bool(x), Bool(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn row_eq(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| val_eq(x, y))
+}
+
+fn row_cmp(a: &[Value], b: &[Value]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = x.total_cmp(y);
+        if o.is_ne() {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// Matches every row of `part` with a distinct equal row of `whole`
+/// (greedy; rows are short and few).
+fn sub_multiset(part: &[Vec<Value>], whole: &[Vec<Value>]) -> Option<usize> {
+    let mut used = vec![false; whole.len()];
+    'rows: for (i, r) in part.iter().enumerate() {
+        for (j, w) in whole.iter().enumerate() {
+            if !used[j] && row_eq(r, w) {
+                used[j] = true;
+                continue 'rows;
+            }
+        }
+        return Some(i);
+    }
+    None
+}
+
+fn same_multiset(a: &[Vec<Value>], b: &[Vec<Value>]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut x = a.to_vec();
+    let mut y = b.to_vec();
+    x.sort_by(|p, q| row_cmp(p, q));
+    y.sort_by(|p, q| row_cmp(p, q));
+    if x.iter().zip(&y).all(|(p, q)| row_eq(p, q)) {
+        return true;
+    }
+    // Nearly equal floats may sort differently: fall back to matching.
+    sub_multiset(&x, &y).is_none()
+}
+
+fn fmt_value(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Timestamp(t) => format!("ts'{}'", format_timestamp(*t)),
+        Value::Str(s) => format!("{s:?}"),
+    }
+}
+
+fn fmt_row(r: &[Value]) -> String {
+    let cells: Vec<String> = r.iter().map(fmt_value).collect();
+    format!("({})", cells.join(", "))
+}
+
+fn fmt_rows(rows: &[Vec<Value>]) -> String {
+    let mut s = String::new();
+    for r in rows.iter().take(40) {
+        let _ = writeln!(s, "    {}", fmt_row(r));
+    }
+    if rows.len() > 40 {
+        let _ = writeln!(s, "    … {} rows in all", rows.len());
+    }
+    s
+}
+
+fn sorted_by(rows: &[Vec<Value>], order: &[OrderKey]) -> Option<usize> {
+    (1..rows.len()).find(|&i| {
+        let (a, b) = (&rows[i - 1], &rows[i]);
+        for k in order {
+            let c = k.column.expect("checked");
+            let o = order_cmp(&a[c], &b[c], k.desc, k.nulls_first);
+            if o.is_ne() {
+                return o == Ordering::Greater;
+            }
+        }
+        false
+    })
+}
+
+/// Compares the engine's rows with the reference's; `Err` explains why
+/// they differ.
+fn compare_rows(expected: &RefResult, actual: &QueryResult) -> Result<(), String> {
+    let width = expected
+        .all_rows
+        .first()
+        .map(Vec::len)
+        .unwrap_or(actual.columns.len());
+    if actual.columns.len() != width && !expected.all_rows.is_empty() {
+        return Err(format!(
+            "column count: expected {width}, got {} ({:?})",
+            actual.columns.len(),
+            actual.columns
+        ));
+    }
+    if let Some(bad) = actual.rows.iter().find(|r| r.len() != actual.columns.len()) {
+        return Err(format!("a row has {} values: {}", bad.len(), fmt_row(bad)));
+    }
+    let rows = &actual.rows;
+    let checkable = !expected.order.is_empty() && expected.order.iter().all(|k| k.column.is_some());
+    if !expected.order.is_empty() {
+        if checkable && let Some(i) = sorted_by(rows, &expected.order) {
+            return Err(format!(
+                "rows {} and {} are out of ORDER BY order",
+                i - 1,
+                i
+            ));
+        }
+        if !expected.limited {
+            return if same_multiset(rows, &expected.rows) {
+                Ok(())
+            } else {
+                Err("different rows (as multisets)".into())
+            };
+        }
+        if rows.len() != expected.rows.len() {
+            return Err(format!(
+                "expected {} rows, got {}",
+                expected.rows.len(),
+                rows.len()
+            ));
+        }
+        if checkable {
+            for (i, (a, e)) in rows.iter().zip(&expected.rows).enumerate() {
+                for k in &expected.order {
+                    let c = k.column.expect("checked");
+                    if !val_eq(&a[c], &e[c]) {
+                        return Err(format!("sort key of row {i} differs in column {c}"));
+                    }
+                }
+            }
+        }
+        return match sub_multiset(rows, &expected.all_rows) {
+            None => Ok(()),
+            Some(i) => Err(format!("row {i} is not in the full result")),
+        };
+    }
+    if !expected.grouped {
+        // Load order must be kept exactly.
+        if rows.len() != expected.rows.len() {
+            return Err(format!(
+                "expected {} rows, got {}",
+                expected.rows.len(),
+                rows.len()
+            ));
+        }
+        return match rows
+            .iter()
+            .zip(&expected.rows)
+            .position(|(a, e)| !row_eq(a, e))
+        {
+            None => Ok(()),
+            Some(i) => Err(format!("row {i} differs (load order)")),
+        };
+    }
+    if !expected.limited {
+        return if same_multiset(rows, &expected.rows) {
+            Ok(())
+        } else {
+            Err("different groups (as multisets)".into())
+        };
+    }
+    if rows.len() != expected.rows.len() {
+        return Err(format!(
+            "expected {} rows, got {}",
+            expected.rows.len(),
+            rows.len()
+        ));
+    }
+    match sub_multiset(rows, &expected.all_rows) {
+        None => Ok(()),
+        Some(i) => Err(format!("row {i} is not in the full result")),
+    }
+}
+
+/// What one comparison found.
+enum Outcome {
+    /// Both produced rows, and they agree.
+    Rows,
+    /// Both failed.
+    BothErrors,
+}
+
+fn parse_select(sql: &str) -> Result<Select, String> {
+    match katydid::sql::parse(sql) {
+        Ok(Statement::Select(s)) => Ok(*s),
+        Ok(other) => Err(format!("not a SELECT: {other:?}")),
+        Err(e) => Err(format!("does not parse: {e}")),
+    }
+}
+
+/// Runs `sql` through the reference (over `table`) and through `db`.
+fn run_case(table: &Table, db: &Database, sql: &str) -> Result<Outcome, String> {
+    let select = parse_select(sql)?;
+    let expected = reference::run(table, &select);
+    let actual = db.query(sql);
+    match (expected, actual) {
+        (Err(_), Err(_)) => Ok(Outcome::BothErrors),
+        (Err(e), Ok(a)) => Err(format!(
+            "reference failed ({e}) but the engine returned:\n{}",
+            fmt_rows(&a.rows)
+        )),
+        (Ok(e), Err(a)) => Err(format!(
+            "engine failed ({a}) but the reference returned:\n{}",
+            fmt_rows(&e.rows)
+        )),
+        (Ok(e), Ok(a)) => compare_rows(&e, &a).map(|()| Outcome::Rows).map_err(|why| {
+            format!(
+                "{why}\n  expected ({} rows):\n{}  actual ({} rows, columns {:?}):\n{}",
+                e.rows.len(),
+                fmt_rows(&e.rows),
+                a.rows.len(),
+                a.columns,
+                fmt_rows(&a.rows)
+            )
+        }),
+    }
+}
+
+fn databases() -> Vec<Database> {
+    [1, 2]
+        .into_iter()
+        .map(|threads| Database::new(DatabaseOptions { threads }).expect("thread pool"))
+        .collect()
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_queries_match_reference() {
+    let start = Instant::now();
+    let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
+    let tables = env_u64("KATYDID_DIFF_TABLES", 50);
+    let queries = env_u64("KATYDID_DIFF_QUERIES", 50);
+    let only: Option<(u64, u64)> = std::env::var("KATYDID_DIFF_ONLY").ok().map(|v| {
+        let (s, q) = v.split_once(':').expect("KATYDID_DIFF_ONLY=<seed>:<query>");
+        (s.parse().expect("seed"), q.parse().expect("query"))
+    });
+    let mut dbs = databases();
+    let (mut cases, mut both_errors, mut with_rows) = (0usize, 0usize, 0usize);
+    let mut failures: Vec<String> = Vec::new();
+    let seeds: Vec<u64> = match only {
+        Some((s, _)) => vec![s],
+        None => (base..base + tables).collect(),
+    };
+    for seed in seeds {
+        let tt = random_table(seed);
+        for db in &mut dbs {
+            db.add_table(tt.table.clone());
+        }
+        let query_ids: Vec<u64> = match only {
+            Some((_, q)) => vec![q],
+            None => (0..queries).collect(),
+        };
+        for qi in query_ids {
+            let mut g = QueryGen {
+                rng: ChaCha8Rng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(qi)),
+                samples: &tt.samples,
+            };
+            let sql = g.query();
+            for db in &dbs {
+                cases += 1;
+                match run_case(&tt.table, db, &sql) {
+                    Ok(Outcome::Rows) => with_rows += 1,
+                    Ok(Outcome::BothErrors) => both_errors += 1,
+                    Err(why) => {
+                        if failures.len() < 10 {
+                            failures.push(format!(
+                                "seed {seed}, query {qi} (KATYDID_DIFF_ONLY={seed}:{qi}), threads {}\n  SQL: {sql}\n  {why}\n{}",
+                                db.threads(),
+                                describe_table(&tt)
+                            ));
+                        } else {
+                            failures.push(String::new());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "differential: {cases} cases ({with_rows} with rows, {both_errors} both failed), {} failures, {:.1?}",
+        failures.len(),
+        start.elapsed()
+    );
+    if !failures.is_empty() {
+        let shown: Vec<&String> = failures.iter().filter(|f| !f.is_empty()).collect();
+        panic!(
+            "{} of {cases} differential cases failed; first {}:\n\n{}",
+            failures.len(),
+            shown.len(),
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    // Errors on both sides pass without comparing anything: they must stay
+    // the exception (overflow on the wide column), or the test is vacuous.
+    assert!(
+        both_errors * 20 <= cases,
+        "{both_errors} of {cases} cases failed on both sides"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Hand-written cases
+
+/// A small fixed table `t` with NULL groups, an all-NULL column and two
+/// partitions, and an empty table `e` with the same columns.
+fn fixed_tables() -> Vec<Table> {
+    use Value::*;
+    let fields = [
+        ("a", DataType::Int),
+        ("b", DataType::Float),
+        ("s", DataType::Str),
+        ("x", DataType::Int),
+        ("ts", DataType::Timestamp),
+    ];
+    let t = |s: &str| Timestamp(ts(s));
+    let rows = vec![
+        vec![Int(1), Float(1.5), Value::str("a"), Null, t("2013-01-01")],
+        vec![
+            Null,
+            Float(-2.0),
+            Value::str("b"),
+            Null,
+            t("2014-06-01 10:00:00"),
+        ],
+        vec![Int(1), Null, Null, Null, Null],
+        vec![
+            Int(3),
+            Float(0.25),
+            Value::str("a"),
+            Null,
+            t("2015-12-31 23:59:59"),
+        ],
+        vec![Null, Null, Value::str("é"), Null, t("2014-01-01")],
+        vec![Int(-4), Float(7.0), Value::str(""), Null, t("2013-07-04")],
+        vec![Int(3), Float(1.5), Value::str("😈"), Null, t("2014-02-02")],
+    ];
+    vec![
+        build_table("t", &fields, &rows, &[3, 4]),
+        build_table("e", &fields, &[], &[]),
+        build_table("e1", &fields, &[], &[0]),
+    ]
+}
+
+const TRICKY: &[&str] = &[
+    // NULL is its own group
+    "SELECT a, count(*) FROM t GROUP BY a",
+    "SELECT a, count(*), sum(b), min(s), max(ts) FROM t GROUP BY 1 ORDER BY 1",
+    "SELECT s, count(a) FROM t GROUP BY s ORDER BY s NULLS FIRST",
+    "SELECT a, count(*) AS c FROM t GROUP BY a ORDER BY c DESC, a",
+    // empty tables
+    "SELECT count(*), sum(a), avg(b), min(s), max(ts) FROM e",
+    "SELECT count(*), sum(a), avg(b), min(s), max(ts) FROM e1",
+    "SELECT a, count(*) FROM e GROUP BY a",
+    "SELECT * FROM e",
+    "SELECT a + 1 FROM e1 WHERE a > 0 ORDER BY 1 LIMIT 3",
+    // all-NULL column
+    "SELECT x, count(*) FROM t GROUP BY x",
+    "SELECT sum(x), avg(x), min(x), max(x), count(x), count(DISTINCT x) FROM t",
+    "SELECT count(*) FROM t WHERE x IS NULL",
+    "SELECT count(*) FROM t WHERE x = 1 OR x <> 1",
+    "SELECT x + 1, -x, abs(x) FROM t",
+    // LIMIT / OFFSET edges
+    "SELECT a FROM t LIMIT 0",
+    "SELECT a, s FROM t ORDER BY a LIMIT 0",
+    "SELECT a FROM t LIMIT 3 OFFSET 100",
+    "SELECT a, s FROM t ORDER BY s LIMIT 2 OFFSET 100",
+    "SELECT a, s FROM t LIMIT -100",
+    "SELECT a, s FROM t LIMIT -2",
+    "SELECT a, s FROM t ORDER BY a DESC LIMIT -3",
+    "SELECT a, count(*) FROM t GROUP BY a ORDER BY a LIMIT -10",
+    "SELECT count(*) FROM t LIMIT 0",
+    "SELECT count(*) FROM t LIMIT 1 OFFSET 1",
+    // aggregates over an empty filter result
+    "SELECT count(*) FROM t WHERE a > 100",
+    "SELECT count(*), count(a), sum(a), avg(b), min(s) FROM t WHERE FALSE",
+    "SELECT sum(a) FROM t WHERE a IS NULL",
+    "SELECT a, count(*) FROM t WHERE a > 100 GROUP BY a",
+    // three-valued logic
+    "SELECT a, a IN (1, NULL), a NOT IN (1, NULL), a IN (3, 1) FROM t",
+    "SELECT count(*) FROM t WHERE NOT (a = 1)",
+    "SELECT a, b, a > 0 AND b > 0, a > 0 OR b > 0, NOT (a > 0) FROM t",
+    "SELECT a BETWEEN 1 AND 3, a NOT BETWEEN 1 AND 3 FROM t",
+    "SELECT s, s LIKE 'a%', s NOT LIKE '_', s LIKE '' FROM t",
+    // integer semantics
+    "SELECT a / 2, a % 2, -7 / 2, -7 % 2, 7 % -2, a * 3 - 1 FROM t",
+    "SELECT a, a / 0 FROM t",
+    "SELECT b / 0.0 FROM t",
+    "SELECT 9223372036854775807 + a FROM t WHERE a IS NOT NULL",
+    "SELECT sum(a) FROM t WHERE a = 9223372036854775807",
+    // CASE, functions, timestamps
+    "SELECT CASE WHEN a > 1 THEN a ELSE b END, CASE WHEN a IS NULL THEN 'none' END FROM t",
+    "SELECT CASE a WHEN 1 THEN 'one' WHEN 3 THEN 'three' ELSE 'other' END FROM t",
+    "SELECT abs(a), floor(b), ceil(b), round(b), round(b, 1), round(a, 2) FROM t",
+    "SELECT round(-2.5), round(2.5), round(0.125, 2), floor(-0.5), ceil(-0.5) FROM t LIMIT 1",
+    "SELECT year(ts), count(*) FROM t GROUP BY 1 ORDER BY 1 NULLS FIRST",
+    "SELECT ts FROM t WHERE ts >= '2014-01-01' AND ts < '2015-01-01'",
+    "SELECT count(*) FROM t WHERE ts BETWEEN '2013-01-01' AND '2014-06-01 10:00:00'",
+    // implicit grouping, HAVING, ORDER BY forms
+    "SELECT s, count(*) FROM t",
+    "SELECT year(ts), sum(a) FROM t ORDER BY 1",
+    "SELECT s, count(*) FROM t GROUP BY s HAVING count(*) > 1",
+    "SELECT count(*) FROM t HAVING count(*) > 100",
+    "SELECT a AS k, b FROM t ORDER BY k DESC NULLS LAST, b",
+    "SELECT a, b FROM t ORDER BY a NULLS FIRST, b DESC",
+    "SELECT s, a FROM t ORDER BY s DESC",
+    "SELECT count(DISTINCT a), count(DISTINCT s), count(DISTINCT b) FROM t",
+    "SELECT s, min(b), max(b), avg(a) FROM t GROUP BY s ORDER BY 2 DESC, 1",
+];
+
+#[test]
+fn tricky_queries_match_reference() {
+    let tables = fixed_tables();
+    let dbs: Vec<Database> = databases()
+        .into_iter()
+        .map(|mut db| {
+            for t in &tables {
+                db.add_table(t.clone());
+            }
+            db
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut rows = 0;
+    for sql in TRICKY {
+        let select = parse_select(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let name = &select.from.as_ref().expect("FROM").name;
+        let table = tables
+            .iter()
+            .find(|t| &t.name == name)
+            .expect("fixed table");
+        for db in &dbs {
+            match run_case(table, db, sql) {
+                Ok(Outcome::Rows) => rows += 1,
+                Ok(Outcome::BothErrors) => {}
+                Err(why) => failures.push(format!("threads {}: {sql}\n  {why}", db.threads())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Only the deliberate error cases may fail on both sides.
+    assert!(
+        rows >= 2 * (TRICKY.len() - 4),
+        "only {rows} cases produced rows"
+    );
+}
+
+#[test]
+fn reference_like_matches_by_character() {
+    assert!(reference::like("é", "_"));
+    assert!(reference::like("b😈", "b_"));
+    assert!(reference::like("", "%"));
+    assert!(!reference::like("", "_"));
+    assert!(reference::like("apple", "a%e"));
+    assert!(!reference::like("Apple", "a%"));
+    assert!(reference::like("s123", "s_2%"));
+}

@@ -1,0 +1,949 @@
+//! A naive reference evaluator for katydid's SELECT, independent of the
+//! planner and executor.
+//!
+//! It decodes every row of a [`Table`] to `Vec<Value>` (partitions in order,
+//! rows in order: "load order") and evaluates the parsed [`Select`] row by
+//! row with its own name resolution and its own scalar and aggregate
+//! semantics, written from the contract (PostgreSQL-like):
+//! three-valued logic, checked integer arithmetic, NULL-skipping aggregates,
+//! implicit grouping (LocustDB), ORDER BY with NULLs larger than every value,
+//! `LIMIT -n` as the last `n` rows.
+//!
+//! Everything here favours obviousness over speed: a table is at most a few
+//! hundred rows in the differential test.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+use katydid::DataType;
+use katydid::Value;
+use katydid::sql::ast::{
+    BinaryOp, Expr, ExprKind, Literal, OrderByItem, Select, SelectItem, Span, UnaryOp,
+};
+use katydid::store::Table;
+use katydid::types::{parse_timestamp, timestamp_year};
+
+/// An evaluation or resolution error; the message is informative only.
+pub type RefError = String;
+
+/// One ORDER BY key as the comparison needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct OrderKey {
+    /// The output column the key is, when it is one (ordinal, output name,
+    /// or an expression equal to a select item); `None` for a hidden key.
+    pub column: Option<usize>,
+    /// Descending.
+    pub desc: bool,
+    /// Effective NULL placement: true when NULLs come first.
+    pub nulls_first: bool,
+}
+
+/// What the reference computed for one query.
+#[derive(Debug, Clone)]
+pub struct RefResult {
+    /// The result rows after ORDER BY, OFFSET and LIMIT.
+    pub rows: Vec<Vec<Value>>,
+    /// The rows after ORDER BY but before OFFSET/LIMIT.
+    pub all_rows: Vec<Vec<Value>>,
+    /// The ORDER BY keys (empty without ORDER BY).
+    pub order: Vec<OrderKey>,
+    /// True for an aggregate query (GROUP BY, implicit grouping or a global
+    /// aggregate): its row order without ORDER BY is unspecified.
+    pub grouped: bool,
+    /// True when LIMIT or OFFSET was given.
+    pub limited: bool,
+}
+
+/// Decodes every row of `table` in load order.
+pub fn load_rows(table: &Table) -> Vec<Vec<Value>> {
+    let mut rows = Vec::with_capacity(table.rows());
+    for p in &table.partitions {
+        for i in 0..p.rows {
+            rows.push(p.columns.iter().map(|c| c.value(i)).collect());
+        }
+    }
+    rows
+}
+
+const AGGREGATES: [&str; 5] = ["count", "sum", "avg", "min", "max"];
+
+fn is_aggregate_name(name: &str) -> bool {
+    AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+/// True when `e` contains an aggregate call.
+fn contains_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    visit(e, &mut |x| {
+        if let ExprKind::Function { name, .. } = &x.kind {
+            found |= is_aggregate_name(name);
+        }
+    });
+    found
+}
+
+/// True when `e` refers to a column outside any aggregate.
+fn contains_plain_column(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Column(_) => true,
+        ExprKind::Function { name, .. } if is_aggregate_name(name) => false,
+        _ => children(e).into_iter().any(contains_plain_column),
+    }
+}
+
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Column(_) | ExprKind::Literal(_) => vec![],
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } => vec![expr],
+        ExprKind::Cast { expr, .. } => vec![expr],
+        ExprKind::Binary { left, right, .. } => vec![left, right],
+        ExprKind::InList { expr, list, .. } => {
+            let mut v: Vec<&Expr> = vec![expr];
+            v.extend(list.iter());
+            v
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => vec![expr, low, high],
+        ExprKind::Like { expr, pattern, .. } => vec![expr, pattern],
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            let mut v: Vec<&Expr> = Vec::new();
+            if let Some(o) = operand {
+                v.push(o);
+            }
+            for (w, t) in branches {
+                v.push(w);
+                v.push(t);
+            }
+            if let Some(e) = else_result {
+                v.push(e);
+            }
+            v
+        }
+        ExprKind::Function { args, .. } => args.iter().collect(),
+    }
+}
+
+fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    for c in children(e) {
+        visit(c, f);
+    }
+}
+
+/// `e` with every span zeroed and names lower-cased, for structural equality.
+fn canonical(e: &Expr) -> Expr {
+    let b = |x: &Expr| Box::new(canonical(x));
+    let kind = match &e.kind {
+        ExprKind::Column(n) => ExprKind::Column(n.to_ascii_lowercase()),
+        ExprKind::Literal(l) => ExprKind::Literal(l.clone()),
+        ExprKind::Unary { op, expr } => ExprKind::Unary {
+            op: *op,
+            expr: b(expr),
+        },
+        ExprKind::Binary { op, left, right } => ExprKind::Binary {
+            op: *op,
+            left: b(left),
+            right: b(right),
+        },
+        ExprKind::IsNull { expr, negated } => ExprKind::IsNull {
+            expr: b(expr),
+            negated: *negated,
+        },
+        ExprKind::InList {
+            expr,
+            list,
+            negated,
+        } => ExprKind::InList {
+            expr: b(expr),
+            list: list.iter().map(canonical).collect(),
+            negated: *negated,
+        },
+        ExprKind::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => ExprKind::Between {
+            expr: b(expr),
+            low: b(low),
+            high: b(high),
+            negated: *negated,
+        },
+        ExprKind::Like {
+            expr,
+            pattern,
+            negated,
+        } => ExprKind::Like {
+            expr: b(expr),
+            pattern: b(pattern),
+            negated: *negated,
+        },
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => ExprKind::Case {
+            operand: operand.as_deref().map(b),
+            branches: branches
+                .iter()
+                .map(|(w, t)| (canonical(w), canonical(t)))
+                .collect(),
+            else_result: else_result.as_deref().map(b),
+        },
+        ExprKind::Function {
+            name,
+            args,
+            star,
+            distinct,
+        } => ExprKind::Function {
+            name: name.to_ascii_lowercase(),
+            args: args.iter().map(canonical).collect(),
+            star: *star,
+            distinct: *distinct,
+        },
+        ExprKind::Cast { expr, to } => ExprKind::Cast {
+            expr: b(expr),
+            to: *to,
+        },
+    };
+    Expr {
+        kind,
+        span: Span::default(),
+    }
+}
+
+fn same_expr(a: &Expr, b: &Expr) -> bool {
+    canonical(a) == canonical(b)
+}
+
+/// The static type of `e` (`None` for an untyped NULL), used where the
+/// contract fixes a result type independently of the row: a CASE mixing
+/// integer and float branches yields floats.
+fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
+    match &e.kind {
+        ExprKind::Column(n) => table.column_index(n).map(|i| table.fields[i].dtype),
+        ExprKind::Literal(l) => match l {
+            Literal::Null => None,
+            Literal::Bool(_) => Some(DataType::Bool),
+            Literal::Int(_) => Some(DataType::Int),
+            Literal::Float(_) => Some(DataType::Float),
+            Literal::String(_) => Some(DataType::Str),
+            Literal::Interval(_) => Some(DataType::Int),
+        },
+        ExprKind::Unary { op, expr } => match op {
+            UnaryOp::Neg => static_type(expr, table),
+            UnaryOp::Not => Some(DataType::Bool),
+        },
+        ExprKind::Binary { op, left, right } => {
+            if matches!(op, BinaryOp::And | BinaryOp::Or) || op.is_comparison() {
+                Some(DataType::Bool)
+            } else {
+                let (l, r) = (static_type(left, table), static_type(right, table));
+                if l == Some(DataType::Float) || r == Some(DataType::Float) {
+                    Some(DataType::Float)
+                } else {
+                    l.or(r)
+                }
+            }
+        }
+        ExprKind::IsNull { .. }
+        | ExprKind::InList { .. }
+        | ExprKind::Between { .. }
+        | ExprKind::Like { .. } => Some(DataType::Bool),
+        ExprKind::Case {
+            branches,
+            else_result,
+            ..
+        } => {
+            let mut t: Option<DataType> = None;
+            let results = branches
+                .iter()
+                .map(|(_, r)| r)
+                .chain(else_result.as_deref());
+            for r in results {
+                match (t, static_type(r, table)) {
+                    (_, None) => {}
+                    (None, x) => t = x,
+                    (Some(DataType::Int), Some(DataType::Float))
+                    | (Some(DataType::Float), Some(DataType::Int)) => t = Some(DataType::Float),
+                    _ => {}
+                }
+            }
+            t
+        }
+        ExprKind::Function { name, args, .. } => {
+            let name = name.to_ascii_lowercase();
+            match name.as_str() {
+                "count" | "year" => Some(DataType::Int),
+                "avg" => Some(DataType::Float),
+                _ => args.first().and_then(|a| static_type(a, table)),
+            }
+        }
+        ExprKind::Cast { to, .. } => Some(match to {
+            katydid::sql::ast::TypeName::Int => DataType::Int,
+            katydid::sql::ast::TypeName::Float => DataType::Float,
+            katydid::sql::ast::TypeName::Timestamp => DataType::Timestamp,
+            katydid::sql::ast::TypeName::Str => DataType::Str,
+            katydid::sql::ast::TypeName::Bool => DataType::Bool,
+        }),
+    }
+}
+
+/// Where an expression is evaluated: on one row, or on a group of rows
+/// (aggregates see all of them, everything else the group's first row).
+#[derive(Clone, Copy)]
+enum Ctx<'a> {
+    Row(&'a [Value]),
+    Group {
+        rows: &'a [&'a [Value]],
+        rep: Option<&'a [Value]>,
+    },
+}
+
+struct Evaluator<'a> {
+    table: &'a Table,
+}
+
+fn truth(v: &Value) -> Result<Option<bool>, RefError> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        other => Err(format!("not a boolean: {other:?}")),
+    }
+}
+
+fn from_truth(t: Option<bool>) -> Value {
+    t.map_or(Value::Null, Value::Bool)
+}
+
+/// Compares two non-NULL values of comparable types; a string meets a
+/// timestamp by being parsed as one.
+fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
+    use Value::*;
+    let ts = |s: &str| parse_timestamp(s).ok_or_else(|| format!("bad timestamp literal {s:?}"));
+    Ok(match (a, b) {
+        (Timestamp(x), Str(s)) => x.cmp(&ts(s)?),
+        (Str(s), Timestamp(x)) => ts(s)?.cmp(x),
+        (Int(_) | Float(_), Int(_) | Float(_))
+        | (Str(_), Str(_))
+        | (Timestamp(_), Timestamp(_))
+        | (Bool(_), Bool(_)) => a.total_cmp(b),
+        _ => return Err(format!("cannot compare {a:?} with {b:?}")),
+    })
+}
+
+fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
+    use Value::*;
+    if a.is_null() || b.is_null() {
+        return Ok(Null);
+    }
+    match (a, b) {
+        (Int(x), Int(y)) => {
+            let (x, y) = (*x, *y);
+            if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0 {
+                return Err("division by zero".into());
+            }
+            let r = match op {
+                BinaryOp::Plus => x.checked_add(y),
+                BinaryOp::Minus => x.checked_sub(y),
+                BinaryOp::Multiply => x.checked_mul(y),
+                BinaryOp::Divide => x.checked_div(y),
+                BinaryOp::Modulo => x.checked_rem(y),
+                _ => unreachable!(),
+            };
+            r.map(Int).ok_or_else(|| "integer overflow".into())
+        }
+        (Int(_) | Float(_), Int(_) | Float(_)) => {
+            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0.0 {
+                return Err("division by zero".into());
+            }
+            Ok(Float(match op {
+                BinaryOp::Plus => x + y,
+                BinaryOp::Minus => x - y,
+                BinaryOp::Multiply => x * y,
+                BinaryOp::Divide => x / y,
+                BinaryOp::Modulo => x % y,
+                _ => unreachable!(),
+            }))
+        }
+        _ => Err(format!("cannot apply {} to {a:?} and {b:?}", op.symbol())),
+    }
+}
+
+/// SQL LIKE over characters: `%` any run, `_` exactly one character.
+pub fn like(text: &str, pattern: &str) -> bool {
+    let t: Vec<char> = text.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    // m[j]: does pattern[..i] match text[..j]; rolled over i.
+    let mut m = vec![false; t.len() + 1];
+    m[0] = true;
+    for &pc in &p {
+        let mut next = vec![false; t.len() + 1];
+        match pc {
+            '%' => {
+                let mut any = false;
+                for j in 0..=t.len() {
+                    any |= m[j];
+                    next[j] = any;
+                }
+            }
+            _ => {
+                for j in 1..=t.len() {
+                    next[j] = m[j - 1] && (pc == '_' || pc == t[j - 1]);
+                }
+            }
+        }
+        m = next;
+    }
+    m[t.len()]
+}
+
+fn round_float(x: f64, digits: i64) -> f64 {
+    if digits == 0 {
+        x.round()
+    } else {
+        let p = 10f64.powi(digits as i32);
+        (x * p).round() / p
+    }
+}
+
+impl Evaluator<'_> {
+    fn eval(&self, e: &Expr, ctx: Ctx) -> Result<Value, RefError> {
+        use Value::*;
+        Ok(match &e.kind {
+            ExprKind::Column(name) => {
+                let i = self
+                    .table
+                    .column_index(name)
+                    .ok_or_else(|| format!("unknown column {name:?}"))?;
+                match ctx {
+                    Ctx::Row(r) => r[i].clone(),
+                    Ctx::Group { rep: Some(r), .. } => r[i].clone(),
+                    Ctx::Group { rep: None, .. } => {
+                        return Err(format!("column {name:?} in a group of no rows"));
+                    }
+                }
+            }
+            ExprKind::Literal(l) => match l {
+                Literal::Null => Null,
+                Literal::Bool(b) => Bool(*b),
+                Literal::Int(i) => Int(*i),
+                Literal::Float(f) => Float(*f),
+                Literal::String(s) => Value::str(s),
+                Literal::Interval(_) => return Err("intervals are not supported".into()),
+            },
+            ExprKind::Unary { op, expr } => {
+                let v = self.eval(expr, ctx)?;
+                match (op, v) {
+                    (_, Null) => Null,
+                    (UnaryOp::Neg, Int(i)) => Int(i
+                        .checked_neg()
+                        .ok_or_else(|| "integer overflow".to_string())?),
+                    (UnaryOp::Neg, Float(f)) => Float(-f),
+                    (UnaryOp::Not, Bool(b)) => Bool(!b),
+                    (op, v) => return Err(format!("cannot apply {op:?} to {v:?}")),
+                }
+            }
+            ExprKind::Binary { op, left, right } => {
+                let l = self.eval(left, ctx)?;
+                let r = self.eval(right, ctx)?;
+                match op {
+                    BinaryOp::And => from_truth(match (truth(&l)?, truth(&r)?) {
+                        (Some(false), _) | (_, Some(false)) => Some(false),
+                        (Some(true), Some(true)) => Some(true),
+                        _ => None,
+                    }),
+                    BinaryOp::Or => from_truth(match (truth(&l)?, truth(&r)?) {
+                        (Some(true), _) | (_, Some(true)) => Some(true),
+                        (Some(false), Some(false)) => Some(false),
+                        _ => None,
+                    }),
+                    op if op.is_comparison() => {
+                        if l.is_null() || r.is_null() {
+                            Null
+                        } else {
+                            let o = compare(&l, &r)?;
+                            Bool(match op {
+                                BinaryOp::Eq => o == Ordering::Equal,
+                                BinaryOp::NotEq => o != Ordering::Equal,
+                                BinaryOp::Lt => o == Ordering::Less,
+                                BinaryOp::LtEq => o != Ordering::Greater,
+                                BinaryOp::Gt => o == Ordering::Greater,
+                                BinaryOp::GtEq => o != Ordering::Less,
+                                _ => unreachable!(),
+                            })
+                        }
+                    }
+                    op => arith(*op, &l, &r)?,
+                }
+            }
+            ExprKind::IsNull { expr, negated } => Bool(self.eval(expr, ctx)?.is_null() != *negated),
+            ExprKind::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.eval(expr, ctx)?;
+                let mut saw_null = x.is_null();
+                let mut hit = false;
+                for item in list {
+                    let v = self.eval(item, ctx)?;
+                    if v.is_null() {
+                        saw_null = true;
+                    } else if !x.is_null() && compare(&x, &v)? == Ordering::Equal {
+                        hit = true;
+                    }
+                }
+                let t = if hit {
+                    Some(true)
+                } else if saw_null {
+                    None
+                } else {
+                    Some(false)
+                };
+                from_truth(t.map(|b| b != *negated))
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let x = self.eval(expr, ctx)?;
+                let lo = self.eval(low, ctx)?;
+                let hi = self.eval(high, ctx)?;
+                let cmp = |a: &Value, b: &Value| -> Result<Option<Ordering>, RefError> {
+                    if a.is_null() || b.is_null() {
+                        Ok(None)
+                    } else {
+                        compare(a, b).map(Some)
+                    }
+                };
+                let (cl, ch) = (cmp(&x, &lo)?, cmp(&x, &hi)?);
+                if *negated {
+                    // x < low OR x > high
+                    let a = cl.map(|o| o == Ordering::Less);
+                    let b = ch.map(|o| o == Ordering::Greater);
+                    from_truth(match (a, b) {
+                        (Some(true), _) | (_, Some(true)) => Some(true),
+                        (Some(false), Some(false)) => Some(false),
+                        _ => None,
+                    })
+                } else {
+                    // x >= low AND x <= high
+                    let a = cl.map(|o| o != Ordering::Less);
+                    let b = ch.map(|o| o != Ordering::Greater);
+                    from_truth(match (a, b) {
+                        (Some(false), _) | (_, Some(false)) => Some(false),
+                        (Some(true), Some(true)) => Some(true),
+                        _ => None,
+                    })
+                }
+            }
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+            } => match (self.eval(expr, ctx)?, self.eval(pattern, ctx)?) {
+                (Null, _) | (_, Null) => Null,
+                (Str(s), Str(p)) => Bool(like(&s, &p) != *negated),
+                (a, b) => return Err(format!("cannot LIKE {a:?} with {b:?}")),
+            },
+            ExprKind::Case {
+                operand,
+                branches,
+                else_result,
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.eval(o, ctx)?),
+                    None => None,
+                };
+                let mut result = None;
+                for (when, then) in branches {
+                    let w = self.eval(when, ctx)?;
+                    let taken = match &op {
+                        Some(o) => !o.is_null() && !w.is_null() && compare(o, &w)?.is_eq(),
+                        None => truth(&w)? == Some(true),
+                    };
+                    if taken {
+                        result = Some(self.eval(then, ctx)?);
+                        break;
+                    }
+                }
+                let v = match result {
+                    Some(v) => v,
+                    None => match else_result {
+                        Some(e) => self.eval(e, ctx)?,
+                        None => Null,
+                    },
+                };
+                match (static_type(e, self.table), v) {
+                    (Some(DataType::Float), Int(i)) => Float(i as f64),
+                    (_, v) => v,
+                }
+            }
+            ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+            } => {
+                let lname = name.to_ascii_lowercase();
+                if is_aggregate_name(&lname) {
+                    let Ctx::Group { rows, .. } = ctx else {
+                        return Err(format!("aggregate {lname}() outside a group"));
+                    };
+                    return self.aggregate(&lname, args, *star, *distinct, rows);
+                }
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if vals.first().is_some_and(Value::is_null) {
+                    return Ok(Null);
+                }
+                match (lname.as_str(), vals.as_slice()) {
+                    ("abs", [Int(i)]) => Int(i
+                        .checked_abs()
+                        .ok_or_else(|| "integer overflow".to_string())?),
+                    ("abs", [Float(f)]) => Float(f.abs()),
+                    ("floor", [Int(i)]) | ("ceil" | "ceiling", [Int(i)]) => Int(*i),
+                    ("floor", [Float(f)]) => Float(f.floor()),
+                    ("ceil" | "ceiling", [Float(f)]) => Float(f.ceil()),
+                    ("round", [Int(i)]) => Int(*i),
+                    ("round", [Int(i), Int(d)]) if *d >= 0 => Int(*i),
+                    ("round", [Float(f)]) => Float(round_float(*f, 0)),
+                    ("round", [Float(f), Int(d)]) => Float(round_float(*f, *d)),
+                    ("year", [Timestamp(t)]) => Int(timestamp_year(*t)),
+                    _ => return Err(format!("unsupported call {lname}({vals:?})")),
+                }
+            }
+            ExprKind::Cast { .. } => return Err("CAST is not supported by the reference".into()),
+        })
+    }
+
+    fn aggregate(
+        &self,
+        name: &str,
+        args: &[Expr],
+        star: bool,
+        distinct: bool,
+        rows: &[&[Value]],
+    ) -> Result<Value, RefError> {
+        if star {
+            return Ok(Value::Int(rows.len() as i64));
+        }
+        let [arg] = args else {
+            return Err(format!("{name}() takes one argument"));
+        };
+        let mut vals = Vec::new();
+        for r in rows {
+            let v = self.eval(arg, Ctx::Row(r))?;
+            if !v.is_null() {
+                vals.push(v);
+            }
+        }
+        if distinct {
+            if name != "count" {
+                return Err(format!("{name}(DISTINCT) is not supported"));
+            }
+            let set: HashSet<Value> = vals.into_iter().collect();
+            return Ok(Value::Int(set.len() as i64));
+        }
+        if name == "count" {
+            return Ok(Value::Int(vals.len() as i64));
+        }
+        if vals.is_empty() {
+            return Ok(Value::Null);
+        }
+        match name {
+            "min" => Ok(vals
+                .into_iter()
+                .min_by(|a, b| a.total_cmp(b))
+                .expect("non-empty")),
+            "max" => Ok(vals
+                .into_iter()
+                .max_by(|a, b| a.total_cmp(b))
+                .expect("non-empty")),
+            "sum" | "avg" => {
+                let n = vals.len() as f64;
+                if vals.iter().all(|v| matches!(v, Value::Int(_))) {
+                    let s: i128 = vals
+                        .iter()
+                        .map(|v| match v {
+                            Value::Int(i) => *i as i128,
+                            _ => unreachable!(),
+                        })
+                        .sum();
+                    if name == "avg" {
+                        Ok(Value::Float(s as f64 / n))
+                    } else {
+                        i64::try_from(s)
+                            .map(Value::Int)
+                            .map_err(|_| "integer overflow in sum".to_string())
+                    }
+                } else if vals.iter().all(|v| matches!(v, Value::Float(_))) {
+                    let s: f64 = vals.iter().map(|v| v.as_f64().expect("float")).sum();
+                    Ok(Value::Float(if name == "avg" { s / n } else { s }))
+                } else {
+                    Err(format!("cannot {name} {:?}", vals[0]))
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn predicate(&self, e: &Expr, ctx: Ctx) -> Result<bool, RefError> {
+        Ok(truth(&self.eval(e, ctx)?)? == Some(true))
+    }
+}
+
+/// Compares two values in ORDER BY order for one key.
+pub fn order_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (false, true) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (false, false) => {
+            let o = a.total_cmp(b);
+            if desc { o.reverse() } else { o }
+        }
+    }
+}
+
+/// Where an ORDER BY key takes its value from.
+enum SortSource {
+    Output(usize),
+    Expr(Expr),
+}
+
+/// Runs `select` against `table` (which must be the table it names).
+///
+/// # Errors
+/// Any evaluation error (overflow, division by zero) or resolution error
+/// (unknown column, misplaced aggregate) fails the whole query.
+pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
+    let ev = Evaluator { table };
+    // The select list, with `*` expanded: (expression, output name).
+    let mut items: Vec<(Expr, String, bool)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(span) => {
+                for f in &table.fields {
+                    let e = Expr {
+                        kind: ExprKind::Column(f.name.clone()),
+                        span: *span,
+                    };
+                    items.push((e, f.name.clone(), false));
+                }
+            }
+            SelectItem::Expr { expr, alias } => {
+                let (name, aliased) = match (alias, &expr.kind) {
+                    (Some(a), _) => (a.name.clone(), true),
+                    (None, ExprKind::Column(c)) => (c.clone(), false),
+                    (None, _) => (String::new(), false),
+                };
+                items.push((expr.clone(), name, aliased));
+            }
+        }
+    }
+
+    let all = load_rows(table);
+    let mut kept: Vec<&[Value]> = Vec::new();
+    for r in &all {
+        let keep = match &select.selection {
+            Some(w) => {
+                if contains_aggregate(w) {
+                    return Err("aggregate in WHERE".into());
+                }
+                ev.predicate(w, Ctx::Row(r))?
+            }
+            None => true,
+        };
+        if keep {
+            kept.push(r);
+        }
+    }
+
+    // Group keys: explicit GROUP BY, or implicit grouping by the plain
+    // (aggregate-free, non-constant) select items when aggregates appear.
+    let has_agg = items.iter().any(|(e, _, _)| contains_aggregate(e))
+        || select.having.as_ref().is_some_and(contains_aggregate);
+    let mut keys: Vec<Expr> = Vec::new();
+    for g in &select.group_by {
+        let k = match &g.kind {
+            ExprKind::Literal(Literal::Int(n)) => {
+                let (e, _, _) = usize::try_from(*n)
+                    .ok()
+                    .and_then(|n| n.checked_sub(1))
+                    .and_then(|i| items.get(i))
+                    .ok_or_else(|| format!("GROUP BY position {n} out of range"))?;
+                e.clone()
+            }
+            ExprKind::Column(name) if table.column_index(name).is_none() => items
+                .iter()
+                .find(|(_, n, aliased)| *aliased && n.eq_ignore_ascii_case(name))
+                .map(|(e, _, _)| e.clone())
+                .ok_or_else(|| format!("unknown column {name:?} in GROUP BY"))?,
+            _ => g.clone(),
+        };
+        if contains_aggregate(&k) {
+            return Err("aggregate in GROUP BY".into());
+        }
+        keys.push(k);
+    }
+    let grouped = has_agg || !keys.is_empty();
+    if select.group_by.is_empty() && has_agg {
+        keys = items
+            .iter()
+            .filter(|(e, _, _)| !contains_aggregate(e) && contains_plain_column(e))
+            .map(|(e, _, _)| e.clone())
+            .collect();
+    }
+
+    // ORDER BY sources.
+    let mut order = Vec::new();
+    let mut sources = Vec::new();
+    for OrderByItem {
+        expr,
+        desc,
+        nulls_first,
+    } in &select.order_by
+    {
+        let src = match &expr.kind {
+            ExprKind::Literal(Literal::Int(n)) => {
+                let i = usize::try_from(*n)
+                    .ok()
+                    .and_then(|n| n.checked_sub(1))
+                    .filter(|&i| i < items.len())
+                    .ok_or_else(|| format!("ORDER BY position {n} out of range"))?;
+                SortSource::Output(i)
+            }
+            ExprKind::Column(name) => {
+                let by_alias = items
+                    .iter()
+                    .position(|(_, n, aliased)| *aliased && n.eq_ignore_ascii_case(name));
+                let by_column = items.iter().position(|(e, _, _)| same_expr(e, expr));
+                match by_alias.or(by_column) {
+                    Some(i) => SortSource::Output(i),
+                    None => SortSource::Expr(expr.clone()),
+                }
+            }
+            _ => match items.iter().position(|(e, _, _)| same_expr(e, expr)) {
+                Some(i) => SortSource::Output(i),
+                None => SortSource::Expr(expr.clone()),
+            },
+        };
+        order.push(OrderKey {
+            column: match src {
+                SortSource::Output(i) => Some(i),
+                SortSource::Expr(_) => None,
+            },
+            desc: *desc,
+            nulls_first: nulls_first.unwrap_or(*desc),
+        });
+        sources.push(src);
+    }
+
+    // (output row, sort key values)
+    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    let finish = |ctx: Ctx, out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<(), RefError> {
+        let row = items
+            .iter()
+            .map(|(e, _, _)| ev.eval(e, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut sort = Vec::new();
+        for s in &sources {
+            sort.push(match s {
+                SortSource::Output(i) => row[*i].clone(),
+                SortSource::Expr(e) => ev.eval(e, ctx)?,
+            });
+        }
+        out.push((row, sort));
+        Ok(())
+    };
+    if grouped {
+        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        let mut groups: Vec<Vec<&[Value]>> = Vec::new();
+        if keys.is_empty() {
+            groups.push(kept.clone());
+        } else {
+            for r in &kept {
+                let k = keys
+                    .iter()
+                    .map(|e| ev.eval(e, Ctx::Row(r)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let g = *index.entry(k).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[g].push(r);
+            }
+        }
+        for g in &groups {
+            let ctx = Ctx::Group {
+                rows: g,
+                rep: g.first().copied(),
+            };
+            if let Some(h) = &select.having
+                && !ev.predicate(h, ctx)?
+            {
+                continue;
+            }
+            finish(ctx, &mut out)?;
+        }
+    } else {
+        if select.having.is_some() {
+            return Err("HAVING without aggregation".into());
+        }
+        for r in &kept {
+            finish(Ctx::Row(r), &mut out)?;
+        }
+    }
+
+    out.sort_by(|(_, a), (_, b)| {
+        for (k, (x, y)) in order.iter().zip(a.iter().zip(b)) {
+            let o = order_cmp(x, y, k.desc, k.nulls_first);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    let all_rows: Vec<Vec<Value>> = out.into_iter().map(|(r, _)| r).collect();
+    let offset = select.offset.unwrap_or(0).min(all_rows.len() as u64) as usize;
+    let mut rows: Vec<Vec<Value>> = all_rows[offset..].to_vec();
+    match select.limit {
+        Some(n) if n >= 0 => rows.truncate(n as usize),
+        Some(n) => {
+            let keep = (n.unsigned_abs() as usize).min(rows.len());
+            rows.drain(..rows.len() - keep);
+        }
+        None => {}
+    }
+    Ok(RefResult {
+        rows,
+        all_rows,
+        order,
+        grouped,
+        limited: select.limit.is_some() || select.offset.is_some(),
+    })
+}

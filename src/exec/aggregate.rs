@@ -238,13 +238,10 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
             codes
         };
         match &col.data {
-            ColumnData::Offset { base, scale, codes } => {
-                let range = match (&col.zone.min, &col.zone.max) {
-                    (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                        (*b as u64).wrapping_sub(*a as u64) / scale
-                    }
-                    _ => u64::MAX - 1,
-                };
+            ColumnData::Offset { base, scale, codes }
+                if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
+            {
+                let range = offset_range(col).unwrap_or(0) / scale;
                 let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
                 return Ok(KeyCodes {
                     codes: Some(codes_with_nulls(raw)),
@@ -369,6 +366,16 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
         ),
         decoder: Decoder::Values(values),
     })
+}
+
+/// `max - min` of an integer or timestamp column's zone map, as u64.
+fn offset_range(col: &crate::store::Column) -> Option<u64> {
+    match (&col.zone.min, &col.zone.max) {
+        (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+            Some((*b as u64).wrapping_sub(*a as u64))
+        }
+        _ => None,
+    }
 }
 
 /// Group ids per selected row plus what is needed to decode each group.

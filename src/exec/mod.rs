@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::kernel::TopN;
 use crate::plan::eval::{self, RowSource};
-use crate::plan::{Expr, QueryPlan, SortKey};
+use crate::plan::{Expr, QueryPlan};
 use crate::store::Partition;
 use crate::types::{DataType, Value, cmp_f64};
 
@@ -261,10 +261,16 @@ fn top_n_rows(
     n: usize,
     trace: &mut Trace,
 ) -> Result<Vec<u32>> {
-    let key: &SortKey = &plan.order_by[0];
-    let expr = specialize(&plan.outputs[key.column], p);
-    let d = eval_vec(&expr, p, rows)?;
-    let (desc, nulls_first) = (key.desc, key.nulls_first);
+    // Keys constant over the partition order nothing within it: the first
+    // key that varies decides which rows can make the top n.
+    let mut varying = None;
+    for key in &plan.order_by {
+        let expr = specialize(&plan.outputs[key.column], p);
+        if let Datum::Array(a) = eval_vec(&expr, p, rows)? {
+            varying = Some((key, a));
+            break;
+        }
+    }
     let row_ids = |j: usize| rows.row(j) as u32;
     fn cmp_opt<T>(
         a: &Option<T>,
@@ -295,16 +301,14 @@ fn top_n_rows(
             }
         }
     }
-    let a = match d {
-        Datum::Scalar(_) => {
-            trace.add(
-                "top-n: sort key constant in partition, first rows kept",
-                format!("n = {n}"),
-            );
-            return Ok((0..rows.len.min(n)).map(row_ids).collect());
-        }
-        Datum::Array(a) => a,
+    let Some((key, a)) = varying else {
+        trace.add(
+            "top-n: sort keys constant in partition, first rows kept",
+            format!("n = {n}"),
+        );
+        return Ok((0..rows.len.min(n)).map(row_ids).collect());
     };
+    let (desc, nulls_first): (bool, bool) = (key.desc, key.nulls_first);
     let selected = match &a.data {
         Data::Int(v) => {
             trace.add(

@@ -367,7 +367,7 @@ fn fallback<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datu
 pub fn to_array<'a>(d: Datum<'a>, dtype: DataType, n: usize) -> Array<'a> {
     match d {
         Datum::Array(a) => a,
-        Datum::Scalar(v) => Array::from_values(dtype, &vec![v; n]),
+        Datum::Scalar(v) => Array::from_values(v.data_type().unwrap_or(dtype), &vec![v; n]),
     }
 }
 

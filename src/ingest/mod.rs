@@ -43,6 +43,7 @@
 //! phases run on the current rayon pool. Errors are reported for the first
 //! bad record in file order; nothing is returned on error.
 
+mod build;
 mod encode;
 mod infer;
 mod parse;
@@ -156,7 +157,7 @@ pub fn load_csv_bytes(
     let parsed: Vec<Result<Batch>> = spans
         .par_iter()
         .map(|span| {
-            let batch = parse_span(&data, span, width, origin, true)?;
+            let batch = parse_span(&data, span, width, origin)?;
             if batch.rows != span.records {
                 return Err(Error::Internal(format!(
                     "record scan found {} records at line {}, the parser {}",
@@ -177,8 +178,8 @@ pub fn load_csv_bytes(
     drop(data);
 
     let kinds = batches.iter().fold(vec![Kind::Empty; width], |mut acc, b| {
-        for (a, k) in acc.iter_mut().zip(&b.kinds) {
-            *a = a.merge(*k);
+        for (a, c) in acc.iter_mut().zip(&b.columns) {
+            *a = a.merge(c.kind);
         }
         acc
     });
@@ -187,10 +188,11 @@ pub fn load_csv_bytes(
     let encoded: Vec<Result<Partition>> = batches
         .into_par_iter()
         .map(|batch| {
-            let columns = encode::encode_batch(&batch, &kinds)?;
-            progress.inc(batch.rows as u64);
+            let rows = batch.rows;
+            let columns = encode::encode_batch(batch, &kinds)?;
+            progress.inc(rows as u64);
             Ok(Partition {
-                rows: batch.rows,
+                rows,
                 first_row: 0,
                 columns,
             })

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use csv_core::{ReadRecordResult, Reader};
 
-use super::infer::Kind;
+use super::build::ColumnBuilder;
 use super::scan::Span;
 use crate::error::{Error, Result};
 
@@ -24,8 +24,8 @@ pub(crate) struct Batch {
     pub ends: Vec<u32>,
     /// Number of records.
     pub rows: usize,
-    /// The narrowest kind of each column over this batch.
-    pub kinds: Vec<Kind>,
+    /// Each column's kind over this batch, with its parsed values.
+    pub columns: Vec<ColumnBuilder>,
 }
 
 /// Reads the records of an input one at a time with `csv-core`.
@@ -148,19 +148,14 @@ pub(crate) fn csv_error(
 }
 
 /// Parses the records of `data[span.start..span.end]`, each of which must
-/// have `width` fields, inferring each column's kind when `infer` is set.
+/// have `width` fields, inferring each column's kind and keeping its parsed
+/// values.
 ///
 /// # Errors
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
 /// extra field) or a field that is not UTF-8, naming the record's line;
 /// [`Error::NotSupported`] when the span holds 4 GiB or more of text.
-pub(crate) fn parse_span(
-    data: &[u8],
-    span: &Span,
-    width: usize,
-    origin: &Path,
-    infer: bool,
-) -> Result<Batch> {
+pub(crate) fn parse_span(data: &[u8], span: &Span, width: usize, origin: &Path) -> Result<Batch> {
     let input = &data[span.start..span.end];
     if input.len() >= u32::MAX as usize {
         return Err(Error::NotSupported(format!(
@@ -171,7 +166,9 @@ pub(crate) fn parse_span(
     let mut buf = vec![0u8; input.len() + 1];
     let mut out_pos = 0;
     let mut ends: Vec<u32> = Vec::with_capacity(span.records * width);
-    let mut kinds = vec![Kind::Empty; width];
+    let mut columns: Vec<ColumnBuilder> = (0..width)
+        .map(|_| ColumnBuilder::new(span.records))
+        .collect();
     let mut records = Records::new(input, width);
     let mut rows = 0;
     loop {
@@ -188,12 +185,16 @@ pub(crate) fn parse_span(
                 format!("expected {width} fields, found {n}"),
             ));
         }
+        if rows == span.records {
+            return Err(Error::Internal(format!(
+                "the record scan found {} records at line {}, the parser more",
+                span.records, span.line
+            )));
+        }
         let mut s = record_out;
-        for (c, &e) in records.ends()[..n].iter().enumerate() {
+        for (column, &e) in columns.iter_mut().zip(&records.ends()[..n]) {
             let e = record_out + e;
-            if infer {
-                kinds[c] = kinds[c].observe(&buf[s..e]);
-            }
+            column.observe(rows, &buf[s..e]);
             ends.push(e as u32);
             s = e;
         }
@@ -210,7 +211,7 @@ pub(crate) fn parse_span(
         buf,
         ends,
         rows,
-        kinds,
+        columns,
     })
 }
 

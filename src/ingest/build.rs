@@ -1,6 +1,8 @@
 //! Per-column builders for phase 1: they infer a column's kind over a span
-//! and, while that kind is numeric or timestamp, keep the parsed values so
-//! that phase 2 does not parse them again.
+//! and keep what phase 2 will encode: the parsed values while the kind is
+//! numeric or timestamp, the text when the column is a string from its first
+//! value on. A column that turns into a string after other values keeps
+//! neither; phase 2 then parses its span again for the text.
 
 use super::infer::{IntText, Kind, float_syntax, parse_float, parse_int, parse_timestamp_bytes};
 use crate::store::Bitmap;
@@ -16,12 +18,45 @@ pub(crate) enum Values {
     Floats(Vec<f64>),
 }
 
+/// The texts of one column's fields, back to back.
+///
+/// # Invariants
+/// `ends` has one entry per row, non-decreasing; row `i` is
+/// `bytes[ends[i - 1]..ends[i]]` (from 0 for row 0). The span this comes
+/// from is shorter than 4 GiB, so the offsets fit in u32.
+#[derive(Debug, Default)]
+pub(crate) struct Texts {
+    /// Field bytes.
+    pub bytes: Vec<u8>,
+    /// End offset of each row's text.
+    pub ends: Vec<u32>,
+}
+
+impl Texts {
+    /// Appends one row's text.
+    #[inline]
+    pub(crate) fn push(&mut self, field: &[u8]) {
+        self.bytes.extend_from_slice(field);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    /// The first row whose text is not UTF-8.
+    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
+        std::str::from_utf8(&self.bytes).err().map(|e| {
+            let at = e.valid_up_to();
+            self.ends.partition_point(|&end| end as usize <= at)
+        })
+    }
+}
+
 /// One column of a span while it is parsed.
 ///
 /// # Invariants
 /// `values` is `Ints` for kinds Int and Timestamp, `Floats` for Float and
-/// `None` otherwise, and holds one entry per row observed. `validity`, when
-/// present, has one bit per row of the span, cleared at NULL rows.
+/// `None` otherwise, and holds one entry per row observed; `text` holds one
+/// entry per row observed, or is `None`. `validity`, when present, has one
+/// bit per row of the span, cleared at NULL rows. Every field observed is
+/// UTF-8, except in `text` and at row `bad_utf8`.
 #[derive(Debug)]
 pub(crate) struct ColumnBuilder {
     /// The narrowest kind holding every value observed.
@@ -30,6 +65,11 @@ pub(crate) struct ColumnBuilder {
     pub values: Values,
     /// NULL rows, created at the first one.
     pub validity: Option<Bitmap>,
+    /// Every row's text, kept for a column that was a string from its first
+    /// non-empty value on.
+    pub text: Option<Texts>,
+    /// The first row found not to be UTF-8 outside `text`.
+    pub bad_utf8: Option<usize>,
     rows: usize,
 }
 
@@ -40,7 +80,18 @@ impl ColumnBuilder {
             kind: Kind::Empty,
             values: Values::None,
             validity: None,
+            text: None,
+            bad_utf8: None,
             rows,
+        }
+    }
+
+    /// The first row whose field is not UTF-8.
+    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
+        let in_text = self.text.as_ref().and_then(Texts::first_invalid_row);
+        match (in_text, self.bad_utf8) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -58,13 +109,19 @@ impl ColumnBuilder {
                 Values::Floats(v) => v.push(0.0),
                 Values::None => {}
             }
+            if let Some(t) = &mut self.text {
+                t.push(b"");
+            }
             return;
         }
         match (self.kind, &mut self.values) {
-            (Kind::Str, _) => {}
+            (Kind::Str, _) => match &mut self.text {
+                Some(t) => t.push(field),
+                None => self.check_utf8(row, field),
+            },
             (Kind::Int, Values::Ints(v)) => match parse_int(field) {
                 IntText::Int(x) => v.push(x),
-                IntText::Overflow => self.to_str(),
+                IntText::Overflow => self.become_str(row, field),
                 IntText::NotInt => match float_value(field) {
                     Some(f) => {
                         let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
@@ -75,20 +132,20 @@ impl ColumnBuilder {
                         self.kind = Kind::Float;
                         self.values = Values::Floats(floats);
                     }
-                    None => self.to_str(),
+                    None => self.become_str(row, field),
                 },
             },
             (Kind::Float, Values::Floats(v)) => match parse_int(field) {
                 IntText::Int(x) => v.push(x as f64),
-                IntText::Overflow => self.to_str(),
+                IntText::Overflow => self.become_str(row, field),
                 IntText::NotInt => match float_value(field) {
                     Some(f) => v.push(f),
-                    None => self.to_str(),
+                    None => self.become_str(row, field),
                 },
             },
             (Kind::Timestamp, Values::Ints(v)) => match parse_timestamp_bytes(field) {
                 Some(t) => v.push(t),
-                None => self.to_str(),
+                None => self.become_str(row, field),
             },
             _ => self.first_value(row, field),
         }
@@ -103,7 +160,7 @@ impl ColumnBuilder {
                 self.kind = Kind::Int;
                 self.values = Values::Ints(v);
             }
-            IntText::Overflow => self.to_str(),
+            IntText::Overflow => self.first_text(row, field),
             IntText::NotInt => {
                 if let Some(f) = float_value(field) {
                     let mut v = with_nulls(row, self.rows);
@@ -116,15 +173,38 @@ impl ColumnBuilder {
                     self.kind = Kind::Timestamp;
                     self.values = Values::Ints(v);
                 } else {
-                    self.to_str();
+                    self.first_text(row, field);
                 }
             }
         }
     }
 
-    fn to_str(&mut self) {
+    /// Turns the column into a string column at its first non-empty value
+    /// (earlier rows are NULL): its text is kept from here on.
+    fn first_text(&mut self, row: usize, field: &[u8]) {
+        let mut text = Texts {
+            bytes: Vec::new(),
+            ends: Vec::with_capacity(self.rows),
+        };
+        text.ends.resize(row, 0);
+        text.push(field);
         self.kind = Kind::Str;
         self.values = Values::None;
+        self.text = Some(text);
+    }
+
+    /// Turns a column that held other values into a string column: its text
+    /// is not kept (phase 2 parses the span again).
+    fn become_str(&mut self, row: usize, field: &[u8]) {
+        self.kind = Kind::Str;
+        self.values = Values::None;
+        self.check_utf8(row, field);
+    }
+
+    fn check_utf8(&mut self, row: usize, field: &[u8]) {
+        if self.bad_utf8.is_none() && std::str::from_utf8(field).is_err() {
+            self.bad_utf8 = Some(row);
+        }
     }
 }
 
@@ -201,6 +281,25 @@ mod tests {
             assert_eq!(b.kind, Kind::Str, "{values:?}");
             assert!(matches!(b.values, Values::None));
         }
+        // Text is kept only for a column that is text from its first value.
+        assert!(build(&["1", "x"]).text.is_none());
+        let b = build(&["", "x", "1", ""]);
+        let t = b.text.as_ref().unwrap();
+        assert_eq!(
+            (t.bytes.as_slice(), t.ends.as_slice()),
+            (&b"x1"[..], &[0, 1, 2, 2][..])
+        );
+        assert_eq!(nulls(&b), [true, false, false, true]);
+        let mut b = ColumnBuilder::new(2);
+        b.observe(0, b"1");
+        b.observe(1, b"\xff");
+        assert_eq!(b.first_invalid_row(), Some(1));
+        let mut b = ColumnBuilder::new(3);
+        b.observe(0, b"a");
+        b.observe(1, b"b");
+        b.observe(2, b"\xc3");
+        assert_eq!(b.first_invalid_row(), Some(2));
+
         let b = build(&["", ""]);
         assert_eq!(b.kind, Kind::Empty);
         assert_eq!(nulls(&b), [true, true]);

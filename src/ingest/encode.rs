@@ -1,144 +1,129 @@
 //! Turning a parsed [`Batch`] into the encoded columns of one partition,
-//! once every column's final type is known.
+//! once every column's final kind is known.
 
 use rayon::prelude::*;
 
-use super::infer::{IntText, Kind, parse_float, parse_int, parse_timestamp_bytes};
-use super::parse::Batch;
+use super::build::{ColumnBuilder, Texts, Values};
+use super::infer::Kind;
+use super::parse::{Batch, span_texts};
+use super::scan::Span;
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column};
 use crate::types::DataType;
 
-/// One column's values while a batch is read row by row.
-enum Builder<'a> {
-    Ints {
-        dtype: DataType,
-        values: Vec<i64>,
-        validity: Option<Bitmap>,
-    },
-    Floats {
-        values: Vec<f64>,
-        validity: Option<Bitmap>,
-    },
-    Strs {
-        values: Vec<&'a str>,
-        validity: Option<Bitmap>,
-    },
-    /// A column with no value anywhere in the table.
-    Null,
-}
-
-fn set_null(validity: &mut Option<Bitmap>, rows: usize, row: usize) {
-    validity
-        .get_or_insert_with(|| Bitmap::new(rows, true))
-        .set(row, false);
-}
-
-fn mismatch(field: &str, dtype: DataType) -> Error {
-    Error::Internal(format!(
-        "field {field:?} does not parse as the inferred type {dtype}"
-    ))
-}
-
-impl<'a> Builder<'a> {
-    fn new(kind: Kind, rows: usize) -> Builder<'a> {
-        match kind {
-            Kind::Empty => Builder::Null,
-            Kind::Int | Kind::Timestamp => Builder::Ints {
-                dtype: kind.data_type(),
-                values: Vec::with_capacity(rows),
-                validity: None,
-            },
-            Kind::Float => Builder::Floats {
-                values: Vec::with_capacity(rows),
-                validity: None,
-            },
-            Kind::Str => Builder::Strs {
-                values: Vec::with_capacity(rows),
-                validity: None,
-            },
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, rows: usize, row: usize, field: &'a str) -> Result<()> {
-        match self {
-            Builder::Ints {
-                dtype,
-                values,
-                validity,
-            } => {
-                let v = if field.is_empty() {
-                    set_null(validity, rows, row);
-                    0
-                } else if *dtype == DataType::Int {
-                    match parse_int(field.as_bytes()) {
-                        IntText::Int(v) => v,
-                        _ => return Err(mismatch(field, *dtype)),
-                    }
-                } else {
-                    parse_timestamp_bytes(field.as_bytes())
-                        .ok_or_else(|| mismatch(field, *dtype))?
-                };
-                values.push(v);
-            }
-            Builder::Floats { values, validity } => {
-                let v = if field.is_empty() {
-                    set_null(validity, rows, row);
-                    0.0
-                } else {
-                    parse_float(field.as_bytes()).ok_or_else(|| mismatch(field, DataType::Float))?
-                };
-                values.push(v);
-            }
-            Builder::Strs { values, validity } => {
-                if field.is_empty() {
-                    set_null(validity, rows, row);
-                }
-                values.push(field);
-            }
-            Builder::Null => {}
-        }
-        Ok(())
-    }
-
-    fn finish(self, rows: usize) -> Column {
-        match self {
-            Builder::Ints {
-                dtype,
-                values,
-                validity,
-            } => Column::encode_ints(dtype, &values, validity),
-            Builder::Floats { values, validity } => Column::encode_floats(values, validity),
-            Builder::Strs { values, validity } => Column::encode_strings(&values, validity),
-            Builder::Null => Column::all_null(DataType::Str, rows),
-        }
-    }
+/// What one column of the partition is encoded from.
+enum Source {
+    /// What phase 1 kept (values, or text for a string column).
+    Built(ColumnBuilder),
+    /// Text parsed again for a column that became a string late.
+    Reparsed(Texts),
 }
 
 /// Encodes a batch as one partition's columns, column `c` with final kind
-/// `kinds[c]` (an [`Kind::Empty`] column becomes an all-NULL string column).
-/// The columns are encoded in parallel on the current rayon pool.
+/// `kinds[c]` (a [`Kind::Empty`] column becomes an all-NULL string column).
+/// Numeric and timestamp columns reuse the values phase 1 parsed, string
+/// columns the text it kept; a string column whose text phase 1 did not keep
+/// (its values in this span looked numeric, or turned into strings late) is
+/// parsed again from `data[span.start..span.end]`. The columns are encoded
+/// in parallel on the current rayon pool.
 ///
 /// # Errors
-/// [`Error::Internal`] if a field does not parse as its column's kind, which
-/// inference rules out.
-pub(crate) fn encode_batch(batch: &Batch, kinds: &[Kind]) -> Result<Vec<Column>> {
-    let rows = batch.rows;
+/// [`Error::Internal`] if phase 1 left a column in a state the final kind
+/// cannot come from, which merging rules out.
+pub(crate) fn encode_batch(
+    batch: Batch,
+    kinds: &[Kind],
+    data: &[u8],
+    span: &Span,
+) -> Result<Vec<Column>> {
+    let Batch { rows, columns } = batch;
     let width = kinds.len();
-    let text = std::str::from_utf8(&batch.buf)
-        .map_err(|e| Error::Internal(format!("batch is not utf-8 after validation: {e}")))?;
-    let mut builders: Vec<Builder<'_>> = kinds.iter().map(|&k| Builder::new(k, rows)).collect();
-    let mut start = 0usize;
-    for (row, ends) in batch.ends.chunks_exact(width.max(1)).enumerate() {
-        for (builder, &end) in builders.iter_mut().zip(ends) {
-            let end = end as usize;
-            let field = text
-                .get(start..end)
-                .ok_or_else(|| Error::Internal("field is not on a char boundary".into()))?;
-            builder.push(rows, row, field)?;
-            start = end;
-        }
+    let wanted: Vec<usize> = (0..width)
+        .filter(|&c| {
+            kinds[c] == Kind::Str && columns[c].kind != Kind::Empty && columns[c].text.is_none()
+        })
+        .collect();
+    let mut reparsed = if wanted.is_empty() {
+        Vec::new()
+    } else {
+        span_texts(data, span, width, &wanted)?
     }
-    Ok(builders.into_par_iter().map(|b| b.finish(rows)).collect())
+    .into_iter();
+    let sources: Vec<Source> = columns
+        .into_iter()
+        .enumerate()
+        .map(|(c, column)| {
+            if wanted.contains(&c) {
+                reparsed
+                    .next()
+                    .map(Source::Reparsed)
+                    .ok_or_else(|| Error::Internal("missing reparsed text".into()))
+            } else {
+                Ok(Source::Built(column))
+            }
+        })
+        .collect::<Result<_>>()?;
+    sources
+        .into_par_iter()
+        .zip(kinds)
+        .map(|(source, &kind)| encode_column(source, kind, rows))
+        .collect()
+}
+
+/// Encodes the texts of a string column; empty texts are NULL.
+fn encode_texts(texts: &Texts, rows: usize) -> Result<Column> {
+    let all = std::str::from_utf8(&texts.bytes)
+        .map_err(|e| Error::Internal(format!("text is not utf-8 after validation: {e}")))?;
+    let mut values = Vec::with_capacity(rows);
+    let mut validity: Option<Bitmap> = None;
+    let mut start = 0;
+    for (row, &end) in texts.ends.iter().enumerate() {
+        let end = end as usize;
+        let text = all
+            .get(start..end)
+            .ok_or_else(|| Error::Internal("field is not on a char boundary".into()))?;
+        if text.is_empty() {
+            validity
+                .get_or_insert_with(|| Bitmap::new(rows, true))
+                .set(row, false);
+        }
+        values.push(text);
+        start = end;
+    }
+    Ok(Column::encode_strings(&values, validity))
+}
+
+fn encode_column(source: Source, kind: Kind, rows: usize) -> Result<Column> {
+    let column = match source {
+        Source::Reparsed(texts) => encode_texts(&texts, rows)?,
+        Source::Built(c) => match (kind, c.kind, c.values) {
+            (Kind::Empty, ..) => Column::all_null(DataType::Str, rows),
+            (_, Kind::Empty, _) => Column::all_null(kind.data_type(), rows),
+            (Kind::Str, Kind::Str, _) => match &c.text {
+                Some(texts) => encode_texts(texts, rows)?,
+                None => return Err(Error::Internal("a string column without text".into())),
+            },
+            (Kind::Int | Kind::Timestamp, local, Values::Ints(v)) if local == kind => {
+                Column::encode_ints(kind.data_type(), &v, c.validity)
+            }
+            (Kind::Float, Kind::Float, Values::Floats(v)) => Column::encode_floats(v, c.validity),
+            (Kind::Float, Kind::Int, Values::Ints(v)) => {
+                // `as` rounds to nearest, ties to even: what parsing the
+                // integer's text as a float gives.
+                Column::encode_floats(v.into_iter().map(|x| x as f64).collect(), c.validity)
+            }
+            (kind, local, _) => {
+                return Err(Error::Internal(format!(
+                    "a {local:?} span in a {kind:?} column"
+                )));
+            }
+        },
+    };
+    if column.len != rows {
+        return Err(Error::Internal(format!(
+            "encoded {} rows of {rows}",
+            column.len
+        )));
+    }
+    Ok(column)
 }

@@ -52,7 +52,9 @@ impl Kind {
     }
 
     /// Widens `self` to also hold `field` (raw field bytes, quotes removed).
-    #[inline]
+    /// The reference statement of the rules; the loader's
+    /// `ColumnBuilder::observe` must agree with it.
+    #[cfg(test)]
     pub(crate) fn observe(self, field: &[u8]) -> Kind {
         if field.is_empty() {
             return self;
@@ -86,6 +88,7 @@ impl Kind {
 }
 
 /// The type of one non-empty field.
+#[cfg(test)]
 pub(crate) fn classify(field: &[u8]) -> Kind {
     match parse_int(field) {
         IntText::Int(_) => return Kind::Int,
@@ -122,6 +125,18 @@ pub(crate) fn parse_int(b: &[u8]) -> IntText {
     if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) {
         return IntText::NotInt;
     }
+    // Up to 18 digits cannot overflow i64: no checks in the hot loop.
+    if digits.len() <= 18 {
+        let mut v: i64 = 0;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return IntText::NotInt;
+            }
+            v = v * 10 + d as i64;
+        }
+        return IntText::Int(if neg { -v } else { v });
+    }
     if !digits.iter().all(u8::is_ascii_digit) {
         return IntText::NotInt;
     }
@@ -147,7 +162,14 @@ pub(crate) fn parse_int(b: &[u8]) -> IntText {
 }
 
 /// True when `b` has float syntax (see the module rules) and a finite value.
+#[cfg(test)]
 pub(crate) fn is_float(b: &[u8]) -> bool {
+    float_syntax(b) && parse_float(b).is_some_and(f64::is_finite)
+}
+
+/// True when `b` has float syntax (see the module rules); the value may
+/// still overflow to infinity.
+pub(crate) fn float_syntax(b: &[u8]) -> bool {
     let mut i = usize::from(b.first() == Some(&b'-'));
     let int_start = i;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -186,24 +208,18 @@ pub(crate) fn is_float(b: &[u8]) -> bool {
             return false;
         }
     }
-    if i != b.len() || !(point || exponent) {
-        return false;
-    }
-    // Only an exponent or a very long integer part can overflow to infinity.
-    if exponent || int_digits > 300 {
-        return parse_float(b).is_some_and(f64::is_finite);
-    }
-    true
+    i == b.len() && (point || exponent)
 }
 
-/// Parses a field already known to have integer or float syntax.
+/// Parses a field already known to have integer or float syntax, correctly
+/// rounded (Eisel-Lemire with a big-number fallback, by `fast-float2`).
 #[inline]
 pub(crate) fn parse_float(b: &[u8]) -> Option<f64> {
-    std::str::from_utf8(b).ok()?.parse::<f64>().ok()
+    fast_float2::parse::<f64, _>(b).ok()
 }
 
 /// True when `b` is a timestamp [`parse_timestamp`] accepts.
-#[inline]
+#[cfg(test)]
 pub(crate) fn is_timestamp(b: &[u8]) -> bool {
     parse_timestamp_bytes(b).is_some()
 }

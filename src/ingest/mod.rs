@@ -36,13 +36,19 @@
 //! The whole (decompressed) input is held in memory. One sequential pass
 //! (`scan`) finds record boundaries with `memchr`, tracking quotes, and cuts
 //! the records into spans of exactly `partition_rows` records. Phase 1 parses
-//! every span in parallel with `csv-core` into a batch of unescaped field
-//! bytes, checking widths and UTF-8 and inferring each column's narrowest
-//! type; the per-span types are merged. Phase 2 converts every batch in
-//! parallel into the store's encoded columns with the final types. Both
-//! phases run on the current rayon pool. Errors are reported for the first
-//! bad record in file order; nothing is returned on error.
+//! every span in parallel with `csv-core`, checking widths and UTF-8; per
+//! column a builder (`build`) infers the narrowest type and keeps the parsed
+//! integers, floats or timestamps, or the text of a column that is a string
+//! from its first value. The per-span types are merged. Phase 2 encodes
+//! every span in parallel into the store's columns with the final types,
+//! from the kept values (integers widened to floats where the final type is
+//! float); a column that ends up a string but whose text phase 1 did not
+//! keep (e.g. `0`/`1` in one span and `N`/`Y` in another) is parsed again
+//! from the input for that span. Both phases run on the current rayon pool.
+//! Errors are reported for the first bad record in file order; nothing is
+//! returned on error.
 
+mod build;
 mod encode;
 mod infer;
 mod parse;
@@ -156,7 +162,7 @@ pub fn load_csv_bytes(
     let parsed: Vec<Result<Batch>> = spans
         .par_iter()
         .map(|span| {
-            let batch = parse_span(&data, span, width, origin, true)?;
+            let batch = parse_span(&data, span, width, origin)?;
             if batch.rows != span.records {
                 return Err(Error::Internal(format!(
                     "record scan found {} records at line {}, the parser {}",
@@ -174,11 +180,10 @@ pub fn load_csv_bytes(
     {
         return Err(unterminated_error(&data, start, quote_line, origin));
     }
-    drop(data);
 
     let kinds = batches.iter().fold(vec![Kind::Empty; width], |mut acc, b| {
-        for (a, k) in acc.iter_mut().zip(&b.kinds) {
-            *a = a.merge(*k);
+        for (a, c) in acc.iter_mut().zip(&b.columns) {
+            *a = a.merge(c.kind);
         }
         acc
     });
@@ -186,11 +191,13 @@ pub fn load_csv_bytes(
     progress.rows_phase("encoding", Some(total_rows as u64));
     let encoded: Vec<Result<Partition>> = batches
         .into_par_iter()
-        .map(|batch| {
-            let columns = encode::encode_batch(&batch, &kinds)?;
-            progress.inc(batch.rows as u64);
+        .zip(&spans)
+        .map(|(batch, span)| {
+            let rows = batch.rows;
+            let columns = encode::encode_batch(batch, &kinds, &data, span)?;
+            progress.inc(rows as u64);
             Ok(Partition {
-                rows: batch.rows,
+                rows,
                 first_row: 0,
                 columns,
             })

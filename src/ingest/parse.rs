@@ -1,31 +1,21 @@
-//! Parsing a span of records with `csv-core` into a [`Batch`] of unescaped
-//! field bytes, checking widths and UTF-8 and inferring column kinds.
+//! Parsing a span of records with `csv-core`, checking widths and UTF-8,
+//! into per-column builders that infer kinds and keep values.
 
 use std::path::Path;
 
 use csv_core::{ReadRecordResult, Reader};
 
-use super::infer::Kind;
+use super::build::{ColumnBuilder, Texts};
 use super::scan::Span;
 use crate::error::{Error, Result};
 
-/// The fields of a span of records, parsed once and kept for encoding.
-///
-/// # Invariants
-/// `buf` holds every field's bytes (quotes removed, `""` unescaped) back to
-/// back and is valid UTF-8; `ends` holds `rows * width` end offsets into
-/// `buf`, row-major and non-decreasing, so field `k` is
-/// `buf[ends[k - 1]..ends[k]]` (from 0 for `k == 0`).
+/// A span of records after phase 1.
 #[derive(Debug)]
 pub(crate) struct Batch {
-    /// Field bytes back to back.
-    pub buf: Vec<u8>,
-    /// End offset of every field in `buf`.
-    pub ends: Vec<u32>,
     /// Number of records.
     pub rows: usize,
-    /// The narrowest kind of each column over this batch.
-    pub kinds: Vec<Kind>,
+    /// Each column's kind over this span, with its parsed values or text.
+    pub columns: Vec<ColumnBuilder>,
 }
 
 /// Reads the records of an input one at a time with `csv-core`.
@@ -34,7 +24,9 @@ pub(crate) struct Records<'a> {
     pos: usize,
     reader: Reader,
     started: bool,
+    out: Vec<u8>,
     ends: Vec<usize>,
+    fields: usize,
 }
 
 impl<'a> Records<'a> {
@@ -45,25 +37,18 @@ impl<'a> Records<'a> {
             pos: 0,
             reader: Reader::new(),
             started: false,
+            out: vec![0; 4096],
             ends: vec![0; expected_width.max(1) + 1],
+            fields: 0,
         }
     }
 
-    /// Parses the next record, appending its field bytes to `out` at
-    /// `*out_pos` (which it advances). Returns the input offset the record
-    /// starts from (possibly at blank lines before it) and its field count;
-    /// the fields' end offsets, relative to where the record's bytes begin in
-    /// `out`, are then [`Records::ends`]`[..count]`.
-    ///
-    /// `out` must be at least one byte longer than the input: unescaping never
-    /// makes a field longer.
-    pub(crate) fn next(
-        &mut self,
-        out: &mut [u8],
-        out_pos: &mut usize,
-    ) -> Result<Option<(usize, usize)>> {
+    /// Parses the next record; returns the input offset it starts from
+    /// (possibly at blank lines before it) and its field count, or `None` at
+    /// the end. Its fields are then [`Records::field`].
+    pub(crate) fn next(&mut self) -> Result<Option<(usize, usize)>> {
         let start = self.pos;
-        let mut fields = 0;
+        let (mut nout_total, mut fields) = (0, 0);
         loop {
             // csv-core strips a UTF-8 byte order mark from the first input
             // it sees; the caller strips the file's own, and a chunk in the
@@ -77,49 +62,56 @@ impl<'a> Records<'a> {
             self.started = true;
             let (res, nin, nout, nend) = self.reader.read_record(
                 &self.input[self.pos..limit],
-                &mut out[*out_pos..],
+                &mut self.out[nout_total..],
                 &mut self.ends[fields..],
             );
             self.pos += nin;
-            *out_pos += nout;
+            nout_total += nout;
             fields += nend;
             match res {
                 ReadRecordResult::InputEmpty => {}
                 ReadRecordResult::OutputFull => {
-                    return Err(Error::Internal("csv output buffer too small".into()));
+                    let n = self.out.len() * 2;
+                    self.out.resize(n, 0);
                 }
                 ReadRecordResult::OutputEndsFull => {
                     let n = self.ends.len() * 2;
                     self.ends.resize(n, 0);
                 }
-                ReadRecordResult::Record => return Ok(Some((start, fields))),
+                ReadRecordResult::Record => {
+                    self.fields = fields;
+                    return Ok(Some((start, fields)));
+                }
                 ReadRecordResult::End => return Ok(None),
             }
         }
     }
 
-    /// End offsets of the last record's fields (see [`Records::next`]).
-    pub(crate) fn ends(&self) -> &[usize] {
-        &self.ends
+    /// Field `i` (quotes removed) of the last record read.
+    #[inline]
+    pub(crate) fn field(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.out[start..self.ends[i]]
+    }
+
+    /// Number of fields of the last record read.
+    pub(crate) fn len(&self) -> usize {
+        self.fields
     }
 }
 
 /// Parses one record from the start of `input` into owned field bytes;
 /// `None` when the input holds no record.
 pub(crate) fn first_record(input: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
-    let mut out = vec![0u8; input.len() + 1];
-    let mut out_pos = 0;
     let mut records = Records::new(input, 16);
-    let Some((_, n)) = records.next(&mut out, &mut out_pos)? else {
+    if records.next()?.is_none() {
         return Ok(None);
-    };
-    let mut fields = Vec::with_capacity(n);
-    let mut s = 0;
-    for &e in &records.ends()[..n] {
-        fields.push(out[s..e].to_vec());
-        s = e;
     }
-    Ok(Some(fields))
+    Ok(Some(
+        (0..records.len())
+            .map(|i| records.field(i).to_vec())
+            .collect(),
+    ))
 }
 
 /// 1-based line on which the record starting at or after `offset` (skipping
@@ -148,19 +140,15 @@ pub(crate) fn csv_error(
 }
 
 /// Parses the records of `data[span.start..span.end]`, each of which must
-/// have `width` fields, inferring each column's kind when `infer` is set.
+/// have `width` fields, inferring each column's kind and keeping its parsed
+/// values or text.
 ///
 /// # Errors
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
-/// extra field) or a field that is not UTF-8, naming the record's line;
-/// [`Error::NotSupported`] when the span holds 4 GiB or more of text.
-pub(crate) fn parse_span(
-    data: &[u8],
-    span: &Span,
-    width: usize,
-    origin: &Path,
-    infer: bool,
-) -> Result<Batch> {
+/// extra field) or a field that is not UTF-8, naming the record's line,
+/// whichever comes first; [`Error::NotSupported`] when the span holds 4 GiB
+/// or more of text.
+pub(crate) fn parse_span(data: &[u8], span: &Span, width: usize, origin: &Path) -> Result<Batch> {
     let input = &data[span.start..span.end];
     if input.len() >= u32::MAX as usize {
         return Err(Error::NotSupported(format!(
@@ -168,18 +156,16 @@ pub(crate) fn parse_span(
             input.len()
         )));
     }
-    let mut buf = vec![0u8; input.len() + 1];
-    let mut out_pos = 0;
-    let mut ends: Vec<u32> = Vec::with_capacity(span.records * width);
-    let mut kinds = vec![Kind::Empty; width];
+    let mut columns: Vec<ColumnBuilder> = (0..width)
+        .map(|_| ColumnBuilder::new(span.records))
+        .collect();
     let mut records = Records::new(input, width);
     let mut rows = 0;
-    loop {
-        let record_out = out_pos;
-        let Some((start, n)) = records.next(&mut buf, &mut out_pos)? else {
-            break;
-        };
+    while let Some((start, n)) = records.next()? {
         if n != width {
+            if let Some(e) = utf8_error(input, span, &columns, origin)? {
+                return Err(e);
+            }
             let line = line_at(input, span.line, start);
             return Err(csv_error(
                 origin,
@@ -188,41 +174,73 @@ pub(crate) fn parse_span(
                 format!("expected {width} fields, found {n}"),
             ));
         }
-        let mut s = record_out;
-        for (c, &e) in records.ends()[..n].iter().enumerate() {
-            let e = record_out + e;
-            if infer {
-                kinds[c] = kinds[c].observe(&buf[s..e]);
-            }
-            ends.push(e as u32);
-            s = e;
+        if rows == span.records {
+            return Err(Error::Internal(format!(
+                "the record scan found {} records at line {}, the parser more",
+                span.records, span.line
+            )));
+        }
+        for (c, column) in columns.iter_mut().enumerate() {
+            column.observe(rows, records.field(c));
         }
         rows += 1;
     }
-    buf.truncate(out_pos);
-    if let Err(e) = std::str::from_utf8(&buf) {
-        let k = ends.partition_point(|&x| x as usize <= e.valid_up_to());
-        let (row, column) = (k / width.max(1), k % width.max(1) + 1);
-        let line = record_line(input, span.line, row)?;
-        return Err(csv_error(origin, line, column as u64, "invalid utf-8"));
+    if let Some(e) = utf8_error(input, span, &columns, origin)? {
+        return Err(e);
     }
-    Ok(Batch {
-        buf,
-        ends,
-        rows,
-        kinds,
-    })
+    Ok(Batch { rows, columns })
+}
+
+/// The error for the first field (by row, then column) that is not UTF-8.
+fn utf8_error(
+    input: &[u8],
+    span: &Span,
+    columns: &[ColumnBuilder],
+    origin: &Path,
+) -> Result<Option<Error>> {
+    let first = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(c, b)| b.first_invalid_row().map(|row| (row, c)))
+        .min();
+    let Some((row, c)) = first else {
+        return Ok(None);
+    };
+    let line = record_line(input, span.line, row)?;
+    Ok(Some(csv_error(origin, line, c as u64 + 1, "invalid utf-8")))
+}
+
+/// The texts of columns `wanted` (indexes, ascending) of every record of
+/// `data[span.start..span.end]`, which phase 1 has already checked.
+pub(crate) fn span_texts(
+    data: &[u8],
+    span: &Span,
+    width: usize,
+    wanted: &[usize],
+) -> Result<Vec<Texts>> {
+    let input = &data[span.start..span.end];
+    let mut texts: Vec<Texts> = wanted
+        .iter()
+        .map(|_| Texts {
+            bytes: Vec::new(),
+            ends: Vec::with_capacity(span.records),
+        })
+        .collect();
+    let mut records = Records::new(input, width);
+    while records.next()?.is_some() {
+        for (t, &c) in texts.iter_mut().zip(wanted) {
+            t.push(records.field(c));
+        }
+    }
+    Ok(texts)
 }
 
 /// Line on which record `index` (0-based) of `input` starts.
 fn record_line(input: &[u8], first_line: u64, index: usize) -> Result<u64> {
-    let mut out = vec![0u8; input.len() + 1];
     let mut records = Records::new(input, 16);
     for _ in 0..index {
-        let mut out_pos = 0;
-        records.next(&mut out, &mut out_pos)?;
+        records.next()?;
     }
-    let mut out_pos = 0;
-    let start = records.next(&mut out, &mut out_pos)?.map_or(0, |(s, _)| s);
+    let start = records.next()?.map_or(0, |(s, _)| s);
     Ok(line_at(input, first_line, start))
 }

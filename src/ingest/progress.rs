@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How long a load runs before its progress is shown.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -39,9 +39,9 @@ impl Progress {
     /// Starts a phase counting rows, out of `total` when known.
     pub(crate) fn rows_phase(&self, message: &'static str, total: Option<u64>) {
         let template = if total.is_some() {
-            "{spinner} {msg} [{bar:30}] {human_pos}/{human_len} rows ({per_sec})"
+            "{spinner} {msg} [{bar:30}] {human_pos}/{human_len} rows ({rate} rows/s)"
         } else {
-            "{spinner} {msg} {human_pos} rows ({per_sec})"
+            "{spinner} {msg} {human_pos} rows ({rate} rows/s)"
         };
         self.phase(message, total, template);
     }
@@ -49,7 +49,15 @@ impl Progress {
     fn phase(&self, message: &'static str, total: Option<u64>, template: &str) {
         if let Some(bar) = &self.bar {
             if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style.progress_chars("=> "));
+                let style = style
+                    .with_key(
+                        "rate",
+                        |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{}", HumanCount(state.per_sec() as u64));
+                        },
+                    )
+                    .progress_chars("=> ");
+                bar.set_style(style);
             }
             bar.reset();
             if let Some(total) = total {

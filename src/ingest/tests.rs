@@ -358,6 +358,38 @@ fn invalid_utf8_names_line_and_field() {
     assert_eq!((line, col, msg.as_str()), (3, 3, "invalid utf-8"));
     let (line, col, msg) = csv_err(b"a,\xc3(\n1,2\n", &LoadOptions::default());
     assert_eq!((line, col, msg.as_str()), (1, 2, "invalid utf-8"));
+    // In a column that is text from its first value, and in the earliest
+    // row when several columns are bad.
+    let (line, col, msg) = csv_err(b"a,b\nx,1\nx,\xff\ny\xff,2\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (3, 2, "invalid utf-8"));
+    // Before a later record with the wrong width.
+    let (line, col, msg) = csv_err(b"a,b\n\xff,1\n1\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (2, 1, "invalid utf-8"));
+}
+
+#[test]
+fn long_records_and_late_strings() {
+    let long = "x".repeat(10_000);
+    let text = format!("a,b\n1,{long}\n2,\"{long}\"\"\"\n");
+    let t = load_ok(&text);
+    assert_eq!(column(&t, "b"), vec![s(&long), s(&format!("{long}\""))]);
+    // A column numeric for a whole partition but text in another, or text
+    // only after numbers within one partition, is read again as text.
+    let text = "a,b,c\n1,0,\n2,1.5,\n3,2013-01-01,x\n4,N,\n";
+    for size in [1, 2, 3, 100] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        assert_eq!(dtype(&t, "b"), DataType::Str);
+        assert_eq!(
+            column(&t, "b"),
+            vec![s("0"), s("1.5"), s("2013-01-01"), s("N")],
+            "size {size}"
+        );
+        assert_eq!(
+            column(&t, "c"),
+            vec![Value::Null, Value::Null, s("x"), Value::Null]
+        );
+        assert_eq!(column(&t, "a"), vec![int(1), int(2), int(3), int(4)]);
+    }
 }
 
 #[test]

@@ -242,7 +242,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
             {
                 let range = offset_range(col).unwrap_or(0) / scale;
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
                     codes: Some(codes_with_nulls(raw)),
                     card: range.saturating_add(1 + shift),
@@ -256,7 +256,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 });
             }
             ColumnData::Dict { dict, codes } => {
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
                     codes: Some(codes_with_nulls(raw)),
                     card: dict.len() as u64 + shift,
@@ -419,7 +419,7 @@ fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
         debug_assert!(total_fits);
         let mut slots = vec![0u64; n];
         for k in &varying {
-            let codes = k.codes.as_ref().map(Vec::as_slice).unwrap_or(&[]);
+            let codes = k.codes.as_deref().unwrap_or(&[]);
             for (s, c) in slots.iter_mut().zip(codes) {
                 *s = *s * k.card + c;
             }

@@ -53,8 +53,9 @@ fn specialize_rec(e: Expr, part: &Partition) -> Expr {
         Expr::Call { func, args, dtype } if args.len() == 1 => {
             if let Expr::Column { index, .. } = &args[0] {
                 let c = &part.columns[*index];
-                if c.zone.null_count == 0 {
-                    if let (Value::Timestamp(lo), Value::Timestamp(hi)) = (&c.zone.min, &c.zone.max)
+                if c.zone.null_count == 0
+                    && let (Value::Timestamp(lo), Value::Timestamp(hi)) = (&c.zone.min, &c.zone.max)
+                {
                     {
                         let folded = match func {
                             Func::Year if timestamp_year(*lo) == timestamp_year(*hi) => {
@@ -506,11 +507,11 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
             let mut member = vec![false; dict.len()];
             let mut found = 0;
             for v in values {
-                if let Value::Str(s) = v {
-                    if let Some(c) = dict.code_of(s) {
-                        found += !member[c as usize] as usize;
-                        member[c as usize] = true;
-                    }
+                if let Value::Str(s) = v
+                    && let Some(c) = dict.code_of(s)
+                {
+                    found += !member[c as usize] as usize;
+                    member[c as usize] = true;
                 }
             }
             if found == 0 {

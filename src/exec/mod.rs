@@ -391,10 +391,10 @@ fn finish_aggregate(
             keys: &keys,
             aggs: &aggs,
         };
-        if let Some(h) = &plan.having {
-            if !matches!(eval::eval(h, &src)?, Value::Bool(true)) {
-                continue;
-            }
+        if let Some(h) = &plan.having
+            && !matches!(eval::eval(h, &src)?, Value::Bool(true))
+        {
+            continue;
         }
         let row = plan
             .outputs

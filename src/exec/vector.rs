@@ -17,7 +17,7 @@ use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, RowSource, compare, float_arith, int_arith};
 use crate::plan::{Expr, Func};
 use crate::sql::ast::BinaryOp;
-use crate::store::{Column, ColumnData, Partition};
+use crate::store::{Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 use crate::with_codes;
 
@@ -207,9 +207,9 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
         ColumnData::Offset { base, scale, codes } => {
             let (base, scale) = (*base, *scale);
             Data::Int(if scale == 1 {
-                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(x as i64)))
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(Code::to_u64(x) as i64)))
             } else {
-                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add((x as u64).wrapping_mul(scale) as i64)))
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(Code::to_u64(x).wrapping_mul(scale) as i64)))
             })
         }
         ColumnData::Float(v) => Data::Float(crate::kernel::gather(v, sel, |x| x)),

@@ -265,7 +265,7 @@ fn order_target(
     }
 }
 
-fn ordinal<'a>(n: i64, items: &'a [Expr], offset: usize) -> Result<&'a Expr> {
+fn ordinal(n: i64, items: &[Expr], offset: usize) -> Result<&Expr> {
     if n < 1 || n as usize > items.len() {
         return Err(Error::plan_at(
             format!(
@@ -316,19 +316,21 @@ fn post_aggregate(e: Expr, keys: &[Expr], aggs: &mut Vec<AggCall>, offset: usize
 /// Folds constant subexpressions top-down: a constant subtree whose
 /// evaluation fails (e.g. `1 / 0` in a CASE branch) is left for run time.
 pub fn fold(e: Expr) -> Expr {
-    if e.is_constant() && !matches!(e, Expr::Literal { .. }) {
-        if let Ok(value) = eval(&e, &NoRow) {
-            return Expr::literal(value, e.dtype());
-        }
+    if e.is_constant()
+        && !matches!(e, Expr::Literal { .. })
+        && let Ok(value) = eval(&e, &NoRow)
+    {
+        return Expr::literal(value, e.dtype());
     }
     let folded = e
         .map_children::<()>(&mut |c| Ok(fold(c)))
         .unwrap_or_else(|()| unreachable_expr());
     // Children may have become literals: try the node itself once more.
-    if folded.is_constant() && !matches!(folded, Expr::Literal { .. }) {
-        if let Ok(value) = eval(&folded, &NoRow) {
-            return Expr::literal(value, folded.dtype());
-        }
+    if folded.is_constant()
+        && !matches!(folded, Expr::Literal { .. })
+        && let Ok(value) = eval(&folded, &NoRow)
+    {
+        return Expr::literal(value, folded.dtype());
     }
     simplify_logic(folded)
 }
@@ -641,15 +643,17 @@ impl Binder<'_> {
             }
             Ok(None)
         };
-        if lt == DataType::Timestamp && rt == DataType::Str {
-            if let Some(r) = as_ts(&r)? {
-                return Ok((l, r));
-            }
+        if lt == DataType::Timestamp
+            && rt == DataType::Str
+            && let Some(r) = as_ts(&r)?
+        {
+            return Ok((l, r));
         }
-        if rt == DataType::Timestamp && lt == DataType::Str {
-            if let Some(l) = as_ts(&l)? {
-                return Ok((l, r));
-            }
+        if rt == DataType::Timestamp
+            && lt == DataType::Str
+            && let Some(l) = as_ts(&l)?
+        {
+            return Ok((l, r));
         }
         Err(Error::plan_at(format!("cannot compare {lt} with {rt}"), at))
     }

@@ -377,7 +377,7 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (Value::Int(i), DataType::Float) => Value::Float(*i as f64),
         (Value::Float(f), DataType::Int) => {
             let r = f.round();
-            if r.is_finite() && r >= -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 {
+            if r.is_finite() && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 Value::Int(r as i64)
             } else {
                 return Err(fail());

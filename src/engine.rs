@@ -2,9 +2,9 @@
 //!
 //! Everything the REPL and the command line do goes through [`Database`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -12,7 +12,7 @@ use crate::exec;
 use crate::ingest::{self, LoadOptions};
 use crate::plan::{self, Catalog};
 use crate::sql::{self, ast::Statement};
-use crate::store::Table;
+use crate::store::{HashIndex, Table};
 use crate::types::{DataType, Value};
 
 /// Settings of a [`Database`].
@@ -66,8 +66,10 @@ pub struct ColumnInfo {
     /// Codecs used, each with the number of partitions that chose it, most
     /// common first (e.g. `[("dict u8", 150), ("const", 3)]`).
     pub encodings: Vec<(String, usize)>,
-    /// Bytes in memory over all partitions.
+    /// Bytes in memory over all partitions, plus its hash index if built.
     pub heap_bytes: usize,
+    /// Whether a hash index has been built on the column (by a lookup).
+    pub indexed: bool,
 }
 
 /// A table as `.schema` and `.tables` show it.
@@ -91,6 +93,8 @@ pub struct TableInfo {
 pub struct Database {
     tables: BTreeMap<String, Arc<Table>>,
     pool: rayon::ThreadPool,
+    /// Hash indexes built on first use, by table name and column.
+    indexes: Mutex<HashMap<(String, usize), Arc<HashIndex>>>,
 }
 
 impl Database {
@@ -106,6 +110,7 @@ impl Database {
         Ok(Database {
             tables: BTreeMap::new(),
             pool,
+            indexes: Mutex::new(HashMap::new()),
         })
     }
 
@@ -167,7 +172,19 @@ impl Database {
 
     /// Adds (or replaces) a table built elsewhere.
     pub fn add_table(&mut self, table: Table) {
+        if let Ok(mut indexes) = self.indexes.lock() {
+            indexes.retain(|(name, _), _| *name != table.name);
+        }
         self.tables.insert(table.name.clone(), Arc::new(table));
+    }
+
+    /// Heap bytes of the hash index on column `column` of `table`, if one
+    /// has been built.
+    pub fn index_bytes(&self, table: &str, column: usize) -> Option<usize> {
+        let indexes = self.indexes.lock().ok()?;
+        indexes
+            .get(&(table.to_string(), column))
+            .map(|i| i.heap_bytes())
     }
 
     /// The table named `name` (case-insensitive).
@@ -208,7 +225,9 @@ impl Database {
                     name: f.name.clone(),
                     dtype: f.dtype,
                     encodings,
-                    heap_bytes: table.column_heap_bytes(i),
+                    heap_bytes: table.column_heap_bytes(i)
+                        + self.index_bytes(&table.name, i).unwrap_or(0),
+                    indexed: self.index_bytes(&table.name, i).is_some(),
                 }
             })
             .collect();
@@ -239,7 +258,7 @@ impl Database {
         };
         let plan = plan::plan_select(select, sql, self)?;
         if explain {
-            let text = self.pool.install(|| exec::explain(&plan))?;
+            let text = self.pool.install(|| exec::explain(&plan, self))?;
             return Ok(QueryResult {
                 columns: vec!["plan".into()],
                 types: vec![DataType::Str],
@@ -248,7 +267,7 @@ impl Database {
                 elapsed: start.elapsed(),
             });
         }
-        let out = self.pool.install(|| exec::execute(&plan, false))?;
+        let out = self.pool.install(|| exec::execute(&plan, false, self))?;
         Ok(QueryResult {
             types: exec::output_types(&plan),
             columns: plan.names,
@@ -256,6 +275,21 @@ impl Database {
             rows_scanned: out.rows_scanned,
             elapsed: start.elapsed(),
         })
+    }
+}
+
+impl exec::IndexProvider for Database {
+    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
+        let key = (table.name.clone(), column);
+        if let Some(index) = self.indexes.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return index;
+        }
+        // Built outside the lock; a concurrent builder's copy is simply dropped.
+        let index = Arc::new(HashIndex::build(table, column));
+        if let Ok(mut m) = self.indexes.lock() {
+            m.entry(key).or_insert_with(|| index.clone());
+        }
+        index
     }
 }
 

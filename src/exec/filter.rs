@@ -26,7 +26,7 @@ use crate::kernel::{self, Selection};
 use crate::plan::eval::compare;
 use crate::plan::{Expr, Func, fold};
 use crate::sql::ast::BinaryOp;
-use crate::store::{Bitmap, Column, ColumnData, Partition};
+use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
 use crate::with_codes;
 
@@ -93,6 +93,123 @@ fn is_constant_column(c: &Column) -> bool {
     }
 }
 
+/// The conjuncts of a predicate (`a AND b AND c` → `[a, b, c]`).
+pub fn conjuncts(e: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    split_and(e.clone(), &mut out);
+    out
+}
+
+/// Why the zone map of `part` shows that conjunct `c` holds for no row, if
+/// it does: a cheap check run on every partition before any compiling.
+pub fn zone_rules_out(c: &Expr, part: &Partition) -> Option<String> {
+    let column_literal = |l: &Expr, r: &Expr| match (l, r) {
+        (Expr::Column { index, name, .. }, Expr::Literal { value, .. }) => {
+            Some((*index, name.clone(), value.clone()))
+        }
+        _ => None,
+    };
+    match c {
+        Expr::Binary {
+            op, left, right, ..
+        } if op.is_comparison() => {
+            let (index, name, k, op) = match column_literal(left, right) {
+                Some((i, n, v)) => (i, n, v, *op),
+                None => {
+                    let (i, n, v) = column_literal(right, left)?;
+                    (i, n, v, flip(*op))
+                }
+            };
+            let zone = &part.columns[index].zone;
+            if zone.min.is_null() || k.is_null() {
+                return Some(format!("{name} {} NULL or all NULL", op.symbol()));
+            }
+            let possible = match op {
+                BinaryOp::Eq => zone.min.total_cmp(&k).is_le() && zone.max.total_cmp(&k).is_ge(),
+                BinaryOp::Lt => zone.min.total_cmp(&k).is_lt(),
+                BinaryOp::LtEq => zone.min.total_cmp(&k).is_le(),
+                BinaryOp::Gt => zone.max.total_cmp(&k).is_gt(),
+                BinaryOp::GtEq => zone.max.total_cmp(&k).is_ge(),
+                _ => true,
+            };
+            (!possible).then(|| {
+                format!(
+                    "zone map [{}, {}] rules out {name} {} {}",
+                    zone.min,
+                    zone.max,
+                    op.symbol(),
+                    k
+                )
+            })
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => {
+            let Expr::Column { index, name, .. } = &**expr else {
+                return None;
+            };
+            let zone = &part.columns[*index].zone;
+            let possible = list.iter().any(|e| match e.as_literal() {
+                Some(k) if !k.is_null() && !zone.min.is_null() => {
+                    zone.min.total_cmp(k).is_le() && zone.max.total_cmp(k).is_ge()
+                }
+                Some(_) => false,
+                None => true,
+            });
+            (!possible).then(|| {
+                format!(
+                    "zone map [{}, {}] rules out every value of {name} IN (…)",
+                    zone.min, zone.max
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// For `int_column = literal` or `int_column IN (literals)`: the column, its
+/// name and the keys, which a hash index can look up.
+pub fn point_lookup(c: &Expr) -> Option<(usize, String, Vec<i64>)> {
+    let key = |e: &Expr| match e.as_literal() {
+        Some(Value::Int(v) | Value::Timestamp(v)) => Some(*v),
+        _ => None,
+    };
+    let column = |e: &Expr| match e {
+        Expr::Column {
+            index,
+            name,
+            dtype: DataType::Int | DataType::Timestamp,
+        } => Some((*index, name.clone())),
+        _ => None,
+    };
+    match c {
+        Expr::Binary {
+            op: BinaryOp::Eq,
+            left,
+            right,
+            ..
+        } => {
+            let ((index, name), k) = match (column(left), key(right)) {
+                (Some(c), Some(k)) => (c, k),
+                _ => (column(right)?, key(left)?),
+            };
+            Some((index, name, vec![k]))
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => {
+            let (index, name) = column(expr)?;
+            let keys: Option<Vec<i64>> = list.iter().map(key).collect();
+            Some((index, name, keys?))
+        }
+        _ => None,
+    }
+}
+
 /// One step of a compiled filter.
 #[derive(Debug, Clone)]
 pub enum FilterStep {
@@ -123,6 +240,14 @@ pub enum FilterStep {
         op: BinaryOp,
         /// The constant.
         constant: f64,
+    },
+    /// Keep rows `start..end`, found by binary search on a column sorted
+    /// within the partition.
+    RowRange {
+        /// First row kept.
+        start: u32,
+        /// One past the last row kept.
+        end: u32,
     },
     /// Keep non-NULL rows (`IS NOT NULL`, or what remains of a comparison
     /// that the zone map shows true for every value).
@@ -376,6 +501,21 @@ fn compile_compare(
                 };
             }
             let (clo, chi) = (clo as u64, chi as u64);
+            if col.zone.sorted && !negate {
+                // Codes ascend with the rows: the matches are one run.
+                let (start, end) = with_codes!(codes, c => (
+                    c.partition_point(|x| x.to_u64() < clo),
+                    c.partition_point(|x| x.to_u64() <= chi),
+                ));
+                return Compiled::Step(
+                    FilterStep::RowRange {
+                        start: start as u32,
+                        end: end as u32,
+                    },
+                    format!("filter {name}: binary search (column sorted in partition)"),
+                    format!("{pred} → rows {start}..{end}"),
+                );
+            }
             Compiled::Step(
                 FilterStep::CodeRange {
                     column: index,
@@ -620,8 +760,15 @@ fn retain_valid(sel: Selection, validity: &Option<Bitmap>) -> Selection {
 ///
 /// # Errors
 /// Errors of the generic evaluator (overflow, division by zero).
-pub fn run_filter(steps: &[FilterStep], part: &Partition) -> Result<Option<Selection>> {
-    let mut sel: Option<Selection> = None;
+pub fn run_filter(
+    steps: &[FilterStep],
+    part: &Partition,
+    initial: Option<Selection>,
+) -> Result<Option<Selection>> {
+    let mut sel: Option<Selection> = initial;
+    if sel.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(sel);
+    }
     for step in steps {
         let cur = sel.as_deref();
         let next = match step {
@@ -673,6 +820,14 @@ pub fn run_filter(steps: &[FilterStep], part: &Partition) -> Result<Option<Selec
                 };
                 retain_valid(s, &col.validity)
             }
+            FilterStep::RowRange { start, end } => match cur {
+                None => (*start..*end).collect(),
+                Some(s) => s
+                    .iter()
+                    .copied()
+                    .filter(|r| (*start..*end).contains(r))
+                    .collect(),
+            },
             FilterStep::NotNull { column } => {
                 let col = &part.columns[*column];
                 let all: Selection = match cur {

@@ -24,7 +24,9 @@ use crate::error::{Error, Result};
 use crate::kernel::TopN;
 use crate::plan::eval::{self, RowSource};
 use crate::plan::{Expr, QueryPlan};
-use crate::store::Partition;
+use std::sync::Arc;
+
+use crate::store::{HashIndex, Partition, Table, unpack_location};
 use crate::types::{DataType, Value, cmp_f64};
 
 use aggregate::{AggState, Partial, aggregate_partition};
@@ -44,10 +46,116 @@ pub struct Output {
 }
 
 struct PartOut {
+    part: usize,
     rows: Vec<Vec<Value>>,
     partial: Option<Partial>,
     scanned: usize,
     trace: Trace,
+}
+
+/// Supplies hash indexes, built on first use and cached by the caller.
+pub trait IndexProvider: Sync {
+    /// The hash index on integer/timestamp column `column` of `table`.
+    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex>;
+}
+
+/// An [`IndexProvider`] that never indexes (every lookup scans).
+pub struct NoIndexes;
+
+impl IndexProvider for NoIndexes {
+    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
+        Arc::new(HashIndex::build(table, column))
+    }
+}
+
+/// One partition to read, possibly starting from a selection found by an
+/// index lookup.
+struct Unit {
+    part: usize,
+    initial: Option<Vec<u32>>,
+}
+
+/// Which partitions a query reads: after zone-map pruning and, for point
+/// lookups that pruning cannot narrow, a hash index lookup.
+struct Access {
+    units: Vec<Unit>,
+    /// Partitions ruled out before compiling, with the reason.
+    pruned: Vec<(usize, String)>,
+    /// How the units were found, for EXPLAIN.
+    note: Option<(String, String)>,
+}
+
+/// Point lookups use the hash index when zone maps leave more than this
+/// many partitions to read.
+const INDEX_MIN_PARTITIONS: usize = 2;
+
+fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
+    let parts = &plan.table.partitions;
+    let conjuncts = plan
+        .filter
+        .as_ref()
+        .map(filter::conjuncts)
+        .unwrap_or_default();
+    let mut pruned = Vec::new();
+    let mut keep = Vec::with_capacity(parts.len());
+    for (i, p) in parts.iter().enumerate() {
+        match conjuncts.iter().find_map(|c| filter::zone_rules_out(c, p)) {
+            Some(reason) => pruned.push((i, reason)),
+            None => keep.push(i),
+        }
+    }
+    if keep.len() > INDEX_MIN_PARTITIONS {
+        if let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup) {
+            let index = indexes.hash_index(&plan.table, column);
+            let mut locations = Vec::new();
+            for k in &keys {
+                index.lookup(*k, &mut locations);
+            }
+            locations.sort_unstable();
+            locations.dedup();
+            let mut units: Vec<Unit> = Vec::new();
+            for loc in locations {
+                let (part, row) = unpack_location(loc);
+                match units.last_mut() {
+                    Some(u) if u.part == part => {
+                        u.initial.get_or_insert_with(Vec::new).push(row as u32)
+                    }
+                    _ => units.push(Unit {
+                        part,
+                        initial: Some(vec![row as u32]),
+                    }),
+                }
+            }
+            let hit: Vec<usize> = units.iter().map(|u| u.part).collect();
+            let pruned = (0..parts.len())
+                .filter(|i| !hit.contains(i))
+                .map(|i| (i, format!("hash index on {name} has no matching row here")))
+                .collect();
+            let rows: usize = units
+                .iter()
+                .map(|u| u.initial.as_ref().map_or(0, Vec::len))
+                .sum();
+            return Access {
+                units,
+                pruned,
+                note: Some((
+                    format!("hash index lookup on {name} (built on first use)"),
+                    format!("{} key(s) → {rows} row(s)", keys.len()),
+                )),
+            };
+        }
+    }
+    Access {
+        units: keep
+            .into_iter()
+            .map(|part| Unit {
+                part,
+                initial: None,
+            })
+            .collect(),
+        pruned,
+        note: None,
+    }
 }
 
 /// Runs a plan. With `tracing`, every partition records the operators it
@@ -55,18 +163,20 @@ struct PartOut {
 ///
 /// # Errors
 /// Execution errors from any partition (the first in partition order).
-pub fn execute(plan: &QueryPlan, tracing: bool) -> Result<Output> {
+pub fn execute(plan: &QueryPlan, tracing: bool, indexes: &dyn IndexProvider) -> Result<Output> {
     if plan.limit.is_some_and(|l| l < 0) && plan.offset > 0 {
         return Err(Error::plan(
             "OFFSET cannot be combined with a negative LIMIT",
         ));
     }
+    let access = access_path(plan, indexes);
     let parts = &plan.table.partitions;
-    let outs: Vec<PartOut> = if let Some(agg) = &plan.aggregate {
-        run_parallel(parts, |p| {
+    let mut outs: Vec<PartOut> = if let Some(agg) = &plan.aggregate {
+        run_parallel(&access.units, |u| {
+            let p = &parts[u.part];
             let mut trace = Trace::new(tracing);
-            let (sel, scanned) = match filter_partition(plan, p, &mut trace)? {
-                None => return Ok(skipped(trace)),
+            let (sel, scanned) = match filter_partition(plan, p, u.initial.clone(), &mut trace)? {
+                None => return Ok(skipped(u.part, trace)),
                 Some(s) => s,
             };
             let keys: Vec<Expr> = agg.keys.iter().map(|k| specialize(k, p)).collect();
@@ -81,6 +191,7 @@ pub fn execute(plan: &QueryPlan, tracing: bool) -> Result<Output> {
             let rows = rows_of(&sel, p);
             let partial = aggregate_partition(&keys, &aggs, p, rows, &mut trace)?;
             Ok(PartOut {
+                part: u.part,
                 rows: vec![],
                 partial: Some(partial),
                 scanned,
@@ -88,22 +199,33 @@ pub fn execute(plan: &QueryPlan, tracing: bool) -> Result<Output> {
             })
         })?
     } else {
-        project(plan, tracing)?
+        project(plan, tracing, &access.units)?
     };
 
     let rows_scanned = outs.iter().map(|o| o.scanned).sum();
     let mut traces = Vec::new();
+    if tracing {
+        for (i, reason) in &access.pruned {
+            let mut t = Trace::new(true);
+            t.add("skip partition: ruled out before compiling", reason.clone());
+            traces.push((*i, t));
+        }
+        if let (Some((shape, detail)), Some(first)) = (&access.note, outs.first_mut()) {
+            first.trace.lines.insert(0, (shape.clone(), detail.clone()));
+        }
+    }
     let mut rows = Vec::new();
     let mut partials = Vec::new();
-    for (i, o) in outs.into_iter().enumerate() {
+    for o in outs {
         if tracing {
-            traces.push((i, o.trace));
+            traces.push((o.part, o.trace));
         }
         rows.extend(o.rows);
         if let Some(p) = o.partial {
             partials.push(p);
         }
     }
+    traces.sort_by_key(|(i, _)| *i);
     if let Some(agg) = &plan.aggregate {
         rows = finish_aggregate(plan, agg, partials)?;
     }
@@ -115,8 +237,9 @@ pub fn execute(plan: &QueryPlan, tracing: bool) -> Result<Output> {
     })
 }
 
-fn skipped(trace: Trace) -> PartOut {
+fn skipped(part: usize, trace: Trace) -> PartOut {
     PartOut {
+        part,
         rows: vec![],
         partial: None,
         scanned: 0,
@@ -131,41 +254,59 @@ fn rows_of<'s>(sel: &'s Option<Vec<u32>>, p: &Partition) -> Rows<'s> {
     }
 }
 
-/// Runs `f` on every partition in parallel, results in partition order; the
-/// first error in partition order wins.
-fn run_parallel<T: Send>(
-    parts: &[Partition],
-    f: impl Fn(&Partition) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    let results: Vec<Result<T>> = parts.par_iter().map(&f).collect();
+/// Runs `f` on every unit in parallel, results in unit order; the first
+/// error in that order wins.
+fn run_parallel<T: Send>(units: &[Unit], f: impl Fn(&Unit) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let results: Vec<Result<T>> = units.par_iter().map(&f).collect();
     results.into_iter().collect()
 }
 
-/// Compiles and runs the filter: `None` if the partition is skipped, else
-/// the selection (`None` inside: all rows) and the rows scanned.
+/// Compiles and runs the filter from an initial selection (`None`: all
+/// rows): `None` if the partition is skipped, else the selection (`None`
+/// inside: all rows) and the rows scanned.
 fn filter_partition(
     plan: &QueryPlan,
     p: &Partition,
+    initial: Option<Vec<u32>>,
     trace: &mut Trace,
 ) -> Result<Option<(Option<Vec<u32>>, usize)>> {
+    let scanned = initial.as_ref().map_or(p.rows, Vec::len);
     match compile_filter(plan.filter.as_ref(), p, trace) {
         CompiledFilter::Skip => Ok(None),
-        CompiledFilter::Steps(steps) => Ok(Some((run_filter(&steps, p)?, p.rows))),
+        CompiledFilter::Steps(steps) => Ok(Some((run_filter(&steps, p, initial)?, scanned))),
     }
+}
+
+/// The first sort key when it is a column that never decreases in load
+/// order (sorted within every partition, partitions in order): then the
+/// best rows sit at one end of the table.
+fn monotone_sort_column(plan: &QueryPlan) -> Option<usize> {
+    let key = plan.order_by.first()?;
+    let Expr::Column { index, .. } = &plan.outputs[key.column] else {
+        return None;
+    };
+    let parts = &plan.table.partitions;
+    let sorted = parts.iter().all(|p| p.columns[*index].zone.sorted);
+    let ordered = parts.windows(2).all(|w| {
+        let (a, b) = (&w[0].columns[*index].zone, &w[1].columns[*index].zone);
+        a.max.total_cmp(&b.min).is_le()
+    });
+    (sorted && ordered).then_some(*index)
 }
 
 /// Projection queries: all rows, top-n, or the first/last rows in load order
 /// with an early stop.
-fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
+fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOut>> {
     let parts = &plan.table.partitions;
     let top_n = match plan.limit {
         Some(n) if n >= 0 && !plan.order_by.is_empty() => Some(n as usize + plan.offset as usize),
         _ => None,
     };
-    let run = |p: &Partition, want: Option<usize>| -> Result<PartOut> {
+    let run = |u: &Unit, want: Option<usize>| -> Result<PartOut> {
+        let p = &parts[u.part];
         let mut trace = Trace::new(tracing);
-        let (sel, scanned) = match filter_partition(plan, p, &mut trace)? {
-            None => return Ok(skipped(trace)),
+        let (sel, scanned) = match filter_partition(plan, p, u.initial.clone(), &mut trace)? {
+            None => return Ok(skipped(u.part, trace)),
             Some(s) => s,
         };
         let mut sel = sel;
@@ -196,60 +337,85 @@ fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
             .map(|j| cols.iter().map(|c| c.value(j)).collect())
             .collect();
         Ok(PartOut {
+            part: u.part,
             rows: out_rows,
             partial: None,
             scanned,
             trace,
         })
     };
-    match plan.limit {
-        Some(l) if plan.order_by.is_empty() => {
-            // First (or last) rows in load order: run partitions in waves
-            // of one per thread, from the start (or end), and stop once
-            // enough rows are found.
-            let backwards = l < 0;
-            let want = if backwards {
-                l.unsigned_abs() as usize
+    let monotone = top_n.and_then(|_| monotone_sort_column(plan));
+    let (backwards, want) = match (plan.limit, monotone) {
+        (Some(l), _) if plan.order_by.is_empty() => {
+            if l < 0 {
+                (true, l.unsigned_abs() as usize)
             } else {
-                l as usize + plan.offset as usize
-            };
-            let wave = rayon::current_num_threads().max(1);
-            let order: Vec<usize> = if backwards {
-                (0..parts.len()).rev().collect()
-            } else {
-                (0..parts.len()).collect()
-            };
-            let mut found = 0;
-            let mut outs: Vec<(usize, PartOut)> = Vec::new();
-            for chunk in order.chunks(wave) {
-                if found >= want {
-                    break;
-                }
-                let need = want - found;
-                let results: Vec<Result<PartOut>> = chunk
-                    .par_iter()
-                    .map(|&i| run(&parts[i], Some(need)))
-                    .collect();
-                for (&i, r) in chunk.iter().zip(results) {
-                    let r = r?;
-                    found += r.rows.len();
-                    outs.push((i, r));
-                }
+                (false, l as usize + plan.offset as usize)
             }
-            if tracing && outs.len() < parts.len() {
-                let stopped = parts.len() - outs.len();
-                if let Some((_, o)) = outs.last_mut() {
-                    o.trace.add(
-                        "early stop: enough rows found",
-                        format!("{stopped} partitions not read"),
-                    );
-                }
-            }
-            outs.sort_by_key(|(i, _)| *i);
-            Ok(outs.into_iter().map(|(_, o)| o).collect())
         }
-        _ => run_parallel(parts, |p| run(p, None)),
+        (Some(_), Some(_)) => (plan.order_by[0].desc, top_n.unwrap_or(0)),
+        _ => return run_parallel(units, |u| run(u, None)),
+    };
+    // Rows wanted from one end of load order: run partitions in waves of
+    // one per thread from that end, and stop once enough rows are found
+    // (for a monotone sort key: once no unread partition can beat the n-th
+    // best key found).
+    let wave = rayon::current_num_threads().max(1);
+    let order: Vec<&Unit> = if backwards {
+        units.iter().rev().collect()
+    } else {
+        units.iter().collect()
+    };
+    let mut outs: Vec<PartOut> = Vec::new();
+    let mut found = 0;
+    let mut read = 0;
+    for chunk in order.chunks(wave) {
+        if want == 0 {
+            break;
+        }
+        if found >= want {
+            let Some(col) = monotone else { break };
+            // n-th best first-key value so far, against the next partition's bound.
+            let key = &plan.order_by[0];
+            let mut keys: Vec<Value> = outs
+                .iter()
+                .flat_map(|o| o.rows.iter().map(|r| r[key.column].clone()))
+                .collect();
+            keys.sort_by(|a, b| order_values(a, b, key.desc, key.nulls_first));
+            let nth = &keys[want.saturating_sub(1).min(keys.len() - 1)];
+            let zone = &parts[chunk[0].part].columns[col].zone;
+            let bound = if backwards { &zone.max } else { &zone.min };
+            if !nth.is_null() && order_values(bound, nth, key.desc, key.nulls_first).is_gt() {
+                break;
+            }
+        }
+        let need = if monotone.is_some() {
+            want
+        } else {
+            want - found
+        };
+        let results: Vec<Result<PartOut>> = chunk.par_iter().map(|u| run(u, Some(need))).collect();
+        for r in results {
+            let r = r?;
+            found += r.rows.len();
+            outs.push(r);
+        }
+        read += chunk.len();
     }
+    if tracing && read < units.len() {
+        if let Some(o) = outs.last_mut() {
+            o.trace.add(
+                if monotone.is_some() {
+                    "early stop: sort key ascends in load order, no unread partition can enter the top n"
+                } else {
+                    "early stop: enough rows found"
+                },
+                format!("{} partitions not read", units.len() - read),
+            );
+        }
+    }
+    outs.sort_by_key(|o| o.part);
+    Ok(outs)
 }
 
 /// Picks the rows that can be among the best `n` of a partition under the
@@ -446,8 +612,8 @@ fn finish_rows(plan: &QueryPlan, rows: &mut Vec<Vec<Value>>) {
 ///
 /// # Errors
 /// As [`execute`] (EXPLAIN runs the query to observe every choice).
-pub fn explain(plan: &QueryPlan) -> Result<String> {
-    let out = execute(plan, true)?;
+pub fn explain(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Result<String> {
+    let out = execute(plan, true, indexes)?;
     let mut s = plan.describe();
     let mut shapes: Vec<(String, Vec<usize>, Trace)> = Vec::new();
     for (i, t) in out.traces {

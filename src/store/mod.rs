@@ -15,9 +15,11 @@
 mod bitmap;
 mod codes;
 mod column;
+mod index;
 mod table;
 
 pub use bitmap::Bitmap;
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};
+pub use index::{HashIndex, RowLocation, location, unpack_location};
 pub use table::{Field, Partition, Table};

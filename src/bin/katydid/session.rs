@@ -216,11 +216,14 @@ impl Session {
                 .columns
                 .iter()
                 .map(|c| {
-                    let encodings: Vec<String> = c
+                    let mut encodings: Vec<String> = c
                         .encodings
                         .iter()
                         .map(|(e, n)| format!("{e} ({n})"))
                         .collect();
+                    if c.indexed {
+                        encodings.push("+ hash index".to_string());
+                    }
                     vec![
                         c.name.clone(),
                         c.dtype.name().to_string(),

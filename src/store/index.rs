@@ -1,0 +1,154 @@
+//! Hash indexes on integer and timestamp columns, for point lookups that
+//! zone maps cannot narrow (keys in random order).
+
+use hashbrown::HashMap;
+
+use super::column::ColumnData;
+use super::table::Table;
+
+/// Where a value occurs: partition and row, packed as `partition << 32 | row`.
+pub type RowLocation = u64;
+
+/// Packs a partition index and a row index into a [`RowLocation`].
+pub fn location(partition: usize, row: usize) -> RowLocation {
+    ((partition as u64) << 32) | row as u64
+}
+
+/// Unpacks a [`RowLocation`] into `(partition, row)`.
+pub fn unpack_location(loc: RowLocation) -> (usize, usize) {
+    ((loc >> 32) as usize, (loc & 0xffff_ffff) as usize)
+}
+
+/// A hash index from the values of one integer or timestamp column to the
+/// rows holding them; NULLs are not indexed.
+///
+/// # Design
+/// Built on first use by a lookup that zone maps cannot narrow, then kept
+/// with the database until the table is replaced. Most keys occur once, so
+/// the map holds the first location inline and only repeated values spill
+/// into a side table.
+///
+/// # Performance
+/// About 20 bytes per row (a hashbrown entry of `i64 → u64` at its load
+/// factor); a lookup is one hash probe.
+#[derive(Debug, Default)]
+pub struct HashIndex {
+    first: HashMap<i64, RowLocation>,
+    more: HashMap<i64, Vec<RowLocation>>,
+}
+
+impl HashIndex {
+    /// Indexes column `column` of `table` (an integer or timestamp column).
+    pub fn build(table: &Table, column: usize) -> HashIndex {
+        let mut index = HashIndex {
+            first: HashMap::with_capacity(table.rows()),
+            more: HashMap::new(),
+        };
+        for (p, part) in table.partitions.iter().enumerate() {
+            let col = &part.columns[column];
+            let mut add = |row: usize, v: i64| {
+                let loc = location(p, row);
+                if let Some(_prev) = index.first.get(&v) {
+                    index.more.entry(v).or_default().push(loc);
+                } else {
+                    index.first.insert(v, loc);
+                }
+            };
+            match &col.data {
+                ColumnData::Offset { base, scale, codes } => {
+                    for row in 0..col.len {
+                        if col.is_valid(row) {
+                            add(
+                                row,
+                                base.wrapping_add(codes.get(row).wrapping_mul(*scale) as i64),
+                            );
+                        }
+                    }
+                }
+                _ => {
+                    for row in 0..col.len {
+                        match col.value(row) {
+                            crate::types::Value::Int(v) | crate::types::Value::Timestamp(v) => {
+                                add(row, v)
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// Appends the locations of `value` to `out` (in load order).
+    pub fn lookup(&self, value: i64, out: &mut Vec<RowLocation>) {
+        if let Some(&loc) = self.first.get(&value) {
+            out.push(loc);
+            if let Some(rest) = self.more.get(&value) {
+                out.extend_from_slice(rest);
+            }
+        }
+    }
+
+    /// Number of distinct values indexed.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(i64, RowLocation)>() + 1;
+        self.first.capacity() * entry
+            + self
+                .more
+                .values()
+                .map(|v| v.capacity() * 8 + 40)
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Column, Field, Partition};
+    use crate::types::DataType;
+
+    #[test]
+    fn finds_every_row_of_a_value_across_partitions() {
+        let parts: Vec<Partition> = [vec![5i64, 7, 5], vec![9, 5]]
+            .into_iter()
+            .scan(0, |first, vals| {
+                let p = Partition {
+                    rows: vals.len(),
+                    first_row: *first,
+                    columns: vec![Column::encode_ints(DataType::Int, &vals, None)],
+                };
+                *first += vals.len();
+                Some(p)
+            })
+            .collect();
+        let table = Table {
+            name: "t".into(),
+            fields: vec![Field {
+                name: "id".into(),
+                dtype: DataType::Int,
+            }],
+            partitions: parts,
+            source_bytes: 0,
+        };
+        let index = HashIndex::build(&table, 0);
+        let mut out = Vec::new();
+        index.lookup(5, &mut out);
+        let found: Vec<(usize, usize)> = out.into_iter().map(unpack_location).collect();
+        assert_eq!(found, vec![(0, 0), (0, 2), (1, 1)]);
+        let mut out = Vec::new();
+        index.lookup(8, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(index.len(), 3);
+    }
+}

@@ -91,6 +91,18 @@ fn contains_plain_column(e: &Expr) -> bool {
     }
 }
 
+/// Pushes every aggregate call in `e` (not looking inside aggregates).
+fn collect_aggregates<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::Function { name, .. } if is_aggregate_name(name) => out.push(e),
+        _ => {
+            for c in children(e) {
+                collect_aggregates(c, out);
+            }
+        }
+    }
+}
+
 fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Column(_) | ExprKind::Literal(_) => vec![],
@@ -766,6 +778,17 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         }
     }
 
+    // `LIMIT 0` returns nothing without evaluating anything (PostgreSQL's
+    // Limit node never pulls a row).
+    if select.limit == Some(0) {
+        return Ok(RefResult {
+            rows: Vec::new(),
+            all_rows: Vec::new(),
+            order: Vec::new(),
+            grouped: false,
+            limited: true,
+        });
+    }
     let all = load_rows(table);
     let mut kept: Vec<&[Value]> = Vec::new();
     for r in &all {
@@ -863,26 +886,15 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         sources.push(src);
     }
 
-    // (output row, sort key values)
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-    let finish = |ctx: Ctx, out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<(), RefError> {
-        let row = items
-            .iter()
-            .map(|(e, _, _)| ev.eval(e, ctx))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut sort = Vec::new();
-        for s in &sources {
-            sort.push(match s {
-                SortSource::Output(i) => row[*i].clone(),
-                SortSource::Expr(e) => ev.eval(e, ctx)?,
-            });
-        }
-        out.push((row, sort));
-        Ok(())
-    };
+    // Which rows or groups produce output. Aggregates are computed for
+    // every group before HAVING (so their errors always count); HAVING and
+    // ORDER BY keys are evaluated for every candidate; the other select-list
+    // expressions only for the rows returned, as PostgreSQL evaluates them
+    // lazily under LIMIT.
+    let mut groups: Vec<Vec<&[Value]>> = Vec::new();
+    let mut ctxs: Vec<Ctx> = Vec::new();
     if grouped {
         let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-        let mut groups: Vec<Vec<&[Value]>> = Vec::new();
         if keys.is_empty() {
             groups.push(kept.clone());
         } else {
@@ -898,28 +910,53 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
                 groups[g].push(r);
             }
         }
+        let mut calls: Vec<&Expr> = Vec::new();
+        let order_exprs = sources.iter().filter_map(|s| match s {
+            SortSource::Expr(e) => Some(e),
+            SortSource::Output(_) => None,
+        });
+        for e in items
+            .iter()
+            .map(|(e, _, _)| e)
+            .chain(select.having.as_ref())
+            .chain(order_exprs)
+        {
+            collect_aggregates(e, &mut calls);
+        }
         for g in &groups {
             let ctx = Ctx::Group {
                 rows: g,
                 rep: g.first().copied(),
             };
+            for c in &calls {
+                ev.eval(c, ctx)?;
+            }
             if let Some(h) = &select.having
                 && !ev.predicate(h, ctx)?
             {
                 continue;
             }
-            finish(ctx, &mut out)?;
+            ctxs.push(ctx);
         }
     } else {
         if select.having.is_some() {
             return Err("HAVING without aggregation".into());
         }
-        for r in &kept {
-            finish(Ctx::Row(r), &mut out)?;
-        }
+        ctxs.extend(kept.iter().map(|r| Ctx::Row(r)));
     }
 
-    out.sort_by(|(_, a), (_, b)| {
+    let mut keyed: Vec<(Ctx, Vec<Value>)> = Vec::new();
+    for ctx in ctxs {
+        let mut sort = Vec::new();
+        for s in &sources {
+            sort.push(match s {
+                SortSource::Output(i) => ev.eval(&items[*i].0, ctx)?,
+                SortSource::Expr(e) => ev.eval(e, ctx)?,
+            });
+        }
+        keyed.push((ctx, sort));
+    }
+    keyed.sort_by(|(_, a), (_, b)| {
         for (k, (x, y)) in order.iter().zip(a.iter().zip(b)) {
             let o = order_cmp(x, y, k.desc, k.nulls_first);
             if o.is_ne() {
@@ -928,9 +965,32 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         }
         Ordering::Equal
     });
-    let all_rows: Vec<Vec<Value>> = out.into_iter().map(|(r, _)| r).collect();
-    let offset = select.offset.unwrap_or(0).min(all_rows.len() as u64) as usize;
-    let mut rows: Vec<Vec<Value>> = all_rows[offset..].to_vec();
+    let output = |ctx: Ctx| -> Result<Vec<Value>, RefError> {
+        items.iter().map(|(e, _, _)| ev.eval(e, ctx)).collect()
+    };
+    let offset = select.offset.unwrap_or(0).min(keyed.len() as u64) as usize;
+    // The candidates whose select list is evaluated: all of them, except
+    // that a plain projection without ORDER BY stops early under LIMIT as
+    // PostgreSQL does (rows skipped by OFFSET are still evaluated) and
+    // `LIMIT -n` evaluates only the last n rows.
+    let lazy = !grouped && select.order_by.is_empty();
+    let evaluated = match select.limit {
+        Some(n) if lazy && n >= 0 => 0..(offset + n as usize).min(keyed.len()),
+        Some(n) if lazy => {
+            keyed
+                .len()
+                .saturating_sub(n.unsigned_abs() as usize)
+                .max(offset)..keyed.len()
+        }
+        _ => 0..keyed.len(),
+    };
+    let mut all_rows: Vec<Vec<Value>> = Vec::new();
+    for (c, _) in &keyed[evaluated.clone()] {
+        all_rows.push(output(*c)?);
+    }
+    // Row positions of `all_rows` start at `evaluated.start`.
+    let base = evaluated.start;
+    let mut rows: Vec<Vec<Value>> = all_rows[offset.max(base) - base..].to_vec();
     match select.limit {
         Some(n) if n >= 0 => rows.truncate(n as usize),
         Some(n) => {

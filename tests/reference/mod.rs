@@ -9,6 +9,17 @@
 //! implicit grouping (LocustDB), ORDER BY with NULLs larger than every value,
 //! `LIMIT -n` as the last `n` rows.
 //!
+//! Which expressions are evaluated decides which errors (overflow, division
+//! by zero) fail a query. The rules, from PostgreSQL:
+//! - WHERE and GROUP BY keys: every row.
+//! - Aggregates: every group, before HAVING (an overflow in a group that
+//!   HAVING drops still fails the query).
+//! - Select list of an aggregate or ORDER BY query: every row or group
+//!   that passes WHERE/HAVING, whatever the LIMIT.
+//! - Select list of a plain projection without ORDER BY: the rows up to
+//!   OFFSET + LIMIT (rows skipped by OFFSET included; the scan stops once
+//!   the LIMIT is reached), and for `LIMIT -n` only the last n rows.
+//!
 //! Everything here favours obviousness over speed: a table is at most a few
 //! hundred rows in the differential test.
 
@@ -43,7 +54,8 @@ pub struct OrderKey {
 pub struct RefResult {
     /// The result rows after ORDER BY, OFFSET and LIMIT.
     pub rows: Vec<Vec<Value>>,
-    /// The rows after ORDER BY but before OFFSET/LIMIT.
+    /// The rows after ORDER BY but before OFFSET/LIMIT (for a plain
+    /// projection without ORDER BY, only those up to OFFSET + LIMIT).
     pub all_rows: Vec<Vec<Value>>,
     /// The ORDER BY keys (empty without ORDER BY).
     pub order: Vec<OrderKey>,
@@ -778,17 +790,6 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         }
     }
 
-    // `LIMIT 0` returns nothing without evaluating anything (PostgreSQL's
-    // Limit node never pulls a row).
-    if select.limit == Some(0) {
-        return Ok(RefResult {
-            rows: Vec::new(),
-            all_rows: Vec::new(),
-            order: Vec::new(),
-            grouped: false,
-            limited: true,
-        });
-    }
     let all = load_rows(table);
     let mut kept: Vec<&[Value]> = Vec::new();
     for r in &all {
@@ -886,11 +887,8 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         sources.push(src);
     }
 
-    // Which rows or groups produce output. Aggregates are computed for
-    // every group before HAVING (so their errors always count); HAVING and
-    // ORDER BY keys are evaluated for every candidate; the other select-list
-    // expressions only for the rows returned, as PostgreSQL evaluates them
-    // lazily under LIMIT.
+    // Which rows or groups produce output (see the module docs for which
+    // expressions are evaluated where).
     let mut groups: Vec<Vec<&[Value]>> = Vec::new();
     let mut ctxs: Vec<Ctx> = Vec::new();
     if grouped {

@@ -16,16 +16,10 @@ use crate::store::Table;
 use crate::types::{DataType, Value};
 
 /// Settings of a [`Database`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct DatabaseOptions {
     /// Worker threads for loading and queries; 0 means one per core.
     pub threads: usize,
-}
-
-impl Default for DatabaseOptions {
-    fn default() -> Self {
-        DatabaseOptions { threads: 0 }
-    }
 }
 
 /// Figures about one finished load.

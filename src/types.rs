@@ -291,8 +291,8 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         return None;
     }
     let year = digits(&b[0..4])? as i64;
-    let month = digits(&b[5..7])? as u32;
-    let day = digits(&b[8..10])? as u32;
+    let month = digits(&b[5..7])?;
+    let day = digits(&b[8..10])?;
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }

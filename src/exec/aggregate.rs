@@ -161,10 +161,18 @@ impl Partial {
 /// How to turn a key code back into a value.
 enum Decoder {
     Const(Value),
-    /// `code - null_slot + base`, code 0 is NULL when `nullable`.
-    Offset { base: i64, dtype: DataType, nullable: bool },
+    /// `base + (code - null_slot) * scale`; code 0 is NULL when `nullable`.
+    Offset {
+        base: i64,
+        scale: u64,
+        dtype: DataType,
+        nullable: bool,
+    },
     /// Dictionary code; code 0 is NULL when `nullable`.
-    Dict { dict: Arc<Dictionary>, nullable: bool },
+    Dict {
+        dict: Arc<Dictionary>,
+        nullable: bool,
+    },
     /// A local dictionary of values (NULL included as a value).
     Values(Vec<Value>),
 }
@@ -173,11 +181,16 @@ impl Decoder {
     fn decode(&self, code: u64) -> Value {
         match self {
             Decoder::Const(v) => v.clone(),
-            Decoder::Offset { base, dtype, nullable } => {
+            Decoder::Offset {
+                base,
+                scale,
+                dtype,
+                nullable,
+            } => {
                 if *nullable && code == 0 {
                     return Value::Null;
                 }
-                let v = base.wrapping_add((code - *nullable as u64) as i64);
+                let v = base.wrapping_add((code - *nullable as u64).wrapping_mul(*scale) as i64);
                 if *dtype == DataType::Timestamp {
                     Value::Timestamp(v)
                 } else {
@@ -225,19 +238,17 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
             codes
         };
         match &col.data {
-            ColumnData::Offset { base, codes } => {
-                let range = match (&col.zone.min, &col.zone.max) {
-                    (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                        (*b as u64).wrapping_sub(*a as u64)
-                    }
-                    _ => u64::MAX - 1,
-                };
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+            ColumnData::Offset { base, scale, codes }
+                if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
+            {
+                let range = offset_range(col).unwrap_or(0) / scale;
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
                     codes: Some(codes_with_nulls(raw)),
                     card: range.saturating_add(1 + shift),
                     decoder: Decoder::Offset {
                         base: *base,
+                        scale: *scale,
                         dtype: *dtype,
                         nullable,
                     },
@@ -245,7 +256,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 });
             }
             ColumnData::Dict { dict, codes } => {
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x as u64));
+                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
                     codes: Some(codes_with_nulls(raw)),
                     card: dict.len() as u64 + shift,
@@ -299,10 +310,14 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 card: (hi as i128 - lo as i128) as u64 + 1 + shift,
                 decoder: Decoder::Offset {
                     base: lo,
+                    scale: 1,
                     dtype: a.dtype,
                     nullable,
                 },
-                how: format!("{expr}: evaluated, integer range {} codes", (hi as i128 - lo as i128) + 1),
+                how: format!(
+                    "{expr}: evaluated, integer range {} codes",
+                    (hi as i128 - lo as i128) + 1
+                ),
             });
         }
     }
@@ -345,9 +360,22 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
     Ok(KeyCodes {
         codes: Some(codes),
         card: values.len().max(1) as u64,
-        how: format!("{expr}: evaluated, local dictionary of {} values", values.len()),
+        how: format!(
+            "{expr}: evaluated, local dictionary of {} values",
+            values.len()
+        ),
         decoder: Decoder::Values(values),
     })
+}
+
+/// `max - min` of an integer or timestamp column's zone map, as u64.
+fn offset_range(col: &crate::store::Column) -> Option<u64> {
+    match (&col.zone.min, &col.zone.max) {
+        (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+            Some((*b as u64).wrapping_sub(*a as u64))
+        }
+        _ => None,
+    }
 }
 
 /// Group ids per selected row plus what is needed to decode each group.
@@ -373,7 +401,10 @@ fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
         out
     };
     if varying.is_empty() {
-        trace.add("group by: single group (every key constant in partition)", String::new());
+        trace.add(
+            "group by: single group (every key constant in partition)",
+            String::new(),
+        );
         return Grouping {
             gids: vec![0; n],
             groups: 1,
@@ -388,7 +419,7 @@ fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
         debug_assert!(total_fits);
         let mut slots = vec![0u64; n];
         for k in &varying {
-            let codes = k.codes.as_ref().map(Vec::as_slice).unwrap_or(&[]);
+            let codes = k.codes.as_deref().unwrap_or(&[]);
             for (s, c) in slots.iter_mut().zip(codes) {
                 *s = *s * k.card + c;
             }
@@ -479,7 +510,10 @@ pub fn aggregate_partition(
         .map(|k| key_codes(k, part, rows))
         .collect::<Result<_>>()?;
     for k in &key_codes {
-        trace.add(format!("group key {}", k.how.split(':').next().unwrap_or("")), k.how.clone());
+        trace.add(
+            format!("group key {}", k.how.split(':').next().unwrap_or("")),
+            k.how.clone(),
+        );
     }
     let grouping = group_rows(&key_codes, n, trace);
     let g = grouping.groups;
@@ -488,7 +522,15 @@ pub fn aggregate_partition(
 
     let mut states: Vec<Vec<AggState>> = Vec::with_capacity(aggs.len());
     for call in aggs {
-        states.push(accumulate(call, part, rows, &grouping.gids, g, &counts, trace)?);
+        states.push(accumulate(
+            call,
+            part,
+            rows,
+            &grouping.gids,
+            g,
+            &counts,
+            trace,
+        )?);
     }
     let mut out = Partial::default();
     let emit_empty = keys.is_empty();
@@ -503,7 +545,12 @@ pub fn aggregate_partition(
                 .map(|(k, &c)| k.decoder.decode(c))
                 .collect(),
         );
-        out.states.push(states.iter_mut().map(|s| std::mem::replace(&mut s[gid], AggState::Count(0))).collect());
+        out.states.push(
+            states
+                .iter_mut()
+                .map(|s| std::mem::replace(&mut s[gid], AggState::Count(0)))
+                .collect(),
+        );
     }
     Ok(out)
 }
@@ -521,7 +568,10 @@ fn accumulate(
         trace.add("aggregate count(*): per-group row counts", String::new());
         return Ok(counts.iter().map(|&c| AggState::Count(c)).collect());
     }
-    let arg = call.arg.as_ref().ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
+    let arg = call
+        .arg
+        .as_ref()
+        .ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
     let datum = eval_vec(arg, part, rows)?;
     let states: Vec<AggState> = (0..groups).map(|_| AggState::empty(call)).collect();
     let n = gids.len();
@@ -532,7 +582,10 @@ fn accumulate(
         }
         Datum::Array(a) => a,
     };
-    trace.add(format!("aggregate {}: typed accumulator arrays", call.func.name()), call.to_string());
+    trace.add(
+        format!("aggregate {}: typed accumulator arrays", call.func.name()),
+        call.to_string(),
+    );
     let valid = |j: usize| a.is_valid(j);
     match (call.func, &a.data) {
         (AggFunc::Count, _) => {
@@ -552,7 +605,11 @@ fn accumulate(
                     c[g] += 1;
                 }
             }
-            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumInt(s, c)).collect());
+            return Ok(s
+                .into_iter()
+                .zip(c)
+                .map(|(s, c)| AggState::SumInt(s, c))
+                .collect());
         }
         (AggFunc::Sum | AggFunc::Avg, Data::Float(v)) => {
             let mut s = vec![0f64; groups];
@@ -564,7 +621,11 @@ fn accumulate(
                     c[g] += 1;
                 }
             }
-            return Ok(s.into_iter().zip(c).map(|(s, c)| AggState::SumFloat(s, c)).collect());
+            return Ok(s
+                .into_iter()
+                .zip(c)
+                .map(|(s, c)| AggState::SumFloat(s, c))
+                .collect());
         }
         (AggFunc::Min | AggFunc::Max, Data::Int(v)) => {
             let is_min = call.func == AggFunc::Min;
@@ -580,12 +641,22 @@ fn accumulate(
                     });
                 }
             }
-            let wrap = |x: i64| if a.dtype == DataType::Timestamp { Value::Timestamp(x) } else { Value::Int(x) };
+            let wrap = |x: i64| {
+                if a.dtype == DataType::Timestamp {
+                    Value::Timestamp(x)
+                } else {
+                    Value::Int(x)
+                }
+            };
             return Ok(best
                 .into_iter()
                 .map(|b| {
                     let v = b.map_or(Value::Null, wrap);
-                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                    if is_min {
+                        AggState::Min(v)
+                    } else {
+                        AggState::Max(v)
+                    }
                 })
                 .collect());
         }
@@ -600,7 +671,11 @@ fn accumulate(
                         None => x,
                         Some(y) => {
                             let o = cmp_f64(x, y);
-                            if (is_min && o.is_lt()) || (!is_min && o.is_gt()) { x } else { y }
+                            if (is_min && o.is_lt()) || (!is_min && o.is_gt()) {
+                                x
+                            } else {
+                                y
+                            }
                         }
                     });
                 }
@@ -609,7 +684,11 @@ fn accumulate(
                 .into_iter()
                 .map(|b| {
                     let v = b.map_or(Value::Null, Value::Float);
-                    if is_min { AggState::Min(v) } else { AggState::Max(v) }
+                    if is_min {
+                        AggState::Min(v)
+                    } else {
+                        AggState::Max(v)
+                    }
                 })
                 .collect());
         }
@@ -625,7 +704,12 @@ fn accumulate(
     Ok(states)
 }
 
-fn states_from_scalar(call: &AggCall, v: &Value, counts: &[u64], mut states: Vec<AggState>) -> Vec<AggState> {
+fn states_from_scalar(
+    call: &AggCall,
+    v: &Value,
+    counts: &[u64],
+    mut states: Vec<AggState>,
+) -> Vec<AggState> {
     for (gid, s) in states.iter_mut().enumerate() {
         let n = if v.is_null() { 0 } else { counts[gid] };
         *s = AggState::empty(call);

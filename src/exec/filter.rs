@@ -53,8 +53,10 @@ fn specialize_rec(e: Expr, part: &Partition) -> Expr {
         Expr::Call { func, args, dtype } if args.len() == 1 => {
             if let Expr::Column { index, .. } = &args[0] {
                 let c = &part.columns[*index];
-                if c.zone.null_count == 0 {
-                    if let (Value::Timestamp(lo), Value::Timestamp(hi)) = (&c.zone.min, &c.zone.max) {
+                if c.zone.null_count == 0
+                    && let (Value::Timestamp(lo), Value::Timestamp(hi)) = (&c.zone.min, &c.zone.max)
+                {
+                    {
                         let folded = match func {
                             Func::Year if timestamp_year(*lo) == timestamp_year(*hi) => {
                                 Some(Value::Int(timestamp_year(*lo)))
@@ -147,7 +149,11 @@ pub enum CompiledFilter {
 }
 
 /// Compiles `filter` for `part`, recording choices in `trace`.
-pub fn compile_filter(filter: Option<&Expr>, part: &Partition, trace: &mut Trace) -> CompiledFilter {
+pub fn compile_filter(
+    filter: Option<&Expr>,
+    part: &Partition,
+    trace: &mut Trace,
+) -> CompiledFilter {
     let Some(filter) = filter else {
         return CompiledFilter::Steps(vec![]);
     };
@@ -159,7 +165,10 @@ pub fn compile_filter(filter: Option<&Expr>, part: &Partition, trace: &mut Trace
     for c in conjuncts {
         match compile_conjunct(&c, part) {
             Compiled::Never(reason) => {
-                trace.add("skip partition: zone map / dictionary rules it out", reason.clone());
+                trace.add(
+                    "skip partition: zone map / dictionary rules it out",
+                    reason.clone(),
+                );
                 return CompiledFilter::Skip;
             }
             Compiled::Always(reason) => trace.add("drop predicate (true for every row)", reason),
@@ -306,7 +315,13 @@ fn not_null_step(col: &Column, index: usize, name: &str, reason: String) -> Comp
     }
 }
 
-fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Partition) -> Compiled {
+fn compile_compare(
+    index: usize,
+    name: &str,
+    op: BinaryOp,
+    k: &Value,
+    part: &Partition,
+) -> Compiled {
     let col = &part.columns[index];
     if k.is_null() {
         return Compiled::Never(format!("{name} {} NULL is never true", op.symbol()));
@@ -314,9 +329,13 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
     if col.zone.null_count == col.len {
         return Compiled::Never(format!("{name} is all NULL in this partition"));
     }
-    let pred = format!("{name} {} {}", op.symbol(), Expr::literal(k.clone(), DataType::Int));
+    let pred = format!(
+        "{name} {} {}",
+        op.symbol(),
+        Expr::literal(k.clone(), DataType::Int)
+    );
     match &col.data {
-        ColumnData::Offset { base, codes } => {
+        ColumnData::Offset { base, scale, codes } => {
             let Some((lo, hi, negate)) = int_range(op, k) else {
                 return Compiled::Generic;
             };
@@ -325,23 +344,38 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                 Value::Int(v) | Value::Timestamp(v) => *v as i128,
                 _ => return Compiled::Generic,
             };
+            let scale = *scale as i128;
             let (lo, hi) = (lo.max(zmin), hi.min(zmax));
+            // Codes c with lo <= zmin + c * scale <= hi.
+            let clo = (lo - zmin + scale - 1).div_euclid(scale);
+            let chi = (hi - zmin).div_euclid(scale);
+            let max_code = (zmax - zmin) / scale;
             let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
-            if lo > hi {
+            if lo > hi || clo > chi {
                 return if negate {
-                    not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
+                    not_null_step(
+                        col,
+                        index,
+                        name,
+                        format!("{zone}: {pred} holds for every value"),
+                    )
                 } else {
                     Compiled::Never(format!("{zone} rules out {pred}"))
                 };
             }
-            if lo == zmin && hi == zmax {
+            if clo == 0 && chi == max_code {
                 return if negate {
                     Compiled::Never(format!("{zone} rules out {pred}"))
                 } else {
-                    not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"))
+                    not_null_step(
+                        col,
+                        index,
+                        name,
+                        format!("{zone}: {pred} holds for every value"),
+                    )
                 };
             }
-            let (clo, chi) = ((lo - zmin) as u64, (hi - zmin) as u64);
+            let (clo, chi) = (clo as u64, chi as u64);
             Compiled::Step(
                 FilterStep::CodeRange {
                     column: index,
@@ -354,7 +388,7 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                     codes.width_name()
                 ),
                 format!(
-                    "{pred} → codes {}in [{clo}, {chi}] (base {base})",
+                    "{pred} → codes {}in [{clo}, {chi}] (base {base}, scale {scale})",
                     if negate { "not " } else { "" }
                 ),
             )
@@ -371,7 +405,12 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                         return Compiled::Never(format!("dictionary of {name} has no '{s}'"));
                     }
                     None => {
-                        return not_null_step(col, index, name, format!("dictionary of {name} has no '{s}'"));
+                        return not_null_step(
+                            col,
+                            index,
+                            name,
+                            format!("dictionary of {name} has no '{s}'"),
+                        );
                     }
                 },
                 // code < lower_bound(s) ⇔ value < s; code < upper_bound(s) ⇔ value <= s.
@@ -385,7 +424,12 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                 return Compiled::Never(format!("sorted dictionary of {name} rules out {pred}"));
             }
             if !negate && lo == 0 && hi == n - 1 {
-                return not_null_step(col, index, name, format!("{pred} holds for every dictionary entry"));
+                return not_null_step(
+                    col,
+                    index,
+                    name,
+                    format!("{pred} holds for every dictionary entry"),
+                );
             }
             Compiled::Step(
                 FilterStep::CodeRange {
@@ -417,13 +461,17 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
             let never = match op {
                 BinaryOp::Lt | BinaryOp::LtEq => !at_min,
                 BinaryOp::Gt | BinaryOp::GtEq => !at_max,
-                BinaryOp::Eq => cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater,
+                BinaryOp::Eq => {
+                    cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater
+                }
                 _ => false,
             };
             let always = match op {
                 BinaryOp::Lt | BinaryOp::LtEq => at_max,
                 BinaryOp::Gt | BinaryOp::GtEq => at_min,
-                BinaryOp::NotEq => cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater,
+                BinaryOp::NotEq => {
+                    cmp_f64(c, zmin) == Ordering::Less || cmp_f64(c, zmax) == Ordering::Greater
+                }
                 _ => false,
             };
             let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
@@ -431,7 +479,12 @@ fn compile_compare(index: usize, name: &str, op: BinaryOp, k: &Value, part: &Par
                 return Compiled::Never(format!("{zone} rules out {pred}"));
             }
             if always {
-                return not_null_step(col, index, name, format!("{zone}: {pred} holds for every value"));
+                return not_null_step(
+                    col,
+                    index,
+                    name,
+                    format!("{zone}: {pred} holds for every value"),
+                );
             }
             Compiled::Step(
                 FilterStep::FloatCompare {
@@ -454,11 +507,11 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
             let mut member = vec![false; dict.len()];
             let mut found = 0;
             for v in values {
-                if let Value::Str(s) = v {
-                    if let Some(c) = dict.code_of(s) {
-                        found += !member[c as usize] as usize;
-                        member[c as usize] = true;
-                    }
+                if let Value::Str(s) = v
+                    && let Some(c) = dict.code_of(s)
+                {
+                    found += !member[c as usize] as usize;
+                    member[c as usize] = true;
                 }
             }
             if found == 0 {
@@ -473,16 +526,20 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                     "filter {name} IN (…): {} dictionary codes against a code set",
                     codes.width_name()
                 ),
-                format!("{found} of {} list values present in the dictionary", values.len()),
+                format!(
+                    "{found} of {} list values present in the dictionary",
+                    values.len()
+                ),
             )
         }
-        ColumnData::Offset { base, codes } => {
+        ColumnData::Offset { base, scale, codes } => {
             let zmin = *base as i128;
             let zmax = match &col.zone.max {
                 Value::Int(v) | Value::Timestamp(v) => *v as i128,
                 _ => return Compiled::Generic,
             };
-            let range = (zmax - zmin) as u64;
+            let scale = *scale as i128;
+            let range = ((zmax - zmin) / scale) as u64;
             let mut hits: Vec<u64> = Vec::new();
             for v in values {
                 let x = match v {
@@ -491,8 +548,8 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                     Value::Float(_) => continue,
                     _ => return Compiled::Generic,
                 };
-                if x >= zmin && x <= zmax {
-                    hits.push((x - zmin) as u64);
+                if x >= zmin && x <= zmax && (x - zmin) % scale == 0 {
+                    hits.push(((x - zmin) / scale) as u64);
                 }
             }
             if hits.is_empty() {
@@ -518,8 +575,14 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                             .collect(),
                         negated: false,
                     }),
-                    format!("filter {name} IN (…): generic (code range too wide for a lookup table)"),
-                    format!("{} of {} list values inside the zone map", hits.len(), values.len()),
+                    format!(
+                        "filter {name} IN (…): generic (code range too wide for a lookup table)"
+                    ),
+                    format!(
+                        "{} of {} list values inside the zone map",
+                        hits.len(),
+                        values.len()
+                    ),
                 );
             }
             let mut member = vec![false; range as usize + 1];
@@ -535,7 +598,11 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                     "filter {name} IN (…): packed {} offset codes against a code set",
                     codes.width_name()
                 ),
-                format!("{} of {} list values inside the zone map", hits.len(), values.len()),
+                format!(
+                    "{} of {} list values inside the zone map",
+                    hits.len(),
+                    values.len()
+                ),
             )
         }
         _ => Compiled::Generic,
@@ -590,7 +657,9 @@ pub fn run_filter(steps: &[FilterStep], part: &Partition) -> Result<Option<Selec
             } => {
                 let col = &part.columns[*column];
                 let ColumnData::Float(v) = &col.data else {
-                    return Err(crate::Error::Internal("float filter on a non-float column".into()));
+                    return Err(crate::Error::Internal(
+                        "float filter on a non-float column".into(),
+                    ));
                 };
                 let k = *constant;
                 // NaN sorts above every number (PostgreSQL), so `>` and `>=` keep it.

@@ -59,7 +59,9 @@ impl HyperLogLog {
                 pairs.push((idx << 8) | rank as u32);
                 if pairs.len() > SPARSE_MAX {
                     // Highest rank first within a register, then keep one per register.
-                    pairs.sort_unstable_by(|a, b| (a >> 8).cmp(&(b >> 8)).then((b & 0xff).cmp(&(a & 0xff))));
+                    pairs.sort_unstable_by(|a, b| {
+                        (a >> 8).cmp(&(b >> 8)).then((b & 0xff).cmp(&(a & 0xff)))
+                    });
                     pairs.dedup_by_key(|p| *p >> 8);
                     if pairs.len() > SPARSE_MAX / 2 {
                         *self = HyperLogLog::Dense(self.registers());
@@ -146,10 +148,18 @@ mod tests {
 
     #[test]
     fn merge_equals_union() {
-        let (mut a, mut b, mut all) = (HyperLogLog::default(), HyperLogLog::default(), HyperLogLog::default());
+        let (mut a, mut b, mut all) = (
+            HyperLogLog::default(),
+            HyperLogLog::default(),
+            HyperLogLog::default(),
+        );
         for i in 0..20_000i64 {
             let v = Value::Int(i);
-            if i % 2 == 0 { a.insert(&v) } else { b.insert(&v) }
+            if i % 2 == 0 {
+                a.insert(&v)
+            } else {
+                b.insert(&v)
+            }
             all.insert(&v);
         }
         a.merge(&b);

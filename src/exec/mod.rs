@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::kernel::TopN;
 use crate::plan::eval::{self, RowSource};
-use crate::plan::{Expr, QueryPlan, SortKey};
+use crate::plan::{Expr, QueryPlan};
 use crate::store::Partition;
 use crate::types::{DataType, Value, cmp_f64};
 
@@ -57,7 +57,9 @@ struct PartOut {
 /// Execution errors from any partition (the first in partition order).
 pub fn execute(plan: &QueryPlan, tracing: bool) -> Result<Output> {
     if plan.limit.is_some_and(|l| l < 0) && plan.offset > 0 {
-        return Err(Error::plan("OFFSET cannot be combined with a negative LIMIT"));
+        return Err(Error::plan(
+            "OFFSET cannot be combined with a negative LIMIT",
+        ));
     }
     let parts = &plan.table.partitions;
     let outs: Vec<PartOut> = if let Some(agg) = &plan.aggregate {
@@ -131,14 +133,21 @@ fn rows_of<'s>(sel: &'s Option<Vec<u32>>, p: &Partition) -> Rows<'s> {
 
 /// Runs `f` on every partition in parallel, results in partition order; the
 /// first error in partition order wins.
-fn run_parallel<T: Send>(parts: &[Partition], f: impl Fn(&Partition) -> Result<T> + Sync) -> Result<Vec<T>> {
+fn run_parallel<T: Send>(
+    parts: &[Partition],
+    f: impl Fn(&Partition) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
     let results: Vec<Result<T>> = parts.par_iter().map(&f).collect();
     results.into_iter().collect()
 }
 
 /// Compiles and runs the filter: `None` if the partition is skipped, else
 /// the selection (`None` inside: all rows) and the rows scanned.
-fn filter_partition(plan: &QueryPlan, p: &Partition, trace: &mut Trace) -> Result<Option<(Option<Vec<u32>>, usize)>> {
+fn filter_partition(
+    plan: &QueryPlan,
+    p: &Partition,
+    trace: &mut Trace,
+) -> Result<Option<(Option<Vec<u32>>, usize)>> {
     match compile_filter(plan.filter.as_ref(), p, trace) {
         CompiledFilter::Skip => Ok(None),
         CompiledFilter::Steps(steps) => Ok(Some((run_filter(&steps, p)?, p.rows))),
@@ -179,7 +188,10 @@ fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
             .iter()
             .map(|e| eval_vec(&specialize(e, p), p, rows))
             .collect::<Result<_>>()?;
-        trace.add("project: evaluate outputs on selected rows", format!("{} rows", rows.len));
+        trace.add(
+            "project: evaluate outputs on selected rows",
+            format!("{} rows", rows.len),
+        );
         let out_rows = (0..rows.len)
             .map(|j| cols.iter().map(|c| c.value(j)).collect())
             .collect();
@@ -196,7 +208,11 @@ fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
             // of one per thread, from the start (or end), and stop once
             // enough rows are found.
             let backwards = l < 0;
-            let want = if backwards { l.unsigned_abs() as usize } else { l as usize + plan.offset as usize };
+            let want = if backwards {
+                l.unsigned_abs() as usize
+            } else {
+                l as usize + plan.offset as usize
+            };
             let wave = rayon::current_num_threads().max(1);
             let order: Vec<usize> = if backwards {
                 (0..parts.len()).rev().collect()
@@ -210,7 +226,10 @@ fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
                     break;
                 }
                 let need = want - found;
-                let results: Vec<Result<PartOut>> = chunk.par_iter().map(|&i| run(&parts[i], Some(need))).collect();
+                let results: Vec<Result<PartOut>> = chunk
+                    .par_iter()
+                    .map(|&i| run(&parts[i], Some(need)))
+                    .collect();
                 for (&i, r) in chunk.iter().zip(results) {
                     let r = r?;
                     found += r.rows.len();
@@ -235,47 +254,97 @@ fn project(plan: &QueryPlan, tracing: bool) -> Result<Vec<PartOut>> {
 
 /// Picks the rows that can be among the best `n` of a partition under the
 /// first sort key (ties kept for the later keys), with a running threshold.
-fn top_n_rows(plan: &QueryPlan, p: &Partition, rows: Rows<'_>, n: usize, trace: &mut Trace) -> Result<Vec<u32>> {
-    let key: &SortKey = &plan.order_by[0];
-    let expr = specialize(&plan.outputs[key.column], p);
-    let d = eval_vec(&expr, p, rows)?;
-    let (desc, nulls_first) = (key.desc, key.nulls_first);
+fn top_n_rows(
+    plan: &QueryPlan,
+    p: &Partition,
+    rows: Rows<'_>,
+    n: usize,
+    trace: &mut Trace,
+) -> Result<Vec<u32>> {
+    // Keys constant over the partition order nothing within it: the first
+    // key that varies decides which rows can make the top n.
+    let mut varying = None;
+    for key in &plan.order_by {
+        let expr = specialize(&plan.outputs[key.column], p);
+        if let Datum::Array(a) = eval_vec(&expr, p, rows)? {
+            varying = Some((key, a));
+            break;
+        }
+    }
     let row_ids = |j: usize| rows.row(j) as u32;
-    fn cmp_opt<T>(a: &Option<T>, b: &Option<T>, desc: bool, nulls_first: bool, c: impl Fn(&T, &T) -> Ordering) -> Ordering {
+    fn cmp_opt<T>(
+        a: &Option<T>,
+        b: &Option<T>,
+        desc: bool,
+        nulls_first: bool,
+        c: impl Fn(&T, &T) -> Ordering,
+    ) -> Ordering {
         match (a, b) {
             (None, None) => Ordering::Equal,
-            (None, _) => if nulls_first { Ordering::Less } else { Ordering::Greater },
-            (_, None) => if nulls_first { Ordering::Greater } else { Ordering::Less },
+            (None, _) => {
+                if nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (_, None) => {
+                if nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
             (Some(x), Some(y)) => {
                 let o = c(x, y);
                 if desc { o.reverse() } else { o }
             }
         }
     }
-    let a = match d {
-        Datum::Scalar(_) => {
-            trace.add("top-n: sort key constant in partition, first rows kept", format!("n = {n}"));
-            return Ok((0..rows.len.min(n)).map(row_ids).collect());
-        }
-        Datum::Array(a) => a,
+    let Some((key, a)) = varying else {
+        trace.add(
+            "top-n: sort keys constant in partition, first rows kept",
+            format!("n = {n}"),
+        );
+        return Ok((0..rows.len.min(n)).map(row_ids).collect());
     };
+    let (desc, nulls_first): (bool, bool) = (key.desc, key.nulls_first);
     let selected = match &a.data {
         Data::Int(v) => {
-            trace.add("top-n: i64 keys with running threshold", format!("n = {n} of {} rows", rows.len));
+            trace.add(
+                "top-n: i64 keys with running threshold",
+                format!("n = {n} of {} rows", rows.len),
+            );
             let mut t: TopN<Option<i64>> = TopN::new(n);
-            let cmp = |x: &Option<i64>, y: &Option<i64>| cmp_opt(x, y, desc, nulls_first, |a, b| a.cmp(b));
-            t.offer_all((0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))), &cmp);
+            let cmp = |x: &Option<i64>, y: &Option<i64>| {
+                cmp_opt(x, y, desc, nulls_first, |a, b| a.cmp(b))
+            };
+            t.offer_all(
+                (0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))),
+                &cmp,
+            );
             t.into_rows(&cmp)
         }
         Data::Float(v) => {
-            trace.add("top-n: f64 keys with running threshold", format!("n = {n} of {} rows", rows.len));
+            trace.add(
+                "top-n: f64 keys with running threshold",
+                format!("n = {n} of {} rows", rows.len),
+            );
             let mut t: TopN<Option<f64>> = TopN::new(n);
-            let cmp = |x: &Option<f64>, y: &Option<f64>| cmp_opt(x, y, desc, nulls_first, |a, b| cmp_f64(*a, *b));
-            t.offer_all((0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))), &cmp);
+            let cmp = |x: &Option<f64>, y: &Option<f64>| {
+                cmp_opt(x, y, desc, nulls_first, |a, b| cmp_f64(*a, *b))
+            };
+            t.offer_all(
+                (0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))),
+                &cmp,
+            );
             t.into_rows(&cmp)
         }
         _ => {
-            trace.add("top-n: non-numeric key, all selected rows sorted after merge", String::new());
+            trace.add(
+                "top-n: non-numeric key, all selected rows sorted after merge",
+                String::new(),
+            );
             (0..rows.len).map(row_ids).collect()
         }
     };
@@ -299,11 +368,17 @@ impl RowSource for GroupRow<'_> {
     }
 }
 
-fn finish_aggregate(plan: &QueryPlan, agg: &crate::plan::Aggregate, partials: Vec<Partial>) -> Result<Vec<Vec<Value>>> {
+fn finish_aggregate(
+    plan: &QueryPlan,
+    agg: &crate::plan::Aggregate,
+    partials: Vec<Partial>,
+) -> Result<Vec<Vec<Value>>> {
     let mut merged = Partial::merge_all(partials);
     if agg.keys.is_empty() && merged.keys.is_empty() {
         merged.keys.push(vec![]);
-        merged.states.push(agg.aggs.iter().map(AggState::empty).collect());
+        merged
+            .states
+            .push(agg.aggs.iter().map(AggState::empty).collect());
     }
     let mut rows = Vec::with_capacity(merged.keys.len());
     for (keys, states) in merged.keys.into_iter().zip(merged.states) {
@@ -316,10 +391,10 @@ fn finish_aggregate(plan: &QueryPlan, agg: &crate::plan::Aggregate, partials: Ve
             keys: &keys,
             aggs: &aggs,
         };
-        if let Some(h) = &plan.having {
-            if !matches!(eval::eval(h, &src)?, Value::Bool(true)) {
-                continue;
-            }
+        if let Some(h) = &plan.having
+            && !matches!(eval::eval(h, &src)?, Value::Bool(true))
+        {
+            continue;
         }
         let row = plan
             .outputs
@@ -392,7 +467,13 @@ pub fn explain(plan: &QueryPlan) -> Result<String> {
     );
     let read: usize = shapes.iter().map(|(_, ids, _)| ids.len()).sum();
     for (_, ids, t) in &shapes {
-        let _ = writeln!(s, "  [{} partition{}: {}]", ids.len(), if ids.len() == 1 { "" } else { "s" }, ranges(ids));
+        let _ = writeln!(
+            s,
+            "  [{} partition{}: {}]",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            ranges(ids)
+        );
         if t.lines.is_empty() {
             let _ = writeln!(s, "    scan all rows");
         }
@@ -425,7 +506,11 @@ fn ranges(ids: &[usize]) -> String {
             i += 1;
             end = ids[i];
         }
-        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
         i += 1;
         if out.len() >= 8 && i < ids.len() {
             out.push("…".into());
@@ -437,5 +522,8 @@ fn ranges(ids: &[usize]) -> String {
 
 /// Types of the visible outputs.
 pub fn output_types(plan: &QueryPlan) -> Vec<DataType> {
-    plan.outputs[..plan.visible].iter().map(Expr::dtype).collect()
+    plan.outputs[..plan.visible]
+        .iter()
+        .map(Expr::dtype)
+        .collect()
 }

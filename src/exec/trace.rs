@@ -36,6 +36,10 @@ impl Trace {
 
     /// The shape lines joined, the key partitions are grouped by.
     pub fn shape(&self) -> String {
-        self.lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>().join("\n")
+        self.lines
+            .iter()
+            .map(|l| l.0.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

@@ -17,7 +17,7 @@ use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, RowSource, compare, float_arith, int_arith};
 use crate::plan::{Expr, Func};
 use crate::sql::ast::BinaryOp;
-use crate::store::{Column, ColumnData, Partition};
+use crate::store::{Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 use crate::with_codes;
 
@@ -117,7 +117,12 @@ impl<'a> Array<'a> {
                     })
                     .collect(),
             ),
-            DataType::Bool => Data::Bool(values.iter().map(|v| matches!(v, Value::Bool(true))).collect()),
+            DataType::Bool => Data::Bool(
+                values
+                    .iter()
+                    .map(|v| matches!(v, Value::Bool(true)))
+                    .collect(),
+            ),
             DataType::Str => Data::Str(
                 values
                     .iter()
@@ -183,7 +188,9 @@ impl<'s> Rows<'s> {
 /// Decodes a column at the selected rows.
 pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
     let valid = col.validity.as_ref().map(|b| {
-        (0..rows.len).map(|j| b.get(rows.row(j))).collect::<Vec<bool>>()
+        (0..rows.len)
+            .map(|j| b.get(rows.row(j)))
+            .collect::<Vec<bool>>()
     });
     let sel = rows.sel;
     let data = match &col.data {
@@ -197,16 +204,26 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
                 ..Array::from_values(col.dtype, &vec![v.clone(); rows.len])
             });
         }
-        ColumnData::Offset { base, codes } => {
-            let base = *base;
-            Data::Int(with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(x as i64))))
+        ColumnData::Offset { base, scale, codes } => {
+            let (base, scale) = (*base, *scale);
+            Data::Int(if scale == 1 {
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(Code::to_u64(x) as i64)))
+            } else {
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| base.wrapping_add(Code::to_u64(x).wrapping_mul(scale) as i64)))
+            })
         }
         ColumnData::Float(v) => Data::Float(crate::kernel::gather(v, sel, |x| x)),
         ColumnData::Dict { dict, codes } => {
             let values = dict.values();
-            Data::Str(with_codes!(codes, c => crate::kernel::gather(c, sel, |x| Cow::Borrowed(&*values[x as usize]))))
+            Data::Str(
+                with_codes!(codes, c => crate::kernel::gather(c, sel, |x| Cow::Borrowed(&*values[x as usize]))),
+            )
         }
-        ColumnData::Packed(p) => Data::Str((0..rows.len).map(|j| Cow::Borrowed(p.get(rows.row(j)))).collect()),
+        ColumnData::Packed(p) => Data::Str(
+            (0..rows.len)
+                .map(|j| Cow::Borrowed(p.get(rows.row(j))))
+                .collect(),
+        ),
     };
     Datum::Array(Array {
         dtype: col.dtype,
@@ -246,14 +263,20 @@ pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<
         Expr::Column { index, .. } => Ok(decode_column(&part.columns[*index], rows)),
         Expr::Literal { value, .. } => Ok(Datum::Scalar(value.clone())),
         Expr::Binary {
-            op, left, right, dtype,
+            op,
+            left,
+            right,
+            dtype,
         } => {
             let l = eval_vec(left, part, rows)?;
             let r = eval_vec(right, part, rows)?;
             binary_vec(*op, l, r, *dtype, rows.len)
         }
         Expr::Not(e) => Ok(match eval_vec(e, part, rows)? {
-            Datum::Scalar(v) => Datum::Scalar(eval::eval(&Expr::Not(Box::new(Expr::literal(v, DataType::Bool))), &eval::NoRow)?),
+            Datum::Scalar(v) => Datum::Scalar(eval::eval(
+                &Expr::Not(Box::new(Expr::literal(v, DataType::Bool))),
+                &eval::NoRow,
+            )?),
             Datum::Array(a) => match a.data {
                 Data::Bool(b) => Datum::Array(Array {
                     dtype: DataType::Bool,
@@ -263,7 +286,10 @@ pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<
                 _ => return fallback(expr, part, rows),
             },
         }),
-        Expr::IsNull { expr: inner, negated } => Ok(match eval_vec(inner, part, rows)? {
+        Expr::IsNull {
+            expr: inner,
+            negated,
+        } => Ok(match eval_vec(inner, part, rows)? {
             Datum::Scalar(v) => Datum::Scalar(Value::Bool(v.is_null() != *negated)),
             Datum::Array(a) => Datum::Array(Array {
                 dtype: DataType::Bool,
@@ -277,7 +303,9 @@ pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<
                 Datum::Array(a) => a,
             };
             let data = match (func, &a.data) {
-                (Func::Year, Data::Int(v)) => Data::Int(v.iter().map(|&t| timestamp_year(t)).collect()),
+                (Func::Year, Data::Int(v)) => {
+                    Data::Int(v.iter().map(|&t| timestamp_year(t)).collect())
+                }
                 (Func::DateTrunc(u), Data::Int(v)) => {
                     Data::Int(v.iter().map(|&t| eval::date_trunc(*u, t)).collect())
                 }
@@ -324,7 +352,13 @@ pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<
 fn fallback<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datum<'a>> {
     let mut values = Vec::with_capacity(rows.len);
     for j in 0..rows.len {
-        values.push(eval::eval(expr, &PartitionRow { part, row: rows.row(j) })?);
+        values.push(eval::eval(
+            expr,
+            &PartitionRow {
+                part,
+                row: rows.row(j),
+            },
+        )?);
     }
     Ok(Datum::Array(Array::from_values(expr.dtype(), &values)))
 }
@@ -333,16 +367,28 @@ fn fallback<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datu
 pub fn to_array<'a>(d: Datum<'a>, dtype: DataType, n: usize) -> Array<'a> {
     match d {
         Datum::Array(a) => a,
-        Datum::Scalar(v) => Array::from_values(dtype, &vec![v; n]),
+        Datum::Scalar(v) => Array::from_values(v.data_type().unwrap_or(dtype), &vec![v; n]),
     }
 }
 
-fn binary_vec<'a>(op: BinaryOp, l: Datum<'a>, r: Datum<'a>, dtype: DataType, n: usize) -> Result<Datum<'a>> {
+fn binary_vec<'a>(
+    op: BinaryOp,
+    l: Datum<'a>,
+    r: Datum<'a>,
+    dtype: DataType,
+    n: usize,
+) -> Result<Datum<'a>> {
     if let (Datum::Scalar(a), Datum::Scalar(b)) = (&l, &r) {
         let e = Expr::Binary {
             op,
-            left: Box::new(Expr::literal(a.clone(), a.data_type().unwrap_or(DataType::Int))),
-            right: Box::new(Expr::literal(b.clone(), b.data_type().unwrap_or(DataType::Int))),
+            left: Box::new(Expr::literal(
+                a.clone(),
+                a.data_type().unwrap_or(DataType::Int),
+            )),
+            right: Box::new(Expr::literal(
+                b.clone(),
+                b.data_type().unwrap_or(DataType::Int),
+            )),
             dtype,
         };
         return Ok(Datum::Scalar(eval::eval(&e, &eval::NoRow)?));
@@ -361,15 +407,21 @@ fn binary_vec<'a>(op: BinaryOp, l: Datum<'a>, r: Datum<'a>, dtype: DataType, n: 
     let data = if op.is_comparison() {
         let out: Vec<bool> = match (&la.data, &ra.data) {
             (Data::Int(a), Data::Int(b)) => (0..n).map(|i| compare(op, a[i].cmp(&b[i]))).collect(),
-            (Data::Float(a), Data::Float(b)) => (0..n).map(|i| compare(op, cmp_f64(a[i], b[i]))).collect(),
-            (Data::Int(a), Data::Float(b)) => (0..n).map(|i| compare(op, cmp_i64_f64(a[i], b[i]))).collect(),
-            (Data::Float(a), Data::Int(b)) => {
-                (0..n).map(|i| compare(op, cmp_i64_f64(b[i], a[i]).reverse())).collect()
+            (Data::Float(a), Data::Float(b)) => {
+                (0..n).map(|i| compare(op, cmp_f64(a[i], b[i]))).collect()
             }
-            (Data::Str(a), Data::Str(b)) => {
-                (0..n).map(|i| compare(op, a[i].as_bytes().cmp(b[i].as_bytes()))).collect()
+            (Data::Int(a), Data::Float(b)) => (0..n)
+                .map(|i| compare(op, cmp_i64_f64(a[i], b[i])))
+                .collect(),
+            (Data::Float(a), Data::Int(b)) => (0..n)
+                .map(|i| compare(op, cmp_i64_f64(b[i], a[i]).reverse()))
+                .collect(),
+            (Data::Str(a), Data::Str(b)) => (0..n)
+                .map(|i| compare(op, a[i].as_bytes().cmp(b[i].as_bytes())))
+                .collect(),
+            (Data::Bool(a), Data::Bool(b)) => {
+                (0..n).map(|i| compare(op, a[i].cmp(&b[i]))).collect()
             }
-            (Data::Bool(a), Data::Bool(b)) => (0..n).map(|i| compare(op, a[i].cmp(&b[i]))).collect(),
             _ => (0..n)
                 .map(|i| compare(op, la.value(i).total_cmp(&ra.value(i))))
                 .collect::<Vec<bool>>(),

@@ -102,7 +102,10 @@ mod tests {
         for (p, s, expected) in cases {
             assert_eq!(LikePattern::compile(p).matches(s), expected, "{s} LIKE {p}");
             assert_eq!(
-                general_match(&p.chars().collect::<Vec<_>>(), &s.chars().collect::<Vec<_>>()),
+                general_match(
+                    &p.chars().collect::<Vec<_>>(),
+                    &s.chars().collect::<Vec<_>>()
+                ),
                 expected,
                 "general {s} LIKE {p}"
             );

@@ -17,7 +17,11 @@ pub type Selection = Vec<u32>;
 /// Over all rows the loop is branch-free: every index is written and the
 /// output cursor advances by `pred as usize`.
 #[inline]
-pub fn select_where<T: Copy>(values: &[T], sel: Option<&[u32]>, pred: impl Fn(T) -> bool) -> Selection {
+pub fn select_where<T: Copy>(
+    values: &[T],
+    sel: Option<&[u32]>,
+    pred: impl Fn(T) -> bool,
+) -> Selection {
     match sel {
         None => {
             let mut out = vec![0u32; values.len()];
@@ -65,7 +69,11 @@ pub fn select_code_range<T: Copy + Into<u64>>(
 
 /// Rows whose code is marked in `member` (a lookup table indexed by code).
 #[inline]
-pub fn select_code_set<T: Copy + Into<u64>>(codes: &[T], sel: Option<&[u32]>, member: &[bool]) -> Selection {
+pub fn select_code_set<T: Copy + Into<u64>>(
+    codes: &[T],
+    sel: Option<&[u32]>,
+    member: &[bool],
+) -> Selection {
     select_where(codes, sel, move |c| {
         member.get(c.into() as usize).copied().unwrap_or(false)
     })
@@ -138,7 +146,8 @@ impl<K: Copy> TopN<K> {
     fn shrink(&mut self, cmp: &impl Fn(&K, &K) -> std::cmp::Ordering) {
         if self.items.len() > self.n {
             let n = self.n;
-            self.items.select_nth_unstable_by(n - 1, |a, b| cmp(&a.0, &b.0).then(a.1.cmp(&b.1)));
+            self.items
+                .select_nth_unstable_by(n - 1, |a, b| cmp(&a.0, &b.0).then(a.1.cmp(&b.1)));
             // Keep every candidate tied with the n-th key: a second sort key
             // may prefer them.
             let nth = self.items[n - 1].0;

@@ -24,7 +24,11 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         Some(ident) => catalog.table(&ident.name).ok_or_else(|| {
             let names = catalog.table_names();
             Error::plan_at(
-                format!("unknown table \"{}\"{}", ident.name, suggest(&ident.name, &names)),
+                format!(
+                    "unknown table \"{}\"{}",
+                    ident.name,
+                    suggest(&ident.name, &names)
+                ),
                 ident.span.start,
             )
         })?,
@@ -236,12 +240,18 @@ fn order_target(
             Ok(Some(*n as usize - 1))
         }
         ExprKind::Column(name) => {
-            let aliased = select.projection.iter().enumerate().find_map(|(i, it)| match it {
-                SelectItem::Expr {
-                    alias: Some(a), ..
-                } if a.name.eq_ignore_ascii_case(name) => Some(i),
-                _ => None,
-            });
+            let aliased = select
+                .projection
+                .iter()
+                .enumerate()
+                .find_map(|(i, it)| match it {
+                    SelectItem::Expr { alias: Some(a), .. }
+                        if a.name.eq_ignore_ascii_case(name) =>
+                    {
+                        Some(i)
+                    }
+                    _ => None,
+                });
             Ok(aliased.or_else(|| {
                 // An output named like the key but not a plain column of the
                 // table (e.g. `count(*)` is not a name) is bound normally.
@@ -255,10 +265,13 @@ fn order_target(
     }
 }
 
-fn ordinal<'a>(n: i64, items: &'a [Expr], offset: usize) -> Result<&'a Expr> {
+fn ordinal(n: i64, items: &[Expr], offset: usize) -> Result<&Expr> {
     if n < 1 || n as usize > items.len() {
         return Err(Error::plan_at(
-            format!("position {n} is not in the select list (1 to {})", items.len()),
+            format!(
+                "position {n} is not in the select list (1 to {})",
+                items.len()
+            ),
             offset,
         ));
     }
@@ -303,17 +316,21 @@ fn post_aggregate(e: Expr, keys: &[Expr], aggs: &mut Vec<AggCall>, offset: usize
 /// Folds constant subexpressions top-down: a constant subtree whose
 /// evaluation fails (e.g. `1 / 0` in a CASE branch) is left for run time.
 pub fn fold(e: Expr) -> Expr {
-    if e.is_constant() && !matches!(e, Expr::Literal { .. }) {
-        if let Ok(value) = eval(&e, &NoRow) {
-            return Expr::literal(value, e.dtype());
-        }
+    if e.is_constant()
+        && !matches!(e, Expr::Literal { .. })
+        && let Ok(value) = eval(&e, &NoRow)
+    {
+        return Expr::literal(value, e.dtype());
     }
-    let folded = e.map_children::<()>(&mut |c| Ok(fold(c))).unwrap_or_else(|()| unreachable_expr());
+    let folded = e
+        .map_children::<()>(&mut |c| Ok(fold(c)))
+        .unwrap_or_else(|()| unreachable_expr());
     // Children may have become literals: try the node itself once more.
-    if folded.is_constant() && !matches!(folded, Expr::Literal { .. }) {
-        if let Ok(value) = eval(&folded, &NoRow) {
-            return Expr::literal(value, folded.dtype());
-        }
+    if folded.is_constant()
+        && !matches!(folded, Expr::Literal { .. })
+        && let Ok(value) = eval(&folded, &NoRow)
+    {
+        return Expr::literal(value, folded.dtype());
     }
     simplify_logic(folded)
 }
@@ -370,7 +387,13 @@ struct Binder<'a> {
 }
 
 fn is_null_literal(e: &Expr) -> bool {
-    matches!(e, Expr::Literal { value: Value::Null, .. })
+    matches!(
+        e,
+        Expr::Literal {
+            value: Value::Null,
+            ..
+        }
+    )
 }
 
 fn retype_null(e: Expr, dtype: DataType) -> Expr {
@@ -419,7 +442,9 @@ impl Binder<'_> {
                     {
                         if ctx == Ctx::Where && contains_agg(expr) {
                             return Err(Error::plan_at(
-                                format!("alias \"{name}\" refers to an aggregate, which WHERE cannot use"),
+                                format!(
+                                    "alias \"{name}\" refers to an aggregate, which WHERE cannot use"
+                                ),
                                 at,
                             ));
                         }
@@ -472,7 +497,8 @@ impl Binder<'_> {
                 let mut items = Vec::with_capacity(list.len());
                 let mut x = x;
                 for item in list {
-                    let (nx, ni) = self.coerce_comparison(x, self.bind(item, ctx)?, item.span.start)?;
+                    let (nx, ni) =
+                        self.coerce_comparison(x, self.bind(item, ctx)?, item.span.start)?;
                     x = nx;
                     items.push(ni);
                 }
@@ -510,7 +536,8 @@ impl Binder<'_> {
                 negated,
             } => {
                 let x = self.expect_type(self.bind(expr, ctx)?, DataType::Str, expr, "LIKE")?;
-                let p = self.expect_type(self.bind(pattern, ctx)?, DataType::Str, pattern, "LIKE")?;
+                let p =
+                    self.expect_type(self.bind(pattern, ctx)?, DataType::Str, pattern, "LIKE")?;
                 Expr::Like {
                     expr: Box::new(x),
                     pattern: Box::new(p),
@@ -521,7 +548,13 @@ impl Binder<'_> {
                 operand,
                 branches,
                 else_result,
-            } => self.bind_case(operand.as_deref(), branches, else_result.as_deref(), ctx, at)?,
+            } => self.bind_case(
+                operand.as_deref(),
+                branches,
+                else_result.as_deref(),
+                ctx,
+                at,
+            )?,
             ExprKind::Function {
                 name,
                 args,
@@ -598,7 +631,10 @@ impl Binder<'_> {
         let as_ts = |e: &Expr| -> Result<Option<Expr>> {
             if let Some(Value::Str(s)) = e.as_literal() {
                 return match parse_timestamp(s.trim()) {
-                    Some(t) => Ok(Some(Expr::literal(Value::Timestamp(t), DataType::Timestamp))),
+                    Some(t) => Ok(Some(Expr::literal(
+                        Value::Timestamp(t),
+                        DataType::Timestamp,
+                    ))),
                     None => Err(Error::plan_at(
                         format!("\"{s}\" is not a timestamp (expected YYYY-MM-DD[ HH:MM:SS])"),
                         at,
@@ -607,15 +643,17 @@ impl Binder<'_> {
             }
             Ok(None)
         };
-        if lt == DataType::Timestamp && rt == DataType::Str {
-            if let Some(r) = as_ts(&r)? {
-                return Ok((l, r));
-            }
+        if lt == DataType::Timestamp
+            && rt == DataType::Str
+            && let Some(r) = as_ts(&r)?
+        {
+            return Ok((l, r));
         }
-        if rt == DataType::Timestamp && lt == DataType::Str {
-            if let Some(l) = as_ts(&l)? {
-                return Ok((l, r));
-            }
+        if rt == DataType::Timestamp
+            && lt == DataType::Str
+            && let Some(l) = as_ts(&l)?
+        {
+            return Ok((l, r));
         }
         Err(Error::plan_at(format!("cannot compare {lt} with {rt}"), at))
     }
@@ -841,9 +879,15 @@ impl Binder<'_> {
                 err => err,
             })?;
             let t = arg.dtype();
-            if matches!(func, AggFunc::Sum | AggFunc::Avg) && !t.is_numeric() && !is_null_literal(&arg) {
+            if matches!(func, AggFunc::Sum | AggFunc::Avg)
+                && !t.is_numeric()
+                && !is_null_literal(&arg)
+            {
                 return Err(Error::plan_at(
-                    format!("{lname}() needs a number, but \"{}\" is a {t}", self.text(&args[0])),
+                    format!(
+                        "{lname}() needs a number, but \"{}\" is a {t}",
+                        self.text(&args[0])
+                    ),
                     args[0].span.start,
                 ));
             }
@@ -865,7 +909,11 @@ impl Binder<'_> {
                 Ok(())
             } else {
                 Err(Error::plan_at(
-                    format!("{lname}() takes {} argument(s), found {}", describe_arity(&n), bound.len()),
+                    format!(
+                        "{lname}() takes {} argument(s), found {}",
+                        describe_arity(&n),
+                        bound.len()
+                    ),
                     at,
                 ))
             }
@@ -874,7 +922,12 @@ impl Binder<'_> {
             "year" | "to_year" => {
                 arity(1..=1)?;
                 let a = bound.remove(0);
-                bound.push(self.expect_type(a, DataType::Timestamp, &args[0], &format!("{lname}()"))?);
+                bound.push(self.expect_type(
+                    a,
+                    DataType::Timestamp,
+                    &args[0],
+                    &format!("{lname}()"),
+                )?);
                 (Func::Year, DataType::Int)
             }
             "date_trunc" => {
@@ -947,7 +1000,10 @@ impl Binder<'_> {
         let t = e.dtype();
         if !t.is_numeric() {
             return Err(Error::plan_at(
-                format!("{fname}() needs a number, but \"{}\" is a {t}", self.text(src)),
+                format!(
+                    "{fname}() needs a number, but \"{}\" is a {t}",
+                    self.text(src)
+                ),
                 src.span.start,
             ));
         }
@@ -979,7 +1035,11 @@ fn suggest(name: &str, candidates: &[String]) -> String {
         .filter(|(s, _)| *s > 0.7)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let best: Vec<String> = scored.iter().take(3).map(|(_, c)| format!("\"{c}\"")).collect();
+    let best: Vec<String> = scored
+        .iter()
+        .take(3)
+        .map(|(_, c)| format!("\"{c}\""))
+        .collect();
     match best.len() {
         0 => String::new(),
         1 => format!(" (did you mean {}?)", best[0]),

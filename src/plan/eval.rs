@@ -257,7 +257,10 @@ pub fn int_arith(op: BinaryOp, a: i64, b: i64) -> Result<i64> {
         BinaryOp::Divide | BinaryOp::Modulo if b == 0 => Err(division_by_zero()),
         BinaryOp::Divide => a.checked_div(b).ok_or_else(overflow),
         BinaryOp::Modulo => Ok(a.checked_rem(b).unwrap_or(0)),
-        _ => Err(Error::Internal(format!("{} is not arithmetic", op.symbol()))),
+        _ => Err(Error::Internal(format!(
+            "{} is not arithmetic",
+            op.symbol()
+        ))),
     }
 }
 
@@ -274,7 +277,10 @@ pub fn float_arith(op: BinaryOp, a: f64, b: f64) -> Result<f64> {
         BinaryOp::Divide | BinaryOp::Modulo if b == 0.0 => Err(division_by_zero()),
         BinaryOp::Divide => Ok(a / b),
         BinaryOp::Modulo => Ok(a % b),
-        _ => Err(Error::Internal(format!("{} is not arithmetic", op.symbol()))),
+        _ => Err(Error::Internal(format!(
+            "{} is not arithmetic",
+            op.symbol()
+        ))),
     }
 }
 
@@ -353,9 +359,7 @@ pub fn call(func: Func, args: &[Value]) -> Result<Value> {
         (Func::Upper, Value::Str(s)) => Value::str(&s.to_uppercase()),
         (Func::Length, Value::Str(s)) => Value::Int(s.chars().count() as i64),
         _ => {
-            return Err(Error::Internal(format!(
-                "function {func:?} on {arg:?}"
-            )));
+            return Err(Error::Internal(format!("function {func:?} on {arg:?}")));
         }
     })
 }
@@ -373,7 +377,7 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (Value::Int(i), DataType::Float) => Value::Float(*i as f64),
         (Value::Float(f), DataType::Int) => {
             let r = f.round();
-            if r.is_finite() && r >= -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 {
+            if r.is_finite() && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 Value::Int(r as i64)
             } else {
                 return Err(fail());
@@ -422,7 +426,12 @@ mod tests {
             (BinaryOp::Plus, i64::MAX, 1, None),
         ];
         for (op, a, b, expected) in cases {
-            assert_eq!(int_arith(op, a, b).ok(), expected, "{a} {} {b}", op.symbol());
+            assert_eq!(
+                int_arith(op, a, b).ok(),
+                expected,
+                "{a} {} {b}",
+                op.symbol()
+            );
         }
     }
 
@@ -433,14 +442,23 @@ mod tests {
         assert_eq!(and(&n, &t), n);
         assert_eq!(or(&n, &t), t);
         assert_eq!(or(&n, &f), n);
-        assert_eq!(in_list(&Value::Int(1), &[Value::Int(2), Value::Null], false), n);
-        assert_eq!(in_list(&Value::Int(2), &[Value::Int(2), Value::Null], true), f);
+        assert_eq!(
+            in_list(&Value::Int(1), &[Value::Int(2), Value::Null], false),
+            n
+        );
+        assert_eq!(
+            in_list(&Value::Int(2), &[Value::Int(2), Value::Null], true),
+            f
+        );
     }
 
     #[test]
     fn functions() {
         let ts = parse_timestamp("2013-08-01 08:14:37").unwrap();
-        assert_eq!(call(Func::Year, &[Value::Timestamp(ts)]).unwrap(), Value::Int(2013));
+        assert_eq!(
+            call(Func::Year, &[Value::Timestamp(ts)]).unwrap(),
+            Value::Int(2013)
+        );
         let trunc = |u| format_timestamp(date_trunc(u, ts));
         assert_eq!(trunc(TruncUnit::Hour), "2013-08-01 08:00:00");
         assert_eq!(trunc(TruncUnit::Month), "2013-08-01 00:00:00");

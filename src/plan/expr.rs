@@ -406,10 +406,10 @@ impl Expr {
 
     /// Indices of the table columns the expression reads.
     pub fn columns(&self, out: &mut Vec<usize>) {
-        if let Expr::Column { index, .. } = self {
-            if !out.contains(index) {
-                out.push(*index);
-            }
+        if let Expr::Column { index, .. } = self
+            && !out.contains(index)
+        {
+            out.push(*index);
         }
         for c in self.children() {
             c.columns(out);
@@ -417,6 +417,8 @@ impl Expr {
     }
 }
 
+// Takes the box the node already owns, so callers need not unbox first.
+#[allow(clippy::boxed_local)]
 fn bx<E>(e: Box<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Box<Expr>, E> {
     Ok(Box::new(f(*e)?))
 }
@@ -473,7 +475,11 @@ impl fmt::Display for Expr {
                 expr,
                 pattern,
                 negated,
-            } => write!(f, "{expr} {}LIKE {pattern}", if *negated { "NOT " } else { "" }),
+            } => write!(
+                f,
+                "{expr} {}LIKE {pattern}",
+                if *negated { "NOT " } else { "" }
+            ),
             Expr::Case {
                 branches,
                 else_result,

@@ -96,7 +96,10 @@ impl QueryPlan {
     /// The logical plan as indented text, for EXPLAIN.
     pub fn describe(&self) -> String {
         let mut s = String::new();
-        let outputs: Vec<String> = self.outputs[..self.visible].iter().map(|e| e.to_string()).collect();
+        let outputs: Vec<String> = self.outputs[..self.visible]
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         let _ = writeln!(s, "Output: {}", outputs.join(", "));
         if let Some(limit) = self.limit {
             if limit < 0 {
@@ -120,7 +123,9 @@ impl QueryPlan {
                 })
                 .collect();
             let kind = match self.limit {
-                Some(n) if n >= 0 && self.aggregate.is_none() => format!("TopN (n = {})", n as u64 + self.offset),
+                Some(n) if n >= 0 && self.aggregate.is_none() => {
+                    format!("TopN (n = {})", n as u64 + self.offset)
+                }
                 _ => "Sort".to_string(),
             };
             let _ = writeln!(s, "  {kind}: {}", keys.join(", "));
@@ -144,7 +149,11 @@ impl QueryPlan {
         let _ = writeln!(
             s,
             "  Scan: {} ({} rows, {} partitions)",
-            if self.table.name.is_empty() { "(no table)" } else { &self.table.name },
+            if self.table.name.is_empty() {
+                "(no table)"
+            } else {
+                &self.table.name
+            },
             self.table.rows(),
             self.table.partitions.len()
         );

@@ -432,3 +432,179 @@ fn clear_expr(e: &mut Expr) {
         ExprKind::Function { args, .. } => args.iter_mut().for_each(clear_expr),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse;
+
+    fn show(sql: &str) -> String {
+        parse(sql)
+            .unwrap_or_else(|e| panic!("{sql:?}: {e}"))
+            .to_string()
+    }
+
+    /// The first select item's expression of `SELECT {text}`.
+    fn first_expr(text: &str) -> Expr {
+        match parse(&format!("SELECT {text}")) {
+            Ok(Statement::Select(s)) => match s.projection.into_iter().next() {
+                Some(SelectItem::Expr { expr, .. }) => expr,
+                other => panic!("{text:?}: {other:?}"),
+            },
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+
+    /// True when some `start: n` or `end: n` in a Debug dump is not 0.
+    fn has_nonzero_span(debug: &str) -> bool {
+        ["start: ", "end: "].iter().any(|field| {
+            debug.match_indices(field).any(|(at, _)| {
+                let value = &debug[at + field.len()..];
+                let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+                &value[..digits] != "0"
+            })
+        })
+    }
+
+    #[test]
+    fn literals_print_as_sql() {
+        let cases = [
+            (Literal::Null, "NULL"),
+            (Literal::Bool(true), "TRUE"),
+            (Literal::Int(7), "7"),
+            (Literal::Int(-5), "(-5)"),
+            (Literal::Int(i64::MIN), "(-9223372036854775808)"),
+            (Literal::Float(2.0), "2.0"),
+            (Literal::Float(0.1), "0.1"),
+            (Literal::Float(1e20), "1e20"),
+            (Literal::Float(1.5e-7), "1.5e-7"),
+            (Literal::Float(-1.5), "(-1.5)"),
+            (Literal::Float(f64::NAN), "'NaN'::DOUBLE"),
+            (Literal::String("it's".into()), "'it''s'"),
+            (Literal::String("日本\n".into()), "'日本\n'"),
+            (Literal::Interval(0), "INTERVAL '0 days'"),
+            (Literal::Interval(86_400_000_000), "INTERVAL '1 day'"),
+            (Literal::Interval(-7_200_000_000), "INTERVAL '-2 hours'"),
+            (Literal::Interval(5_400_000_000), "INTERVAL '90 minutes'"),
+            (Literal::Interval(1_500_000), "INTERVAL '1500 milliseconds'"),
+            (Literal::Interval(1), "INTERVAL '1 microsecond'"),
+            (
+                Literal::Interval(i64::MIN),
+                "INTERVAL '-9223372036854775808 microseconds'",
+            ),
+        ];
+        for (literal, text) in cases {
+            assert_eq!(literal.to_string(), text, "{literal:?}");
+        }
+    }
+
+    #[test]
+    fn literals_read_back_equal() {
+        // Negative numbers other than i64::MIN are never parsed as literals
+        // (`-5` is a negation), so they are not expected to read back equal.
+        let literals = [
+            Literal::Int(0),
+            Literal::Int(i64::MAX),
+            Literal::Int(i64::MIN),
+            Literal::Float(0.0),
+            Literal::Float(1e20),
+            Literal::Float(123.456),
+            Literal::Float(f64::MAX),
+            Literal::Float(f64::MIN_POSITIVE),
+            Literal::String("a'b\"c".into()),
+            Literal::Interval(i64::MIN),
+            Literal::Interval(i64::MAX),
+            Literal::Interval(-1),
+            Literal::Interval(604_800_000_000),
+        ];
+        for literal in literals {
+            let text = literal.to_string();
+            assert_eq!(
+                first_expr(&text).kind,
+                ExprKind::Literal(literal),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn identifiers_are_quoted_when_needed() {
+        let cases = [
+            ("plain_1", "plain_1"),
+            ("MixedCase", "MixedCase"),
+            ("_x", "_x"),
+            ("select", "\"select\""),
+            ("Nulls", "\"Nulls\""),
+            ("a b", "\"a b\""),
+            ("x\"y", "\"x\"\"y\""),
+            ("1abc", "\"1abc\""),
+            ("Übung", "\"Übung\""),
+        ];
+        for (name, text) in cases {
+            let ident = Ident {
+                name: name.into(),
+                span: Span::default(),
+            };
+            assert_eq!(ident.to_string(), text);
+            let column = Expr {
+                kind: ExprKind::Column(name.into()),
+                span: Span::default(),
+            };
+            assert_eq!(column.to_string(), text);
+            assert_eq!(
+                first_expr(text).kind,
+                ExprKind::Column(name.into()),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn statements_print_every_clause() {
+        let cases = [
+            ("select a from t", "SELECT a FROM t"),
+            ("SELECT 1 + 2;", "SELECT (1 + 2)"),
+            (
+                "explain select * from t limit -10",
+                "EXPLAIN SELECT * FROM t LIMIT -10",
+            ),
+            (
+                "SELECT a x, b AS \"from\" FROM \"My T\" WHERE NOT a GROUP BY 1, b HAVING count(*) > 1 \
+                 ORDER BY 1 desc nulls first, b ASC NULLS LAST, c LIMIT 5 OFFSET 10",
+                "SELECT a AS x, b AS \"from\" FROM \"My T\" WHERE (NOT a) GROUP BY 1, b \
+                 HAVING (count(*) > 1) ORDER BY 1 DESC NULLS FIRST, b NULLS LAST, c LIMIT 5 OFFSET 10",
+            ),
+            (
+                "SELECT date_trunc('hour', time), count(DISTINCT name) FROM readings",
+                "SELECT date_trunc('hour', time), count(DISTINCT name) FROM readings",
+            ),
+            (
+                "SELECT CASE WHEN x IS NOT NULL THEN x::int ELSE -1 END",
+                "SELECT CASE WHEN (x IS NOT NULL) THEN x::BIGINT ELSE -1 END",
+            ),
+        ];
+        for (sql, text) in cases {
+            assert_eq!(show(sql), text, "{sql:?}");
+            assert_eq!(show(text), text, "{text:?} is not a fixed point");
+        }
+    }
+
+    #[test]
+    fn comparison_ignores_only_spans() {
+        let a = parse("SELECT a+b, f(x) FROM t WHERE c IN (1,2) ORDER BY 1").unwrap();
+        let b = parse("select  a + b , f( x )\nfrom t where c in ( 1 , 2 ) order by 1 ;").unwrap();
+        let c = parse("SELECT a-b, f(x) FROM t WHERE c IN (1,2) ORDER BY 1").unwrap();
+        assert_ne!(a, b, "spans differ");
+        assert!(eq_ignoring_spans(&a, &b));
+        assert!(!eq_ignoring_spans(&a, &c));
+        assert!(has_nonzero_span(&format!("{a:?}")));
+        let (mut a, mut b) = (a, b);
+        clear_spans(&mut a);
+        clear_spans(&mut b);
+        assert_eq!(a, b);
+        assert!(
+            !has_nonzero_span(&format!("{a:?}")),
+            "a span was left: {a:?}"
+        );
+    }
+}

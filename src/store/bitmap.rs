@@ -14,10 +14,11 @@ impl Bitmap {
     /// A bitmap of `len` bits, all set to `value`.
     pub fn new(len: usize, value: bool) -> Bitmap {
         let mut words = vec![if value { u64::MAX } else { 0 }; len.div_ceil(64)];
-        if value && len % 64 != 0 {
-            if let Some(last) = words.last_mut() {
-                *last = (1u64 << (len % 64)) - 1;
-            }
+        if value
+            && !len.is_multiple_of(64)
+            && let Some(last) = words.last_mut()
+        {
+            *last = (1u64 << (len % 64)) - 1;
         }
         Bitmap { words, len }
     }

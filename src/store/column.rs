@@ -135,13 +135,18 @@ impl PackedStrings {
 pub enum ColumnData {
     /// Every non-NULL row holds this value (NULL when every row is NULL).
     Const(Value),
-    /// Integer or timestamp: row `i` is `base + codes[i]` (wrapping add on
-    /// i64, so the full i64 range fits in u64 codes). Order-preserving and
-    /// sum-preserving: `sum = count * base + sum(codes)`.
+    /// Integer or timestamp: row `i` is `base + codes[i] * scale` (wrapping
+    /// arithmetic on i64, so the full i64 range fits in u64 codes). `scale`
+    /// is the greatest common divisor of the offsets from the minimum, so
+    /// whole-second timestamps (microseconds) pack a day into 17 bits.
+    /// Order-preserving and sum-preserving:
+    /// `sum = count * base + scale * sum(codes)`.
     Offset {
         /// The partition minimum.
         base: i64,
-        /// Offsets from `base`.
+        /// The stride between representable values (at least 1).
+        scale: u64,
+        /// Offsets from `base`, in units of `scale`.
         codes: Codes,
     },
     /// Floats, one f64 per row.
@@ -189,6 +194,14 @@ pub struct Column {
     pub validity: Option<Bitmap>,
     /// Min/max, null count and sortedness.
     pub zone: ZoneMap,
+}
+
+/// Greatest common divisor (Euclid); `gcd(0, x) == x`.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Strings with at most this many distinct values in a partition may be
@@ -256,16 +269,26 @@ impl Column {
             ColumnData::Const(wrap(min))
         } else {
             let range = (max as u64).wrapping_sub(min as u64);
+            let mut scale = 0u64;
+            for (i, &v) in values.iter().enumerate() {
+                if valid(i) {
+                    scale = gcd(scale, (v as u64).wrapping_sub(min as u64));
+                    if scale == 1 {
+                        break;
+                    }
+                }
+            }
             let codes = values.iter().enumerate().map(|(i, &v)| {
                 if valid(i) {
-                    (v as u64).wrapping_sub(min as u64)
+                    (v as u64).wrapping_sub(min as u64) / scale
                 } else {
                     0
                 }
             });
             ColumnData::Offset {
                 base: min,
-                codes: Codes::pack(codes, range),
+                scale,
+                codes: Codes::pack(codes, range / scale),
             }
         };
         Column {
@@ -418,8 +441,8 @@ impl Column {
         }
         match &self.data {
             ColumnData::Const(v) => v.clone(),
-            ColumnData::Offset { base, codes } => {
-                let v = base.wrapping_add(codes.get(i) as i64);
+            ColumnData::Offset { base, scale, codes } => {
+                let v = base.wrapping_add(codes.get(i).wrapping_mul(*scale) as i64);
                 match self.dtype {
                     DataType::Timestamp => Value::Timestamp(v),
                     _ => Value::Int(v),
@@ -438,6 +461,9 @@ impl Column {
         let base = match &self.data {
             ColumnData::Const(Value::Null) => "null".to_string(),
             ColumnData::Const(_) => "const".to_string(),
+            ColumnData::Offset { codes, scale, .. } if *scale > 1 => {
+                format!("offset {} ×{scale}", codes.width_name())
+            }
             ColumnData::Offset { codes, .. } => format!("offset {}", codes.width_name()),
             ColumnData::Float(_) => "f64".to_string(),
             ColumnData::Dict { codes, .. } => format!("dict {}", codes.width_name()),
@@ -475,10 +501,11 @@ mod tests {
     fn ints_use_offsets_from_minimum_in_narrowest_width() {
         let cases: Vec<(Vec<i64>, &str)> = vec![
             (vec![256, 258, 511], "offset u8"),
-            (vec![-199, 4031, 39], "offset u16"),
-            (vec![0, 100_000], "offset u32"),
-            (vec![i64::MIN, i64::MAX], "offset u64"),
+            (vec![-199, 4031, 40], "offset u16"),
+            (vec![0, 1, 100_001], "offset u32"),
+            (vec![i64::MIN, 0, i64::MAX], "offset u64"),
             (vec![7, 7, 7], "const"),
+            (vec![1_000_000, 2_000_000, 61_000_000], "offset u8 ×1000000"),
         ];
         for (values, encoding) in cases {
             let c = Column::encode_ints(DataType::Int, &values, None);
@@ -494,11 +521,11 @@ mod tests {
     fn nulls_get_a_bitmap_only_when_present() {
         let c = Column::encode_ints(
             DataType::Int,
-            &[1, 0, 3],
+            &[1, 0, 2],
             Some(Bitmap::from_bools(&[true, false, true])),
         );
         assert_eq!(c.encoding_name(), "offset u8+nulls");
-        assert_eq!(decode(&c), vec![Value::Int(1), Value::Null, Value::Int(3)]);
+        assert_eq!(decode(&c), vec![Value::Int(1), Value::Null, Value::Int(2)]);
         assert_eq!(c.zone.null_count, 1);
         assert!(!c.zone.sorted);
         let c = Column::encode_ints(DataType::Int, &[1, 2], Some(Bitmap::new(2, true)));

@@ -1,0 +1,441 @@
+//! Behaviour of the public generator API: determinism, layout and the
+//! documented shapes of every data set.
+
+use std::collections::HashSet;
+use std::io::Read;
+
+use katydid_datasets::{
+    CHUNK_ROWS, Dataset, describe, generate, generate_bytes, generate_file, generate_gzip,
+};
+
+fn text(dataset: Dataset, rows: u64, seed: u64) -> String {
+    String::from_utf8(generate_bytes(dataset, rows, seed)).expect("utf-8 output")
+}
+
+/// Header fields and data records, split on commas (no field is quoted).
+fn parse(csv: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
+    assert!(csv.ends_with('\n'), "output ends with a line break");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let records: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    (header, records)
+}
+
+fn column(header: &[&str], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("column {name}"))
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+        .install(f)
+}
+
+#[test]
+fn names_parse_and_print() {
+    for d in Dataset::ALL {
+        assert_eq!(d.to_string().parse::<Dataset>(), Ok(d));
+        assert!(!describe(d).is_empty());
+    }
+    assert_eq!("TAXI".parse::<Dataset>(), Ok(Dataset::Taxi));
+    let err = "trips".parse::<Dataset>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv)"
+    );
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    for d in Dataset::ALL {
+        let a = generate_bytes(d, 3000, 42);
+        assert_eq!(a, generate_bytes(d, 3000, 42), "{d}");
+        if d != Dataset::Numbers {
+            assert_ne!(a, generate_bytes(d, 3000, 43), "{d}");
+        }
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_output() {
+    // More than two chunks, so batches and parallel formatting are exercised.
+    let rows = 2 * CHUNK_ROWS + 123;
+    for d in [Dataset::Taxi, Dataset::Iot, Dataset::Kv] {
+        let one = in_pool(1, || generate_bytes(d, rows, 9));
+        let two = in_pool(2, || generate_bytes(d, rows, 9));
+        let three = in_pool(3, || generate_bytes(d, rows, 9));
+        assert!(one == two && two == three, "{d}");
+        assert_eq!(one.iter().filter(|&&b| b == b'\n').count() as u64, rows + 1);
+    }
+}
+
+#[test]
+fn every_row_has_the_header_width() {
+    let widths = [
+        (Dataset::Taxi, 51),
+        (Dataset::Iot, 16),
+        (Dataset::Numbers, 4),
+        (Dataset::Kv, 2),
+    ];
+    for (d, width) in widths {
+        let csv = text(d, 5000, 1);
+        let (header, records) = parse(&csv);
+        assert_eq!(header.len(), width, "{d}");
+        assert_eq!(header.join(","), d.header());
+        assert_eq!(records.len(), 5000, "{d}");
+        for r in &records {
+            assert_eq!(r.len(), width, "{d}: {r:?}");
+        }
+        assert!(!csv.contains('"'), "{d}: no quoting");
+    }
+}
+
+#[test]
+fn zero_rows_is_just_the_header() {
+    for d in Dataset::ALL {
+        assert_eq!(text(d, 0, 5), format!("{}\n", d.header()));
+    }
+}
+
+#[test]
+fn prefixes_of_a_generation_do_not_depend_on_chunking() {
+    // Chunk k's rows are the same whatever follows them (for data sets whose
+    // rows do not depend on the row count).
+    let short = text(Dataset::Kv, 1000, 3);
+    let long = text(Dataset::Kv, CHUNK_ROWS + 10, 3);
+    assert!(long.starts_with(&short));
+}
+
+#[derive(Debug, PartialEq, Clone, Copy)]
+enum Kind {
+    Int,
+    Float,
+    Timestamp,
+    Str,
+}
+
+fn kind(v: &str) -> Kind {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = v.strip_prefix('-').unwrap_or(v);
+    if digits(unsigned) {
+        // Leading zeros make an identifier such as a census tract `038302`.
+        if unsigned.len() > 1 && unsigned.starts_with('0') {
+            return Kind::Str;
+        }
+        return Kind::Int;
+    }
+    if let Some((i, f)) = unsigned.split_once('.')
+        && digits(i)
+        && digits(f)
+    {
+        return Kind::Float;
+    }
+    let b = v.as_bytes();
+    if b.len() == 19
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b' '
+        && b[13] == b':'
+        && b[16] == b':'
+    {
+        return Kind::Timestamp;
+    }
+    Kind::Str
+}
+
+/// Every column's non-empty values share one kind (integers widen to float);
+/// digit strings with leading zeros count as strings. Returns the kind per
+/// column.
+fn column_kinds(header: &[&str], records: &[Vec<&str>]) -> Vec<Option<Kind>> {
+    (0..header.len())
+        .map(|c| {
+            let mut seen: Option<Kind> = None;
+            for r in records {
+                let v = r[c];
+                if v.is_empty() {
+                    continue;
+                }
+                let k = kind(v);
+                seen = Some(match (seen, k) {
+                    (None, k) => k,
+                    (Some(a), b) if a == b => a,
+                    (Some(Kind::Int), Kind::Float) | (Some(Kind::Float), Kind::Int) => Kind::Float,
+                    (Some(a), b) => panic!("{}: mixes {a:?} and {b:?} ({v})", header[c]),
+                });
+            }
+            seen
+        })
+        .collect()
+}
+
+#[test]
+fn taxi_columns_have_one_type_and_sane_values() {
+    let csv = text(Dataset::Taxi, 200_000, 11);
+    let (h, records) = parse(&csv);
+    let kinds = column_kinds(&h, &records);
+    let expect = |name: &str, k: Kind| assert_eq!(kinds[column(&h, name)], Some(k), "{name}");
+    expect("trip_id", Kind::Int);
+    expect("vendor_id", Kind::Str);
+    expect("pickup_datetime", Kind::Timestamp);
+    expect("dropoff_datetime", Kind::Timestamp);
+    expect("passenger_count", Kind::Int);
+    expect("trip_distance", Kind::Float);
+    expect("total_amount", Kind::Float);
+    expect("payment_type", Kind::Int);
+    expect("cab_type", Kind::Str);
+    expect("pickup_ntaname", Kind::Str);
+    expect("pickup_ct2010", Kind::Str);
+    expect("pickup_puma", Kind::Int);
+    expect("dropoff_latitude", Kind::Float);
+
+    let (id, pu, dr, pc) = (
+        column(&h, "trip_id"),
+        column(&h, "pickup_datetime"),
+        column(&h, "dropoff_datetime"),
+        column(&h, "passenger_count"),
+    );
+    let mut ids = HashSet::new();
+    let mut prev = "";
+    let mut passengers = [0usize; 10];
+    for (n, r) in records.iter().enumerate() {
+        assert_eq!(r[id], (n + 1).to_string());
+        assert!(ids.insert(r[id]));
+        assert!(r[pu] >= prev, "pickup ascending at row {n}");
+        prev = r[pu];
+        assert!(r[dr] > r[pu], "dropoff after pickup at row {n}");
+        let p: usize = r[pc].parse().unwrap();
+        assert!(p <= 9);
+        passengers[p] += 1;
+    }
+    assert!(records[0][pu].starts_with("2009-01-01"));
+    assert!(records.last().unwrap()[pu].starts_with("2015-12-31"));
+    let share1 = passengers[1] as f64 / records.len() as f64;
+    assert!(
+        (0.65..0.75).contains(&share1),
+        "passenger_count 1 share {share1}"
+    );
+    assert!(passengers[2] > passengers[5] && passengers[5] > passengers[3]);
+
+    // Cab types in runs, green only from August 2013.
+    let cab = column(&h, "cab_type");
+    let mut runs = 1;
+    let mut green = 0;
+    for w in records.windows(2) {
+        if w[0][cab] != w[1][cab] {
+            runs += 1;
+        }
+    }
+    for r in &records {
+        if r[cab] == "green" {
+            green += 1;
+            assert!(r[pu] >= "2013-08-01");
+        } else {
+            assert_eq!(r[cab], "yellow");
+        }
+    }
+    assert!(
+        green > 0 && runs < records.len() / 500,
+        "runs {runs}, green {green}"
+    );
+
+    // Money: total is the sum of its parts, two decimals.
+    let cents = |s: &str| -> i64 {
+        if s.is_empty() {
+            return 0;
+        }
+        let (i, f) = s.split_once('.').expect("two decimals");
+        assert_eq!(f.len(), 2, "{s}");
+        i.parse::<i64>().unwrap() * 100 + f.parse::<i64>().unwrap()
+    };
+    let parts = [
+        "fare_amount",
+        "extra",
+        "mta_tax",
+        "tip_amount",
+        "tolls_amount",
+        "ehail_fee",
+        "improvement_surcharge",
+    ]
+    .map(|c| column(&h, c));
+    let total = column(&h, "total_amount");
+    for r in &records {
+        let sum: i64 = parts.iter().map(|&c| cents(r[c])).sum();
+        assert_eq!(sum, cents(r[total]));
+    }
+
+    // Neighbourhoods: many, skewed, with consistent codes.
+    let (name, code, boro) = (
+        column(&h, "pickup_ntaname"),
+        column(&h, "pickup_ntacode"),
+        column(&h, "pickup_borocode"),
+    );
+    let mut by_name = std::collections::HashMap::<&str, (usize, &str, &str)>::new();
+    let mut nulls = 0;
+    for r in &records {
+        if r[name].is_empty() {
+            nulls += 1;
+            assert!(r[code].is_empty());
+            continue;
+        }
+        let e = by_name.entry(r[name]).or_insert((0, r[code], r[boro]));
+        e.0 += 1;
+        assert_eq!((e.1, e.2), (r[code], r[boro]));
+    }
+    assert!(
+        (150..=195).contains(&by_name.len()),
+        "{} names",
+        by_name.len()
+    );
+    let top = by_name.values().map(|e| e.0).max().unwrap();
+    assert!(top > records.len() / 20, "skewed names");
+    assert!(nulls > 0 && nulls < records.len() / 10);
+}
+
+#[test]
+fn numbers_rows_repeat_the_row_number() {
+    let csv = text(Dataset::Numbers, CHUNK_ROWS + 5, 0);
+    let (_, records) = parse(&csv);
+    for (n, r) in records.iter().enumerate() {
+        let want = (n + 1).to_string();
+        assert!(r.iter().all(|v| *v == want), "row {n}: {r:?}");
+    }
+}
+
+#[test]
+fn kv_ids_are_unique_non_negative_i64() {
+    let csv = text(Dataset::Kv, 300_000, 8);
+    let (_, records) = parse(&csv);
+    let mut ids = HashSet::new();
+    for r in &records {
+        let id: i64 = r[0].parse().expect("id fits i64");
+        assert!(id >= 0);
+        assert!(ids.insert(id), "duplicate id {id}");
+        let v: f64 = r[1].parse().expect("float value");
+        assert!((1.0..1000.0).contains(&v) && !r[1].contains('e'));
+    }
+    assert_eq!(ids.len(), 300_000);
+}
+
+#[test]
+fn iot_has_one_reading_per_truck_per_minute() {
+    let rows = 7700; // 1000 trucks: 7 full rounds and a partial one
+    let csv = text(Dataset::Iot, rows, 4);
+    let (h, records) = parse(&csv);
+    let kinds = column_kinds(&h, &records);
+    assert_eq!(kinds[column(&h, "time")], Some(Kind::Timestamp));
+    assert_eq!(kinds[column(&h, "latitude")], Some(Kind::Float));
+    assert_eq!(kinds[column(&h, "load_capacity")], Some(Kind::Int));
+    let (t, name) = (column(&h, "time"), column(&h, "name"));
+    assert_eq!(records[0][t], "2016-01-01 00:00:00");
+    for (round, readings) in records.chunks(1000).enumerate() {
+        let time = readings[0][t];
+        let minute = format!("2016-01-01 {:02}:{:02}:00", round / 60, round % 60);
+        assert_eq!(time, minute);
+        let names: HashSet<&str> = readings.iter().map(|r| r[name]).collect();
+        assert_eq!(names.len(), readings.len());
+        assert!(readings.iter().all(|r| r[t] == time));
+        if readings.len() == 1000 {
+            assert!((0..1000).all(|k| names.contains(format!("truck_{k}").as_str())));
+        }
+    }
+    // Truck tags are fixed per truck.
+    let fleet = column(&h, "fleet");
+    for k in 0..1000 {
+        let tags: HashSet<&str> = records
+            .iter()
+            .skip(k)
+            .step_by(1000)
+            .map(|r| r[fleet])
+            .collect();
+        assert_eq!(tags.len(), 1);
+    }
+    // About 1 % NULL measurements; ranges as documented.
+    let (lat, lon, vel) = (
+        column(&h, "latitude"),
+        column(&h, "longitude"),
+        column(&h, "velocity"),
+    );
+    let mut nulls = 0;
+    for r in &records {
+        for (c, hi) in [(lat, 90.0), (lon, 180.0), (vel, 100.0)] {
+            if r[c].is_empty() {
+                nulls += 1;
+            } else {
+                let v: f64 = r[c].parse().unwrap();
+                assert!((0.0..=hi).contains(&v));
+            }
+        }
+    }
+    let share = nulls as f64 / (3 * records.len()) as f64;
+    assert!((0.003..0.03).contains(&share), "null share {share}");
+}
+
+#[test]
+fn iot_truck_count_follows_rows() {
+    let csv = text(Dataset::Iot, 30, 1);
+    let (h, records) = parse(&csv);
+    let t = column(&h, "time");
+    assert!(records.iter().all(|r| r[t] == "2016-01-01 00:00:00"));
+    assert_eq!(records[29][column(&h, "name")], "truck_29");
+}
+
+#[test]
+fn gzip_output_decodes_to_the_plain_csv() {
+    let rows = CHUNK_ROWS + 77;
+    let plain = generate_bytes(Dataset::Iot, rows, 6);
+    let mut gz = Vec::new();
+    generate_gzip(Dataset::Iot, rows, 6, &mut gz).unwrap();
+    // A single-member decoder must see everything.
+    let mut back = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut back)
+        .unwrap();
+    assert!(back == plain);
+    assert!(gz.len() < plain.len() / 2);
+    let mut again = Vec::new();
+    generate_gzip(Dataset::Iot, rows, 6, &mut again).unwrap();
+    assert!(again == gz);
+}
+
+#[test]
+fn files_are_written_whole_and_gzip_by_name() {
+    let dir = std::env::temp_dir().join(format!("katydid-datasets-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("n.csv");
+    let gz = dir.join("n.csv.GZ");
+    generate_file(Dataset::Numbers, 1000, 1, &plain).unwrap();
+    generate_file(Dataset::Numbers, 1000, 1, &gz).unwrap();
+    let want = generate_bytes(Dataset::Numbers, 1000, 1);
+    assert!(std::fs::read(&plain).unwrap() == want);
+    let mut back = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+        .read_to_end(&mut back)
+        .unwrap();
+    assert!(back == want);
+    // Only the two finished files remain: no temporary left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    // A missing directory is an error and leaves nothing behind.
+    let err = generate_file(Dataset::Numbers, 10, 1, &dir.join("missing/x.csv")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn write_errors_are_returned() {
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err = generate(Dataset::Taxi, 10, 1, &mut Full).unwrap_err();
+    assert_eq!(err.to_string(), "disk full");
+}

@@ -1,0 +1,95 @@
+//! Everything that calls the `katydid_datasets` generators: `generate` and
+//! the `--demo` table.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use katydid::LoadStats;
+use katydid_datasets::Dataset;
+
+use crate::output::{bytes, duration_short, thousands};
+use crate::session::{CliError, Session};
+
+/// The demo table's name.
+pub const DEMO_TABLE: &str = "trips";
+/// Seed of the demo table.
+pub const DEMO_SEED: u64 = 42;
+
+/// A spinner on stderr (hidden when stderr is not a terminal).
+fn spinner(message: String) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(message);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+fn parse_dataset(name: &str) -> Result<Dataset, CliError> {
+    name.parse::<Dataset>()
+        .map_err(|e| CliError::Message(e.to_string()))
+}
+
+/// `katydid generate`: writes `rows` rows of `dataset` to `out` and reports
+/// rows, size and time on stdout.
+///
+/// # Errors
+/// An unknown data set name, or a file that cannot be written.
+pub fn generate(dataset: &str, rows: u64, seed: u64, out: &Path) -> Result<(), CliError> {
+    let dataset = parse_dataset(dataset)?;
+    let start = Instant::now();
+    let bar = spinner(format!("writing {} {dataset} rows", thousands(rows)));
+    let written = katydid_datasets::generate_file(dataset, rows, seed, out);
+    bar.finish_and_clear();
+    written.map_err(|e| CliError::Message(format!("cannot write {}: {e}", out.display())))?;
+    let elapsed = start.elapsed();
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    writeln!(
+        io::stdout().lock(),
+        "wrote {} {dataset} rows ({}) to {} in {}",
+        thousands(rows),
+        bytes(size),
+        out.display(),
+        duration_short(elapsed)
+    )?;
+    Ok(())
+}
+
+/// Builds the `trips` demo table with `rows` synthetic taxi rides in memory,
+/// reporting generation and load as status lines.
+///
+/// # Errors
+/// As [`Session::execute`] for loads.
+pub fn load_demo(
+    session: &mut Session,
+    rows: u64,
+    out: &mut dyn Write,
+) -> Result<LoadStats, CliError> {
+    let start = Instant::now();
+    let bar = spinner(format!("generating {} taxi rides", thousands(rows)));
+    let csv = katydid_datasets::generate_bytes(Dataset::Taxi, rows, DEMO_SEED);
+    bar.finish_and_clear();
+    session.status(
+        out,
+        &format!(
+            "generated {} rows of taxi data ({} of CSV) in {}",
+            thousands(rows),
+            bytes(csv.len() as u64),
+            duration_short(start.elapsed())
+        ),
+    )?;
+    // The loader draws its own progress bar (LoadOptions::progress).
+    session
+        .db
+        .load_csv_bytes(csv, Path::new("<demo>"), DEMO_TABLE, &session.load_options)
+        .map_err(|error| CliError::Db { error, query: None })
+}
+
+/// One line describing the demo data set, for the banner.
+pub fn demo_description() -> &'static str {
+    katydid_datasets::describe(Dataset::Taxi)
+}

@@ -1,0 +1,500 @@
+//! Loader tests on small in-memory inputs.
+
+use std::io::Write;
+use std::path::Path;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+use super::*;
+use crate::types::{DataType, Value, parse_timestamp};
+
+fn opts(partition_rows: usize) -> LoadOptions {
+    LoadOptions {
+        partition_rows,
+        ..LoadOptions::default()
+    }
+}
+
+fn load(text: &[u8], options: &LoadOptions) -> Result<Table> {
+    load_csv_bytes(text.to_vec(), Path::new("test.csv"), "t", options)
+}
+
+fn load_ok(text: &str) -> Table {
+    load(text.as_bytes(), &LoadOptions::default()).unwrap()
+}
+
+/// Every row of a table, decoded.
+fn rows(t: &Table) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for p in &t.partitions {
+        for i in 0..p.rows {
+            out.push(p.columns.iter().map(|c| c.value(i)).collect());
+        }
+    }
+    out
+}
+
+/// Column `name`, decoded.
+fn column(t: &Table, name: &str) -> Vec<Value> {
+    let c = t.column_index(name).unwrap();
+    rows(t).into_iter().map(|r| r[c].clone()).collect()
+}
+
+fn dtype(t: &Table, name: &str) -> DataType {
+    t.fields[t.column_index(name).unwrap()].dtype
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// The (line, column, message) of a CSV error.
+fn csv_err(text: &[u8], options: &LoadOptions) -> (u64, u64, String) {
+    match load(text, options) {
+        Err(Error::Csv {
+            line,
+            column,
+            message,
+            path,
+        }) => {
+            assert_eq!(path, Path::new("test.csv"));
+            (line, column, message)
+        }
+        other => panic!("expected a csv error, got {other:?}"),
+    }
+}
+
+fn int(v: i64) -> Value {
+    Value::Int(v)
+}
+
+fn s(v: &str) -> Value {
+    Value::str(v)
+}
+
+fn ts(v: &str) -> Value {
+    Value::Timestamp(parse_timestamp(v).unwrap())
+}
+
+#[test]
+fn inference_per_column() {
+    // One column per rule; each case lists its values and expected type.
+    let cases: Vec<(&str, &[&str], DataType)> = vec![
+        ("zip", &["038302", "12345"], DataType::Str),
+        ("negzero", &["-0", "5"], DataType::Int),
+        ("intfloat", &["1", "2.5"], DataType::Float),
+        ("flag", &["0", "1", "N", "Y"], DataType::Str),
+        ("empty", &["", "", "", ""], DataType::Str),
+        (
+            "ts",
+            &[
+                "2013-01-01",
+                "2013-01-01 10:20:30",
+                "2013-01-01T10:20:30.5Z",
+            ],
+            DataType::Timestamp,
+        ),
+        (
+            "big",
+            &["9223372036854775807", "9223372036854775808"],
+            DataType::Str,
+        ),
+        ("space", &["1", " 2"], DataType::Str),
+        ("plus", &["+5", "6"], DataType::Str),
+        ("nan", &["1.5", "nan"], DataType::Str),
+        (
+            "floats",
+            &["3e-4", ".5", "-124.0", "0.1234e30"],
+            DataType::Float,
+        ),
+        ("mixts", &["2013-01-01", "7"], DataType::Str),
+    ];
+    let n = cases.iter().map(|c| c.1.len()).max().unwrap();
+    let mut text = cases.iter().map(|c| c.0).collect::<Vec<_>>().join(",");
+    text.push('\n');
+    for r in 0..n {
+        let row: Vec<&str> = cases.iter().map(|c| *c.1.get(r).unwrap_or(&"")).collect();
+        text.push_str(&row.join(","));
+        text.push('\n');
+    }
+    for partition_rows in [1, 2, 1000] {
+        let t = load(text.as_bytes(), &opts(partition_rows)).unwrap();
+        for (name, values, expected) in &cases {
+            assert_eq!(dtype(&t, name), *expected, "column {name}");
+            if *expected == DataType::Str {
+                let got = column(&t, name);
+                for (g, v) in got.iter().zip(values.iter()) {
+                    let want = if v.is_empty() { Value::Null } else { s(v) };
+                    assert_eq!(*g, want, "column {name}");
+                }
+            }
+        }
+        assert_eq!(column(&t, "negzero")[..2], [int(0), int(5)]);
+        assert_eq!(
+            column(&t, "intfloat")[..2],
+            [Value::Float(1.0), Value::Float(2.5)]
+        );
+        assert_eq!(column(&t, "empty"), vec![Value::Null; 4]);
+        assert_eq!(
+            column(&t, "ts")[..3],
+            [
+                ts("2013-01-01 00:00:00"),
+                ts("2013-01-01 10:20:30"),
+                ts("2013-01-01 10:20:30.5")
+            ]
+        );
+        assert_eq!(
+            column(&t, "floats"),
+            vec![
+                Value::Float(3e-4),
+                Value::Float(0.5),
+                Value::Float(-124.0),
+                Value::Float(0.1234e30)
+            ]
+        );
+    }
+}
+
+#[test]
+fn empty_and_quoted_empty_fields_are_null() {
+    let t = load_ok("a,b,c\n1,\"\",x\n,\"q\",\"\"\n");
+    assert_eq!(
+        rows(&t),
+        vec![
+            vec![int(1), Value::Null, s("x")],
+            vec![Value::Null, s("q"), Value::Null]
+        ]
+    );
+    assert_eq!(t.partitions[0].columns[0].zone.null_count, 1);
+}
+
+#[test]
+fn quoting_crlf_and_bom() {
+    let text = "\u{feff}id,text\r\n1,\"a, \"\"b\"\"\r\nc\"\r\n2,plain\r\n\r\n3,\"\"\"\"\r\n";
+    let t = load_ok(text);
+    assert_eq!(t.fields[0].name, "id");
+    assert_eq!(column(&t, "id"), vec![int(1), int(2), int(3)]);
+    assert_eq!(
+        column(&t, "text"),
+        vec![s("a, \"b\"\r\nc"), s("plain"), s("\"")]
+    );
+    assert_eq!(t.source_bytes, text.len() as u64);
+}
+
+#[test]
+fn bom_like_bytes_at_a_partition_start_are_kept() {
+    let text = "a\nx\n\u{feff}y\n";
+    let t = load(text.as_bytes(), &opts(1)).unwrap();
+    assert_eq!(column(&t, "a"), vec![s("x"), s("\u{feff}y")]);
+}
+
+#[test]
+fn partitioning_keeps_values_and_row_numbers() {
+    let mut text = String::from("id,x,name,when,f\n");
+    for i in 0..50 {
+        let x = if i % 4 == 0 {
+            String::new()
+        } else {
+            (i * 7 % 13).to_string()
+        };
+        let name = ["a", "bb", "\"c,c\"", ""][i % 4];
+        text.push_str(&format!(
+            "{i},{x},{name},2013-01-{:02} 00:00:{:02},{}\n",
+            i % 28 + 1,
+            i % 60,
+            i as f64 / 4.0
+        ));
+    }
+    let reference = rows(&load(text.as_bytes(), &opts(DEFAULT_PARTITION_ROWS)).unwrap());
+    assert_eq!(reference.len(), 50);
+    assert_eq!(reference[5][2], s("bb"));
+    assert_eq!(reference[6][2], s("c,c"));
+    assert_eq!(reference[4][1], Value::Null);
+    for size in [1, 3, 7, DEFAULT_PARTITION_ROWS] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        assert_eq!(t.partitions.len(), 50usize.div_ceil(size), "size {size}");
+        for (k, p) in t.partitions.iter().enumerate() {
+            assert_eq!(p.first_row, k * size);
+            let expected = size.min(50 - k * size);
+            assert_eq!(p.rows, expected);
+            assert!(p.columns.iter().all(|c| c.len == expected));
+        }
+        let types: Vec<DataType> = t.fields.iter().map(|f| f.dtype).collect();
+        assert_eq!(
+            types,
+            [
+                DataType::Int,
+                DataType::Int,
+                DataType::Str,
+                DataType::Timestamp,
+                DataType::Float
+            ]
+        );
+        assert_eq!(rows(&t), reference, "size {size}");
+    }
+}
+
+#[test]
+fn zero_partition_rows_is_one() {
+    let t = load(b"a\n1\n2\n", &opts(0)).unwrap();
+    assert_eq!(t.partitions.len(), 2);
+}
+
+#[test]
+fn gzip_is_detected_by_magic_bytes() {
+    let text = b"a,b\n1,x\n2,y\n";
+    let plain = load(text, &LoadOptions::default()).unwrap();
+    let gz = load(&gzip(text), &LoadOptions::default()).unwrap();
+    assert_eq!(rows(&gz), rows(&plain));
+    assert_eq!(gz.source_bytes, text.len() as u64);
+
+    // Two concatenated members are one stream.
+    let mut two = gzip(b"a,b\n1,x\n");
+    two.extend(gzip(b"2,y\n"));
+    assert_eq!(
+        rows(&load(&two, &LoadOptions::default()).unwrap()),
+        rows(&plain)
+    );
+
+    // A real file whose name says .csv.
+    let dir = std::env::temp_dir().join(format!("katydid-ingest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("looks-plain.csv");
+    std::fs::write(&path, gzip(text)).unwrap();
+    let from_file = load_csv(&path, "t", &LoadOptions::default());
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(rows(&from_file.unwrap()), rows(&plain));
+}
+
+#[test]
+fn corrupt_gzip_is_an_io_error_naming_the_file() {
+    let mut gz = gzip("a,b\n1,2\n".repeat(1000).as_bytes());
+    let truncated = gz[..gz.len() / 2].to_vec();
+    let mid = gz.len() / 2;
+    gz[mid] ^= 0xff;
+    gz[mid + 1] ^= 0x55;
+    for bad in [truncated, gz] {
+        match load_csv_bytes(bad, Path::new("trips.csv.gz"), "t", &LoadOptions::default()) {
+            Err(e @ Error::Io { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.starts_with("trips.csv.gz: corrupt gzip stream"),
+                    "{msg}"
+                );
+            }
+            other => panic!("expected an io error, got {other:?}"),
+        }
+    }
+    let missing = load_csv(
+        Path::new("/nonexistent/x.csv"),
+        "t",
+        &LoadOptions::default(),
+    );
+    assert!(matches!(missing, Err(Error::Io { .. })));
+}
+
+#[test]
+fn wrong_field_counts_name_line_and_field() {
+    let (line, col, msg) = csv_err(b"a,b,c\n1,2,3\n4,5\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (3, 3, "expected 3 fields, found 2")
+    );
+    let (line, col, msg) = csv_err(b"a,b,c\n1,2,3,4,5\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (2, 4, "expected 3 fields, found 5")
+    );
+    // Newlines inside quotes and blank lines advance the line count, also
+    // in later partitions.
+    let text = b"a,b\n\"x\ny\nz\",1\n\n2,3\n4\n";
+    for size in [1, 2, 100] {
+        let (line, col, msg) = csv_err(text, &opts(size));
+        assert_eq!(
+            (line, col, msg.as_str()),
+            (7, 2, "expected 2 fields, found 1")
+        );
+    }
+    // The first bad record in file order wins, whichever chunk is parsed
+    // first.
+    let mut text = String::from("a,b\n");
+    for _ in 0..100 {
+        text.push_str("1,2\n");
+    }
+    text.push_str("3\n");
+    for _ in 0..100 {
+        text.push_str("1,2\n");
+    }
+    text.push_str("1,2,3\n");
+    let (line, col, _) = csv_err(text.as_bytes(), &opts(7));
+    assert_eq!((line, col), (102, 2));
+}
+
+#[test]
+fn unterminated_quote_names_the_opening_line() {
+    let (line, col, msg) = csv_err(b"a,b\n1,2\n3,\"open\n\nmore\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (3, 2, "unterminated quoted field")
+    );
+    let (line, col, msg) = csv_err(b"a,\"b\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (1, 2, "unterminated quoted field")
+    );
+    // An earlier bad record is reported first.
+    let (line, _, msg) = csv_err(b"a,b\n1\n3,\"open\n", &opts(1));
+    assert_eq!((line, msg.as_str()), (2, "expected 2 fields, found 1"));
+}
+
+#[test]
+fn invalid_utf8_names_line_and_field() {
+    let (line, col, msg) = csv_err(b"a,b,c\n1,2,3\n4,\"x\ny\",z\xff\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (3, 3, "invalid utf-8"));
+    let (line, col, msg) = csv_err(b"a,b,c\n1,2,3\n4,\"x\ny\",z\xff\n", &opts(1));
+    assert_eq!((line, col, msg.as_str()), (3, 3, "invalid utf-8"));
+    let (line, col, msg) = csv_err(b"a,\xc3(\n1,2\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (1, 2, "invalid utf-8"));
+    // In a column that is text from its first value, and in the earliest
+    // row when several columns are bad.
+    let (line, col, msg) = csv_err(b"a,b\nx,1\nx,\xff\ny\xff,2\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (3, 2, "invalid utf-8"));
+    // Before a later record with the wrong width.
+    let (line, col, msg) = csv_err(b"a,b\n\xff,1\n1\n", &LoadOptions::default());
+    assert_eq!((line, col, msg.as_str()), (2, 1, "invalid utf-8"));
+}
+
+#[test]
+fn long_records_and_late_strings() {
+    let long = "x".repeat(10_000);
+    let text = format!("a,b\n1,{long}\n2,\"{long}\"\"\"\n");
+    let t = load_ok(&text);
+    assert_eq!(column(&t, "b"), vec![s(&long), s(&format!("{long}\""))]);
+    // A column numeric for a whole partition but text in another, or text
+    // only after numbers within one partition, is read again as text.
+    let text = "a,b,c\n1,0,\n2,1.5,\n3,2013-01-01,x\n4,N,\n";
+    for size in [1, 2, 3, 100] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        assert_eq!(dtype(&t, "b"), DataType::Str);
+        assert_eq!(
+            column(&t, "b"),
+            vec![s("0"), s("1.5"), s("2013-01-01"), s("N")],
+            "size {size}"
+        );
+        assert_eq!(
+            column(&t, "c"),
+            vec![Value::Null, Value::Null, s("x"), Value::Null]
+        );
+        assert_eq!(column(&t, "a"), vec![int(1), int(2), int(3), int(4)]);
+    }
+}
+
+#[test]
+fn empty_inputs() {
+    for text in ["", "\n\n", "\r\n"] {
+        let (line, col, msg) = csv_err(text.as_bytes(), &LoadOptions::default());
+        assert_eq!((line, col, msg.as_str()), (1, 1, "empty file (no header)"));
+        let no_header = LoadOptions {
+            header: false,
+            ..LoadOptions::default()
+        };
+        let (_, _, msg) = csv_err(text.as_bytes(), &no_header);
+        assert_eq!(msg, "empty file (no records)");
+        let named = LoadOptions {
+            header: false,
+            columns: Some(vec!["x".into()]),
+            ..LoadOptions::default()
+        };
+        let t = load(text.as_bytes(), &named).unwrap();
+        assert_eq!((t.rows(), t.fields.len()), (0, 1));
+    }
+    let t = load_ok("a,b\n");
+    assert_eq!(t.rows(), 0);
+    assert!(t.partitions.is_empty());
+    assert_eq!(
+        t.fields,
+        vec![
+            Field {
+                name: "a".into(),
+                dtype: DataType::Str
+            },
+            Field {
+                name: "b".into(),
+                dtype: DataType::Str
+            }
+        ]
+    );
+}
+
+#[test]
+fn header_names_are_made_unique() {
+    let t = load_ok("a,,a,a_2,  ,column_2,a\n1,2,3,4,5,6,7\n");
+    let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a",
+            "column_2_2",
+            "a_3",
+            "a_2",
+            "column_5",
+            "column_2",
+            "a_4"
+        ]
+    );
+}
+
+#[test]
+fn column_names_option() {
+    let no_header = LoadOptions {
+        header: false,
+        columns: Some(vec!["x".into(), "y".into()]),
+        ..LoadOptions::default()
+    };
+    let t = load(b"1,2\n3,4\n", &no_header).unwrap();
+    assert_eq!(column(&t, "y"), vec![int(2), int(4)]);
+    let (line, col, msg) = csv_err(b"1,2,3\n", &no_header);
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (1, 3, "expected 2 fields, found 3")
+    );
+
+    let replace = LoadOptions {
+        columns: Some(vec!["x".into(), "y".into()]),
+        ..LoadOptions::default()
+    };
+    let t = load(b"a,b\n1,2\n", &replace).unwrap();
+    assert_eq!(column(&t, "x"), vec![int(1)]);
+    let (line, _, msg) = csv_err(b"a,b,c\n1,2,3\n", &replace);
+    assert_eq!(
+        (line, msg.as_str()),
+        (1, "2 column names given but the header has 3 fields")
+    );
+
+    let generated = LoadOptions {
+        header: false,
+        ..LoadOptions::default()
+    };
+    let t = load(b"1,x\n2,y\n", &generated).unwrap();
+    let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["column_1", "column_2"]);
+    assert_eq!(t.rows(), 2);
+}
+
+#[test]
+fn runs_on_the_current_pool() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let mut text = String::from("a,b\n");
+    for i in 0..1000 {
+        text.push_str(&format!("{i},{}\n", i % 3));
+    }
+    let t = pool.install(|| load(text.as_bytes(), &opts(10))).unwrap();
+    assert_eq!(t.partitions.len(), 100);
+    assert_eq!(column(&t, "a")[999], int(999));
+}

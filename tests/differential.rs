@@ -449,7 +449,7 @@ fn describe_table(t: &TestTable) -> String {
         t.part_sizes
     );
     for (i, f) in table.fields.iter().enumerate() {
-        // Runs of equal encodings as "name ×count", in partition order.
+        // Runs of equal encodings as "name [count partitions]", in order.
         let mut runs: Vec<(String, usize)> = Vec::new();
         for p in &table.partitions {
             let e = p.columns[i].encoding_name();
@@ -464,7 +464,7 @@ fn describe_table(t: &TestTable) -> String {
                 if *n == 1 {
                     e.clone()
                 } else {
-                    format!("{e} ×{n}")
+                    format!("{e} [{n} partitions]")
                 }
             })
             .collect();

@@ -1483,7 +1483,8 @@ fn random_queries_match_reference() {
 // Hand-written cases
 
 /// A small fixed table `t` with NULL groups, an all-NULL column and two
-/// partitions, and an empty table `e` with the same columns.
+/// partitions, empty tables `e` and `e1` with the same columns, and `x`
+/// for which rows get evaluated.
 fn fixed_tables() -> Vec<Table> {
     use Value::*;
     let fields = [
@@ -1515,7 +1516,16 @@ fn fixed_tables() -> Vec<Table> {
         vec![Int(-4), Float(7.0), Value::str(""), Null, t("2013-07-04")],
         vec![Int(3), Float(1.5), Value::str("😈"), Null, t("2014-02-02")],
     ];
+    // `x`: a first partition that evaluates fine, then one whose `w` is the
+    // constant i64::MIN (negating it overflows).
+    let x_fields = [("w", DataType::Int), ("s", DataType::Str)];
+    let x_rows = vec![
+        vec![Int(i64::MAX), Value::str("a")],
+        vec![Int(i64::MIN), Value::str("b")],
+        vec![Int(i64::MIN), Value::str("c")],
+    ];
     vec![
+        build_table("x", &x_fields, &x_rows, &[1, 2]),
         build_table("t", &fields, &rows, &[3, 4]),
         build_table("e", &fields, &[], &[]),
         build_table("e1", &fields, &[], &[0]),
@@ -1567,6 +1577,12 @@ const TRICKY: &[&str] = &[
     "SELECT count(*) FROM t WHERE s >= 'a' AND s < 'é'",
     "SELECT b, b = 1.5, b > 0.25, a * 2.5, a + 0.5, b / 2.0, 1.5 - a FROM t",
     "SELECT a FROM t WHERE a < 2.5",
+    // errors only from rows that are evaluated: not from rows WHERE drops
+    // (even in a constant-encoded partition), not past a LIMIT
+    "SELECT -w FROM x WHERE s = 'a'",
+    "SELECT -w, s FROM x WHERE s < 'b'",
+    "SELECT -w FROM x LIMIT 1",
+    "SELECT -w FROM x WHERE s <> 'a'",
     // integer semantics
     "SELECT a / 2, a % 2, -7 / 2, -7 % 2, 7 % -2, a * 3 - 1 FROM t",
     "SELECT a, a / 0 FROM t",

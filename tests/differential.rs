@@ -6,6 +6,9 @@
 //! index; `KATYDID_DIFF_ONLY=<seed>:<query>` reruns exactly that case, and
 //! `KATYDID_DIFF_SEED` / `KATYDID_DIFF_TABLES` / `KATYDID_DIFF_QUERIES`
 //! change the base seed and the amount of work (for longer soak runs).
+//! `KATYDID_DIFF_SQL=<query>` runs that query instead of the generated ones
+//! (with `KATYDID_DIFF_ONLY=<seed>:0`, against one seed's table), which is
+//! how a failure is shrunk by hand.
 
 mod reference;
 
@@ -37,6 +40,8 @@ enum Kind {
     Constant,
     /// Int near i64::MIN/MAX or ±2^40 (never used in arithmetic).
     Wide,
+    /// Int in ±2·10^9 (u32 offsets), some NULLs; never in arithmetic.
+    Large,
     /// Int, every row NULL.
     AllNull,
     /// Int in 0..3, 90% NULL.
@@ -56,11 +61,12 @@ enum Kind {
 }
 
 /// The schema every random table has; the values differ by seed.
-const SCHEMA: [(&str, DataType, Kind); 12] = [
+const SCHEMA: [(&str, DataType, Kind); 13] = [
     ("n", DataType::Int, Kind::Narrow),
     ("m", DataType::Int, Kind::Moderate),
     ("k", DataType::Int, Kind::Constant),
     ("w", DataType::Int, Kind::Wide),
+    ("c", DataType::Int, Kind::Large),
     ("z", DataType::Int, Kind::AllNull),
     ("h", DataType::Int, Kind::NullHeavy),
     ("f", DataType::Float, Kind::Quarter),
@@ -84,6 +90,8 @@ struct TestTable {
     samples: Vec<Vec<Value>>,
     /// Rows per partition.
     part_sizes: Vec<usize>,
+    /// The rows, row-major, in load order (for shrinking).
+    rows: Vec<Vec<Value>>,
 }
 
 fn ts(s: &str) -> i64 {
@@ -137,6 +145,15 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                     Value::Null
                 } else {
                     Value::Int(x)
+                });
+            }
+        }
+        Kind::Large => {
+            for _ in 0..rows {
+                v.push(if null(rng, 0.05) {
+                    Value::Null
+                } else {
+                    Value::Int(rng.gen_range(-2_000_000_000..=2_000_000_000))
                 });
             }
         }
@@ -337,8 +354,7 @@ fn random_table(seed: u64) -> TestTable {
         .map(|r| columns.iter().map(|c| c[r].clone()).collect())
         .collect();
     let sizes = partition_sizes(&mut rng, rows);
-    let fields: Vec<(&str, DataType)> = SCHEMA.iter().map(|(n, t, _)| (*n, *t)).collect();
-    let table = build_table("t", &fields, &row_major, &sizes);
+    let table = build_table("t", &schema_fields(), &row_major, &sizes);
     let samples = columns
         .iter()
         .map(|c| {
@@ -352,7 +368,73 @@ fn random_table(seed: u64) -> TestTable {
         table,
         samples,
         part_sizes: sizes,
+        rows: row_major,
     }
+}
+
+/// The schema as `build_table` takes it.
+fn schema_fields() -> Vec<(&'static str, DataType)> {
+    SCHEMA.iter().map(|(n, t, _)| (*n, *t)).collect()
+}
+
+/// Shrinks a failing case: drops partitions, then single rows, while the
+/// query still fails against `db` the same way (same first line of the
+/// explanation, digits aside). Returns the smaller table.
+fn shrink(tt: &TestTable, db: &mut Database, sql: &str, why: &str) -> TestTable {
+    let kind = |w: &str| -> String {
+        w.lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect()
+    };
+    let target = kind(why);
+    let mut parts: Vec<Vec<Vec<Value>>> = Vec::new();
+    let mut at = 0;
+    for &n in &tt.part_sizes {
+        parts.push(tt.rows[at..at + n].to_vec());
+        at += n;
+    }
+    let make = |parts: &[Vec<Vec<Value>>]| -> TestTable {
+        let parts: Vec<&Vec<Vec<Value>>> = parts.iter().filter(|p| !p.is_empty()).collect();
+        let rows: Vec<Vec<Value>> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
+        let sizes: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+        TestTable {
+            table: build_table("t", &schema_fields(), &rows, &sizes),
+            samples: Vec::new(),
+            part_sizes: sizes,
+            rows,
+        }
+    };
+    let mut still_fails = |parts: &[Vec<Vec<Value>>]| -> bool {
+        let t = make(parts);
+        db.add_table(t.table.clone());
+        matches!(run_case(&t.table, db, sql), Err(w) if kind(&w) == target)
+    };
+    let mut i = 0;
+    while i < parts.len() {
+        let mut trial = parts.clone();
+        trial.remove(i);
+        if still_fails(&trial) {
+            parts = trial;
+        } else {
+            i += 1;
+        }
+    }
+    for p in 0..parts.len() {
+        let mut r = 0;
+        while r < parts[p].len() {
+            let mut trial = parts.clone();
+            trial[p].remove(r);
+            if still_fails(&trial) {
+                parts = trial;
+            } else {
+                r += 1;
+            }
+        }
+    }
+    make(&parts)
 }
 
 /// Column types and per-partition encodings, for failure reports.
@@ -367,10 +449,24 @@ fn describe_table(t: &TestTable) -> String {
         t.part_sizes
     );
     for (i, f) in table.fields.iter().enumerate() {
-        let enc: Vec<String> = table
-            .partitions
+        // Runs of equal encodings as "name [count partitions]", in order.
+        let mut runs: Vec<(String, usize)> = Vec::new();
+        for p in &table.partitions {
+            let e = p.columns[i].encoding_name();
+            match runs.last_mut() {
+                Some((last, n)) if *last == e => *n += 1,
+                _ => runs.push((e, 1)),
+            }
+        }
+        let enc: Vec<String> = runs
             .iter()
-            .map(|p| p.columns[i].encoding_name())
+            .map(|(e, n)| {
+                if *n == 1 {
+                    e.clone()
+                } else {
+                    format!("{e} [{n} partitions]")
+                }
+            })
             .collect();
         let _ = writeln!(s, "  {} {}: {}", f.name, f.dtype, enc.join(" | "));
     }
@@ -397,7 +493,9 @@ const SAFE_INTS: [&str; 5] = ["n", "m", "k", "h", "z"];
 const FLOATS: [&str; 2] = ["f", "g"];
 const STRS: [&str; 2] = ["s", "p"];
 const TSS: [&str; 2] = ["t", "u"];
-const ALL_COLS: [&str; 12] = ["n", "m", "k", "w", "z", "h", "f", "g", "s", "p", "t", "u"];
+const ALL_COLS: [&str; 13] = [
+    "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u",
+];
 
 struct QueryGen<'a> {
     rng: ChaCha8Rng,
@@ -478,6 +576,10 @@ impl QueryGen<'_> {
                 }
             }
             "m" => self.rng.gen_range(-1100..=1100i64).to_string(),
+            "c" => self
+                .rng
+                .gen_range(-2_100_000_000..=2_100_000_000i64)
+                .to_string(),
             "f" | "g" => {
                 if self.chance(0.3) {
                     self.rng.gen_range(-100..=100i64).to_string()
@@ -489,7 +591,7 @@ impl QueryGen<'_> {
                 let absent = [
                     "", "a", "aa", "zz", "b", "s1", "s2500", "s99999", "é", "😈", "A", "apple",
                 ];
-                sql_str(*self.pick(&absent))
+                sql_str(self.pick::<&str>(&absent))
             }
             "t" | "u" => {
                 let year = self.rng.gen_range(2011..=2017);
@@ -574,7 +676,7 @@ impl QueryGen<'_> {
     }
 
     fn cmp_op(&mut self) -> &'static str {
-        *self.pick(&["=", "<>", "!=", "<", "<=", ">", ">="])
+        self.pick::<&str>(&["=", "<>", "!=", "<", "<=", ">", ">="])
     }
 
     /// A boolean expression of depth at most `d`.
@@ -713,7 +815,7 @@ impl QueryGen<'_> {
             match g.rng.gen_range(0..10) {
                 0..4 => g.pick(&SAFE_INTS).to_string(),
                 4..7 => g.pick(&FLOATS).to_string(),
-                7 => "w".to_string(),
+                7 => (*g.pick(&["w", "c"])).to_string(),
                 _ => g.num(2).0,
             }
         };
@@ -744,6 +846,7 @@ impl QueryGen<'_> {
             "t",
             "f",
             "w",
+            "c",
             "year(t)",
             "year(u)",
             "(m / 5)",
@@ -1195,7 +1298,16 @@ fn parse_select(sql: &str) -> Result<Select, String> {
 fn run_case(table: &Table, db: &Database, sql: &str) -> Result<Outcome, String> {
     let select = parse_select(sql)?;
     let expected = reference::run(table, &select);
-    let actual = db.query(sql);
+    // An engine panic is a bug to report with the case, not a test abort.
+    let actual =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.query(sql))).map_err(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            format!("engine panicked: {msg}")
+        })?;
     match (expected, actual) {
         (Err(_), Err(_)) => Ok(Outcome::BothErrors),
         (Err(e), Ok(a)) => Err(format!(
@@ -1226,6 +1338,14 @@ fn databases() -> Vec<Database> {
         .collect()
 }
 
+/// Engine panics are caught and reported per case; print one line for
+/// each instead of a backtrace.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("panic: {info}");
+    }));
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -1237,15 +1357,17 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn random_queries_match_reference() {
     let start = Instant::now();
     let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
-    let tables = env_u64("KATYDID_DIFF_TABLES", 50);
-    let queries = env_u64("KATYDID_DIFF_QUERIES", 50);
+    let tables = env_u64("KATYDID_DIFF_TABLES", 150);
+    let queries = env_u64("KATYDID_DIFF_QUERIES", 60);
     let only: Option<(u64, u64)> = std::env::var("KATYDID_DIFF_ONLY").ok().map(|v| {
         let (s, q) = v.split_once(':').expect("KATYDID_DIFF_ONLY=<seed>:<query>");
         (s.parse().expect("seed"), q.parse().expect("query"))
     });
+    let custom_sql = std::env::var("KATYDID_DIFF_SQL").ok();
+    quiet_panics();
     let mut dbs = databases();
     let (mut cases, mut both_errors, mut with_rows) = (0usize, 0usize, 0usize);
-    let mut failures: Vec<String> = Vec::new();
+    let mut failures: Vec<(String, String)> = Vec::new();
     let seeds: Vec<u64> = match only {
         Some((s, _)) => vec![s],
         None => (base..base + tables).collect(),
@@ -1264,22 +1386,45 @@ fn random_queries_match_reference() {
                 rng: ChaCha8Rng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(qi)),
                 samples: &tt.samples,
             };
-            let sql = g.query();
+            let sql = match &custom_sql {
+                Some(q) => q.clone(),
+                None => g.query(),
+            };
             for db in &dbs {
                 cases += 1;
                 match run_case(&tt.table, db, &sql) {
                     Ok(Outcome::Rows) => with_rows += 1,
                     Ok(Outcome::BothErrors) => both_errors += 1,
                     Err(why) => {
-                        if failures.len() < 10 {
-                            failures.push(format!(
-                                "seed {seed}, query {qi} (KATYDID_DIFF_ONLY={seed}:{qi}), threads {}\n  SQL: {sql}\n  {why}\n{}",
+                        let first = why.lines().next().unwrap_or_default().to_string();
+                        let summary = format!(
+                            "KATYDID_DIFF_ONLY={seed}:{qi} threads {}: {sql}\n      -> {first}",
+                            db.threads()
+                        );
+                        let detail = if failures.len() < 5 {
+                            let shrunk = if std::env::var("KATYDID_DIFF_SHRINK").is_ok() {
+                                let mut scratch = Database::new(DatabaseOptions {
+                                    threads: db.threads(),
+                                })
+                                .expect("thread pool");
+                                let small = shrink(&tt, &mut scratch, &sql, &why);
+                                scratch.add_table(small.table.clone());
+                                let again = run_case(&small.table, &scratch, &sql)
+                                    .err()
+                                    .unwrap_or_default();
+                                format!("  shrunk to:\n{}  {again}\n", describe_table(&small))
+                            } else {
+                                String::new()
+                            };
+                            format!(
+                                "seed {seed}, query {qi} (KATYDID_DIFF_ONLY={seed}:{qi}), threads {}\n  SQL: {sql}\n  {why}\n{}{shrunk}",
                                 db.threads(),
                                 describe_table(&tt)
-                            ));
+                            )
                         } else {
-                            failures.push(String::new());
-                        }
+                            String::new()
+                        };
+                        failures.push((summary, detail));
                     }
                 }
             }
@@ -1291,16 +1436,39 @@ fn random_queries_match_reference() {
         start.elapsed()
     );
     if !failures.is_empty() {
-        let shown: Vec<&String> = failures.iter().filter(|f| !f.is_empty()).collect();
+        // Failures grouped by the kind of difference (digits blanked), a
+        // few examples of each.
+        let per_kind = env_u64("KATYDID_DIFF_SHOW", 4) as usize;
+        let mut kinds: Vec<(String, Vec<&str>)> = Vec::new();
+        for (summary, _) in &failures {
+            let why = summary.rsplit("-> ").next().unwrap_or_default();
+            let kind: String = why
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, v)) => v.push(summary),
+                None => kinds.push((kind, vec![summary])),
+            }
+        }
+        let summaries: Vec<String> = kinds
+            .iter()
+            .map(|(k, v)| {
+                let shown: Vec<&str> = v.iter().take(per_kind).copied().collect();
+                format!("[{} × {k}]\n  {}", v.len(), shown.join("\n  "))
+            })
+            .collect();
+        let details: Vec<&str> = failures
+            .iter()
+            .filter(|f| !f.1.is_empty())
+            .map(|f| f.1.as_str())
+            .collect();
         panic!(
-            "{} of {cases} differential cases failed; first {}:\n\n{}",
+            "{} of {cases} differential cases failed:\n  {}\n\nDetails of the first {}:\n\n{}",
             failures.len(),
-            shown.len(),
-            shown
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
+            summaries.join("\n  "),
+            details.len(),
+            details.join("\n")
         );
     }
     // Errors on both sides pass without comparing anything: they must stay
@@ -1315,7 +1483,8 @@ fn random_queries_match_reference() {
 // Hand-written cases
 
 /// A small fixed table `t` with NULL groups, an all-NULL column and two
-/// partitions, and an empty table `e` with the same columns.
+/// partitions, empty tables `e` and `e1` with the same columns, and `x`
+/// for which rows get evaluated.
 fn fixed_tables() -> Vec<Table> {
     use Value::*;
     let fields = [
@@ -1347,7 +1516,16 @@ fn fixed_tables() -> Vec<Table> {
         vec![Int(-4), Float(7.0), Value::str(""), Null, t("2013-07-04")],
         vec![Int(3), Float(1.5), Value::str("😈"), Null, t("2014-02-02")],
     ];
+    // `x`: a first partition that evaluates fine, then one whose `w` is the
+    // constant i64::MIN (negating it overflows).
+    let x_fields = [("w", DataType::Int), ("s", DataType::Str)];
+    let x_rows = vec![
+        vec![Int(i64::MAX), Value::str("a")],
+        vec![Int(i64::MIN), Value::str("b")],
+        vec![Int(i64::MIN), Value::str("c")],
+    ];
     vec![
+        build_table("x", &x_fields, &x_rows, &[1, 2]),
         build_table("t", &fields, &rows, &[3, 4]),
         build_table("e", &fields, &[], &[]),
         build_table("e1", &fields, &[], &[0]),
@@ -1394,6 +1572,17 @@ const TRICKY: &[&str] = &[
     "SELECT a, b, a > 0 AND b > 0, a > 0 OR b > 0, NOT (a > 0) FROM t",
     "SELECT a BETWEEN 1 AND 3, a NOT BETWEEN 1 AND 3 FROM t",
     "SELECT s, s LIKE 'a%', s NOT LIKE '_', s LIKE '' FROM t",
+    // column against literal of another representation
+    "SELECT s, s = 'a', s <> 'a', s < 'b', 'b' <= s FROM t",
+    "SELECT count(*) FROM t WHERE s >= 'a' AND s < 'é'",
+    "SELECT b, b = 1.5, b > 0.25, a * 2.5, a + 0.5, b / 2.0, 1.5 - a FROM t",
+    "SELECT a FROM t WHERE a < 2.5",
+    // errors only from rows that are evaluated: not from rows WHERE drops
+    // (even in a constant-encoded partition), not past a LIMIT
+    "SELECT -w FROM x WHERE s = 'a'",
+    "SELECT -w, s FROM x WHERE s < 'b'",
+    "SELECT -w FROM x LIMIT 1",
+    "SELECT -w FROM x WHERE s <> 'a'",
     // integer semantics
     "SELECT a / 2, a % 2, -7 / 2, -7 % 2, 7 % -2, a * 3 - 1 FROM t",
     "SELECT a, a / 0 FROM t",
@@ -1423,6 +1612,7 @@ const TRICKY: &[&str] = &[
 #[test]
 fn tricky_queries_match_reference() {
     let tables = fixed_tables();
+    quiet_panics();
     let dbs: Vec<Database> = databases()
         .into_iter()
         .map(|mut db| {

@@ -9,6 +9,17 @@
 //! implicit grouping (LocustDB), ORDER BY with NULLs larger than every value,
 //! `LIMIT -n` as the last `n` rows.
 //!
+//! Which expressions are evaluated decides which errors (overflow, division
+//! by zero) fail a query. The rules, from PostgreSQL:
+//! - WHERE and GROUP BY keys: every row.
+//! - Aggregates: every group, before HAVING (an overflow in a group that
+//!   HAVING drops still fails the query).
+//! - Select list of an aggregate or ORDER BY query: every row or group
+//!   that passes WHERE/HAVING, whatever the LIMIT.
+//! - Select list of a plain projection without ORDER BY: the rows up to
+//!   OFFSET + LIMIT (rows skipped by OFFSET included; the scan stops once
+//!   the LIMIT is reached), and for `LIMIT -n` only the last n rows.
+//!
 //! Everything here favours obviousness over speed: a table is at most a few
 //! hundred rows in the differential test.
 
@@ -43,7 +54,8 @@ pub struct OrderKey {
 pub struct RefResult {
     /// The result rows after ORDER BY, OFFSET and LIMIT.
     pub rows: Vec<Vec<Value>>,
-    /// The rows after ORDER BY but before OFFSET/LIMIT.
+    /// The rows after ORDER BY but before OFFSET/LIMIT (for a plain
+    /// projection without ORDER BY, only those up to OFFSET + LIMIT).
     pub all_rows: Vec<Vec<Value>>,
     /// The ORDER BY keys (empty without ORDER BY).
     pub order: Vec<OrderKey>,
@@ -88,6 +100,18 @@ fn contains_plain_column(e: &Expr) -> bool {
         ExprKind::Column(_) => true,
         ExprKind::Function { name, .. } if is_aggregate_name(name) => false,
         _ => children(e).into_iter().any(contains_plain_column),
+    }
+}
+
+/// Pushes every aggregate call in `e` (not looking inside aggregates).
+fn collect_aggregates<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match &e.kind {
+        ExprKind::Function { name, .. } if is_aggregate_name(name) => out.push(e),
+        _ => {
+            for c in children(e) {
+                collect_aggregates(c, out);
+            }
+        }
     }
 }
 
@@ -863,26 +887,12 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         sources.push(src);
     }
 
-    // (output row, sort key values)
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-    let finish = |ctx: Ctx, out: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<(), RefError> {
-        let row = items
-            .iter()
-            .map(|(e, _, _)| ev.eval(e, ctx))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut sort = Vec::new();
-        for s in &sources {
-            sort.push(match s {
-                SortSource::Output(i) => row[*i].clone(),
-                SortSource::Expr(e) => ev.eval(e, ctx)?,
-            });
-        }
-        out.push((row, sort));
-        Ok(())
-    };
+    // Which rows or groups produce output (see the module docs for which
+    // expressions are evaluated where).
+    let mut groups: Vec<Vec<&[Value]>> = Vec::new();
+    let mut ctxs: Vec<Ctx> = Vec::new();
     if grouped {
         let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-        let mut groups: Vec<Vec<&[Value]>> = Vec::new();
         if keys.is_empty() {
             groups.push(kept.clone());
         } else {
@@ -898,28 +908,53 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
                 groups[g].push(r);
             }
         }
+        let mut calls: Vec<&Expr> = Vec::new();
+        let order_exprs = sources.iter().filter_map(|s| match s {
+            SortSource::Expr(e) => Some(e),
+            SortSource::Output(_) => None,
+        });
+        for e in items
+            .iter()
+            .map(|(e, _, _)| e)
+            .chain(select.having.as_ref())
+            .chain(order_exprs)
+        {
+            collect_aggregates(e, &mut calls);
+        }
         for g in &groups {
             let ctx = Ctx::Group {
                 rows: g,
                 rep: g.first().copied(),
             };
+            for c in &calls {
+                ev.eval(c, ctx)?;
+            }
             if let Some(h) = &select.having
                 && !ev.predicate(h, ctx)?
             {
                 continue;
             }
-            finish(ctx, &mut out)?;
+            ctxs.push(ctx);
         }
     } else {
         if select.having.is_some() {
             return Err("HAVING without aggregation".into());
         }
-        for r in &kept {
-            finish(Ctx::Row(r), &mut out)?;
-        }
+        ctxs.extend(kept.iter().map(|r| Ctx::Row(r)));
     }
 
-    out.sort_by(|(_, a), (_, b)| {
+    let mut keyed: Vec<(Ctx, Vec<Value>)> = Vec::new();
+    for ctx in ctxs {
+        let mut sort = Vec::new();
+        for s in &sources {
+            sort.push(match s {
+                SortSource::Output(i) => ev.eval(&items[*i].0, ctx)?,
+                SortSource::Expr(e) => ev.eval(e, ctx)?,
+            });
+        }
+        keyed.push((ctx, sort));
+    }
+    keyed.sort_by(|(_, a), (_, b)| {
         for (k, (x, y)) in order.iter().zip(a.iter().zip(b)) {
             let o = order_cmp(x, y, k.desc, k.nulls_first);
             if o.is_ne() {
@@ -928,9 +963,32 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         }
         Ordering::Equal
     });
-    let all_rows: Vec<Vec<Value>> = out.into_iter().map(|(r, _)| r).collect();
-    let offset = select.offset.unwrap_or(0).min(all_rows.len() as u64) as usize;
-    let mut rows: Vec<Vec<Value>> = all_rows[offset..].to_vec();
+    let output = |ctx: Ctx| -> Result<Vec<Value>, RefError> {
+        items.iter().map(|(e, _, _)| ev.eval(e, ctx)).collect()
+    };
+    let offset = select.offset.unwrap_or(0).min(keyed.len() as u64) as usize;
+    // The candidates whose select list is evaluated: all of them, except
+    // that a plain projection without ORDER BY stops early under LIMIT as
+    // PostgreSQL does (rows skipped by OFFSET are still evaluated) and
+    // `LIMIT -n` evaluates only the last n rows.
+    let lazy = !grouped && select.order_by.is_empty();
+    let evaluated = match select.limit {
+        Some(n) if lazy && n >= 0 => 0..(offset + n as usize).min(keyed.len()),
+        Some(n) if lazy => {
+            keyed
+                .len()
+                .saturating_sub(n.unsigned_abs() as usize)
+                .max(offset)..keyed.len()
+        }
+        _ => 0..keyed.len(),
+    };
+    let mut all_rows: Vec<Vec<Value>> = Vec::new();
+    for (c, _) in &keyed[evaluated.clone()] {
+        all_rows.push(output(*c)?);
+    }
+    // Row positions of `all_rows` start at `evaluated.start`.
+    let base = evaluated.start;
+    let mut rows: Vec<Vec<Value>> = all_rows[offset.max(base) - base..].to_vec();
     match select.limit {
         Some(n) if n >= 0 => rows.truncate(n as usize),
         Some(n) => {

@@ -49,6 +49,9 @@ pub enum AggState {
     Max(Value),
     /// Distinct non-NULL values seen.
     Distinct(HashSet<Value>),
+    /// Distinct non-NULL integers, timestamps or floats, by bits (floats
+    /// canonicalized, so `-0.0` and `0.0` are one value).
+    DistinctBits(HashSet<u64>),
     /// HyperLogLog sketch of the values seen.
     Approx(Box<HyperLogLog>),
 }
@@ -63,7 +66,10 @@ impl AggState {
             AggFunc::Sum | AggFunc::Avg => AggState::SumFloat(0.0, 0),
             AggFunc::Min => AggState::Min(Value::Null),
             AggFunc::Max => AggState::Max(Value::Null),
-            AggFunc::CountDistinct => AggState::Distinct(HashSet::new()),
+            AggFunc::CountDistinct if arg_type == DataType::Str => {
+                AggState::Distinct(HashSet::new())
+            }
+            AggFunc::CountDistinct => AggState::DistinctBits(HashSet::new()),
             AggFunc::ApproxCountDistinct => AggState::Approx(Box::default()),
         }
     }
@@ -98,6 +104,14 @@ impl AggState {
                     a.extend(b);
                 }
             }
+            (AggState::DistinctBits(a), AggState::DistinctBits(b)) => {
+                if a.len() < b.len() {
+                    let small = std::mem::replace(a, b);
+                    a.extend(small);
+                } else {
+                    a.extend(b);
+                }
+            }
             (AggState::Approx(a), AggState::Approx(b)) => a.merge(&b),
             _ => debug_assert!(false, "merging states of different aggregates"),
         }
@@ -119,6 +133,7 @@ impl AggState {
             (_, AggState::SumFloat(s, _)) => Value::Float(s),
             (_, AggState::Min(v) | AggState::Max(v)) => v,
             (_, AggState::Distinct(s)) => Value::Int(s.len() as i64),
+            (_, AggState::DistinctBits(s)) => Value::Int(s.len() as i64),
             (_, AggState::Approx(h)) => Value::Int(h.estimate().round() as i64),
         })
     }
@@ -692,6 +707,60 @@ fn accumulate(
                 })
                 .collect());
         }
+        (AggFunc::CountDistinct, Data::Int(v)) => {
+            let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
+            for j in 0..n {
+                if valid(j) {
+                    sets[gids[j] as usize].insert(v[j] as u64);
+                }
+            }
+            return Ok(sets.into_iter().map(AggState::DistinctBits).collect());
+        }
+        (AggFunc::CountDistinct, Data::Float(v)) => {
+            let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
+            for j in 0..n {
+                if valid(j) {
+                    sets[gids[j] as usize].insert(crate::types::canonical_f64_bits(v[j]));
+                }
+            }
+            return Ok(sets.into_iter().map(AggState::DistinctBits).collect());
+        }
+        (AggFunc::ApproxCountDistinct, Data::Int(v)) => {
+            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
+            for j in 0..n {
+                if valid(j) {
+                    sketches[gids[j] as usize].insert_hash(super::hll::hash_i64(v[j]));
+                }
+            }
+            return Ok(sketches
+                .into_iter()
+                .map(|h| AggState::Approx(Box::new(h)))
+                .collect());
+        }
+        (AggFunc::ApproxCountDistinct, Data::Float(v)) => {
+            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
+            for j in 0..n {
+                if valid(j) {
+                    sketches[gids[j] as usize].insert_hash(super::hll::hash_f64(v[j]));
+                }
+            }
+            return Ok(sketches
+                .into_iter()
+                .map(|h| AggState::Approx(Box::new(h)))
+                .collect());
+        }
+        (AggFunc::ApproxCountDistinct, Data::Str(v)) => {
+            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
+            for j in 0..n {
+                if valid(j) {
+                    sketches[gids[j] as usize].insert_hash(super::hll::hash_str(&v[j]));
+                }
+            }
+            return Ok(sketches
+                .into_iter()
+                .map(|h| AggState::Approx(Box::new(h)))
+                .collect());
+        }
         _ => {}
     }
     // Generic: one value at a time.
@@ -764,6 +833,15 @@ fn update(s: &mut AggState, v: &Value) {
             if m.is_null() || v.total_cmp(m).is_gt() {
                 *m = v.clone();
             }
+        }
+        AggState::DistinctBits(set) => {
+            let bits = match v {
+                Value::Int(i) | Value::Timestamp(i) => *i as u64,
+                Value::Float(f) => crate::types::canonical_f64_bits(*f),
+                Value::Bool(b) => *b as u64,
+                _ => return,
+            };
+            set.insert(bits);
         }
         AggState::Distinct(set) => {
             if !set.contains(v) {

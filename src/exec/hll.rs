@@ -33,14 +33,42 @@ impl Default for HyperLogLog {
     }
 }
 
-/// A 64-bit hash of a value, the same in every process and thread.
-pub fn hash_value(v: &Value) -> u64 {
-    let h = BuildHasherDefault::<DefaultHasher>::default().hash_one(v);
-    // SplitMix64 finalizer, to spread SipHash's output over all bits.
-    let mut z = h.wrapping_add(0x9E37_79B9_7F4A_7C15);
+/// SplitMix64's finalizer (Steele, Lea, Flood 2014): a bijective mix that
+/// spreads every input bit over the output.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// Hash of an integer or timestamp for the sketch.
+#[inline]
+pub fn hash_i64(v: i64) -> u64 {
+    mix64(v as u64)
+}
+
+/// Hash of a float for the sketch (`-0.0` and `0.0` alike).
+#[inline]
+pub fn hash_f64(v: f64) -> u64 {
+    mix64(crate::types::canonical_f64_bits(v) ^ 0x5555_5555_5555_5555)
+}
+
+/// Hash of a string for the sketch (SipHash with fixed keys, then mixed).
+pub fn hash_str(s: &str) -> u64 {
+    mix64(BuildHasherDefault::<DefaultHasher>::default().hash_one(s))
+}
+
+/// A 64-bit hash of a value, the same in every process and thread.
+pub fn hash_value(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) | Value::Timestamp(i) => hash_i64(*i),
+        Value::Float(f) => hash_f64(*f),
+        Value::Str(s) => hash_str(s),
+        Value::Bool(b) => mix64(*b as u64 ^ 0xAAAA),
+        Value::Null => 0,
+    }
 }
 
 impl HyperLogLog {

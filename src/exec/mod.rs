@@ -48,6 +48,10 @@ pub struct Output {
 struct PartOut {
     part: usize,
     rows: Vec<Vec<Value>>,
+    /// Per row of `rows`, an error raised while evaluating its outputs
+    /// (empty when there is none): it fails the query only if the row is
+    /// returned.
+    errors: Vec<Option<Error>>,
     partial: Option<Partial>,
     scanned: usize,
     trace: Trace,
@@ -104,8 +108,10 @@ fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
             None => keep.push(i),
         }
     }
-    if keep.len() > INDEX_MIN_PARTITIONS {
-        if let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup) {
+    if keep.len() > INDEX_MIN_PARTITIONS
+        && let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup)
+    {
+        {
             let index = indexes.hash_index(&plan.table, column);
             let mut locations = Vec::new();
             for k in &keys {
@@ -193,6 +199,7 @@ pub fn execute(plan: &QueryPlan, tracing: bool, indexes: &dyn IndexProvider) -> 
             Ok(PartOut {
                 part: u.part,
                 rows: vec![],
+                errors: vec![],
                 partial: Some(partial),
                 scanned,
                 trace,
@@ -215,10 +222,15 @@ pub fn execute(plan: &QueryPlan, tracing: bool, indexes: &dyn IndexProvider) -> 
         }
     }
     let mut rows = Vec::new();
+    let mut errors: Vec<Option<Error>> = Vec::new();
     let mut partials = Vec::new();
     for o in outs {
         if tracing {
             traces.push((o.part, o.trace));
+        }
+        if !o.errors.is_empty() {
+            errors.resize_with(rows.len(), || None);
+            errors.extend(o.errors);
         }
         rows.extend(o.rows);
         if let Some(p) = o.partial {
@@ -229,7 +241,7 @@ pub fn execute(plan: &QueryPlan, tracing: bool, indexes: &dyn IndexProvider) -> 
     if let Some(agg) = &plan.aggregate {
         rows = finish_aggregate(plan, agg, partials)?;
     }
-    finish_rows(plan, &mut rows);
+    finish_rows(plan, &mut rows, errors)?;
     Ok(Output {
         rows,
         rows_scanned,
@@ -241,6 +253,7 @@ fn skipped(part: usize, trace: Trace) -> PartOut {
     PartOut {
         part,
         rows: vec![],
+        errors: vec![],
         partial: None,
         scanned: 0,
         trace,
@@ -324,11 +337,32 @@ fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOu
             sel = Some(s);
         }
         let rows = rows_of(&sel, p);
-        let cols: Vec<Datum> = plan
-            .outputs
-            .iter()
-            .map(|e| eval_vec(&specialize(e, p), p, rows))
-            .collect::<Result<_>>()?;
+        let mut errors: Vec<Option<Error>> = Vec::new();
+        let mut cols: Vec<Datum> = Vec::with_capacity(plan.outputs.len());
+        for e in &plan.outputs {
+            let e = specialize(e, p);
+            cols.push(match eval_vec(&e, p, rows) {
+                Ok(d) => d,
+                // Some row fails: evaluate row by row and keep each row's
+                // error with it, to be raised only if the row is returned.
+                Err(_) => {
+                    errors.resize_with(rows.len, || None);
+                    let values: Vec<Value> = (0..rows.len)
+                        .map(|j| {
+                            let src = vector::PartitionRow {
+                                part: p,
+                                row: rows.row(j),
+                            };
+                            eval::eval(&e, &src).unwrap_or_else(|err| {
+                                errors[j].get_or_insert(err);
+                                Value::Null
+                            })
+                        })
+                        .collect();
+                    Datum::Array(vector::Array::from_values(e.dtype(), &values))
+                }
+            });
+        }
         trace.add(
             "project: evaluate outputs on selected rows",
             format!("{} rows", rows.len),
@@ -339,6 +373,7 @@ fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOu
         Ok(PartOut {
             part: u.part,
             rows: out_rows,
+            errors,
             partial: None,
             scanned,
             trace,
@@ -402,8 +437,11 @@ fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOu
         }
         read += chunk.len();
     }
-    if tracing && read < units.len() {
-        if let Some(o) = outs.last_mut() {
+    if tracing
+        && read < units.len()
+        && let Some(o) = outs.last_mut()
+    {
+        {
             o.trace.add(
                 if monotone.is_some() {
                     "early stop: sort key ascends in load order, no unread partition can enter the top n"
@@ -572,12 +610,25 @@ fn finish_aggregate(
     Ok(rows)
 }
 
-/// Sorts, applies OFFSET/LIMIT and drops hidden sort columns.
-fn finish_rows(plan: &QueryPlan, rows: &mut Vec<Vec<Value>>) {
+/// Sorts, applies OFFSET/LIMIT and drops hidden sort columns; then fails
+/// with the first error of a returned row, if any (`errors` is empty or
+/// aligned with `rows`).
+fn finish_rows(
+    plan: &QueryPlan,
+    rows: &mut Vec<Vec<Value>>,
+    errors: Vec<Option<Error>>,
+) -> Result<()> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
     if !plan.order_by.is_empty() {
-        rows.sort_by(|a, b| {
+        // Stable: rows with equal keys stay in load order.
+        order.sort_by(|&a, &b| {
             for k in &plan.order_by {
-                let o = order_values(&a[k.column], &b[k.column], k.desc, k.nulls_first);
+                let o = order_values(
+                    &rows[a][k.column],
+                    &rows[b][k.column],
+                    k.desc,
+                    k.nulls_first,
+                );
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -585,25 +636,34 @@ fn finish_rows(plan: &QueryPlan, rows: &mut Vec<Vec<Value>>) {
             Ordering::Equal
         });
     }
-    match plan.limit {
-        Some(l) if l < 0 => {
-            let n = l.unsigned_abs() as usize;
-            let cut = rows.len().saturating_sub(n);
-            rows.drain(..cut);
-        }
+    let window = match plan.limit {
+        Some(l) if l < 0 => order.len().saturating_sub(l.unsigned_abs() as usize)..order.len(),
         Some(l) => {
-            let start = (plan.offset as usize).min(rows.len());
-            rows.drain(..start);
-            rows.truncate(l as usize);
+            let start = (plan.offset as usize).min(order.len());
+            start..(start.saturating_add(l as usize)).min(order.len())
         }
-        None => {
-            let start = (plan.offset as usize).min(rows.len());
-            rows.drain(..start);
+        None => (plan.offset as usize).min(order.len())..order.len(),
+    };
+    let kept = &order[window];
+    if !errors.is_empty() {
+        let mut errors = errors;
+        if let Some(e) = kept
+            .iter()
+            .find_map(|&i| errors.get_mut(i).and_then(Option::take))
+        {
+            return Err(e);
         }
     }
-    for r in rows.iter_mut() {
-        r.truncate(plan.visible);
-    }
+    let mut taken: Vec<Option<Vec<Value>>> = std::mem::take(rows).into_iter().map(Some).collect();
+    *rows = kept
+        .iter()
+        .filter_map(|&i| taken[i].take())
+        .map(|mut r| {
+            r.truncate(plan.visible);
+            r
+        })
+        .collect();
+    Ok(())
 }
 
 /// EXPLAIN text: the logical plan, then one block per distinct partition

@@ -259,6 +259,11 @@ fn and_valid(a: &Option<Vec<bool>>, b: &Option<Vec<bool>>) -> Option<Vec<bool>> 
 /// # Errors
 /// As [`eval::eval`]: overflow, division by zero, failed casts.
 pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datum<'a>> {
+    if rows.len == 0 {
+        // Nothing is evaluated on no rows (a constant that fails, such as
+        // `-(-9223372036854775808)`, must not fail an empty selection).
+        return Ok(Datum::Array(Array::from_values(expr.dtype(), &[])));
+    }
     match expr {
         Expr::Column { index, .. } => Ok(decode_column(&part.columns[*index], rows)),
         Expr::Literal { value, .. } => Ok(Datum::Scalar(value.clone())),

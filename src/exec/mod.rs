@@ -111,45 +111,43 @@ fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
     if keep.len() > INDEX_MIN_PARTITIONS
         && let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup)
     {
-        {
-            let index = indexes.hash_index(&plan.table, column);
-            let mut locations = Vec::new();
-            for k in &keys {
-                index.lookup(*k, &mut locations);
-            }
-            locations.sort_unstable();
-            locations.dedup();
-            let mut units: Vec<Unit> = Vec::new();
-            for loc in locations {
-                let (part, row) = unpack_location(loc);
-                match units.last_mut() {
-                    Some(u) if u.part == part => {
-                        u.initial.get_or_insert_with(Vec::new).push(row as u32)
-                    }
-                    _ => units.push(Unit {
-                        part,
-                        initial: Some(vec![row as u32]),
-                    }),
-                }
-            }
-            let hit: Vec<usize> = units.iter().map(|u| u.part).collect();
-            let pruned = (0..parts.len())
-                .filter(|i| !hit.contains(i))
-                .map(|i| (i, format!("hash index on {name} has no matching row here")))
-                .collect();
-            let rows: usize = units
-                .iter()
-                .map(|u| u.initial.as_ref().map_or(0, Vec::len))
-                .sum();
-            return Access {
-                units,
-                pruned,
-                note: Some((
-                    format!("hash index lookup on {name} (built on first use)"),
-                    format!("{} key(s) → {rows} row(s)", keys.len()),
-                )),
-            };
+        let index = indexes.hash_index(&plan.table, column);
+        let mut locations = Vec::new();
+        for k in &keys {
+            index.lookup(*k, &mut locations);
         }
+        locations.sort_unstable();
+        locations.dedup();
+        let mut units: Vec<Unit> = Vec::new();
+        for loc in locations {
+            let (part, row) = unpack_location(loc);
+            match units.last_mut() {
+                Some(u) if u.part == part => {
+                    u.initial.get_or_insert_with(Vec::new).push(row as u32)
+                }
+                _ => units.push(Unit {
+                    part,
+                    initial: Some(vec![row as u32]),
+                }),
+            }
+        }
+        let hit: Vec<usize> = units.iter().map(|u| u.part).collect();
+        let pruned = (0..parts.len())
+            .filter(|i| !hit.contains(i))
+            .map(|i| (i, format!("hash index on {name} has no matching row here")))
+            .collect();
+        let rows: usize = units
+            .iter()
+            .map(|u| u.initial.as_ref().map_or(0, Vec::len))
+            .sum();
+        return Access {
+            units,
+            pruned,
+            note: Some((
+                format!("hash index lookup on {name} (built on first use)"),
+                format!("{} key(s) → {rows} row(s)", keys.len()),
+            )),
+        };
     }
     Access {
         units: keep
@@ -441,16 +439,14 @@ fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOu
         && read < units.len()
         && let Some(o) = outs.last_mut()
     {
-        {
-            o.trace.add(
-                if monotone.is_some() {
-                    "early stop: sort key ascends in load order, no unread partition can enter the top n"
-                } else {
-                    "early stop: enough rows found"
-                },
-                format!("{} partitions not read", units.len() - read),
-            );
-        }
+        o.trace.add(
+            if monotone.is_some() {
+                "early stop: sort key ascends in load order, no unread partition can enter the top n"
+            } else {
+                "early stop: enough rows found"
+            },
+            format!("{} partitions not read", units.len() - read),
+        );
     }
     outs.sort_by_key(|o| o.part);
     Ok(outs)

@@ -17,7 +17,10 @@
 
 use std::sync::Arc;
 
-use hashbrown::{HashMap, HashSet};
+use std::hash::BuildHasher;
+
+use hashbrown::{HashMap, HashSet, HashTable};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::kernel;
@@ -150,24 +153,61 @@ pub struct Partial {
 
 impl Partial {
     /// Merges partials in the given order (so float sums are reproducible).
+    ///
+    /// # Design
+    /// Every key is hashed once; keys are then spread over shards by hash
+    /// and the shards merge in parallel, each through a hashbrown
+    /// `HashTable` of group indices (no key is cloned). Within a shard,
+    /// groups meet in partition order, so the result does not depend on
+    /// thread timing. The order of groups in the result is unspecified.
     pub fn merge_all(parts: Vec<Partial>) -> Partial {
-        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-        let mut out = Partial::default();
+        if parts.len() <= 1 {
+            return parts.into_iter().next().unwrap_or_default();
+        }
+        let total: usize = parts.iter().map(|p| p.keys.len()).sum();
+        let shards = if total > 4096 {
+            rayon::current_num_threads() * 4
+        } else {
+            1
+        };
+        let hasher = hashbrown::DefaultHashBuilder::default();
+        let mut buckets: Vec<Vec<(u64, Vec<Value>, Vec<AggState>)>> =
+            (0..shards).map(|_| Vec::new()).collect();
         for p in parts {
             for (k, s) in p.keys.into_iter().zip(p.states) {
-                match index.get(&k) {
-                    Some(&g) => {
-                        for (a, b) in out.states[g].iter_mut().zip(s) {
-                            a.merge(b);
+                let h = hasher.hash_one(&k);
+                buckets[(h % shards as u64) as usize].push((h, k, s));
+            }
+        }
+        let merged: Vec<Partial> = buckets
+            .into_par_iter()
+            .map(|bucket| {
+                let mut table: HashTable<usize> = HashTable::with_capacity(bucket.len() / 2);
+                let mut out = Partial::default();
+                let mut hashes: Vec<u64> = Vec::new();
+                for (h, k, s) in bucket {
+                    match table.find(h, |&g| out.keys[g] == k) {
+                        Some(&g) => {
+                            for (a, b) in out.states[g].iter_mut().zip(s) {
+                                a.merge(b);
+                            }
+                        }
+                        None => {
+                            let g = out.keys.len();
+                            table.insert_unique(h, g, |&i| hashes[i]);
+                            hashes.push(h);
+                            out.keys.push(k);
+                            out.states.push(s);
                         }
                     }
-                    None => {
-                        index.insert(k.clone(), out.keys.len());
-                        out.keys.push(k);
-                        out.states.push(s);
-                    }
                 }
-            }
+                out
+            })
+            .collect();
+        let mut out = Partial::default();
+        for m in merged {
+            out.keys.extend(m.keys);
+            out.states.extend(m.states);
         }
         out
     }

@@ -96,11 +96,7 @@ impl QueryPlan {
     /// The logical plan as indented text, for EXPLAIN.
     pub fn describe(&self) -> String {
         let mut s = String::new();
-        let outputs: Vec<String> = self.outputs[..self.visible]
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        let _ = writeln!(s, "Output: {}", outputs.join(", "));
+        let _ = writeln!(s, "Output: {}", self.names.join(", "));
         if let Some(limit) = self.limit {
             if limit < 0 {
                 let _ = writeln!(s, "  Limit: last {} rows in load order", -limit);

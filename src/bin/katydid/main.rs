@@ -22,6 +22,12 @@ use crate::command::{Command, parse_script};
 use crate::output::thousands;
 use crate::session::{CliError, Flow, Session, load_report};
 
+/// mimalloc: the engine allocates and frees many large per-partition
+/// vectors per query, which glibc's allocator serves with fresh mmaps and
+/// page faults each time.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {

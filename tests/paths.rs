@@ -1,0 +1,291 @@
+//! The specialized access paths (early-stopping `LIMIT -n` and
+//! `ORDER BY time DESC LIMIT n`, exact and approximate distinct counts,
+//! point lookups through zone maps, binary search and the hash index)
+//! checked against a naive scan of the same rows, for several partition
+//! sizes and thread counts; and EXPLAIN naming each path.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use katydid::{Database, DatabaseOptions, LoadOptions, Value};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const PARTITION_SIZES: [usize; 5] = [1, 3, 7, 64, 65_536];
+
+/// One generated row: (time in seconds, truck, velocity or NULL, id).
+type Row = (i64, String, Option<f64>, i64);
+
+fn rows(seed: u64, n: usize) -> Vec<Row> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let time = 1_451_606_400 + (i as i64 / 4) * 60; // 4 trucks per minute, ascending
+            let truck = format!("truck_{}", rng.gen_range(0..6));
+            let velocity =
+                (rng.gen_range(0..10) > 0).then(|| (rng.gen_range(0..1000) as f64) / 10.0);
+            let id = rng.gen_range(-1_000_000_000i64..1_000_000_000);
+            (time, truck, velocity, id)
+        })
+        .collect()
+}
+
+fn csv(rows: &[Row]) -> Vec<u8> {
+    let mut s = String::from("time,name,velocity,id\n");
+    for (t, name, v, id) in rows {
+        let ts = katydid::types::format_timestamp(t * 1_000_000);
+        let v = v.map(|v| format!("{v:.1}")).unwrap_or_default();
+        s.push_str(&format!("{ts},{name},{v},{id}\n"));
+    }
+    s.into_bytes()
+}
+
+fn databases(data: &[u8]) -> Vec<(String, Database)> {
+    let mut out = Vec::new();
+    for partition_rows in PARTITION_SIZES {
+        for threads in [1, 2] {
+            let mut db = Database::new(DatabaseOptions { threads }).unwrap();
+            let options = LoadOptions {
+                partition_rows,
+                ..LoadOptions::default()
+            };
+            db.load_csv_bytes(
+                data.to_vec(),
+                Path::new("<generated>"),
+                "readings",
+                &options,
+            )
+            .unwrap();
+            out.push((
+                format!("partition_rows {partition_rows}, threads {threads}"),
+                db,
+            ));
+        }
+    }
+    out
+}
+
+fn ids(result: &katydid::QueryResult) -> Vec<i64> {
+    result
+        .rows
+        .iter()
+        .map(|r| match r[0] {
+            Value::Int(v) => v,
+            ref v => panic!("not an id: {v:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn limit_negative_and_time_desc_return_exactly_the_last_matching_rows() {
+    let data = rows(7, 700);
+    let bytes = csv(&data);
+    let matching: Vec<&Row> = data
+        .iter()
+        .filter(|r| r.2.is_some_and(|v| v > 75.0))
+        .collect();
+    for (config, db) in databases(&bytes) {
+        for n in [0usize, 1, 5, 40, 10_000] {
+            let got = db
+                .query(&format!(
+                    "SELECT id FROM readings WHERE velocity > 75.0 LIMIT -{n}"
+                ))
+                .unwrap();
+            let want: Vec<i64> = matching[matching.len().saturating_sub(n)..]
+                .iter()
+                .map(|r| r.3)
+                .collect();
+            assert_eq!(ids(&got), want, "LIMIT -{n}, {config}");
+
+            // Newest first; ties on time are broken by id so the answer is unique.
+            let got = db
+                .query(&format!(
+                    "SELECT id, time FROM readings WHERE velocity > 75.0 ORDER BY time DESC, id LIMIT {n}"
+                ))
+                .unwrap();
+            let mut sorted: Vec<&&Row> = matching.iter().collect();
+            sorted.sort_by(|a, b| b.0.cmp(&a.0).then(a.3.cmp(&b.3)));
+            let want: Vec<i64> = sorted.iter().take(n).map(|r| r.3).collect();
+            assert_eq!(ids(&got), want, "ORDER BY time DESC LIMIT {n}, {config}");
+        }
+    }
+}
+
+#[test]
+fn distinct_counts_equal_exact_counts_and_the_sketch_stays_within_its_error() {
+    let data = rows(11, 3000);
+    let bytes = csv(&data);
+    for (config, db) in databases(&bytes).into_iter().step_by(3) {
+        let got = db
+            .query(
+                "SELECT name, count(DISTINCT velocity), count(DISTINCT id), approx_count_distinct(id), \
+                 approx_count_distinct(velocity) FROM readings GROUP BY name",
+            )
+            .unwrap();
+        assert_eq!(got.rows.len(), 6, "{config}");
+        for row in &got.rows {
+            let Value::Str(name) = &row[0] else {
+                panic!("{row:?}")
+            };
+            let group: Vec<&Row> = data.iter().filter(|r| *r.1 == **name).collect();
+            let velocities: HashSet<u64> =
+                group.iter().filter_map(|r| r.2.map(f64::to_bits)).collect();
+            let ids: HashSet<i64> = group.iter().map(|r| r.3).collect();
+            assert_eq!(
+                row[1],
+                Value::Int(velocities.len() as i64),
+                "{name}, {config}"
+            );
+            assert_eq!(row[2], Value::Int(ids.len() as i64), "{name}, {config}");
+            for (got, exact) in [(&row[3], ids.len()), (&row[4], velocities.len())] {
+                let Value::Int(est) = got else {
+                    panic!("{got:?}")
+                };
+                // Three standard errors of 1.04 / sqrt(16384), at least 2.
+                let tolerance = (exact as f64 * 3.0 * 0.0081).max(2.0);
+                assert!(
+                    (*est as f64 - exact as f64).abs() <= tolerance,
+                    "{name}: estimate {est} vs exact {exact}, {config}"
+                );
+            }
+        }
+        // Distinct strings, and NULLs never counted.
+        let got = db
+            .query("SELECT count(DISTINCT name), count(DISTINCT CASE WHEN velocity > 50 THEN name END) FROM readings")
+            .unwrap();
+        let names: HashSet<&str> = data.iter().map(|r| r.1.as_str()).collect();
+        let fast: HashSet<&str> = data
+            .iter()
+            .filter(|r| r.2.is_some_and(|v| v > 50.0))
+            .map(|r| r.1.as_str())
+            .collect();
+        assert_eq!(
+            got.rows[0],
+            vec![
+                Value::Int(names.len() as i64),
+                Value::Int(fast.len() as i64)
+            ],
+            "{config}"
+        );
+    }
+}
+
+#[test]
+fn point_lookups_return_what_a_scan_returns() {
+    let mut data = rows(13, 2000);
+    // Some repeated keys, and keys that are absent.
+    data[100].3 = data[1500].3;
+    data[7].3 = data[1999].3;
+    let bytes = csv(&data);
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut probes: Vec<i64> = (0..20)
+        .map(|_| data[rng.gen_range(0..data.len())].3)
+        .collect();
+    probes.extend([data[1500].3, data[1999].3, 5, -5, i64::MAX, i64::MIN + 1]);
+    for (config, db) in databases(&bytes) {
+        for &k in &probes {
+            let got = db
+                .query(&format!("SELECT id, time FROM readings WHERE id = {k}"))
+                .unwrap();
+            let want: Vec<i64> = data.iter().filter(|r| r.3 == k).map(|r| r.3).collect();
+            assert_eq!(ids(&got), want, "id = {k}, {config}");
+        }
+        let list: Vec<String> = probes.iter().map(i64::to_string).collect();
+        let got = db
+            .query(&format!(
+                "SELECT id FROM readings WHERE id IN ({}) AND velocity IS NOT NULL",
+                list.join(", ")
+            ))
+            .unwrap();
+        let want: Vec<i64> = data
+            .iter()
+            .filter(|r| probes.contains(&r.3) && r.2.is_some())
+            .map(|r| r.3)
+            .collect();
+        assert_eq!(ids(&got), want, "IN list, {config}");
+
+        // The time column ascends: zone maps and binary search find a minute.
+        let t = katydid::types::format_timestamp((1_451_606_400 + 60 * 77) * 1_000_000);
+        let got = db
+            .query(&format!("SELECT id FROM readings WHERE time = '{t}'"))
+            .unwrap();
+        let want: Vec<i64> = data
+            .iter()
+            .filter(|r| r.0 == 1_451_606_400 + 60 * 77)
+            .map(|r| r.3)
+            .collect();
+        assert_eq!(ids(&got), want, "time = '{t}', {config}");
+    }
+}
+
+fn explain(db: &Database, sql: &str) -> String {
+    let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
+    r.rows
+        .iter()
+        .map(|row| row[0].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn explain_names_each_path() {
+    let data = rows(17, 5000);
+    let mut db = Database::new(DatabaseOptions { threads: 2 }).unwrap();
+    let options = LoadOptions {
+        partition_rows: 500,
+        ..LoadOptions::default()
+    };
+    db.load_csv_bytes(csv(&data), Path::new("<generated>"), "readings", &options)
+        .unwrap();
+    let cases = [
+        (
+            "SELECT id FROM readings WHERE velocity > 75.0 LIMIT -3",
+            "early stop",
+        ),
+        (
+            "SELECT id FROM readings ORDER BY time DESC LIMIT 3",
+            "early stop: sort key ascends",
+        ),
+        (
+            "SELECT count(*) FROM readings WHERE time < '2016-01-01 00:30:00'",
+            "ruled out before compiling",
+        ),
+        (
+            "SELECT id FROM readings WHERE time = '2016-01-01 01:00:00'",
+            "binary search",
+        ),
+        (
+            &format!("SELECT id FROM readings WHERE id = {}", data[4321].3),
+            "hash index lookup",
+        ),
+        (
+            "SELECT approx_count_distinct(id) FROM readings",
+            "aggregate approx_count_distinct",
+        ),
+        (
+            "SELECT name, count(*) FROM readings GROUP BY name",
+            "fixed-size array",
+        ),
+        (
+            "SELECT id / 2, count(*) FROM readings GROUP BY 1",
+            "hash map",
+        ),
+        (
+            "SELECT id, velocity FROM readings ORDER BY velocity DESC LIMIT 5",
+            "top-n",
+        ),
+    ];
+    for (sql, needle) in cases {
+        let text = explain(&db, sql);
+        assert!(
+            text.contains(needle),
+            "EXPLAIN {sql} should mention {needle:?}:\n{text}"
+        );
+    }
+    let info = db.table_info("readings").unwrap();
+    let id = info.columns.iter().find(|c| c.name == "id").unwrap();
+    assert!(
+        id.indexed,
+        "the lookup built a hash index that .schema reports"
+    );
+}

@@ -151,6 +151,9 @@ pub struct Partial {
     pub states: Vec<Vec<AggState>>,
 }
 
+/// A group on its way to a merge shard: key hash, key, states.
+type HashedGroup = (u64, Vec<Value>, Vec<AggState>);
+
 impl Partial {
     /// Merges partials in the given order (so float sums are reproducible).
     ///
@@ -171,8 +174,7 @@ impl Partial {
             1
         };
         let hasher = hashbrown::DefaultHashBuilder::default();
-        let mut buckets: Vec<Vec<(u64, Vec<Value>, Vec<AggState>)>> =
-            (0..shards).map(|_| Vec::new()).collect();
+        let mut buckets: Vec<Vec<HashedGroup>> = (0..shards).map(|_| Vec::new()).collect();
         for p in parts {
             for (k, s) in p.keys.into_iter().zip(p.states) {
                 let h = hasher.hash_one(&k);

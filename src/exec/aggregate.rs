@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::kernel;
 use crate::plan::{AggCall, AggFunc, Expr};
-use crate::store::{ColumnData, Dictionary, Partition};
+use crate::store::{Bitmap, Code, Codes, Column, ColumnData, Dictionary, Partition};
 use crate::types::{DataType, Value, cmp_f64};
 use crate::with_codes;
 
@@ -265,18 +265,92 @@ impl Decoder {
     }
 }
 
-struct KeyCodes {
-    /// One code per selected row; `None` for a key constant over the rows.
-    codes: Option<Vec<u64>>,
+/// Where a key's per-row codes come from.
+enum KeySource<'a> {
+    /// The key is constant over the rows (code 0).
+    Const,
+    /// A column's packed codes, read in place; with a validity bitmap, NULL
+    /// is code 0 and every other code is shifted up by one.
+    Packed {
+        codes: &'a Codes,
+        validity: Option<&'a Bitmap>,
+    },
+    /// Codes computed for the selected rows (evaluated keys).
+    Computed(Vec<u64>),
+}
+
+struct KeyCodes<'a> {
+    source: KeySource<'a>,
     card: u64,
     decoder: Decoder,
     how: String,
 }
 
-fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> {
+impl KeyCodes<'_> {
+    fn varies(&self) -> bool {
+        !matches!(self.source, KeySource::Const)
+    }
+
+    /// `acc[j] = acc[j] * card + code(j)` for every selected row `j`: one
+    /// pass per key builds the mixed-radix combined key.
+    fn combine_into(&self, acc: &mut [u64], rows: Rows<'_>) {
+        let card = self.card;
+        match &self.source {
+            KeySource::Const => {}
+            KeySource::Computed(codes) => {
+                for (a, c) in acc.iter_mut().zip(codes) {
+                    *a = *a * card + c;
+                }
+            }
+            KeySource::Packed {
+                codes,
+                validity: None,
+            } => with_codes!(codes, c => match rows.sel {
+                None => {
+                    for (a, x) in acc.iter_mut().zip(c.iter()) {
+                        *a = *a * card + x.to_u64();
+                    }
+                }
+                Some(sel) => {
+                    for (a, &r) in acc.iter_mut().zip(sel) {
+                        *a = *a * card + c[r as usize].to_u64();
+                    }
+                }
+            }),
+            KeySource::Packed {
+                codes,
+                validity: Some(b),
+            } => with_codes!(codes, c => {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    let r = rows.row(j);
+                    let code = if b.get(r) { c[r].to_u64() + 1 } else { 0 };
+                    *a = *a * card + code;
+                }
+            }),
+        }
+    }
+
+    /// The code of selected row `j`.
+    fn code_at(&self, rows: Rows<'_>, j: usize) -> u64 {
+        match &self.source {
+            KeySource::Const => 0,
+            KeySource::Computed(codes) => codes[j],
+            KeySource::Packed { codes, validity } => {
+                let r = rows.row(j);
+                match validity {
+                    None => codes.get(r),
+                    Some(b) if b.get(r) => codes.get(r) + 1,
+                    Some(_) => 0,
+                }
+            }
+        }
+    }
+}
+
+fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<KeyCodes<'a>> {
     if let Expr::Literal { value, .. } = expr {
         return Ok(KeyCodes {
-            codes: None,
+            source: KeySource::Const,
             card: 1,
             decoder: Decoder::Const(value.clone()),
             how: format!("{expr}: constant in partition"),
@@ -286,22 +360,17 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
         let col = &part.columns[*index];
         let nullable = col.validity.is_some();
         let shift = nullable as u64;
-        let codes_with_nulls = |mut codes: Vec<u64>| {
-            if let Some(b) = &col.validity {
-                for (j, c) in codes.iter_mut().enumerate() {
-                    *c = if b.get(rows.row(j)) { *c + 1 } else { 0 };
-                }
-            }
-            codes
+        let packed = |codes| KeySource::Packed {
+            codes,
+            validity: col.validity.as_ref(),
         };
         match &col.data {
             ColumnData::Offset { base, scale, codes }
                 if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
             {
                 let range = offset_range(col).unwrap_or(0) / scale;
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
-                    codes: Some(codes_with_nulls(raw)),
+                    source: packed(codes),
                     card: range.saturating_add(1 + shift),
                     decoder: Decoder::Offset {
                         base: *base,
@@ -313,9 +382,8 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 });
             }
             ColumnData::Dict { dict, codes } => {
-                let raw = with_codes!(codes, c => kernel::gather(c, rows.sel, u64::from));
                 return Ok(KeyCodes {
-                    codes: Some(codes_with_nulls(raw)),
+                    source: packed(codes),
                     card: dict.len() as u64 + shift,
                     decoder: Decoder::Dict {
                         dict: dict.clone(),
@@ -332,7 +400,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
     let a = match d {
         Datum::Scalar(v) => {
             return Ok(KeyCodes {
-                codes: None,
+                source: KeySource::Const,
                 card: 1,
                 decoder: Decoder::Const(v),
                 how: format!("{expr}: constant in partition"),
@@ -363,7 +431,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
                 })
                 .collect();
             return Ok(KeyCodes {
-                codes: Some(codes),
+                source: KeySource::Computed(codes),
                 card: (hi as i128 - lo as i128) as u64 + 1 + shift,
                 decoder: Decoder::Offset {
                     base: lo,
@@ -415,7 +483,7 @@ fn key_codes(expr: &Expr, part: &Partition, rows: Rows<'_>) -> Result<KeyCodes> 
         }
     }
     Ok(KeyCodes {
-        codes: Some(codes),
+        source: KeySource::Computed(codes),
         card: values.len().max(1) as u64,
         how: format!(
             "{expr}: evaluated, local dictionary of {} values",
@@ -439,24 +507,41 @@ fn offset_range(col: &crate::store::Column) -> Option<u64> {
 struct Grouping {
     gids: Vec<u32>,
     groups: usize,
-    /// For group `g`, the per-key codes.
-    group_codes: Vec<Vec<u64>>,
-    /// Fixed-array slots are sparse: a group may have no rows.
-    sparse: bool,
+    /// Per group, its combined key (`Slots`: the group id is the key).
+    keys: GroupKeys,
 }
 
-fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
-    let varying: Vec<&KeyCodes> = keys.iter().filter(|k| k.codes.is_some()).collect();
-    let decode_slot = |mut slot: u64| -> Vec<u64> {
+enum GroupKeys {
+    /// Group `g` has combined key `g` (fixed array; slots may be empty).
+    Slots,
+    /// Group `g` has combined key `keys[g]`.
+    Packed(Vec<u64>),
+    /// Group `g` has per-key codes `keys[g]` (key space beyond u64).
+    Composite(Vec<Vec<u64>>),
+}
+
+impl GroupKeys {
+    /// Per-key codes of group `g`.
+    fn codes(&self, g: usize, keys: &[KeyCodes<'_>]) -> Vec<u64> {
+        let mut slot = match self {
+            GroupKeys::Slots => g as u64,
+            GroupKeys::Packed(k) => k[g],
+            GroupKeys::Composite(k) => return k[g].clone(),
+        };
         let mut out = vec![0u64; keys.len()];
         for (i, k) in keys.iter().enumerate().rev() {
-            if k.codes.is_some() {
+            if k.varies() {
                 out[i] = slot % k.card;
                 slot /= k.card;
             }
         }
         out
-    };
+    }
+}
+
+fn group_rows(keys: &[KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
+    let n = rows.len;
+    let varying: Vec<&KeyCodes> = keys.iter().filter(|k| k.varies()).collect();
     if varying.is_empty() {
         trace.add(
             "group by: single group (every key constant in partition)",
@@ -465,86 +550,85 @@ fn group_rows(keys: &[KeyCodes], n: usize, trace: &mut Trace) -> Grouping {
         return Grouping {
             gids: vec![0; n],
             groups: 1,
-            group_codes: vec![vec![0; keys.len()]],
-            sparse: false,
+            keys: GroupKeys::Slots,
         };
     }
     let total = varying
         .iter()
         .try_fold(1u64, |acc, k| acc.checked_mul(k.card.max(1)));
-    let combined = |total_fits: bool| -> Vec<u64> {
-        debug_assert!(total_fits);
+    let combined = || -> Vec<u64> {
         let mut slots = vec![0u64; n];
         for k in &varying {
-            let codes = k.codes.as_deref().unwrap_or(&[]);
-            for (s, c) in slots.iter_mut().zip(codes) {
-                *s = *s * k.card + c;
-            }
+            k.combine_into(&mut slots, rows);
         }
         slots
     };
     match total {
         Some(total) if total <= FIXED_ARRAY_MAX_SLOTS => {
-            let slots = combined(true);
             trace.add(
                 "group by: fixed-size array indexed by combined key (no hashing)",
                 format!("{total} slots"),
             );
+            let gids = if varying.len() == 1
+                && matches!(varying[0].source, KeySource::Packed { validity: None, .. })
+            {
+                // One packed key: its codes are the slots.
+                let KeySource::Packed { codes, .. } = &varying[0].source else {
+                    unreachable!()
+                };
+                with_codes!(codes, c => kernel::gather(c, rows.sel, |x| x.to_u64() as u32))
+            } else {
+                combined().into_iter().map(|s| s as u32).collect()
+            };
             Grouping {
-                gids: slots.into_iter().map(|s| s as u32).collect(),
+                gids,
                 groups: total as usize,
-                group_codes: (0..total).map(decode_slot).collect(),
-                sparse: true,
+                keys: GroupKeys::Slots,
             }
         }
         Some(total) => {
-            let slots = combined(true);
+            let slots = combined();
             let mut map: HashMap<u64, u32> = HashMap::new();
-            let mut group_codes = Vec::new();
+            let mut packed = Vec::new();
             let gids = slots
                 .into_iter()
                 .map(|s| {
                     *map.entry(s).or_insert_with(|| {
-                        group_codes.push(decode_slot(s));
-                        group_codes.len() as u32 - 1
+                        packed.push(s);
+                        packed.len() as u32 - 1
                     })
                 })
                 .collect();
             trace.add(
                 "group by: hash map on packed u64 key",
-                format!("key space {total}, {} groups", group_codes.len()),
+                format!("key space {total}, {} groups", packed.len()),
             );
             Grouping {
                 gids,
-                groups: group_codes.len(),
-                group_codes,
-                sparse: false,
+                groups: packed.len(),
+                keys: GroupKeys::Packed(packed),
             }
         }
         None => {
             let mut map: HashMap<Vec<u64>, u32> = HashMap::new();
-            let mut group_codes = Vec::new();
+            let mut composite = Vec::new();
             let gids = (0..n)
                 .map(|j| {
-                    let key: Vec<u64> = keys
-                        .iter()
-                        .map(|k| k.codes.as_ref().map_or(0, |c| c[j]))
-                        .collect();
+                    let key: Vec<u64> = keys.iter().map(|k| k.code_at(rows, j)).collect();
                     *map.entry(key.clone()).or_insert_with(|| {
-                        group_codes.push(key);
-                        group_codes.len() as u32 - 1
+                        composite.push(key);
+                        composite.len() as u32 - 1
                     })
                 })
                 .collect();
             trace.add(
                 "group by: hash map on composite key (key space exceeds u64)",
-                format!("{} groups", group_codes.len()),
+                format!("{} groups", composite.len()),
             );
             Grouping {
                 gids,
-                groups: group_codes.len(),
-                group_codes,
-                sparse: false,
+                groups: composite.len(),
+                keys: GroupKeys::Composite(composite),
             }
         }
     }
@@ -561,7 +645,6 @@ pub fn aggregate_partition(
     rows: Rows<'_>,
     trace: &mut Trace,
 ) -> Result<Partial> {
-    let n = rows.len;
     let key_codes: Vec<KeyCodes> = keys
         .iter()
         .map(|k| key_codes(k, part, rows))
@@ -572,7 +655,7 @@ pub fn aggregate_partition(
             k.how.clone(),
         );
     }
-    let grouping = group_rows(&key_codes, n, trace);
+    let grouping = group_rows(&key_codes, rows, trace);
     let g = grouping.groups;
     let mut counts = vec![0u64; g];
     kernel::count_by_key(&grouping.gids, &mut counts);
@@ -592,13 +675,15 @@ pub fn aggregate_partition(
     let mut out = Partial::default();
     let emit_empty = keys.is_empty();
     for gid in 0..g {
-        if counts[gid] == 0 && (grouping.sparse || !emit_empty) {
+        let sparse = matches!(grouping.keys, GroupKeys::Slots) && g > 1;
+        if counts[gid] == 0 && (sparse || !emit_empty) {
             continue;
         }
+        let codes = grouping.keys.codes(gid, &key_codes);
         out.keys.push(
             key_codes
                 .iter()
-                .zip(&grouping.group_codes[gid])
+                .zip(&codes)
                 .map(|(k, &c)| k.decoder.decode(c))
                 .collect(),
         );
@@ -629,6 +714,19 @@ fn accumulate(
         .arg
         .as_ref()
         .ok_or_else(|| Error::Internal("aggregate without argument".into()))?;
+    if let Expr::Column { index, .. } = arg
+        && let Some(states) =
+            accumulate_column(call.func, &part.columns[*index], rows, gids, groups)
+    {
+        trace.add(
+            format!(
+                "aggregate {}: reads the column's codec in place",
+                call.func.name()
+            ),
+            call.to_string(),
+        );
+        return Ok(states);
+    }
     let datum = eval_vec(arg, part, rows)?;
     let states: Vec<AggState> = (0..groups).map(|_| AggState::empty(call)).collect();
     let n = gids.len();
@@ -813,6 +911,88 @@ fn accumulate(
         }
     }
     Ok(states)
+}
+
+/// Aggregates a plain column straight from its codec, without decoding it
+/// into an array first: sums of offset codes become
+/// `count * base + scale * sum(codes)` (the codec is sum-preserving), f64
+/// sums read the values in place. `None` when no such path applies.
+fn accumulate_column(
+    func: AggFunc,
+    col: &Column,
+    rows: Rows<'_>,
+    gids: &[u32],
+    groups: usize,
+) -> Option<Vec<AggState>> {
+    let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
+    match (func, &col.data) {
+        (AggFunc::Count, _) => {
+            let mut c = vec![0u64; groups];
+            for (j, &g) in gids.iter().enumerate() {
+                c[g as usize] += valid(rows.row(j)) as u64;
+            }
+            Some(c.into_iter().map(AggState::Count).collect())
+        }
+        (AggFunc::Sum | AggFunc::Avg, ColumnData::Float(v)) => {
+            let mut s = vec![0f64; groups];
+            let mut c = vec![0u64; groups];
+            match (rows.sel, &col.validity) {
+                (None, None) => {
+                    for (&g, &x) in gids.iter().zip(v) {
+                        s[g as usize] += x;
+                        c[g as usize] += 1;
+                    }
+                }
+                _ => {
+                    for (j, &g) in gids.iter().enumerate() {
+                        let r = rows.row(j);
+                        if valid(r) {
+                            s[g as usize] += v[r];
+                            c[g as usize] += 1;
+                        }
+                    }
+                }
+            }
+            Some(
+                s.into_iter()
+                    .zip(c)
+                    .map(|(s, c)| AggState::SumFloat(s, c))
+                    .collect(),
+            )
+        }
+        (AggFunc::Sum | AggFunc::Avg, ColumnData::Offset { base, scale, codes })
+            if col.dtype == DataType::Int =>
+        {
+            let mut s = vec![0u128; groups];
+            let mut c = vec![0u64; groups];
+            with_codes!(codes, k => match (rows.sel, &col.validity) {
+                (None, None) => {
+                    for (&g, &x) in gids.iter().zip(k.iter()) {
+                        s[g as usize] += x.to_u64() as u128;
+                        c[g as usize] += 1;
+                    }
+                }
+                _ => {
+                    for (j, &g) in gids.iter().enumerate() {
+                        let r = rows.row(j);
+                        if valid(r) {
+                            s[g as usize] += k[r].to_u64() as u128;
+                            c[g as usize] += 1;
+                        }
+                    }
+                }
+            });
+            Some(
+                s.into_iter()
+                    .zip(c)
+                    .map(|(s, c)| {
+                        AggState::SumInt(*base as i128 * c as i128 + *scale as i128 * s as i128, c)
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
 }
 
 fn states_from_scalar(

@@ -848,58 +848,25 @@ fn accumulate(
                 .collect());
         }
         (AggFunc::CountDistinct, Data::Int(v)) => {
-            let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
-            for j in 0..n {
-                if valid(j) {
-                    sets[gids[j] as usize].insert(v[j] as u64);
-                }
-            }
-            return Ok(sets.into_iter().map(AggState::DistinctBits).collect());
+            return Ok(distinct_bits(v, gids, groups, &valid, |x| *x as u64));
         }
         (AggFunc::CountDistinct, Data::Float(v)) => {
-            let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
-            for j in 0..n {
-                if valid(j) {
-                    sets[gids[j] as usize].insert(crate::types::canonical_f64_bits(v[j]));
-                }
-            }
-            return Ok(sets.into_iter().map(AggState::DistinctBits).collect());
+            return Ok(distinct_bits(v, gids, groups, &valid, |x| {
+                crate::types::canonical_f64_bits(*x)
+            }));
         }
         (AggFunc::ApproxCountDistinct, Data::Int(v)) => {
-            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
-            for j in 0..n {
-                if valid(j) {
-                    sketches[gids[j] as usize].insert_hash(super::hll::hash_i64(v[j]));
-                }
-            }
-            return Ok(sketches
-                .into_iter()
-                .map(|h| AggState::Approx(Box::new(h)))
-                .collect());
+            return Ok(sketch(v, gids, groups, &valid, |x| {
+                super::hll::hash_i64(*x)
+            }));
         }
         (AggFunc::ApproxCountDistinct, Data::Float(v)) => {
-            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
-            for j in 0..n {
-                if valid(j) {
-                    sketches[gids[j] as usize].insert_hash(super::hll::hash_f64(v[j]));
-                }
-            }
-            return Ok(sketches
-                .into_iter()
-                .map(|h| AggState::Approx(Box::new(h)))
-                .collect());
+            return Ok(sketch(v, gids, groups, &valid, |x| {
+                super::hll::hash_f64(*x)
+            }));
         }
         (AggFunc::ApproxCountDistinct, Data::Str(v)) => {
-            let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
-            for j in 0..n {
-                if valid(j) {
-                    sketches[gids[j] as usize].insert_hash(super::hll::hash_str(&v[j]));
-                }
-            }
-            return Ok(sketches
-                .into_iter()
-                .map(|h| AggState::Approx(Box::new(h)))
-                .collect());
+            return Ok(sketch(v, gids, groups, &valid, |x| super::hll::hash_str(x)));
         }
         _ => {}
     }
@@ -911,6 +878,43 @@ fn accumulate(
         }
     }
     Ok(states)
+}
+
+/// Exact distinct counts per group of values keyed by their bits.
+fn distinct_bits<T>(
+    values: &[T],
+    gids: &[u32],
+    groups: usize,
+    valid: &impl Fn(usize) -> bool,
+    bits: impl Fn(&T) -> u64,
+) -> Vec<AggState> {
+    let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
+    for (j, x) in values.iter().enumerate() {
+        if valid(j) {
+            sets[gids[j] as usize].insert(bits(x));
+        }
+    }
+    sets.into_iter().map(AggState::DistinctBits).collect()
+}
+
+/// HyperLogLog sketches per group of values hashed by `hash`.
+fn sketch<T>(
+    values: &[T],
+    gids: &[u32],
+    groups: usize,
+    valid: &impl Fn(usize) -> bool,
+    hash: impl Fn(&T) -> u64,
+) -> Vec<AggState> {
+    let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
+    for (j, x) in values.iter().enumerate() {
+        if valid(j) {
+            sketches[gids[j] as usize].insert_hash(hash(x));
+        }
+    }
+    sketches
+        .into_iter()
+        .map(|h| AggState::Approx(Box::new(h)))
+        .collect()
 }
 
 /// Aggregates a plain column straight from its codec, without decoding it

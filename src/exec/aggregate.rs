@@ -29,6 +29,7 @@ use crate::store::{Bitmap, Code, Codes, Column, ColumnData, Dictionary, Partitio
 use crate::types::{DataType, Value, cmp_f64};
 use crate::with_codes;
 
+use super::distinct::DistinctSet;
 use super::hll::HyperLogLog;
 use super::trace::Trace;
 use super::vector::{Data, Datum, Rows, eval_vec};
@@ -54,7 +55,7 @@ pub enum AggState {
     Distinct(HashSet<Value>),
     /// Distinct non-NULL integers, timestamps or floats, by bits (floats
     /// canonicalized, so `-0.0` and `0.0` are one value).
-    DistinctBits(HashSet<u64>),
+    DistinctBits(DistinctSet),
     /// HyperLogLog sketch of the values seen.
     Approx(Box<HyperLogLog>),
 }
@@ -72,7 +73,7 @@ impl AggState {
             AggFunc::CountDistinct if arg_type == DataType::Str => {
                 AggState::Distinct(HashSet::new())
             }
-            AggFunc::CountDistinct => AggState::DistinctBits(HashSet::new()),
+            AggFunc::CountDistinct => AggState::DistinctBits(DistinctSet::default()),
             AggFunc::ApproxCountDistinct => AggState::Approx(Box::default()),
         }
     }
@@ -107,14 +108,7 @@ impl AggState {
                     a.extend(b);
                 }
             }
-            (AggState::DistinctBits(a), AggState::DistinctBits(b)) => {
-                if a.len() < b.len() {
-                    let small = std::mem::replace(a, b);
-                    a.extend(small);
-                } else {
-                    a.extend(b);
-                }
-            }
+            (AggState::DistinctBits(a), AggState::DistinctBits(b)) => a.merge(b),
             (AggState::Approx(a), AggState::Approx(b)) => a.merge(&b),
             _ => debug_assert!(false, "merging states of different aggregates"),
         }
@@ -547,8 +541,10 @@ fn group_rows(keys: &[KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Group
             "group by: single group (every key constant in partition)",
             String::new(),
         );
+        // Every row is in group 0: the ids are made only if an aggregate
+        // other than count(*) needs them.
         return Grouping {
-            gids: vec![0; n],
+            gids: Vec::new(),
             groups: 1,
             keys: GroupKeys::Slots,
         };
@@ -657,20 +653,24 @@ pub fn aggregate_partition(
     }
     let grouping = group_rows(&key_codes, rows, trace);
     let g = grouping.groups;
+    let single = g == 1 && grouping.gids.is_empty();
+    let single_gids: Vec<u32>;
+    let gids: &[u32] = if single && aggs.iter().any(|a| a.func != AggFunc::CountStar) {
+        single_gids = vec![0; rows.len];
+        &single_gids
+    } else {
+        &grouping.gids
+    };
     let mut counts = vec![0u64; g];
-    kernel::count_by_key(&grouping.gids, &mut counts);
+    if single {
+        counts[0] = rows.len as u64;
+    } else {
+        kernel::count_by_key(gids, &mut counts);
+    }
 
     let mut states: Vec<Vec<AggState>> = Vec::with_capacity(aggs.len());
     for call in aggs {
-        states.push(accumulate(
-            call,
-            part,
-            rows,
-            &grouping.gids,
-            g,
-            &counts,
-            trace,
-        )?);
+        states.push(accumulate(call, part, rows, gids, g, &counts, trace)?);
     }
     let mut out = Partial::default();
     let emit_empty = keys.is_empty();
@@ -888,7 +888,10 @@ fn distinct_bits<T>(
     valid: &impl Fn(usize) -> bool,
     bits: impl Fn(&T) -> u64,
 ) -> Vec<AggState> {
-    let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); groups];
+    let mut sets: Vec<DistinctSet> = vec![DistinctSet::default(); groups];
+    if groups == 1 {
+        sets[0].reserve(values.len());
+    }
     for (j, x) in values.iter().enumerate() {
         if valid(j) {
             sets[gids[j] as usize].insert(bits(x));

@@ -10,6 +10,7 @@
 //! This is the only layer that dispatches on codecs; kernels stay generic.
 
 pub mod aggregate;
+pub mod distinct;
 mod filter;
 pub mod hll;
 mod trace;

@@ -14,7 +14,8 @@ GROUP_GAP = 12
 LEFT = 170
 PLOT_W = 620
 RIGHT = 90
-TOP = 92
+TOP = 104
+LEGEND_Y = 64
 
 
 def _groups(summary):
@@ -100,14 +101,14 @@ def svg(doc, summary):
     legend = []
     lx = LEFT
     for e in engines:
-        legend.append(f'<rect x="{lx}" y="40" width="12" height="12" fill="{COLORS.get(e, "#777")}"/>'
-                      f'<text x="{lx + 16}" y="50" class="leg">{escape(e)}</text>')
+        legend.append(f'<rect x="{lx}" y="{LEGEND_Y}" width="12" height="12" fill="{COLORS.get(e, "#777")}"/>'
+                      f'<text x="{lx + 16}" y="{LEGEND_Y + 10}" class="leg">{escape(e)}</text>')
         lx += 30 + 8 * len(e)
+    mism_note = "; ≠ marks an answer mismatch" if any(
+        q["answers"] == "MISMATCH" for q in summary["queries"]) else ""
     title = (f"katydid vs peers: time per engine (log scale, shorter is better), "
              f"{doc['settings']['scale']} scale")
-    sub = machine_line(doc)
-    if len(sub) > 150:
-        sub = sub[:147] + "..."
+    sub_lines = _wrap(machine_line(doc), 150)[:3]
     return f"""<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
 <style>
 .title {{ font-size: 15px; font-weight: bold; }}
@@ -121,13 +122,26 @@ def svg(doc, summary):
 </style>
 <rect width="100%" height="100%" fill="white"/>
 <text x="8" y="18" class="title">{escape(title)}</text>
-<text x="8" y="32" class="sub">{escape(sub)}</text>
+{''.join(f'<text x="8" y="{31 + 11 * i}" class="sub">{escape(line)}</text>' for i, line in enumerate(sub_lines))}
 {''.join(legend)}
-<text x="{LEFT + PLOT_W}" y="50" class="tick" text-anchor="end">milliseconds</text>
+<text x="{LEFT + PLOT_W}" y="{LEGEND_Y + 10}" class="tick" text-anchor="end">milliseconds{escape(mism_note)}</text>
 {''.join(grid)}
 {''.join(parts)}
 </svg>
 """
+
+
+def _wrap(text, width):
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
 
 
 def _tick(seconds):

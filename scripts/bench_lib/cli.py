@@ -44,6 +44,9 @@ def parse_args(argv):
                     help="threads for every engine (default: all cores, %(default)s)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per query (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    ap.add_argument("--query-seconds", type=float, default=20.0,
+                    help="stop timing a query once its timed runs took this long together "
+                         "(at least one runs; default %(default)s)")
     ap.add_argument("--lookups", type=int, default=1000,
                     help="statements per kv lookup series (default 1000)")
     ap.add_argument("--lookup-seconds", type=float, default=15.0,
@@ -57,6 +60,9 @@ def parse_args(argv):
     ap.add_argument("--save-table", action="store_true",
                     help="also write bench-results/README-table.md and README-chart.svg "
                          "(kept in git, for the README)")
+    ap.add_argument("--render", metavar="JSON",
+                    help="print the table and rewrite the chart of an earlier run's JSON; "
+                         "runs nothing")
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are")
     args = ap.parse_args(argv)
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
@@ -146,7 +152,8 @@ def git_info():
 
 
 def make_plan(engine, selected, paths, keys, args):
-    plan = {"threads": args.threads, "runs": args.runs, "warmup": args.warmup, "workloads": []}
+    plan = {"threads": args.threads, "runs": args.runs, "warmup": args.warmup,
+            "query_seconds": args.query_seconds, "workloads": []}
     for w, want_queries in selected:
         pw = {"name": w.name,
               "tables": [{"name": t, "path": paths[d]} for t, d in w.tables],
@@ -187,6 +194,14 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.render:
+        with open(args.render) as f:
+            doc = json.load(f)
+        text = report.markdown(doc, doc["summary"])
+        print(text)
+        base = os.path.splitext(args.render)[0]
+        write_outputs(base, doc, text, args.save_table, write_json=False)
+        return 0
     all_workloads = workloads.load_all(os.path.join(ROOT, "benches", "workloads"))
     names = [w.name for w in all_workloads]
     if args.only:
@@ -233,6 +248,7 @@ def main(argv=None):
         "git": git_info(),
         "settings": {"scale": args.scale, "rows": {d: rows[d] for d in paths},
                      "threads": args.threads, "runs": args.runs, "warmup": args.warmup,
+                     "query_seconds": args.query_seconds,
                      "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,
                      "float_rel_tolerance": compare.FLOAT_REL, "data_seed": data.SEED,
                      "files": {d: {"path": os.path.relpath(p, ROOT),
@@ -256,21 +272,27 @@ def main(argv=None):
 
     out_dir = os.path.join(ROOT, "bench-results")
     os.makedirs(out_dir, exist_ok=True)
-    stamp = started.strftime("%Y%m%d-%H%M%S")
-    base = os.path.join(out_dir, stamp)
-    with open(base + ".json", "w") as f:
-        json.dump(doc, f, indent=1)
+    write_outputs(os.path.join(out_dir, started.strftime("%Y%m%d-%H%M%S")), doc, text,
+                  args.save_table)
+    return 0
+
+
+def write_outputs(base, doc, text, save_table, write_json=True):
+    """BASE.json (raw figures), BASE.md (the table), BASE.svg (the chart);
+    with `save_table`, also the README copies beside them."""
+    if write_json:
+        with open(base + ".json", "w") as f:
+            json.dump(doc, f, indent=1)
     with open(base + ".md", "w") as f:
         f.write(text)
-    svg = chart.svg(doc, summary)
     with open(base + ".svg", "w") as f:
-        f.write(svg)
-    if args.save_table:
+        f.write(chart.svg(doc, doc["summary"]))
+    if save_table:
+        out_dir = os.path.dirname(base)
         with open(os.path.join(out_dir, "README-table.md"), "w") as f:
             f.write(text)
         shutil.copyfile(base + ".svg", os.path.join(out_dir, "README-chart.svg"))
     print(f"bench: wrote {base}.json, .md and .svg", file=sys.stderr)
-    return 0
 
 
 def _rustc_version():

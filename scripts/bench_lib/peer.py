@@ -178,11 +178,13 @@ class Polars:
 ENGINES = {"duckdb": DuckDB, "clickhouse": ClickHouse, "polars": Polars}
 
 
-def run_query(engine, q, warmup, runs):
+def run_query(engine, q, warmup, runs, budget):
     kind = q.get("kind", "sql")
     times = []
     result = None
     for i in range(max(warmup + runs, 1)):
+        if sum(times) >= budget:
+            break
         start = time.perf_counter()
         try:
             result = engine.query(kind, q["sql"])
@@ -231,6 +233,7 @@ def main():
         plan = json.load(f)
     threads = int(plan.get("threads") or os.cpu_count())
     warmup, runs = int(plan.get("warmup", 1)), int(plan.get("runs", 5))
+    budget = plan.get("query_seconds") or float("inf")
     engine = ENGINES[args.engine](threads)
     out = {"engine": args.engine, "version": engine.version(), "threads": engine.threads,
            "workloads": []}
@@ -250,7 +253,7 @@ def main():
             tables.append(fig)
         for q in w.get("queries", []):
             print(f"{args.engine}:   {q['id']}", file=sys.stderr, flush=True)
-            queries.append(run_query(engine, q, warmup, runs))
+            queries.append(run_query(engine, q, warmup, runs, budget))
         for s in w.get("series", []):
             print(f"{args.engine}:   {s['id']}", file=sys.stderr, flush=True)
             series.append(run_series(engine, s))

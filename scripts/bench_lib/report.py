@@ -112,6 +112,7 @@ def analyse(doc, workloads, keys):
                     v["result_rows"] = len(r["rows"])
                     times = r.get("times_s") or []
                     if times:
+                        v["runs"] = len(times)
                         v["min_s"] = min(times)
                         v["median_s"] = statistics.median(times)
                         n = table_rows.get(w.name)
@@ -226,6 +227,8 @@ def fmt_rate(x):
 def fmt_ratio(x):
     if x is None:
         return "–"
+    if x < 0.01:
+        return f"{x:.1g}"
     return f"{x:.2f}" if x < 10 else f"{x:.1f}"
 
 
@@ -279,8 +282,9 @@ def markdown(doc, summary):
     head.append("answers")
     out += ["### Queries", "",
             "Smoke run: result sizes only, nothing is timed." if smoke else
-            "Time in ms: min / median of the timed runs. Ratio = katydid min / peer min "
-            "(< 1: katydid wins).", ""]
+            "Time in ms: min / median of the timed runs (fewer runs, shown in brackets, when "
+            f"a query's runs took {doc['settings'].get('query_seconds', 0):g} s). "
+            "Ratio = katydid min / peer min (< 1: katydid wins).", ""]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head) - 1)) + "|:---|")
     for q in summary["queries"]:
@@ -288,8 +292,11 @@ def markdown(doc, summary):
         for e in engines:
             v = q["engines"][e]
             if v["status"] == "ok":
+                runs = v.get("runs", doc["settings"]["runs"])
+                few = runs < doc["settings"]["runs"]
                 row.append(f"{v['result_rows']:,} rows" if smoke or "min_s" not in v else
-                           f"{fmt_ms(v['min_s'])} / {fmt_ms(v['median_s'])}")
+                           f"{fmt_ms(v['min_s'])} / {fmt_ms(v['median_s'])}"
+                           + (f" ({runs} run{'s' if runs > 1 else ''})" if few else ""))
             elif v["status"] == "unsupported":
                 row.append("unsupported " + note(f"katydid, {q['id']}: {v['error']}"))
             elif v["status"] == "error":
@@ -366,7 +373,8 @@ def markdown(doc, summary):
         for t in summary["loads"]:
             for e in engines:
                 v = t["engines"][e]
-                label = f"{t['table']} ({t['workload']})"
+                label = t["table"] if t["table"] == t["workload"] else \
+                    f"{t['table']} ({t['workload']})"
                 if v["status"] != "ok":
                     msg = v["status"]
                     if v.get("error"):

@@ -20,7 +20,9 @@
 //! ```
 //! A series stops early, after at least one timed statement, once its timed
 //! statements have taken `max_seconds` together (when given).
-//! `runs: 0` runs each query once, untimed in spirit (the smoke mode).
+//! `runs: 0` runs each query once, untimed in spirit (the smoke mode). With
+//! `"query_seconds": S`, a query stops after fewer timed runs (at least one)
+//! once its timed runs have taken S seconds together.
 //!
 //! # Output
 //! `{"engine": "katydid", "version": …, "threads": …, "workloads": [{"name", "tables":
@@ -70,6 +72,7 @@ fn run(args: &Args) -> Result<(), String> {
     let threads = plan["threads"].as_u64().unwrap_or(0) as usize;
     let runs = plan["runs"].as_u64().unwrap_or(5) as usize;
     let warmup = plan["warmup"].as_u64().unwrap_or(1) as usize;
+    let budget = plan["query_seconds"].as_f64().unwrap_or(f64::INFINITY);
     let workloads = plan["workloads"]
         .as_array()
         .ok_or("plan has no \"workloads\" array")?;
@@ -87,7 +90,11 @@ fn run(args: &Args) -> Result<(), String> {
             .unwrap_or_default();
         let queries: Vec<Json> = w["queries"]
             .as_array()
-            .map(|qs| qs.iter().map(|q| run_query(&db, q, warmup, runs)).collect())
+            .map(|qs| {
+                qs.iter()
+                    .map(|q| run_query(&db, q, warmup, runs, budget))
+                    .collect()
+            })
             .unwrap_or_default();
         let series: Vec<Json> = w["series"]
             .as_array()
@@ -159,9 +166,10 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     format!("panic: {msg}")
 }
 
-/// Warm-up runs, then `runs` timed runs (at least one run in all); the
-/// result rows of the last run.
-fn run_query(db: &Database, q: &Json, warmup: usize, runs: usize) -> Json {
+/// Warm-up runs, then `runs` timed runs (at least one run in all, and no
+/// further timed run once they took `budget` seconds); the result rows of
+/// the last run.
+fn run_query(db: &Database, q: &Json, warmup: usize, runs: usize, budget: f64) -> Json {
     let id = q["id"].as_str().unwrap_or("?");
     let sql = q["sql"].as_str().unwrap_or("");
     eprintln!("katydid:   {id}");
@@ -169,6 +177,9 @@ fn run_query(db: &Database, q: &Json, warmup: usize, runs: usize) -> Json {
     let mut last = None;
     let total = (warmup + runs).max(1);
     for i in 0..total {
+        if times.iter().sum::<f64>() >= budget {
+            break;
+        }
         let start = Instant::now();
         match query(db, sql) {
             Ok(r) => {

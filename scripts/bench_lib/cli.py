@@ -1,0 +1,303 @@
+"""`scripts/bench`: katydid against DuckDB, ClickHouse (chdb) and Polars.
+
+Builds katydid in release mode, generates missing data into .bench-data/,
+runs every workload of benches/workloads/ on katydid (src/bin/katydid-bench.rs)
+and on each requested peer (bench_lib/peer.py in the git-ignored .venv/,
+which this script creates and fills from PyPI), engine after engine, with
+the same data and thread count, everything in memory. Prints a markdown
+table, writes bench-results/<timestamp>.json (raw figures, machine,
+versions, settings), .md and .svg (chart). Targets are reported, never
+enforced: the exit status is 0 unless the harness itself breaks (or, with
+--smoke, katydid fails to answer).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import chart, compare, data, report, workloads
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PEERS = ("duckdb", "clickhouse", "polars")
+PACKAGES = {"duckdb": "duckdb", "clickhouse": "chdb", "polars": "polars"}
+MODULES = {"duckdb": "duckdb", "clickhouse": "chdb", "polars": "polars"}
+REQUIREMENTS = os.path.join(os.path.dirname(__file__), "requirements.txt")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="scripts/bench",
+        description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
+        epilog="Workloads: taxi, iot, numbers, kv, ingestion (loads of taxi and iot only). "
+               "Results: bench-results/<timestamp>.{json,md,svg}.")
+    ap.add_argument("--scale", choices=["small", "default", "large"], default="default",
+                    help="data sizes (default: %(default)s; see bench_lib/data.py)")
+    ap.add_argument("--rows", help="rows for every data set (N, 500k, 2m) or per set "
+                                   "(taxi=1m,iot=2m); overrides --scale")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="threads for every engine (default: all cores, %(default)s)")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per query (default 5)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    ap.add_argument("--query-seconds", type=float, default=20.0,
+                    help="stop timing a query once its timed runs took this long together "
+                         "(at least one runs; default %(default)s)")
+    ap.add_argument("--lookups", type=int, default=1000,
+                    help="statements per kv lookup series (default 1000)")
+    ap.add_argument("--lookup-seconds", type=float, default=15.0,
+                    help="stop a lookup series once its statements took this long together "
+                         "(at least one runs; default %(default)s)")
+    ap.add_argument("--only", help="comma-separated workloads to run")
+    ap.add_argument("--peers", default="", help="comma-separated peers: duckdb,clickhouse,polars")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny data, katydid only (debug build), every workload, one run, "
+                         "checks that answers are produced; times nothing")
+    ap.add_argument("--save-table", action="store_true",
+                    help="also write bench-results/README-table.md and README-chart.svg "
+                         "(kept in git, for the README)")
+    ap.add_argument("--render", metavar="JSON",
+                    help="print the table and rewrite the chart of an earlier run's JSON; "
+                         "runs nothing")
+    ap.add_argument("--no-build", action="store_true", help="use the binaries as they are")
+    args = ap.parse_args(argv)
+    args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    for p in args.peers:
+        if p not in PEERS:
+            ap.error(f"unknown peer {p!r} (expected some of {', '.join(PEERS)})")
+    if args.smoke:
+        args.scale, args.runs, args.warmup, args.lookups = "smoke", 0, 0, 20
+        if args.peers:
+            ap.error("--smoke runs katydid only")
+    if args.threads < 1 or args.runs < 0 or args.warmup < 0 or args.lookups < 1:
+        ap.error("--threads and --lookups must be at least 1, --runs and --warmup at least 0")
+    return args
+
+
+def target_dir():
+    return os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+
+
+def build(args):
+    profile = "debug" if args.smoke else "release"
+    if not args.no_build:
+        cmd = ["cargo", "build", "--bin", "katydid", "--bin", "katydid-bench"]
+        if profile == "release":
+            cmd.insert(2, "--release")
+        print("bench: " + " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    bindir = os.path.join(target_dir(), profile)
+    return os.path.join(bindir, "katydid"), os.path.join(bindir, "katydid-bench")
+
+
+def ensure_venv(peers):
+    """The venv's python, with the peers' packages installed from PyPI."""
+    venv = os.path.join(ROOT, ".venv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        print(f"bench: creating {venv}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    missing = [p for p in peers if subprocess.run(
+        [py, "-c", f"import {MODULES[p]}"], capture_output=True).returncode != 0]
+    if missing:
+        pins = {}
+        with open(REQUIREMENTS) as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    name = line.split("=")[0].split(">")[0].split("<")[0].strip()
+                    pins[name] = line
+        pkgs = [pins.get(PACKAGES[p], PACKAGES[p]) for p in missing]
+        print(f"bench: installing {' '.join(pkgs)} into {venv}", file=sys.stderr)
+        subprocess.run([py, "-m", "pip", "install", "--quiet", *pkgs], check=True)
+    return py
+
+
+def machine_info():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor() or "unknown"
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_bytes": mem,
+            "os": f"{platform.system()} {platform.release()}", "python": platform.python_version()}
+
+
+def git_info():
+    def run(*cmd):
+        try:
+            return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return None
+    commit = run("git", "rev-parse", "--short", "HEAD")
+    dirty = run("git", "status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
+def make_plan(engine, selected, paths, keys, args):
+    plan = {"threads": args.threads, "runs": args.runs, "warmup": args.warmup,
+            "query_seconds": args.query_seconds, "workloads": []}
+    for w, want_queries in selected:
+        pw = {"name": w.name,
+              "tables": [{"name": t, "path": paths[d]} for t, d in w.tables],
+              "queries": [], "series": []}
+        if want_queries:
+            for q in w.queries:
+                kind, text = q.statement(engine)
+                pw["queries"].append({"id": q.id, "kind": kind, "sql": text})
+            for lk in w.lookups:
+                stmts = data.lookup_statements(lk.template, keys[lk.name])
+                pw["series"].append({"id": lk.id, "warmup": stmts[:1], "sql": stmts[1:],
+                                     "max_seconds": args.lookup_seconds})
+        plan["workloads"].append(pw)
+    return plan
+
+
+def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads):
+    plan_path = os.path.join(tmp, f"plan-{engine}.json")
+    out_path = os.path.join(tmp, f"out-{engine}.json")
+    with open(plan_path, "w") as f:
+        json.dump(plan, f)
+    if engine == "katydid":
+        cmd = [katydid_bench, "--plan", plan_path, "--out", out_path]
+        env = dict(os.environ)
+    else:
+        cmd = [venv_python, "-m", "bench_lib.peer", "--engine", engine,
+               "--plan", plan_path, "--out", out_path]
+        env = dict(os.environ, POLARS_MAX_THREADS=str(threads),
+                   PYTHONPATH=os.path.join(ROOT, "scripts"))
+    print(f"bench: running {engine}", file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, env=env, stdout=sys.stderr)
+    if proc.returncode != 0 or not os.path.exists(out_path):
+        return {"engine": engine, "error": f"{engine} runner exited with status {proc.returncode}",
+                "workloads": []}
+    with open(out_path) as f:
+        return json.load(f)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.render:
+        with open(args.render) as f:
+            doc = json.load(f)
+        text = report.markdown(doc, doc["summary"])
+        print(text)
+        base = os.path.splitext(args.render)[0]
+        write_outputs(base, doc, text, args.save_table, write_json=False)
+        return 0
+    all_workloads = workloads.load_all(os.path.join(ROOT, "benches", "workloads"))
+    names = [w.name for w in all_workloads]
+    if args.only:
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        for x in only:
+            if x not in names and x != "ingestion":
+                raise SystemExit(f"bench: unknown workload {x!r} "
+                                 f"(expected some of {', '.join(names + ['ingestion'])})")
+        selected = []
+        for w in all_workloads:
+            if w.name in only:
+                selected.append((w, True))
+            elif "ingestion" in only and w.name in ("taxi", "iot"):
+                selected.append((w, False))
+    else:
+        selected = [(w, True) for w in all_workloads]
+
+    katydid, katydid_bench = build(args)
+    rows = data.rows_for(args.scale, args.rows)
+    data_dir = os.path.join(ROOT, ".bench-data")
+    paths = {}
+    for w, _ in selected:
+        for _, d in w.tables:
+            if d not in paths:
+                paths[d] = data.ensure(katydid, data_dir, d, rows[d])
+    keys = {}
+    for w, want in selected:
+        if want and w.lookups:
+            (_, d), = w.tables
+            keys.update(data.lookup_keys(paths[d], w.lookups, args.lookups))
+
+    venv_python = ensure_venv(args.peers) if args.peers else None
+    engines = ["katydid"] + args.peers
+    started = datetime.datetime.now()
+    outputs = {}
+    with tempfile.TemporaryDirectory(prefix="katydid-bench-") as tmp:
+        for e in engines:
+            plan = make_plan(e, selected, paths, keys, args)
+            outputs[e] = run_engine(e, plan, tmp, katydid_bench, venv_python, args.threads)
+
+    doc = {
+        "started": started.isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "git": git_info(),
+        "settings": {"scale": args.scale, "rows": {d: rows[d] for d in paths},
+                     "threads": args.threads, "runs": args.runs, "warmup": args.warmup,
+                     "query_seconds": args.query_seconds,
+                     "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,
+                     "float_rel_tolerance": compare.FLOAT_REL, "data_seed": data.SEED,
+                     "files": {d: {"path": os.path.relpath(p, ROOT),
+                                   "bytes": os.path.getsize(p)} for d, p in paths.items()}},
+        "versions": {e: outputs[e].get("version") for e in engines},
+        "engines": outputs,
+    }
+    doc["versions"]["rustc"] = _rustc_version()
+    summary = report.analyse(doc, [w for w, want in selected if want], keys)
+    doc["summary"] = summary
+    text = report.markdown(doc, summary)
+    print(text)
+
+    if args.smoke:
+        problems = report.smoke_problems(summary)
+        for p in problems:
+            print(f"bench smoke: FAILED: {p}", file=sys.stderr)
+        print(f"bench smoke: {len(summary['queries']) + len(summary['lookups'])} workload "
+              f"queries, {len(problems)} problems", file=sys.stderr)
+        return 1 if problems else 0
+
+    out_dir = os.path.join(ROOT, "bench-results")
+    os.makedirs(out_dir, exist_ok=True)
+    write_outputs(os.path.join(out_dir, started.strftime("%Y%m%d-%H%M%S")), doc, text,
+                  args.save_table)
+    return 0
+
+
+def write_outputs(base, doc, text, save_table, write_json=True):
+    """BASE.json (raw figures), BASE.md (the table), BASE.svg (the chart);
+    with `save_table`, also the README copies beside them."""
+    if write_json:
+        with open(base + ".json", "w") as f:
+            json.dump(doc, f, indent=1)
+    with open(base + ".md", "w") as f:
+        f.write(text)
+    with open(base + ".svg", "w") as f:
+        f.write(chart.svg(doc, doc["summary"]))
+    if save_table:
+        out_dir = os.path.dirname(base)
+        with open(os.path.join(out_dir, "README-table.md"), "w") as f:
+            f.write(text)
+        shutil.copyfile(base + ".svg", os.path.join(out_dir, "README-chart.svg"))
+    print(f"bench: wrote {base}.json, .md and .svg", file=sys.stderr)
+
+
+def _rustc_version():
+    try:
+        return subprocess.run(["rustc", "--version"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None

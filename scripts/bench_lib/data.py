@@ -1,0 +1,129 @@
+"""Data sets: sizes per scale, generation on demand, lookup keys.
+
+Files live in `.bench-data/` (git-ignored) as `<dataset>-<rows>.csv`, made
+by `katydid generate` (seed 42) when missing; the same bytes feed every
+engine.
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+SEED = 42
+
+# Rows per data set for each scale. `default` fits a 2-core, 24 GiB machine
+# and, with all three peers, finishes in a few minutes.
+SCALES = {
+    "smoke": {"taxi": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000},
+    "small": {"taxi": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000},
+    "default": {"taxi": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000},
+    "large": {"taxi": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000},
+}
+
+
+def rows_for(scale, rows_arg):
+    """Rows per data set from --scale and --rows (`N` for every data set, or
+    `taxi=N,iot=M`)."""
+    rows = dict(SCALES[scale])
+    if rows_arg:
+        for part in rows_arg.split(","):
+            part = part.strip()
+            if "=" in part:
+                name, n = part.split("=", 1)
+                if name not in rows:
+                    raise SystemExit(f"bench: unknown data set {name!r} in --rows")
+                rows[name] = _count(n)
+            else:
+                n = _count(part)
+                rows = {k: n for k in rows}
+    return rows
+
+
+def _count(text):
+    text = text.strip().replace("_", "").lower()
+    mult = 1
+    for suffix, m in (("k", 1_000), ("m", 1_000_000), ("g", 1_000_000_000)):
+        if text.endswith(suffix):
+            text, mult = text[:-1], m
+    try:
+        n = int(float(text) * mult)
+    except ValueError:
+        raise SystemExit(f"bench: bad row count {text!r}")
+    if n < 1:
+        raise SystemExit("bench: row counts must be at least 1")
+    return n
+
+
+def ensure(katydid, data_dir, dataset, rows):
+    """The path of the CSV of `dataset` with `rows` rows, generated if
+    missing (written under a temporary name, then renamed)."""
+    os.makedirs(data_dir, exist_ok=True)
+    path = os.path.abspath(os.path.join(data_dir, f"{dataset}-{rows}.csv"))
+    if not os.path.exists(path):
+        tmp = path + ".tmp"
+        print(f"bench: generating {dataset} ({rows:,} rows) into {path}", file=sys.stderr)
+        subprocess.run([katydid, "generate", dataset, "--rows", str(rows), "--out", tmp,
+                        "--seed", str(SEED)], check=True, stdout=sys.stderr)
+        os.replace(tmp, path)
+    return path
+
+
+def lookup_keys(csv_path, lookups, count):
+    """Keys for the lookup series of the kv workload, cached beside the CSV.
+
+    For each lookup, one warm-up statement and `count` timed ones; each
+    statement has `keys` ids of which `hits` are ids taken at random (without
+    replacement, over all series) from the file and the rest are random
+    63-bit numbers (misses; a collision with one of the file's ids has
+    probability about rows/2^63 per key and would show as an answer
+    mismatch), shuffled. Returns {lookup name: [[ids of one statement], …]}
+    with the warm-up statement first.
+    """
+    spec = [(lk.name, lk.keys, lk.hits) for lk in lookups]
+    cache = f"{csv_path}.keys-{count}-" + "-".join(f"{n}.{k}.{h}" for n, k, h in spec) + ".json"
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return json.load(f)
+    with open(csv_path, "rb") as f:
+        rows = sum(1 for _ in f) - 1
+    rng = random.Random(SEED)
+    need = sum(h * (count + 1) for _, _, h in spec)
+    if need > rows:
+        raise SystemExit(f"bench: kv has {rows} rows, the lookups need {need} distinct keys")
+    picked = rng.sample(range(rows), need)
+    wanted = {}
+    for i, r in enumerate(picked):
+        wanted[r] = i
+    ids = [None] * need
+    with open(csv_path, "rb") as f:
+        next(f)
+        for r, line in enumerate(f):
+            i = wanted.get(r)
+            if i is not None:
+                ids[i] = int(line.split(b",", 1)[0])
+    out = {}
+    at = 0
+    for name, keys, hits in spec:
+        stmts = []
+        for _ in range(count + 1):
+            ks = ids[at:at + hits]
+            at += hits
+            ks += [rng.randrange(0, 1 << 63) for _ in range(keys - hits)]
+            rng.shuffle(ks)
+            stmts.append(ks)
+        out[name] = stmts
+    with open(cache + ".tmp", "w") as f:
+        json.dump(out, f)
+    os.replace(cache + ".tmp", cache)
+    return out
+
+
+def lookup_statements(template, key_lists):
+    """The SQL texts of a lookup series from its template and key lists."""
+    out = []
+    for ks in key_lists:
+        out.append(template.replace("{key}", str(ks[0])).replace(
+            "{keys}", ", ".join(str(k) for k in ks)))
+    return out

@@ -54,6 +54,10 @@ struct Args {
     out: Option<PathBuf>,
 }
 
+/// The same allocator as the `katydid` binary, so figures match what users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args = Args::parse();
     match run(&args) {

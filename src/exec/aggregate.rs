@@ -136,74 +136,113 @@ impl AggState {
     }
 }
 
-/// Partial aggregates of one partition (or of several, merged).
+/// Partial aggregates of one partition (or of several, merged), stored
+/// flat: group `g` has keys `keys[g * nkeys..][..nkeys]` and states
+/// `states[g * naggs..][..naggs]`, so emitting and merging a group
+/// allocates nothing.
 #[derive(Debug, Default)]
 pub struct Partial {
-    /// Decoded group keys, one vector per group.
-    pub keys: Vec<Vec<Value>>,
-    /// Aggregate states per group, one per aggregate call.
-    pub states: Vec<Vec<AggState>>,
+    /// Group keys per group.
+    pub nkeys: usize,
+    /// Aggregates per group.
+    pub naggs: usize,
+    /// Number of groups.
+    pub groups: usize,
+    /// Decoded group keys, `nkeys` per group.
+    pub keys: Vec<Value>,
+    /// Aggregate states, `naggs` per group.
+    pub states: Vec<AggState>,
 }
 
-/// A group on its way to a merge shard: key hash, key, states.
-type HashedGroup = (u64, Vec<Value>, Vec<AggState>);
-
 impl Partial {
+    /// An empty partial for `nkeys` keys and `naggs` aggregates.
+    pub fn new(nkeys: usize, naggs: usize) -> Partial {
+        Partial {
+            nkeys,
+            naggs,
+            ..Partial::default()
+        }
+    }
+
+    /// Appends a group.
+    pub fn push(
+        &mut self,
+        keys: impl IntoIterator<Item = Value>,
+        states: impl IntoIterator<Item = AggState>,
+    ) {
+        self.keys.extend(keys);
+        self.states.extend(states);
+        self.groups += 1;
+    }
+
     /// Merges partials in the given order (so float sums are reproducible).
     ///
     /// # Design
-    /// Every key is hashed once; keys are then spread over shards by hash
-    /// and the shards merge in parallel, each through a hashbrown
-    /// `HashTable` of group indices (no key is cloned). Within a shard,
-    /// groups meet in partition order, so the result does not depend on
-    /// thread timing. The order of groups in the result is unspecified.
+    /// Every key is hashed once; groups are then moved to shards by hash and
+    /// the shards merge in parallel, each through a hashbrown `HashTable` of
+    /// group indices (no key is cloned). Within a shard, groups meet in
+    /// partition order, so the result does not depend on thread timing. The
+    /// order of groups in the result is unspecified.
     pub fn merge_all(parts: Vec<Partial>) -> Partial {
         if parts.len() <= 1 {
             return parts.into_iter().next().unwrap_or_default();
         }
-        let total: usize = parts.iter().map(|p| p.keys.len()).sum();
+        let (nkeys, naggs) = (parts[0].nkeys, parts[0].naggs);
+        let total: usize = parts.iter().map(|p| p.groups).sum();
         let shards = if total > 4096 {
             rayon::current_num_threads() * 4
         } else {
             1
         };
         let hasher = hashbrown::DefaultHashBuilder::default();
-        let mut buckets: Vec<Vec<HashedGroup>> = (0..shards).map(|_| Vec::new()).collect();
+        let mut buckets: Vec<(Vec<u64>, Partial)> = (0..shards)
+            .map(|_| (Vec::new(), Partial::new(nkeys, naggs)))
+            .collect();
         for p in parts {
-            for (k, s) in p.keys.into_iter().zip(p.states) {
-                let h = hasher.hash_one(&k);
-                buckets[(h % shards as u64) as usize].push((h, k, s));
+            let mut keys = p.keys.into_iter();
+            let mut states = p.states.into_iter();
+            for _ in 0..p.groups {
+                let k: Vec<Value> = keys.by_ref().take(nkeys).collect();
+                let h = hasher.hash_one(&k[..]);
+                let (hashes, bucket) = &mut buckets[(h % shards as u64) as usize];
+                hashes.push(h);
+                bucket.push(k, states.by_ref().take(naggs));
             }
         }
         let merged: Vec<Partial> = buckets
             .into_par_iter()
-            .map(|bucket| {
-                let mut table: HashTable<usize> = HashTable::with_capacity(bucket.len() / 2);
-                let mut out = Partial::default();
-                let mut hashes: Vec<u64> = Vec::new();
-                for (h, k, s) in bucket {
-                    match table.find(h, |&g| out.keys[g] == k) {
+            .map(|(hashes, bucket)| {
+                let mut table: HashTable<usize> = HashTable::with_capacity(bucket.groups / 2);
+                let mut out = Partial::new(nkeys, naggs);
+                let mut out_hashes: Vec<u64> = Vec::new();
+                let mut keys = bucket.keys.into_iter();
+                let mut states = bucket.states.into_iter();
+                for h in hashes {
+                    let k: Vec<Value> = keys.by_ref().take(nkeys).collect();
+                    match table.find(h, |&g| out.keys[g * nkeys..(g + 1) * nkeys] == k[..]) {
                         Some(&g) => {
-                            for (a, b) in out.states[g].iter_mut().zip(s) {
+                            for (a, b) in out.states[g * naggs..(g + 1) * naggs]
+                                .iter_mut()
+                                .zip(states.by_ref().take(naggs))
+                            {
                                 a.merge(b);
                             }
                         }
                         None => {
-                            let g = out.keys.len();
-                            table.insert_unique(h, g, |&i| hashes[i]);
-                            hashes.push(h);
-                            out.keys.push(k);
-                            out.states.push(s);
+                            table.insert_unique(h, out.groups, |&i| out_hashes[i]);
+                            out_hashes.push(h);
+                            out.push(k, states.by_ref().take(naggs));
                         }
                     }
                 }
                 out
             })
             .collect();
-        let mut out = Partial::default();
+        let mut out = Partial::new(nkeys, naggs);
         for m in merged {
             out.keys.extend(m.keys);
             out.states.extend(m.states);
+            out.groups += m.groups;
         }
         out
     }
@@ -224,8 +263,19 @@ enum Decoder {
         dict: Arc<Dictionary>,
         nullable: bool,
     },
+    /// Integral floats: `base + (code - null_slot)`; code 0 is NULL when
+    /// `nullable`.
+    FloatOffset {
+        base: f64,
+        nullable: bool,
+    },
     /// A local dictionary of values (NULL included as a value).
     Values(Vec<Value>),
+    /// Dense codes of the keys present, mapped back to the inner codes.
+    Remapped {
+        inner: Box<Decoder>,
+        codes: Vec<u64>,
+    },
 }
 
 impl Decoder {
@@ -254,7 +304,14 @@ impl Decoder {
                 }
                 Value::Str(dict.get((code - *nullable as u64) as usize).clone())
             }
+            Decoder::FloatOffset { base, nullable } => {
+                if *nullable && code == 0 {
+                    return Value::Null;
+                }
+                Value::Float(base + (code - *nullable as u64) as f64)
+            }
             Decoder::Values(v) => v[code as usize].clone(),
+            Decoder::Remapped { inner, codes } => inner.decode(codes[code as usize]),
         }
     }
 }
@@ -440,6 +497,41 @@ fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Key
             });
         }
     }
+    // Integral floats (`floor(x)`, whole amounts): offsets like integers.
+    if let Data::Float(v) = &a.data {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        let mut integral = true;
+        for (i, &x) in v.iter().enumerate() {
+            if a.is_valid(i) {
+                integral &= x.fract() == 0.0 && x.abs() <= 9.0e15;
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+        }
+        if integral && lo <= hi && hi - lo < 4.0e9 {
+            let nullable = a.valid.is_some();
+            let shift = nullable as u64;
+            let codes = (0..n)
+                .map(|i| {
+                    if a.is_valid(i) {
+                        (v[i] - lo) as u64 + shift
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            return Ok(KeyCodes {
+                source: KeySource::Computed(codes),
+                card: (hi - lo) as u64 + 1 + shift,
+                decoder: Decoder::FloatOffset { base: lo, nullable },
+                how: format!(
+                    "{expr}: evaluated, integral floats, range {} codes",
+                    (hi - lo) as u64 + 1
+                ),
+            });
+        }
+    }
     // Local dictionary.
     let mut index: HashMap<Value, u64> = HashMap::new();
     let mut values = Vec::new();
@@ -533,8 +625,67 @@ impl GroupKeys {
     }
 }
 
-fn group_rows(keys: &[KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
+/// Keys whose codes span more than this are not re-densified.
+const DENSIFY_MAX_CARD: u64 = 1 << 20;
+
+/// Replaces a key's codes by dense ranks of the codes present in the rows
+/// when fewer than half of its code range occurs: packed codes span the
+/// partition's min..max, but a column such as a PUMA code uses a few dozen
+/// values of a range of hundreds, and dense ranks can turn a hashed key
+/// space into a fixed array.
+fn densify(k: &mut KeyCodes<'_>, rows: Rows<'_>) -> bool {
+    if !k.varies() || k.card > DENSIFY_MAX_CARD || matches!(k.decoder, Decoder::Remapped { .. }) {
+        return false;
+    }
+    let mut codes = vec![0u64; rows.len];
+    k.combine_into(&mut codes, rows);
+    let mut rank = vec![u32::MAX; k.card as usize];
+    for &c in &codes {
+        rank[c as usize] = 0;
+    }
+    let mut present = Vec::new();
+    for (c, r) in rank.iter_mut().enumerate() {
+        if *r == 0 {
+            *r = present.len() as u32;
+            present.push(c as u64);
+        }
+    }
+    if present.len() as u64 * 2 > k.card {
+        return false;
+    }
+    for c in codes.iter_mut() {
+        *c = rank[*c as usize] as u64;
+    }
+    k.source = KeySource::Computed(codes);
+    k.card = present.len().max(1) as u64;
+    let inner = std::mem::replace(&mut k.decoder, Decoder::Values(Vec::new()));
+    k.decoder = Decoder::Remapped {
+        inner: Box::new(inner),
+        codes: present,
+    };
+    true
+}
+
+fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
     let n = rows.len;
+    let space = |keys: &[KeyCodes<'_>]| {
+        keys.iter()
+            .filter(|k| k.varies())
+            .try_fold(1u64, |acc, k| acc.checked_mul(k.card.max(1)))
+    };
+    if space(keys).is_none_or(|t| t > FIXED_ARRAY_MAX_SLOTS) {
+        let mut changed = 0;
+        for k in keys.iter_mut() {
+            changed += densify(k, rows) as usize;
+        }
+        if changed > 0 {
+            trace.add(
+                "group keys re-coded to dense ranks of the codes present",
+                format!("{changed} key(s)"),
+            );
+        }
+    }
+    let keys: &[KeyCodes<'_>] = keys;
     let varying: Vec<&KeyCodes> = keys.iter().filter(|k| k.varies()).collect();
     if varying.is_empty() {
         trace.add(
@@ -641,7 +792,7 @@ pub fn aggregate_partition(
     rows: Rows<'_>,
     trace: &mut Trace,
 ) -> Result<Partial> {
-    let key_codes: Vec<KeyCodes> = keys
+    let mut key_codes: Vec<KeyCodes> = keys
         .iter()
         .map(|k| key_codes(k, part, rows))
         .collect::<Result<_>>()?;
@@ -651,7 +802,7 @@ pub fn aggregate_partition(
             k.how.clone(),
         );
     }
-    let grouping = group_rows(&key_codes, rows, trace);
+    let grouping = group_rows(&mut key_codes, rows, trace);
     let g = grouping.groups;
     let single = g == 1 && grouping.gids.is_empty();
     let single_gids: Vec<u32>;
@@ -672,7 +823,7 @@ pub fn aggregate_partition(
     for call in aggs {
         states.push(accumulate(call, part, rows, gids, g, &counts, trace)?);
     }
-    let mut out = Partial::default();
+    let mut out = Partial::new(keys.len(), aggs.len());
     let emit_empty = keys.is_empty();
     for gid in 0..g {
         let sparse = matches!(grouping.keys, GroupKeys::Slots) && g > 1;
@@ -680,18 +831,14 @@ pub fn aggregate_partition(
             continue;
         }
         let codes = grouping.keys.codes(gid, &key_codes);
-        out.keys.push(
+        out.push(
             key_codes
                 .iter()
                 .zip(&codes)
-                .map(|(k, &c)| k.decoder.decode(c))
-                .collect(),
-        );
-        out.states.push(
+                .map(|(k, &c)| k.decoder.decode(c)),
             states
                 .iter_mut()
-                .map(|s| std::mem::replace(&mut s[gid], AggState::Count(0)))
-                .collect(),
+                .map(|s| std::mem::replace(&mut s[gid], AggState::Count(0))),
         );
     }
     Ok(out)

@@ -575,23 +575,22 @@ fn finish_aggregate(
     partials: Vec<Partial>,
 ) -> Result<Vec<Vec<Value>>> {
     let mut merged = Partial::merge_all(partials);
-    if agg.keys.is_empty() && merged.keys.is_empty() {
-        merged.keys.push(vec![]);
-        merged
-            .states
-            .push(agg.aggs.iter().map(AggState::empty).collect());
+    if agg.keys.is_empty() && merged.groups == 0 {
+        merged = Partial::new(0, agg.aggs.len());
+        merged.push(std::iter::empty(), agg.aggs.iter().map(AggState::empty));
     }
-    let mut rows = Vec::with_capacity(merged.keys.len());
-    for (keys, states) in merged.keys.into_iter().zip(merged.states) {
+    let (nkeys, naggs) = (agg.keys.len(), agg.aggs.len());
+    let mut rows = Vec::with_capacity(merged.groups);
+    let mut states = merged.states.into_iter();
+    for g in 0..merged.groups {
+        let keys = &merged.keys[g * nkeys..(g + 1) * nkeys];
         let aggs: Vec<Value> = states
-            .into_iter()
+            .by_ref()
+            .take(naggs)
             .zip(&agg.aggs)
             .map(|(s, call)| s.finish(call.func))
             .collect::<Result<_>>()?;
-        let src = GroupRow {
-            keys: &keys,
-            aggs: &aggs,
-        };
+        let src = GroupRow { keys, aggs: &aggs };
         if let Some(h) = &plan.having
             && !matches!(eval::eval(h, &src)?, Value::Bool(true))
         {

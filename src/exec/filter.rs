@@ -769,6 +769,22 @@ pub fn run_filter(
     if sel.as_ref().is_some_and(Vec::is_empty) {
         return Ok(sel);
     }
+    let mut steps = steps;
+    if sel.is_none() {
+        // The leading comparisons on codes and floats run as one pass over
+        // 64-row blocks: each yields a mask, masks and validity words are
+        // ANDed, and only surviving rows become indices.
+        let fused = steps.iter().take_while(|s| fusable(s, part)).count();
+        if fused > 0 {
+            let s = fused_select(&steps[..fused], part);
+            let empty = s.is_empty();
+            sel = Some(s);
+            steps = &steps[fused..];
+            if empty {
+                return Ok(sel);
+            }
+        }
+    }
     for step in steps {
         let cur = sel.as_deref();
         let next = match step {
@@ -867,6 +883,94 @@ pub fn run_filter(
         }
     }
     Ok(sel)
+}
+
+fn fusable(step: &FilterStep, part: &Partition) -> bool {
+    match step {
+        FilterStep::CodeRange { column, .. } => matches!(
+            part.columns[*column].data,
+            ColumnData::Offset { .. } | ColumnData::Dict { .. }
+        ),
+        FilterStep::FloatCompare { column, .. } => {
+            matches!(part.columns[*column].data, ColumnData::Float(_))
+        }
+        _ => false,
+    }
+}
+
+/// Rows `start..end` (at most 64) of `part` passing one fusable step, as a
+/// mask; NULL rows never pass.
+fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, end: usize) -> u64 {
+    let (column, mask) = match step {
+        FilterStep::CodeRange {
+            column,
+            lo,
+            hi,
+            negate,
+        } => {
+            let (lo, span, negate) = (*lo, *hi - *lo, *negate);
+            let mask = match &part.columns[*column].data {
+                ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                    with_codes!(codes, c => kernel::block_mask(&c[start..end], |x| {
+                        (x.to_u64().wrapping_sub(lo) <= span) != negate
+                    }))
+                }
+                _ => 0,
+            };
+            (*column, mask)
+        }
+        FilterStep::FloatCompare {
+            column,
+            op,
+            constant,
+        } => {
+            let ColumnData::Float(v) = &part.columns[*column].data else {
+                return 0;
+            };
+            let (v, k) = (&v[start..end], *constant);
+            // NaN sorts above every number (PostgreSQL), so `>` and `>=` keep it.
+            let mask = match op {
+                BinaryOp::Lt => kernel::block_mask(v, |x| x < k),
+                BinaryOp::LtEq => kernel::block_mask(v, |x| x <= k),
+                BinaryOp::Gt => kernel::block_mask(v, |x| x > k || x.is_nan()),
+                BinaryOp::GtEq => kernel::block_mask(v, |x| x >= k || x.is_nan()),
+                BinaryOp::Eq => kernel::block_mask(v, |x| x == k),
+                _ => kernel::block_mask(v, |x| x != k),
+            };
+            (*column, mask)
+        }
+        _ => return 0,
+    };
+    match &part.columns[column].validity {
+        Some(b) => mask & b.word(block),
+        None => mask,
+    }
+}
+
+/// Runs fusable steps together over 64-row blocks.
+fn fused_select(steps: &[FilterStep], part: &Partition) -> Selection {
+    let n = part.rows;
+    let mut out = Vec::with_capacity(n / 4);
+    for block in 0..n.div_ceil(64) {
+        let start = block * 64;
+        let end = (start + 64).min(n);
+        let mut mask = if end - start == 64 {
+            u64::MAX
+        } else {
+            (1u64 << (end - start)) - 1
+        };
+        for step in steps {
+            mask &= step_mask(step, part, block, start, end);
+            if mask == 0 {
+                break;
+            }
+        }
+        while mask != 0 {
+            out.push(start as u32 + mask.trailing_zeros());
+            mask &= mask - 1;
+        }
+    }
+    out
 }
 
 fn unreachable_step() -> Selection {

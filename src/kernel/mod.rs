@@ -14,8 +14,10 @@ pub type Selection = Vec<u32>;
 /// satisfies `pred`, in order.
 ///
 /// # Performance
-/// Over all rows the loop is branch-free: every index is written and the
-/// output cursor advances by `pred as usize`.
+/// Over all rows, each block of 64 values is first reduced to a 64-bit
+/// mask in a loop without branches (which the compiler vectorizes for
+/// simple predicates), then the set bits are turned into row indices, so
+/// the cost per rejected row is a fraction of a cycle.
 #[inline]
 pub fn select_where<T: Copy>(
     values: &[T],
@@ -24,13 +26,15 @@ pub fn select_where<T: Copy>(
 ) -> Selection {
     match sel {
         None => {
-            let mut out = vec![0u32; values.len()];
-            let mut k = 0;
-            for (i, &v) in values.iter().enumerate() {
-                out[k] = i as u32;
-                k += pred(v) as usize;
+            let mut out = Vec::with_capacity(values.len() / 4);
+            for (block, chunk) in values.chunks(64).enumerate() {
+                let mut mask = block_mask(chunk, &pred);
+                let base = (block * 64) as u32;
+                while mask != 0 {
+                    out.push(base + mask.trailing_zeros());
+                    mask &= mask - 1;
+                }
             }
-            out.truncate(k);
             out
         }
         Some(sel) => {
@@ -43,6 +47,18 @@ pub fn select_where<T: Copy>(
             out
         }
     }
+}
+
+/// A 64-bit mask of which of (at most 64) `values` satisfy `pred`: bit `i`
+/// is `pred(values[i])`. Branch-free, so simple predicates vectorize.
+#[inline]
+pub fn block_mask<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> u64 {
+    debug_assert!(values.len() <= 64);
+    let mut mask = 0u64;
+    for (i, &v) in values.iter().enumerate() {
+        mask |= (pred(v) as u64) << i;
+    }
+    mask
 }
 
 /// Rows whose code lies in `lo..=hi` (or outside it when `negate`): one

@@ -64,6 +64,13 @@ impl Bitmap {
         }
     }
 
+    /// Bits `64 * i .. 64 * i + 64` as one word (bit `j` is row `64 * i + j`;
+    /// bits past `len` are zero).
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.words[i]
+    }
+
     /// Number of set bits.
     pub fn count_ones(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()

@@ -246,7 +246,7 @@ def main(argv=None):
         "started": started.isoformat(timespec="seconds"),
         "machine": machine_info(),
         "git": git_info(),
-        "settings": {"scale": args.scale, "rows": {d: rows[d] for d in paths},
+        "settings": {"scale": "custom" if args.rows else args.scale, "rows": {d: rows[d] for d in paths},
                      "threads": args.threads, "runs": args.runs, "warmup": args.warmup,
                      "query_seconds": args.query_seconds,
                      "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,

@@ -266,8 +266,8 @@ def main(argv=None):
         problems = report.smoke_problems(summary)
         for p in problems:
             print(f"bench smoke: FAILED: {p}", file=sys.stderr)
-        print(f"bench smoke: {len(summary['queries']) + len(summary['lookups'])} workload "
-              f"queries, {len(problems)} problems", file=sys.stderr)
+        total = len(summary["queries"]) + len(summary["lookups"]) + len(summary["loads"])
+        print(f"smoke: {total - len(problems)} passed, {len(problems)} failed", file=sys.stderr)
         return 1 if problems else 0
 
     out_dir = os.path.join(ROOT, "bench-results")

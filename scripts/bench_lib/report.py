@@ -283,8 +283,8 @@ def markdown(doc, summary):
     out += ["### Queries", "",
             "Smoke run: result sizes only, nothing is timed." if smoke else
             "Time in ms: min / median of the timed runs (fewer runs, shown in brackets, when "
-            f"a query's runs took {doc['settings'].get('query_seconds', 0):g} s). "
-            "Ratio = katydid min / peer min (< 1: katydid wins).", ""]
+            f"a query's runs took {doc['settings'].get('query_seconds', 0):g} s)."
+            + (" Ratio = katydid min / peer min (< 1: katydid wins)." if peers else ""), ""]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head) - 1)) + "|:---|")
     for q in summary["queries"]:

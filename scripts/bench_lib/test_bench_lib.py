@@ -6,6 +6,7 @@ Run: `PYTHONPATH=scripts python3 -m unittest bench_lib.test_bench_lib`
 """
 
 import os
+import tempfile
 import unittest
 
 from bench_lib import compare, data, workloads
@@ -40,6 +41,26 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(data.lookup_statements("SELECT * FROM kv WHERE id = {key}", [[7]]),
                          ["SELECT * FROM kv WHERE id = 7"])
         self.assertEqual(data.lookup_statements("… IN ({keys})", [[1, 2, 3]]), ["… IN (1, 2, 3)"])
+
+    def test_lookup_keys_mix_hits_and_misses(self):
+        for rows, count in ((1000, 5), (30, 5)):  # distinct overall; per statement
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "kv.csv")
+                ids = [i * 7919 + 3 for i in range(rows)]
+                with open(path, "w") as f:
+                    f.write("id,value\n" + "".join(f"{i},1.5\n" for i in ids))
+                lookups = [workloads.Lookup("kv", "eq", keys=1, hits=1),
+                           workloads.Lookup("kv", "in", keys=20, hits=5)]
+                keys = data.lookup_keys(path, lookups, count)
+                existing = set(ids)
+                self.assertEqual(len(keys["eq"]), count + 1)
+                self.assertTrue(all(k[0] in existing for k in keys["eq"]))
+                for stmt in keys["in"]:
+                    self.assertEqual(len(stmt), 20)
+                    self.assertEqual(len(set(stmt) & existing), 5)
+                    self.assertEqual(len(set(stmt)), 20)
+                hits = [k for stmt in keys["in"] for k in stmt if k in existing]
+                self.assertEqual(len(set(hits)) == len(hits), rows == 1000)
 
     def test_rows_option(self):
         rows = data.rows_for("small", "taxi=2k,kv=1m")

@@ -246,7 +246,7 @@ def main(argv=None):
         "started": started.isoformat(timespec="seconds"),
         "machine": machine_info(),
         "git": git_info(),
-        "settings": {"scale": args.scale, "rows": {d: rows[d] for d in paths},
+        "settings": {"scale": "custom" if args.rows else args.scale, "rows": {d: rows[d] for d in paths},
                      "threads": args.threads, "runs": args.runs, "warmup": args.warmup,
                      "query_seconds": args.query_seconds,
                      "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,
@@ -266,8 +266,8 @@ def main(argv=None):
         problems = report.smoke_problems(summary)
         for p in problems:
             print(f"bench smoke: FAILED: {p}", file=sys.stderr)
-        print(f"bench smoke: {len(summary['queries']) + len(summary['lookups'])} workload "
-              f"queries, {len(problems)} problems", file=sys.stderr)
+        total = len(summary["queries"]) + len(summary["lookups"]) + len(summary["loads"])
+        print(f"smoke: {total - len(problems)} passed, {len(problems)} failed", file=sys.stderr)
         return 1 if problems else 0
 
     out_dir = os.path.join(ROOT, "bench-results")

@@ -71,42 +71,47 @@ def _columns(result, names):
     return idx
 
 
-def compare(mode, ref, other):
-    """None when `other` agrees with `ref` under `mode`, else a short reason."""
+def compare(mode, ref, other, ref_name="expected", other_name="got"):
+    """None when `other` agrees with `ref` under `mode`, else a short reason
+    naming the two sides `other_name` and `ref_name`."""
+    got, exp = other_name, ref_name
     a, b = ref["rows"], other["rows"]
     kind = mode[0]
     if kind == "limit":
         n = mode[1]
         if len(a) != len(b):
-            return f"got {len(b)} rows, expected {len(a)}"
+            return f"{got} {len(b)} rows, {exp} {len(a)}"
         if len(a) >= n:
             return None
         kind = "rows"
     if kind == "topn":
         if len(a) != len(b):
-            return f"got {len(b)} rows, expected {len(a)}"
+            return f"{got} {len(b)} rows, {exp} {len(a)}"
         ia, ib = _columns(ref, mode[1]), _columns(other, mode[1])
         if ia is None or ib is None:
             return f"no column {', '.join(mode[1])}"
         va = sorted((tuple(r[i] for i in ia) for r in a), key=row_key)
         vb = sorted((tuple(r[i] for i in ib) for r in b), key=row_key)
-        return None if rows_equal(va, vb) else f"{'/'.join(mode[1])} values differ"
+        if rows_equal(va, vb):
+            return None
+        return (f"{'/'.join(mode[1])} values differ: {got} {_short([v[0] for v in vb[:5]])}…, "
+                f"{exp} {_short([v[0] for v in va[:5]])}…")
     if kind == "approx":
         if len(a) != len(b):
-            return f"got {len(b)} rows, expected {len(a)}"
+            return f"{got} {len(b)} rows, {exp} {len(a)}"
         if rows_equal(a, b, rel=mode[1], approx_ints=True):
             return None
-        return (f"got {_short(b[0]) if b else '()'}, expected {_short(a[0]) if a else '()'} "
-                f"within {mode[1]:g}")
+        return (f"{got} {_short(b[0]) if b else '()'}, {exp} {_short(a[0]) if a else '()'}, "
+                f"not within {mode[1]:g}")
     if kind == "rows":
         a = sorted(a, key=row_key)
         b = sorted(b, key=row_key)
     if len(a) != len(b):
-        return f"got {len(b)} rows, expected {len(a)}"
+        return f"{got} {len(b)} rows, {exp} {len(a)}"
     if not rows_equal(a, b):
         for i, (x, y) in enumerate(zip(a, b)):
             if not rows_equal([x], [y]):
-                return f"row {i + 1}: got {_short(y)}, expected {_short(x)}"
+                return f"row {i + 1}: {got} {_short(y)}, {exp} {_short(x)}"
     return None
 
 
@@ -142,7 +147,11 @@ def check_query(mode, results):
     main = classes[0]
     details = []
     for cls in classes[1:]:
-        reason = compare(mode, results[main[0]], results[cls[0]])
-        details.append(f"{', '.join(cls)} disagree{'s' if len(cls) == 1 else ''} with "
-                       f"{', '.join(main)} (got: {cls[0]}, expected: {main[0]}): {reason}")
+        reason = compare(mode, results[main[0]], results[cls[0]], main[0], cls[0])
+        if len(cls) == len(main):
+            who = f"{' + '.join(cls)} and {' + '.join(main)} differ"
+        else:
+            who = f"{' + '.join(cls)} disagree{'s' if len(cls) == 1 else ''} with " \
+                f"{' + '.join(main)}"
+        details.append(f"{who}: {reason}")
     return "MISMATCH", details

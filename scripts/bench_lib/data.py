@@ -75,7 +75,8 @@ def lookup_keys(csv_path, lookups, count):
 
     For each lookup, one warm-up statement and `count` timed ones; each
     statement has `keys` ids of which `hits` are ids taken at random (without
-    replacement, over all series) from the file and the rest are random
+    replacement over all series, or within each statement when the file has
+    too few rows) from the file and the rest are random
     63-bit numbers (misses; a collision with one of the file's ids has
     probability about rows/2^63 per key and would show as an answer
     mismatch), shuffled. Returns {lookup name: [[ids of one statement], …]}
@@ -90,18 +91,23 @@ def lookup_keys(csv_path, lookups, count):
         rows = sum(1 for _ in f) - 1
     rng = random.Random(SEED)
     need = sum(h * (count + 1) for _, _, h in spec)
-    if need > rows:
-        raise SystemExit(f"bench: kv has {rows} rows, the lookups need {need} distinct keys")
-    picked = rng.sample(range(rows), need)
+    if max(h for _, _, h in spec) > rows:
+        raise SystemExit(f"bench: kv has {rows} rows, fewer than the hits of one lookup")
+    if need <= rows:
+        picked = rng.sample(range(rows), need)
+    else:
+        # Too few rows for distinct keys everywhere: distinct within each
+        # statement only.
+        picked = [r for _, _, h in spec for _ in range(count + 1)
+                  for r in rng.sample(range(rows), h)]
     wanted = {}
     for i, r in enumerate(picked):
-        wanted[r] = i
+        wanted.setdefault(r, []).append(i)
     ids = [None] * need
     with open(csv_path, "rb") as f:
         next(f)
         for r, line in enumerate(f):
-            i = wanted.get(r)
-            if i is not None:
+            for i in wanted.get(r, ()):
                 ids[i] = int(line.split(b",", 1)[0])
     out = {}
     at = 0

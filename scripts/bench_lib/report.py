@@ -283,8 +283,8 @@ def markdown(doc, summary):
     out += ["### Queries", "",
             "Smoke run: result sizes only, nothing is timed." if smoke else
             "Time in ms: min / median of the timed runs (fewer runs, shown in brackets, when "
-            f"a query's runs took {doc['settings'].get('query_seconds', 0):g} s). "
-            "Ratio = katydid min / peer min (< 1: katydid wins).", ""]
+            f"a query's runs took {doc['settings'].get('query_seconds', 0):g} s)."
+            + (" Ratio = katydid min / peer min (< 1: katydid wins)." if peers else ""), ""]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head) - 1)) + "|:---|")
     for q in summary["queries"]:
@@ -294,7 +294,8 @@ def markdown(doc, summary):
             if v["status"] == "ok":
                 runs = v.get("runs", doc["settings"]["runs"])
                 few = runs < doc["settings"]["runs"]
-                row.append(f"{v['result_rows']:,} rows" if smoke or "min_s" not in v else
+                row.append(f"{v['result_rows']:,} row{'' if v['result_rows'] == 1 else 's'}"
+                           if smoke or "min_s" not in v else
                            f"{fmt_ms(v['min_s'])} / {fmt_ms(v['median_s'])}"
                            + (f" ({runs} run{'s' if runs > 1 else ''})" if few else ""))
             elif v["status"] == "unsupported":
@@ -314,8 +315,9 @@ def markdown(doc, summary):
         if q["answers"] == "agree":
             row.append("✓ all agree")
         elif q["answers"] == "single":
-            row.append("answered" if q["engines"].get("katydid", {}).get("status") == "ok"
-                       else "–")
+            who = [e for e in engines if q["engines"][e]["status"] == "ok"]
+            row.append("answered" if not peers and who else
+                       f"only {who[0]} answered" if who else "no answer")
         else:
             row.append("**MISMATCH** " + note(f"{q['id']}: " + "; ".join(q["answer_details"])))
         out.append("| " + " | ".join(row) + " |")
@@ -323,7 +325,9 @@ def markdown(doc, summary):
     # Lookups.
     if summary["lookups"]:
         budget = doc["settings"].get("lookup_seconds")
-        out += ["", "### Point lookups (kv)", "",
+        out += ["", "### Point lookups (kv)", ""]
+        if not smoke:
+            out += [
                 "Statements issued one after another on one thread through each engine's "
                 "in-process API, after one warm-up statement (its time: \"first\"); "
                 "qps = statements / summed latency"
@@ -333,8 +337,7 @@ def markdown(doc, summary):
                 "answers"]
         if peers:
             head.insert(-1, "target p90 ≤ ⅓ best peer")
-        out.append("| " + " | ".join(head) + " |")
-        out.append("|---|---|" + "---:|" * (len(head) - 3) + ":---|")
+        body = []
         for lk in summary["lookups"]:
             for e in engines:
                 v = lk["engines"][e]
@@ -356,7 +359,8 @@ def markdown(doc, summary):
                     row.append("✓" if v["answer_ok"] else
                                f"**MISMATCH**: {v['rows_returned']:,} rows, expected "
                                f"{v['expected_rows']:,}")
-                out.append("| " + " | ".join(row) + " |")
+                body.append(row)
+        out += _table(head, body, smoke)
 
     # Loads.
     if summary["loads"]:
@@ -366,10 +370,11 @@ def markdown(doc, summary):
                 "system.tables.total_bytes; Polars: estimated_size()).", ""]
         head = ["table", "engine", "load s", "rows/s", "MB/s", "CSV B/row", "mem B/row",
                 "mem / CSV"]
+        if smoke:
+            head.insert(2, "rows")
         if peers:
             head += ["target load < every peer", "target mem ≤ ⅕ smallest peer"]
-        out.append("| " + " | ".join(head) + " |")
-        out.append("|---|---|" + "---:|" * (len(head) - 2))
+        body = []
         for t in summary["loads"]:
             for e in engines:
                 v = t["engines"][e]
@@ -381,7 +386,8 @@ def markdown(doc, summary):
                         msg += " " + note(f"{e}, load {t['table']}: {v['error']}")
                     row = [label, e, msg] + ["–"] * (len(head) - 3)
                 else:
-                    row = [label, e, f"{v['load_s']:.2f}", fmt_rate(v["rows_per_s"]),
+                    row = [label, e] + ([f"{v['rows']:,}"] if smoke else []) + [
+                           f"{v['load_s']:.2f}", fmt_rate(v["rows_per_s"]),
                            f"{v['mb_per_s']:.0f}", f"{v['csv_bytes_per_row']:.1f}",
                            f"{v['mem_bytes_per_row']:.1f}" if v["mem_bytes_per_row"] is not None
                            else "–",
@@ -394,12 +400,13 @@ def markdown(doc, summary):
                             row.append(f"{_met(tm['met'])} ({tm['ratio']:.2f}×)" if tm else "–")
                         else:
                             row += ["", ""]
-                out.append("| " + " | ".join(row) + " |")
+                body.append(row)
             if not t["rows_agree"]:
-                out.append(f"| {t['table']} | **MISMATCH** | row counts differ "
-                           + note(f"load {t['table']}: " + ", ".join(
-                               f"{e} {v.get('rows')}" for e, v in t["engines"].items()))
-                           + " |" + " |" * (len(head) - 3))
+                body.append([t["table"], "**MISMATCH**", "row counts differ " + note(
+                    f"load {t['table']}: " + ", ".join(
+                        f"{e} {v.get('rows')}" for e, v in t["engines"].items()))]
+                    + [""] * (len(head) - 3))
+        out += _table(head, body, smoke)
 
     # Targets summary.
     if peers:
@@ -425,6 +432,19 @@ def markdown(doc, summary):
     if notes:
         out += [""] + [f"[{i + 1}] {_one_line(n)}" for i, n in enumerate(notes)]
     return "\n".join(out) + "\n"
+
+
+TIMED_COLUMNS = {"qps", "p50 ms", "p90 ms", "first ms", "load s", "rows/s", "MB/s"}
+
+
+def _table(head, body, smoke):
+    """Markdown lines of a table; in smoke runs without the timed columns."""
+    keep = [i for i, h in enumerate(head) if not (smoke and h in TIMED_COLUMNS)]
+    align = ["---" if i < 2 or head[i] == "answers" else "---:" for i in keep]
+    lines = ["| " + " | ".join(head[i] for i in keep) + " |", "|" + "|".join(align) + "|"]
+    for row in body:
+        lines.append("| " + " | ".join(str(row[i]) if i < len(row) else "" for i in keep) + " |")
+    return lines
 
 
 def _one_line(text):

@@ -405,6 +405,30 @@ fn binary_vec<'a>(
     if matches!(&l, Datum::Scalar(Value::Null)) || matches!(&r, Datum::Scalar(Value::Null)) {
         return Ok(Datum::Scalar(Value::Null));
     }
+    // Integer array with an integer constant: one tight loop per operator
+    // (values at NULL rows are 0 or the partition minimum, so they cannot
+    // overflow where real values do not).
+    if let (Datum::Array(a), Datum::Scalar(Value::Int(k))) = (&l, &r)
+        && let Data::Int(x) = &a.data
+        && !op.is_comparison()
+    {
+        let k = *k;
+        let out: Option<Vec<i64>> = match op {
+            BinaryOp::Plus => x.iter().map(|v| v.checked_add(k)).collect(),
+            BinaryOp::Minus => x.iter().map(|v| v.checked_sub(k)).collect(),
+            BinaryOp::Multiply => x.iter().map(|v| v.checked_mul(k)).collect(),
+            BinaryOp::Divide if k > 0 => Some(x.iter().map(|v| v / k).collect()),
+            BinaryOp::Modulo if k > 0 => Some(x.iter().map(|v| v % k).collect()),
+            _ => None,
+        };
+        if let Some(out) = out {
+            return Ok(Datum::Array(Array {
+                dtype,
+                data: Data::Int(out),
+                valid: a.valid.clone(),
+            }));
+        }
+    }
     let la = to_array(l, DataType::Int, n);
     let ra = to_array(r, DataType::Int, n);
     let valid = and_valid(&la.valid, &ra.valid);

@@ -198,28 +198,30 @@ impl Partial {
         let mut buckets: Vec<(Vec<u64>, Partial)> = (0..shards)
             .map(|_| (Vec::new(), Partial::new(nkeys, naggs)))
             .collect();
-        for p in parts {
-            let mut keys = p.keys.into_iter();
+        for mut p in parts {
             let mut states = p.states.into_iter();
-            for _ in 0..p.groups {
-                let k: Vec<Value> = keys.by_ref().take(nkeys).collect();
-                let h = hasher.hash_one(&k[..]);
+            for g in 0..p.groups {
+                let key = &mut p.keys[g * nkeys..(g + 1) * nkeys];
+                let h = hasher.hash_one(&*key);
                 let (hashes, bucket) = &mut buckets[(h % shards as u64) as usize];
                 hashes.push(h);
-                bucket.push(k, states.by_ref().take(naggs));
+                bucket.push(
+                    key.iter_mut().map(|v| std::mem::replace(v, Value::Null)),
+                    states.by_ref().take(naggs),
+                );
             }
         }
         let merged: Vec<Partial> = buckets
             .into_par_iter()
-            .map(|(hashes, bucket)| {
+            .map(|(hashes, mut bucket)| {
                 let mut table: HashTable<usize> = HashTable::with_capacity(bucket.groups / 2);
                 let mut out = Partial::new(nkeys, naggs);
                 let mut out_hashes: Vec<u64> = Vec::new();
-                let mut keys = bucket.keys.into_iter();
                 let mut states = bucket.states.into_iter();
-                for h in hashes {
-                    let k: Vec<Value> = keys.by_ref().take(nkeys).collect();
-                    match table.find(h, |&g| out.keys[g * nkeys..(g + 1) * nkeys] == k[..]) {
+                for (i, h) in hashes.into_iter().enumerate() {
+                    let key = &mut bucket.keys[i * nkeys..(i + 1) * nkeys];
+                    let found = table.find(h, |&g| out.keys[g * nkeys..(g + 1) * nkeys] == *key);
+                    match found {
                         Some(&g) => {
                             for (a, b) in out.states[g * naggs..(g + 1) * naggs]
                                 .iter_mut()
@@ -231,7 +233,10 @@ impl Partial {
                         None => {
                             table.insert_unique(h, out.groups, |&i| out_hashes[i]);
                             out_hashes.push(h);
-                            out.push(k, states.by_ref().take(naggs));
+                            out.push(
+                                key.iter_mut().map(|v| std::mem::replace(v, Value::Null)),
+                                states.by_ref().take(naggs),
+                            );
                         }
                     }
                 }

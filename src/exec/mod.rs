@@ -640,6 +640,13 @@ fn finish_rows(
         }
         None => (plan.offset as usize).min(order.len())..order.len(),
     };
+    if plan.order_by.is_empty() && window == (0..rows.len()) && errors.iter().all(Option::is_none) {
+        // Nothing to reorder or cut: keep the rows where they are.
+        for r in rows.iter_mut() {
+            r.truncate(plan.visible);
+        }
+        return Ok(());
+    }
     let kept = &order[window];
     if !errors.is_empty() {
         let mut errors = errors;

@@ -4,7 +4,9 @@
 //! value on. A column that turns into a string after other values keeps
 //! neither; phase 2 then parses its span again for the text.
 
-use super::infer::{IntText, Kind, float_syntax, parse_float, parse_int, parse_timestamp_bytes};
+use super::infer::{
+    DateCache, IntText, Kind, Number, float_syntax, parse_float, parse_int, parse_number,
+};
 use crate::store::Bitmap;
 
 /// Values parsed so far, one per row (NULL rows hold a placeholder).
@@ -18,34 +20,102 @@ pub(crate) enum Values {
     Floats(Vec<f64>),
 }
 
-/// The texts of one column's fields, back to back.
+/// The texts of one column's fields, one per row, most of them as byte
+/// ranges of the span's input (no copy), the others (fields whose quotes
+/// were removed) copied into `owned`.
 ///
 /// # Invariants
-/// `ends` has one entry per row, non-decreasing; row `i` is
-/// `bytes[ends[i - 1]..ends[i]]` (from 0 for row 0). The span this comes
-/// from is shorter than 4 GiB, so the offsets fit in u32.
+/// `ranges` has one entry per row; `owned_rows` is strictly increasing. Row
+/// `i` is `owned[ranges[i]]` when `i` is in `owned_rows`, else
+/// `input[ranges[i]]`, `input` being the span's text. The span is shorter
+/// than 4 GiB, so the offsets fit in u32.
 #[derive(Debug, Default)]
 pub(crate) struct Texts {
-    /// Field bytes.
-    pub bytes: Vec<u8>,
-    /// End offset of each row's text.
-    pub ends: Vec<u32>,
+    ranges: Vec<(u32, u32)>,
+    owned: Vec<u8>,
+    owned_rows: Vec<u32>,
 }
 
 impl Texts {
-    /// Appends one row's text.
+    /// Room for `rows` rows.
+    pub(crate) fn with_capacity(rows: usize) -> Texts {
+        Texts {
+            ranges: Vec::with_capacity(rows),
+            ..Texts::default()
+        }
+    }
+
+    /// Appends one row's text: `field`, which is `input[at..]` when `at` is
+    /// given (else it is copied).
     #[inline]
-    pub(crate) fn push(&mut self, field: &[u8]) {
-        self.bytes.extend_from_slice(field);
-        self.ends.push(self.bytes.len() as u32);
+    pub(crate) fn push(&mut self, field: &[u8], at: Option<u32>) {
+        match at {
+            Some(at) => self.ranges.push((at, at + field.len() as u32)),
+            None => {
+                let start = self.owned.len() as u32;
+                self.owned.extend_from_slice(field);
+                self.owned_rows.push(self.ranges.len() as u32);
+                self.ranges.push((start, self.owned.len() as u32));
+            }
+        }
+    }
+
+    /// Appends `n` empty rows.
+    pub(crate) fn push_empty(&mut self, n: usize) {
+        self.ranges.resize(self.ranges.len() + n, (0, 0));
+    }
+
+    /// Calls `f` with every row's text in order, `input` being the span's
+    /// text.
+    #[inline]
+    pub(crate) fn for_each<'a>(&'a self, input: &'a [u8], mut f: impl FnMut(usize, &'a [u8])) {
+        let mut owned = self.owned_rows.iter().peekable();
+        for (row, &(a, b)) in self.ranges.iter().enumerate() {
+            let source = if owned.next_if(|&&r| r as usize == row).is_some() {
+                &self.owned
+            } else {
+                input
+            };
+            f(row, &source[a as usize..b as usize]);
+        }
+    }
+
+    /// Calls `f` with every row's text in order, `text` being the span's
+    /// text; false (after calling `f` for some rows) if a row's range is not
+    /// at character boundaries or its copied text is not UTF-8.
+    #[inline]
+    pub(crate) fn for_each_str<'a>(
+        &'a self,
+        text: &'a str,
+        mut f: impl FnMut(usize, &'a str),
+    ) -> bool {
+        let Ok(owned) = std::str::from_utf8(&self.owned) else {
+            return false;
+        };
+        let mut owned_rows = self.owned_rows.iter().peekable();
+        for (row, &(a, b)) in self.ranges.iter().enumerate() {
+            let source = if owned_rows.next_if(|&&r| r as usize == row).is_some() {
+                owned
+            } else {
+                text
+            };
+            match source.get(a as usize..b as usize) {
+                Some(s) => f(row, s),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// The first row whose text is not UTF-8.
-    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
-        std::str::from_utf8(&self.bytes).err().map(|e| {
-            let at = e.valid_up_to();
-            self.ends.partition_point(|&end| end as usize <= at)
-        })
+    pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
+        let mut bad = None;
+        self.for_each(input, |row, text| {
+            if bad.is_none() && std::str::from_utf8(text).is_err() {
+                bad = Some(row);
+            }
+        });
+        bad
     }
 }
 
@@ -71,6 +141,7 @@ pub(crate) struct ColumnBuilder {
     /// The first row found not to be UTF-8 outside `text`.
     pub bad_utf8: Option<usize>,
     rows: usize,
+    dates: DateCache,
 }
 
 impl ColumnBuilder {
@@ -83,22 +154,25 @@ impl ColumnBuilder {
             text: None,
             bad_utf8: None,
             rows,
+            dates: DateCache::default(),
         }
     }
 
-    /// The first row whose field is not UTF-8.
-    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
-        let in_text = self.text.as_ref().and_then(Texts::first_invalid_row);
+    /// The first row whose field is not UTF-8, `input` being the span's
+    /// text.
+    pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
+        let in_text = self.text.as_ref().and_then(|t| t.first_invalid_row(input));
         match (in_text, self.bad_utf8) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// Observes row `row`'s field (raw bytes, quotes removed). Rows come in
-    /// order, each once, and `row` is less than the span's row count.
+    /// Observes row `row`'s field (raw bytes, quotes removed), which is
+    /// `input[at..]` of the span's text `input` when `at` is given. Rows come
+    /// in order, each once, and `row` is less than the span's row count.
     #[inline]
-    pub(crate) fn observe(&mut self, row: usize, field: &[u8]) {
+    pub(crate) fn observe(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         if field.is_empty() {
             let rows = self.rows;
             self.validity
@@ -110,49 +184,75 @@ impl ColumnBuilder {
                 Values::None => {}
             }
             if let Some(t) = &mut self.text {
-                t.push(b"");
+                t.push(b"", at);
             }
             return;
         }
         match (self.kind, &mut self.values) {
             (Kind::Str, _) => match &mut self.text {
-                Some(t) => t.push(field),
+                Some(t) => t.push(field, at),
                 None => self.check_utf8(row, field),
             },
-            (Kind::Int, Values::Ints(v)) => match parse_int(field) {
-                IntText::Int(x) => v.push(x),
-                IntText::Overflow => self.become_str(row, field),
-                IntText::NotInt => match float_value(field) {
-                    Some(f) => {
-                        let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
-                        // `as` rounds to nearest, ties to even, exactly as
-                        // parsing the integer's decimal text would.
-                        floats.extend(v.iter().map(|&x| x as f64));
-                        floats.push(f);
-                        self.kind = Kind::Float;
-                        self.values = Values::Floats(floats);
-                    }
-                    None => self.become_str(row, field),
+            (Kind::Int, Values::Ints(v)) => match parse_number(field) {
+                Number::Int(x) => v.push(x),
+                Number::Float(f) => self.int_to_float(f),
+                Number::Other => self.observe_int_slow(row, field),
+            },
+            (Kind::Float, Values::Floats(v)) => match parse_number(field) {
+                Number::Int(x) => v.push(x as f64),
+                Number::Float(f) => v.push(f),
+                Number::Other => match parse_int(field) {
+                    IntText::Int(x) => v.push(x as f64),
+                    IntText::Overflow => self.become_str(row, field),
+                    IntText::NotInt => match float_value(field) {
+                        Some(f) => v.push(f),
+                        None => self.become_str(row, field),
+                    },
                 },
             },
-            (Kind::Float, Values::Floats(v)) => match parse_int(field) {
-                IntText::Int(x) => v.push(x as f64),
-                IntText::Overflow => self.become_str(row, field),
-                IntText::NotInt => match float_value(field) {
-                    Some(f) => v.push(f),
-                    None => self.become_str(row, field),
-                },
-            },
-            (Kind::Timestamp, Values::Ints(v)) => match parse_timestamp_bytes(field) {
+            (Kind::Timestamp, Values::Ints(v)) => match self.dates.parse(field) {
                 Some(t) => v.push(t),
                 None => self.become_str(row, field),
             },
-            _ => self.first_value(row, field),
+            _ => self.first_value(row, field, at),
         }
     }
 
+    /// An integer column meets a value that is not a short integer.
+    #[cold]
+    fn observe_int_slow(&mut self, row: usize, field: &[u8]) {
+        match parse_int(field) {
+            IntText::Int(x) => {
+                if let Values::Ints(v) = &mut self.values {
+                    v.push(x);
+                }
+            }
+            IntText::Overflow => self.become_str(row, field),
+            IntText::NotInt => match float_value(field) {
+                Some(f) => self.int_to_float(f),
+                None => self.become_str(row, field),
+            },
+        }
+    }
+
+    /// Turns an integer column into a float column at a float value `f`.
+    #[cold]
+    fn int_to_float(&mut self, f: f64) {
+        let Values::Ints(v) = &self.values else {
+            return;
+        };
+        let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
+        // `as` rounds to nearest, ties to even, exactly as parsing the
+        // integer's decimal text would.
+        floats.extend(v.iter().map(|&x| x as f64));
+        floats.push(f);
+        self.kind = Kind::Float;
+        self.values = Values::Floats(floats);
+    }
+
     /// The first non-empty field, at row `row` (earlier rows are NULL).
-    fn first_value(&mut self, row: usize, field: &[u8]) {
+    #[cold]
+    fn first_value(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         match parse_int(field) {
             IntText::Int(x) => {
                 let mut v = with_nulls(row, self.rows);
@@ -160,20 +260,20 @@ impl ColumnBuilder {
                 self.kind = Kind::Int;
                 self.values = Values::Ints(v);
             }
-            IntText::Overflow => self.first_text(row, field),
+            IntText::Overflow => self.first_text(row, field, at),
             IntText::NotInt => {
                 if let Some(f) = float_value(field) {
                     let mut v = with_nulls(row, self.rows);
                     v.push(f);
                     self.kind = Kind::Float;
                     self.values = Values::Floats(v);
-                } else if let Some(t) = parse_timestamp_bytes(field) {
+                } else if let Some(t) = self.dates.parse(field) {
                     let mut v = with_nulls(row, self.rows);
                     v.push(t);
                     self.kind = Kind::Timestamp;
                     self.values = Values::Ints(v);
                 } else {
-                    self.first_text(row, field);
+                    self.first_text(row, field, at);
                 }
             }
         }
@@ -181,13 +281,10 @@ impl ColumnBuilder {
 
     /// Turns the column into a string column at its first non-empty value
     /// (earlier rows are NULL): its text is kept from here on.
-    fn first_text(&mut self, row: usize, field: &[u8]) {
-        let mut text = Texts {
-            bytes: Vec::new(),
-            ends: Vec::with_capacity(self.rows),
-        };
-        text.ends.resize(row, 0);
-        text.push(field);
+    fn first_text(&mut self, row: usize, field: &[u8], at: Option<u32>) {
+        let mut text = Texts::with_capacity(self.rows);
+        text.push_empty(row);
+        text.push(field, at);
         self.kind = Kind::Str;
         self.values = Values::None;
         self.text = Some(text);
@@ -232,7 +329,7 @@ mod tests {
     fn build(values: &[&str]) -> ColumnBuilder {
         let mut b = ColumnBuilder::new(values.len());
         for (i, v) in values.iter().enumerate() {
-            b.observe(i, v.as_bytes());
+            b.observe(i, v.as_bytes(), None);
         }
         b
     }
@@ -285,20 +382,20 @@ mod tests {
         assert!(build(&["1", "x"]).text.is_none());
         let b = build(&["", "x", "1", ""]);
         let t = b.text.as_ref().unwrap();
-        assert_eq!(
-            (t.bytes.as_slice(), t.ends.as_slice()),
-            (&b"x1"[..], &[0, 1, 2, 2][..])
-        );
+        let mut texts = Vec::new();
+        t.for_each(b"", |_, text| texts.push(text.to_vec()));
+        assert_eq!(texts, [&b""[..], b"x", b"1", b""]);
         assert_eq!(nulls(&b), [true, false, false, true]);
         let mut b = ColumnBuilder::new(2);
-        b.observe(0, b"1");
-        b.observe(1, b"\xff");
-        assert_eq!(b.first_invalid_row(), Some(1));
+        b.observe(0, b"1", None);
+        b.observe(1, b"\xff", None);
+        assert_eq!(b.first_invalid_row(b""), Some(1));
         let mut b = ColumnBuilder::new(3);
-        b.observe(0, b"a");
-        b.observe(1, b"b");
-        b.observe(2, b"\xc3");
-        assert_eq!(b.first_invalid_row(), Some(2));
+        let input = b"a,b,\xc3";
+        b.observe(0, b"a", Some(0));
+        b.observe(1, b"b", None);
+        b.observe(2, b"\xc3", Some(4));
+        assert_eq!(b.first_invalid_row(input), Some(2));
 
         let b = build(&["", ""]);
         assert_eq!(b.kind, Kind::Empty);

@@ -208,6 +208,19 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// dictionary-encoded (codes fit in u16).
 pub const MAX_DICTIONARY_LEN: usize = 1 << 16;
 
+/// Bytes of `len` strings of `total_bytes` bytes packed back to back: the
+/// bytes plus `len + 1` offsets of 2, 4 or 8 bytes.
+fn packed_size(total_bytes: usize, len: usize) -> usize {
+    let offset_bytes = if total_bytes <= u16::MAX as usize {
+        2
+    } else if total_bytes <= u32::MAX as usize {
+        4
+    } else {
+        8
+    };
+    total_bytes + offset_bytes * (len + 1)
+}
+
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
     validity.filter(|v| v.count_ones() < v.len())
 }
@@ -355,50 +368,29 @@ impl Column {
     ///
     /// # Algorithm
     /// One pass hashes each valid value once, giving it an id in order of
-    /// first appearance and recording every row's id; it stops early (and
-    /// the column is packed) as soon as the distinct values seen so far make
-    /// a dictionary at least as large as packing. The distinct values are
-    /// then sorted and a permutation table turns ids into sorted codes.
+    /// first appearance; it stops early (and the column is packed) as soon
+    /// as the distinct values seen so far make a dictionary at least as
+    /// large as packing. Otherwise the ids go to
+    /// [`Column::encode_string_ids`].
     pub fn encode_strings(values: &[&str], validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
-        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
         let total_bytes: usize = values
             .iter()
             .enumerate()
             .filter(|&(i, _)| valid(i))
             .map(|(_, s)| s.len())
             .sum();
-        let offset_bytes = if total_bytes <= u16::MAX as usize {
-            2
-        } else if total_bytes <= u32::MAX as usize {
-            4
-        } else {
-            8
-        };
-        let packed_bytes = total_bytes + offset_bytes * (len + 1);
+        let packed_bytes = packed_size(total_bytes, len);
 
-        // Ids in order of first appearance; `u32::MAX` once hashing stopped.
         let mut index: HashMap<&str, u32> = HashMap::new();
         let mut distinct: Vec<&str> = Vec::new();
         let mut ids: Vec<u32> = Vec::with_capacity(len);
         let mut dict_bytes = 0usize;
-        let mut hashing = true;
-        let mut sorted = validity.is_none();
-        let mut prev: &str = "";
-        let mut any = false;
         for (i, &s) in values.iter().enumerate() {
             if !valid(i) {
-                if hashing {
-                    ids.push(0);
-                }
-                continue;
-            }
-            any = true;
-            sorted &= s.as_bytes() >= prev.as_bytes();
-            prev = s;
-            if !hashing {
+                ids.push(0);
                 continue;
             }
             let next = distinct.len() as u32;
@@ -413,73 +405,88 @@ impl Column {
                 && (distinct.len() > MAX_DICTIONARY_LEN || dict_bytes + len >= packed_bytes)
             {
                 // Even with one-byte codes the dictionary cannot be smaller.
-                hashing = false;
+                return Self::packed_column(values, validity);
             }
         }
-        if !any {
+        drop(index);
+        Self::encode_string_ids(&distinct, &ids, validity)
+    }
+
+    /// Encodes the strings `distinct[ids[i]]` exactly as
+    /// [`Column::encode_strings`] would: `distinct` holds distinct strings
+    /// in any order, each the value of at least one valid row; `ids` has one
+    /// entry per row (any id below `distinct.len()` at NULL rows).
+    ///
+    /// # Algorithm
+    /// The distinct values are sorted once; a permutation table maps ids to
+    /// sorted dictionary codes, so no string is looked up per row.
+    ///
+    /// # Panics
+    /// If an id is not below `distinct.len()`.
+    pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let len = ids.len();
+        if distinct.is_empty() {
             return Column::all_null(DataType::Str, len);
         }
-        drop(index);
-        let data = if hashing {
-            // Sort the distinct values; `rank[id]` is the sorted code of `id`.
-            let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
-            order.sort_unstable_by(|&a, &b| {
-                distinct[a as usize]
-                    .as_bytes()
-                    .cmp(distinct[b as usize].as_bytes())
-            });
-            let dict_len = distinct.len();
-            let entries: Vec<Arc<str>> = order
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let total_bytes: usize = ids
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| valid(i))
+            .map(|(_, &id)| distinct[id as usize].len())
+            .sum();
+        let dict_len = distinct.len();
+        let dict_bytes: usize = distinct.iter().map(|s| s.len() + 32).sum();
+        let mut order: Vec<u32> = (0..dict_len as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            distinct[a as usize]
+                .as_bytes()
+                .cmp(distinct[b as usize].as_bytes())
+        });
+        // `rank[id]` is the sorted code of `id`.
+        let mut rank = vec![0u32; dict_len];
+        for (code, &id) in order.iter().enumerate() {
+            rank[id as usize] = code as u32;
+        }
+        let mut sorted = validity.is_none();
+        if sorted {
+            let mut prev = 0;
+            for &id in ids {
+                let r = rank[id as usize];
+                sorted &= r >= prev;
+                prev = r;
+            }
+        }
+        let min = Value::str(distinct[order[0] as usize]);
+        let max = Value::str(distinct[order[dict_len - 1] as usize]);
+        let code_bytes = if dict_len <= 256 { 1 } else { 2 };
+        let data = if dict_len == 1 {
+            ColumnData::Const(min.clone())
+        } else if dict_len <= MAX_DICTIONARY_LEN
+            && dict_bytes + code_bytes * len < packed_size(total_bytes, len)
+        {
+            let codes = if dict_len <= 256 {
+                Codes::U8(ids.iter().map(|&id| rank[id as usize] as u8).collect())
+            } else {
+                Codes::U16(ids.iter().map(|&id| rank[id as usize] as u16).collect())
+            };
+            let values = order
                 .iter()
                 .map(|&id| Arc::from(distinct[id as usize]))
                 .collect();
-            let min = Value::Str(entries[0].clone());
-            let max = Value::Str(entries[dict_len - 1].clone());
-            let code_bytes = if dict_len <= 256 { 1 } else { 2 };
-            if dict_len == 1 {
-                (ColumnData::Const(min.clone()), min, max)
-            } else if dict_bytes + code_bytes * len < packed_bytes {
-                let mut rank = vec![0u16; dict_len];
-                for (code, &id) in order.iter().enumerate() {
-                    rank[id as usize] = code as u16;
-                }
-                let codes = if dict_len <= 256 {
-                    Codes::U8(ids.iter().map(|&id| rank[id as usize] as u8).collect())
-                } else {
-                    Codes::U16(ids.iter().map(|&id| rank[id as usize]).collect())
-                };
-                let dict = Dictionary { values: entries };
-                (
-                    ColumnData::Dict {
-                        codes,
-                        dict: Arc::new(dict),
-                    },
-                    min,
-                    max,
-                )
-            } else {
-                (Self::pack_strings(values, &valid), min, max)
+            ColumnData::Dict {
+                codes,
+                dict: Arc::new(Dictionary { values }),
             }
         } else {
-            let mut min: Option<&str> = None;
-            let mut max: Option<&str> = None;
-            for (i, &s) in values.iter().enumerate() {
-                if valid(i) {
-                    if min.is_none_or(|m| s.as_bytes() < m.as_bytes()) {
-                        min = Some(s);
-                    }
-                    if max.is_none_or(|m| s.as_bytes() > m.as_bytes()) {
-                        max = Some(s);
-                    }
-                }
-            }
-            (
-                Self::pack_strings(values, &valid),
-                Value::str(min.unwrap_or_default()),
-                Value::str(max.unwrap_or_default()),
-            )
+            ColumnData::Packed(PackedStrings::new(ids.iter().enumerate().map(
+                |(i, &id)| {
+                    if valid(i) { distinct[id as usize] } else { "" }
+                },
+            )))
         };
-        let (data, min, max) = data;
         Column {
             dtype: DataType::Str,
             len,
@@ -494,14 +501,46 @@ impl Column {
         }
     }
 
-    /// Packs strings back to back, with `""` at NULL rows.
-    fn pack_strings(values: &[&str], valid: &impl Fn(usize) -> bool) -> ColumnData {
-        ColumnData::Packed(PackedStrings::new(
+    /// Packs strings (already known to have at least two distinct values
+    /// and not to fit a smaller dictionary), with `""` at NULL rows.
+    fn packed_column(values: &[&str], validity: Option<Bitmap>) -> Column {
+        let len = values.len();
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let mut min: Option<&str> = None;
+        let mut max: Option<&str> = None;
+        let mut sorted = validity.is_none();
+        let mut prev: &str = "";
+        for (i, &s) in values.iter().enumerate() {
+            if valid(i) {
+                if min.is_none_or(|m| s.as_bytes() < m.as_bytes()) {
+                    min = Some(s);
+                }
+                if max.is_none_or(|m| s.as_bytes() > m.as_bytes()) {
+                    max = Some(s);
+                }
+                sorted &= s.as_bytes() >= prev.as_bytes();
+                prev = s;
+            }
+        }
+        let data = ColumnData::Packed(PackedStrings::new(
             values
                 .iter()
                 .enumerate()
                 .map(|(i, s)| if valid(i) { *s } else { "" }),
-        ))
+        ));
+        Column {
+            dtype: DataType::Str,
+            len,
+            data,
+            validity,
+            zone: ZoneMap {
+                min: Value::str(min.unwrap_or_default()),
+                max: Value::str(max.unwrap_or_default()),
+                null_count,
+                sorted,
+            },
+        }
     }
 
     /// True when row `i` is not NULL.
@@ -702,6 +741,52 @@ mod tests {
             let sorted = present.len() == len && present.windows(2).all(|w| w[0] <= w[1]);
             assert_eq!(c.zone.sorted, sorted, "case {case}");
             assert_eq!(c.zone.null_count, len - present.len());
+        }
+    }
+
+    #[test]
+    fn string_ids_encode_like_strings() {
+        let distinct = ["pear", "apple", "fig", ""];
+        let cases: Vec<(Vec<u32>, Vec<bool>)> = vec![
+            (
+                (0..900).map(|i| [0, 1, 2, 1][i % 4]).collect(),
+                vec![true; 900],
+            ),
+            (
+                (0..900).map(|i| [3, 1, 2, 1][i % 4]).collect(),
+                vec![true; 900],
+            ),
+            (vec![1; 50], vec![true; 50]),
+            (vec![0, 1, 2], vec![true, true, true]),
+            (
+                (0..300).map(|i| (i % 3) as u32).collect(),
+                (0..300).map(|i| i % 5 != 0).collect(),
+            ),
+            (vec![1, 1, 2, 2], vec![true; 4]),
+        ];
+        for (ids, valid) in cases {
+            let used: Vec<u32> = {
+                let mut u: Vec<u32> = (0..ids.len())
+                    .filter(|&i| valid[i])
+                    .map(|i| ids[i])
+                    .collect();
+                u.sort_unstable();
+                u.dedup();
+                u
+            };
+            // Only the entries some valid row uses, renumbered.
+            let entries: Vec<&str> = used.iter().map(|&id| distinct[id as usize]).collect();
+            let renumbered: Vec<u32> = ids
+                .iter()
+                .map(|id| used.iter().position(|u| u == id).unwrap_or(0) as u32)
+                .collect();
+            let strings: Vec<&str> = ids.iter().map(|&id| distinct[id as usize]).collect();
+            let validity = Some(Bitmap::from_bools(&valid));
+            let a = Column::encode_string_ids(&entries, &renumbered, validity.clone());
+            let b = Column::encode_strings(&strings, validity);
+            assert_eq!(a.encoding_name(), b.encoding_name());
+            assert_eq!(decode(&a), decode(&b));
+            assert_eq!(a.zone, b.zone);
         }
     }
 

@@ -418,8 +418,9 @@ impl Column {
     /// entry per row (any id below `distinct.len()` at NULL rows).
     ///
     /// # Algorithm
-    /// The distinct values are sorted once; a permutation table maps ids to
-    /// sorted dictionary codes, so no string is looked up per row.
+    /// The codec follows from the counts alone. For a dictionary the
+    /// distinct values are sorted once and a permutation table maps ids to
+    /// sorted codes, so no string is looked up per row.
     ///
     /// # Panics
     /// If an id is not below `distinct.len()`.
@@ -439,6 +440,39 @@ impl Column {
             .sum();
         let dict_len = distinct.len();
         let dict_bytes: usize = distinct.iter().map(|s| s.len() + 32).sum();
+        let code_bytes = if dict_len <= 256 { 1 } else { 2 };
+        let dictionary = dict_len == 1
+            || (dict_len <= MAX_DICTIONARY_LEN
+                && dict_bytes + code_bytes * len < packed_size(total_bytes, len));
+        if !dictionary {
+            // No need to sort the values.
+            let min = distinct
+                .iter()
+                .min_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let max = distinct
+                .iter()
+                .max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let sorted = validity.is_none()
+                && ids
+                    .windows(2)
+                    .all(|w| w[0] == w[1] || distinct[w[1] as usize] >= distinct[w[0] as usize]);
+            return Column {
+                dtype: DataType::Str,
+                len,
+                data: ColumnData::Packed(PackedStrings::new(
+                    ids.iter()
+                        .enumerate()
+                        .map(|(i, &id)| if valid(i) { distinct[id as usize] } else { "" }),
+                )),
+                validity,
+                zone: ZoneMap {
+                    min: Value::str(min.copied().unwrap_or_default()),
+                    max: Value::str(max.copied().unwrap_or_default()),
+                    null_count,
+                    sorted,
+                },
+            };
+        }
         let mut order: Vec<u32> = (0..dict_len as u32).collect();
         order.sort_unstable_by(|&a, &b| {
             distinct[a as usize]
@@ -461,12 +495,9 @@ impl Column {
         }
         let min = Value::str(distinct[order[0] as usize]);
         let max = Value::str(distinct[order[dict_len - 1] as usize]);
-        let code_bytes = if dict_len <= 256 { 1 } else { 2 };
         let data = if dict_len == 1 {
             ColumnData::Const(min.clone())
-        } else if dict_len <= MAX_DICTIONARY_LEN
-            && dict_bytes + code_bytes * len < packed_size(total_bytes, len)
-        {
+        } else {
             let codes = if dict_len <= 256 {
                 Codes::U8(ids.iter().map(|&id| rank[id as usize] as u8).collect())
             } else {
@@ -480,12 +511,6 @@ impl Column {
                 codes,
                 dict: Arc::new(Dictionary { values }),
             }
-        } else {
-            ColumnData::Packed(PackedStrings::new(ids.iter().enumerate().map(
-                |(i, &id)| {
-                    if valid(i) { distinct[id as usize] } else { "" }
-                },
-            )))
         };
         Column {
             dtype: DataType::Str,

@@ -1,13 +1,17 @@
 //! Per-column builders for phase 1: they infer a column's kind over a span
 //! and keep what phase 2 will encode: the parsed values while the kind is
-//! numeric or timestamp, the text when the column is a string from its first
-//! value on. A column that turns into a string after other values keeps
-//! neither; phase 2 then parses its span again for the text.
+//! numeric or timestamp, the distinct texts and one id per row when the
+//! column is a string from its first value on. A column that turns into a
+//! string after other values keeps neither; phase 2 then parses its span
+//! again for the text.
+
+use hashbrown::{DefaultHashBuilder, HashTable, hash_table::Entry};
+use std::hash::BuildHasher;
 
 use super::infer::{
     DateCache, IntText, Kind, Number, float_syntax, parse_float, parse_int, parse_number,
 };
-use crate::store::Bitmap;
+use crate::store::{Bitmap, MAX_DICTIONARY_LEN};
 
 /// Values parsed so far, one per row (NULL rows hold a placeholder).
 #[derive(Debug)]
@@ -119,14 +123,169 @@ impl Texts {
     }
 }
 
+/// The texts of a string column interned while parsing: each distinct text
+/// once, and one id per row, so that encoding needs no second look at the
+/// text (see [`crate::store::Column::encode_string_ids`]).
+///
+/// # Invariants
+/// `ends[id]` ends distinct text `id` in `arena` (it starts where the one
+/// before ends); `hashes[id]` is its hash; `table` holds every id once;
+/// `ids` has one entry per row (0 at NULL rows), each below `ends.len()`.
+#[derive(Debug, Default)]
+pub(crate) struct Interner {
+    table: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+    hashes: Vec<u64>,
+    arena: Vec<u8>,
+    ends: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl Interner {
+    /// An interner for `rows` rows.
+    fn with_capacity(rows: usize) -> Interner {
+        Interner {
+            ids: Vec::with_capacity(rows),
+            ..Interner::default()
+        }
+    }
+
+    /// Distinct text `id`.
+    #[inline]
+    fn text<'a>(arena: &'a [u8], ends: &[u32], id: u32) -> &'a [u8] {
+        let id = id as usize;
+        let start = if id == 0 { 0 } else { ends[id - 1] as usize };
+        &arena[start..ends[id] as usize]
+    }
+
+    /// Appends a row with text `field`.
+    #[inline]
+    fn push(&mut self, field: &[u8]) {
+        let hash = self.hasher.hash_one(field);
+        let (arena, ends, hashes) = (&self.arena, &self.ends, &self.hashes);
+        let entry = self.table.entry(
+            hash,
+            |&id| Self::text(arena, ends, id) == field,
+            |&id| hashes[id as usize],
+        );
+        let id = match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = self.ends.len() as u32;
+                e.insert(id);
+                self.arena.extend_from_slice(field);
+                self.ends.push(self.arena.len() as u32);
+                self.hashes.push(hash);
+                id
+            }
+        };
+        self.ids.push(id);
+    }
+
+    /// Number of distinct texts.
+    pub(crate) fn distinct_len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The distinct texts (as UTF-8, `None` if one is not) and the rows'
+    /// ids.
+    pub(crate) fn parts(&self) -> (Option<Vec<&str>>, &[u32]) {
+        let distinct = std::str::from_utf8(&self.arena).ok().and_then(|all| {
+            let mut start = 0;
+            self.ends
+                .iter()
+                .map(|&end| {
+                    let s = all.get(start..end as usize);
+                    start = end as usize;
+                    s
+                })
+                .collect()
+        });
+        (distinct, &self.ids)
+    }
+
+    /// The same rows as [`Texts`], every text copied; rows cleared in
+    /// `validity` are empty.
+    fn into_texts(self, validity: Option<&Bitmap>) -> Texts {
+        let ranges = self
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(row, &id)| {
+                if validity.is_some_and(|v| !v.get(row)) {
+                    return (0, 0);
+                }
+                let id = id as usize;
+                let start = if id == 0 { 0 } else { self.ends[id - 1] };
+                (start, self.ends[id])
+            })
+            .collect();
+        Texts {
+            owned_rows: (0..self.ids.len() as u32).collect(),
+            ranges,
+            owned: self.arena,
+        }
+    }
+
+    /// The first valid row whose text is not UTF-8.
+    fn first_invalid_row(&self, validity: Option<&Bitmap>) -> Option<usize> {
+        let bad: Vec<bool> = (0..self.ends.len() as u32)
+            .map(|id| std::str::from_utf8(Self::text(&self.arena, &self.ends, id)).is_err())
+            .collect();
+        if !bad.contains(&true) {
+            return None;
+        }
+        self.ids
+            .iter()
+            .enumerate()
+            .position(|(row, &id)| bad[id as usize] && validity.is_none_or(|v| v.get(row)))
+    }
+}
+
+/// The texts a string column keeps.
+#[derive(Debug)]
+pub(crate) enum Strings {
+    /// Interned: distinct texts and ids.
+    Interned(Interner),
+    /// Every row's text, once a span has more distinct texts than a
+    /// dictionary may hold.
+    Texts(Texts),
+}
+
+impl Strings {
+    /// Appends a row with text `field` (`input[at..]` of the span's text
+    /// when `at` is given); `validity` marks the NULL rows so far.
+    #[inline]
+    fn push(&mut self, field: &[u8], at: Option<u32>, validity: Option<&Bitmap>) {
+        match self {
+            Strings::Interned(i) => {
+                i.push(field);
+                if i.distinct_len() > MAX_DICTIONARY_LEN {
+                    let i = std::mem::take(i);
+                    *self = Strings::Texts(i.into_texts(validity));
+                }
+            }
+            Strings::Texts(t) => t.push(field, at),
+        }
+    }
+
+    #[inline]
+    fn push_null(&mut self) {
+        match self {
+            Strings::Interned(i) => i.ids.push(0),
+            Strings::Texts(t) => t.push_empty(1),
+        }
+    }
+}
+
 /// One column of a span while it is parsed.
 ///
 /// # Invariants
 /// `values` is `Ints` for kinds Int and Timestamp, `Floats` for Float and
-/// `None` otherwise, and holds one entry per row observed; `text` holds one
-/// entry per row observed, or is `None`. `validity`, when present, has one
+/// `None` otherwise, and holds one entry per row observed; `strings` holds
+/// one entry per row observed, or is `None`. `validity`, when present, has one
 /// bit per row of the span, cleared at NULL rows. Every field observed is
-/// UTF-8, except in `text` and at row `bad_utf8`.
+/// UTF-8, except in `strings` and at row `bad_utf8`.
 #[derive(Debug)]
 pub(crate) struct ColumnBuilder {
     /// The narrowest kind holding every value observed.
@@ -135,9 +294,9 @@ pub(crate) struct ColumnBuilder {
     pub values: Values,
     /// NULL rows, created at the first one.
     pub validity: Option<Bitmap>,
-    /// Every row's text, kept for a column that was a string from its first
+    /// The texts, kept for a column that was a string from its first
     /// non-empty value on.
-    pub text: Option<Texts>,
+    pub strings: Option<Strings>,
     /// The first row found not to be UTF-8 outside `text`.
     pub bad_utf8: Option<usize>,
     rows: usize,
@@ -151,7 +310,7 @@ impl ColumnBuilder {
             kind: Kind::Empty,
             values: Values::None,
             validity: None,
-            text: None,
+            strings: None,
             bad_utf8: None,
             rows,
             dates: DateCache::default(),
@@ -161,7 +320,11 @@ impl ColumnBuilder {
     /// The first row whose field is not UTF-8, `input` being the span's
     /// text.
     pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
-        let in_text = self.text.as_ref().and_then(|t| t.first_invalid_row(input));
+        let in_text = match &self.strings {
+            Some(Strings::Interned(i)) => i.first_invalid_row(self.validity.as_ref()),
+            Some(Strings::Texts(t)) => t.first_invalid_row(input),
+            None => None,
+        };
         match (in_text, self.bad_utf8) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -183,14 +346,14 @@ impl ColumnBuilder {
                 Values::Floats(v) => v.push(0.0),
                 Values::None => {}
             }
-            if let Some(t) = &mut self.text {
-                t.push(b"", at);
+            if let Some(s) = &mut self.strings {
+                s.push_null();
             }
             return;
         }
         match (self.kind, &mut self.values) {
-            (Kind::Str, _) => match &mut self.text {
-                Some(t) => t.push(field, at),
+            (Kind::Str, _) => match &mut self.strings {
+                Some(s) => s.push(field, at, self.validity.as_ref()),
                 None => self.check_utf8(row, field),
             },
             (Kind::Int, Values::Ints(v)) => match parse_number(field) {
@@ -282,12 +445,13 @@ impl ColumnBuilder {
     /// Turns the column into a string column at its first non-empty value
     /// (earlier rows are NULL): its text is kept from here on.
     fn first_text(&mut self, row: usize, field: &[u8], at: Option<u32>) {
-        let mut text = Texts::with_capacity(self.rows);
-        text.push_empty(row);
-        text.push(field, at);
+        let mut interner = Interner::with_capacity(self.rows);
+        interner.ids.resize(row, 0);
+        let mut text = Strings::Interned(interner);
+        text.push(field, at, self.validity.as_ref());
         self.kind = Kind::Str;
         self.values = Values::None;
-        self.text = Some(text);
+        self.strings = Some(text);
     }
 
     /// Turns a column that held other values into a string column: its text
@@ -379,13 +543,13 @@ mod tests {
             assert!(matches!(b.values, Values::None));
         }
         // Text is kept only for a column that is text from its first value.
-        assert!(build(&["1", "x"]).text.is_none());
-        let b = build(&["", "x", "1", ""]);
-        let t = b.text.as_ref().unwrap();
-        let mut texts = Vec::new();
-        t.for_each(b"", |_, text| texts.push(text.to_vec()));
-        assert_eq!(texts, [&b""[..], b"x", b"1", b""]);
-        assert_eq!(nulls(&b), [true, false, false, true]);
+        assert!(build(&["1", "x"]).strings.is_none());
+        let b = build(&["", "x", "1", "", "x"]);
+        let Some(Strings::Interned(i)) = &b.strings else {
+            panic!("{:?}", b.strings)
+        };
+        assert_eq!(i.parts(), (Some(vec!["x", "1"]), &[0, 0, 1, 0, 0][..]));
+        assert_eq!(nulls(&b), [true, false, false, true, false]);
         let mut b = ColumnBuilder::new(2);
         b.observe(0, b"1", None);
         b.observe(1, b"\xff", None);

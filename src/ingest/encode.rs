@@ -7,7 +7,7 @@
 
 use rayon::prelude::*;
 
-use super::build::{ColumnBuilder, Texts, Values};
+use super::build::{ColumnBuilder, Strings, Texts, Values};
 use super::infer::Kind;
 use super::parse::{Batch, span_texts};
 use crate::error::{Error, Result};
@@ -39,7 +39,7 @@ pub(crate) fn encode_batch(batch: Batch, input: &str) -> Result<(Vec<Column>, Ve
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
     let wanted: Vec<usize> = (0..width)
-        .filter(|&c| kinds[c] == Kind::Str && columns[c].text.is_none())
+        .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
@@ -98,8 +98,15 @@ fn encode_column(source: Source, rows: usize, input: &str) -> Result<Column> {
         Source::Reparsed(texts) => encode_texts(&texts, rows, input)?,
         Source::Built(c) => match (c.kind, c.values) {
             (Kind::Empty, _) => Column::all_null(DataType::Str, rows),
-            (Kind::Str, _) => match &c.text {
-                Some(texts) => encode_texts(texts, rows, input)?,
+            (Kind::Str, _) => match c.strings {
+                Some(Strings::Interned(interned)) => {
+                    let (distinct, ids) = interned.parts();
+                    let distinct = distinct.ok_or_else(|| {
+                        Error::Internal("text is not utf-8 after validation".into())
+                    })?;
+                    Column::encode_string_ids(&distinct, ids, c.validity)
+                }
+                Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input)?,
                 None => return Err(Error::Internal("a string column without text".into())),
             },
             (kind @ (Kind::Int | Kind::Timestamp), Values::Ints(v)) => {

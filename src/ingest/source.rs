@@ -161,6 +161,8 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     spans: usize,
     /// Bytes per span so far, to size the next buffer.
     last_span_len: usize,
+    /// Bytes to read at a time.
+    read_size: usize,
 }
 
 impl<'o, R: BufRead> Cutter<'o, R> {
@@ -182,6 +184,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             total: 0,
             spans: 0,
             last_span_len: 0,
+            read_size: READ_SIZE,
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -280,6 +283,9 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
         loop {
+            if self.skip_plain_lines(per_span) {
+                return Ok(Ok(Some(self.cut())));
+            }
             match self.scan()? {
                 Next::Record { .. } => {
                     self.records += 1;
@@ -310,13 +316,38 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         }
     }
 
+    /// Counts the records of the text after the scan position up to the
+    /// first `"` or `\r`: there every record is a line and every non-empty
+    /// line a record, so only newlines need finding. Stops after the
+    /// `per_span`-th record (returning true) or at the last newline.
+    fn skip_plain_lines(&mut self, per_span: usize) -> bool {
+        let from = self.pos;
+        let rest = &self.buf[from..];
+        let plain = memchr::memchr2(b'"', b'\r', rest).unwrap_or(rest.len());
+        let mut line_start = from;
+        for k in memchr::memchr_iter(b'\n', &rest[..plain]) {
+            let end = from + k;
+            if end > line_start {
+                self.records += 1;
+            }
+            self.line += 1;
+            line_start = end + 1;
+            if self.records == per_span {
+                break;
+            }
+        }
+        self.pos = line_start;
+        self.records == per_span
+    }
+
     /// Hands over `buf[begin..pos]` as a span and keeps the rest.
     fn cut(&mut self) -> Span {
         let len = self.pos - self.begin;
         // The next span is likely as long as this one; read into room for
         // it, so that the buffer rarely grows (and copies) while filling.
         self.last_span_len = self.last_span_len.max(len);
-        let mut rest = Vec::with_capacity(self.last_span_len + self.last_span_len / 8 + READ_SIZE);
+        let mut rest =
+            Vec::with_capacity(self.last_span_len + self.last_span_len / 8 + self.read_size);
         rest.extend_from_slice(&self.buf[self.pos..]);
         self.buf.truncate(self.pos);
         let mut bytes = std::mem::replace(&mut self.buf, rest);
@@ -332,5 +363,117 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.spans += 1;
         (self.begin, self.pos, self.begin_line, self.records) = (0, 0, self.line, 0);
         span
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// Spans as (text, line, records), and the unterminated tail's
+    /// (text, quote line), cutting `text` with pieces of `read_size` bytes.
+    #[allow(clippy::type_complexity)]
+    fn cut(
+        text: &str,
+        per_span: usize,
+        read_size: usize,
+    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+        let origin = Path::new("t.csv");
+        let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
+        let mut cutter = Cutter::new(input, origin).unwrap();
+        cutter.read_size = read_size;
+        let mut spans = Vec::new();
+        loop {
+            match cutter.next_span(per_span).unwrap() {
+                Ok(Some(span)) => {
+                    assert_eq!(span.index, spans.len());
+                    spans.push((
+                        String::from_utf8(span.bytes).unwrap(),
+                        span.line,
+                        span.records,
+                    ))
+                }
+                Ok(None) => return (spans, None),
+                Err(u) => {
+                    return (
+                        spans,
+                        Some((String::from_utf8(u.bytes).unwrap(), u.quote_line)),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The same from a scan of the whole text at once.
+    fn reference(
+        text: &str,
+        per_span: usize,
+    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
+        let mut spans = Vec::new();
+        let (mut begin, mut begin_line, mut records) = (0, 1, 0);
+        loop {
+            let next = scanner.next_record();
+            match next {
+                Next::Record { .. } => {
+                    records += 1;
+                    if records == per_span {
+                        spans.push((text[begin..scanner.pos()].to_string(), begin_line, records));
+                        (begin, begin_line, records) = (scanner.pos(), scanner.line(), 0);
+                    }
+                }
+                Next::End | Next::Incomplete => {
+                    if records > 0 {
+                        spans.push((text[begin..].to_string(), begin_line, records));
+                    }
+                    return (spans, None);
+                }
+                Next::Unterminated {
+                    start, quote_line, ..
+                } => {
+                    if records > 0 {
+                        spans.push((text[begin..start].to_string(), begin_line, records));
+                    }
+                    return (spans, Some((text[start..].to_string(), quote_line)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spans_hold_exact_record_counts_whatever_the_read_size() {
+        let texts = [
+            "1\n2\n\n3\n4\n5\n6\n7",
+            "a,b\n1,2\n3,4\n",
+            "a,b\r\n1,2\r\n\r\n3,4\r\n",
+            "x\r1\r\r2\n",
+            "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
+            "1,2\n\"3\n4,5\n",
+            "ab\"c\nd\"e\nf\n",
+            "\n\n\nx\n\n",
+            "",
+        ];
+        for text in texts {
+            for per_span in [1, 2, 3, 100] {
+                let expected = reference(text, per_span);
+                for read_size in [1, 2, 3, 5, 64] {
+                    assert_eq!(
+                        cut(text, per_span, read_size),
+                        expected,
+                        "{text:?} per {per_span} read {read_size}"
+                    );
+                }
+            }
+        }
+        let (spans, _) = cut("1\n2\n\n3\n4\n5\n6\n7", 3, 2);
+        let lines: Vec<u64> = spans.iter().map(|s| s.1).collect();
+        assert_eq!(lines, [1, 5, 8]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (spans, _) = cut("\u{feff}a\nb\n", 1, 1);
+        assert_eq!(spans[0], ("a\n".to_string(), 1, 1));
     }
 }

@@ -161,6 +161,15 @@ impl Interner {
     /// Appends a row with text `field`.
     #[inline]
     fn push(&mut self, field: &[u8]) {
+        // Runs of one value are common (flags, names in sorted data): check
+        // the last id before hashing.
+        if let Some(&last) = self.ids.last()
+            && (last as usize) < self.ends.len()
+            && Self::text(&self.arena, &self.ends, last) == field
+        {
+            self.ids.push(last);
+            return;
+        }
         let hash = self.hasher.hash_one(field);
         let (arena, ends, hashes) = (&self.arena, &self.ends, &self.hashes);
         let entry = self.table.entry(
@@ -334,50 +343,71 @@ impl ColumnBuilder {
     /// Observes row `row`'s field (raw bytes, quotes removed), which is
     /// `input[at..]` of the span's text `input` when `at` is given. Rows come
     /// in order, each once, and `row` is less than the span's row count.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn observe(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         if field.is_empty() {
-            let rows = self.rows;
-            self.validity
-                .get_or_insert_with(|| Bitmap::new(rows, true))
-                .set(row, false);
-            match &mut self.values {
-                Values::Ints(v) => v.push(0),
-                Values::Floats(v) => v.push(0.0),
-                Values::None => {}
-            }
-            if let Some(s) = &mut self.strings {
-                s.push_null();
-            }
-            return;
+            return self.observe_null(row);
         }
+        // The common cases inline; every change of kind out of line.
         match (self.kind, &mut self.values) {
-            (Kind::Str, _) => match &mut self.strings {
-                Some(s) => s.push(field, at, self.validity.as_ref()),
-                None => self.check_utf8(row, field),
+            (Kind::Float, Values::Floats(v)) => match parse_number(field) {
+                Number::Int(x) => v.push(x as f64),
+                Number::Float(f) => v.push(f),
+                Number::Other => self.observe_float_slow(row, field),
             },
             (Kind::Int, Values::Ints(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x),
                 Number::Float(f) => self.int_to_float(f),
                 Number::Other => self.observe_int_slow(row, field),
             },
-            (Kind::Float, Values::Floats(v)) => match parse_number(field) {
-                Number::Int(x) => v.push(x as f64),
-                Number::Float(f) => v.push(f),
-                Number::Other => match parse_int(field) {
-                    IntText::Int(x) => v.push(x as f64),
-                    IntText::Overflow => self.become_str(row, field),
-                    IntText::NotInt => match float_value(field) {
-                        Some(f) => v.push(f),
-                        None => self.become_str(row, field),
-                    },
-                },
-            },
+            (Kind::Str, _) => self.observe_str(row, field, at),
             (Kind::Timestamp, Values::Ints(v)) => match self.dates.parse(field) {
                 Some(t) => v.push(t),
                 None => self.become_str(row, field),
             },
             _ => self.first_value(row, field, at),
+        }
+    }
+
+    /// A NULL (empty) field.
+    #[inline(never)]
+    fn observe_null(&mut self, row: usize) {
+        let rows = self.rows;
+        self.validity
+            .get_or_insert_with(|| Bitmap::new(rows, true))
+            .set(row, false);
+        match &mut self.values {
+            Values::Ints(v) => v.push(0),
+            Values::Floats(v) => v.push(0.0),
+            Values::None => {}
+        }
+        if let Some(s) = &mut self.strings {
+            s.push_null();
+        }
+    }
+
+    /// A non-empty field of a string column.
+    #[inline(never)]
+    fn observe_str(&mut self, row: usize, field: &[u8], at: Option<u32>) {
+        match &mut self.strings {
+            Some(s) => s.push(field, at, self.validity.as_ref()),
+            None => self.check_utf8(row, field),
+        }
+    }
+
+    /// A float column meets a value that is not a short number.
+    #[cold]
+    fn observe_float_slow(&mut self, row: usize, field: &[u8]) {
+        let Values::Floats(v) = &mut self.values else {
+            return;
+        };
+        match parse_int(field) {
+            IntText::Int(x) => v.push(x as f64),
+            IntText::Overflow => self.become_str(row, field),
+            IntText::NotInt => match float_value(field) {
+                Some(f) => v.push(f),
+                None => self.become_str(row, field),
+            },
         }
     }
 

@@ -1,11 +1,17 @@
 //! Per-column builders for phase 1: they infer a column's kind over a span
 //! and keep what phase 2 will encode: the parsed values while the kind is
-//! numeric or timestamp, the text when the column is a string from its first
-//! value on. A column that turns into a string after other values keeps
-//! neither; phase 2 then parses its span again for the text.
+//! numeric or timestamp, the distinct texts and one id per row when the
+//! column is a string from its first value on. A column that turns into a
+//! string after other values keeps neither; phase 2 then parses its span
+//! again for the text.
 
-use super::infer::{IntText, Kind, float_syntax, parse_float, parse_int, parse_timestamp_bytes};
-use crate::store::Bitmap;
+use hashbrown::{DefaultHashBuilder, HashTable, hash_table::Entry};
+use std::hash::BuildHasher;
+
+use super::infer::{
+    DateCache, IntText, Kind, Number, float_syntax, parse_float, parse_int, parse_number,
+};
+use crate::store::{Bitmap, MAX_DICTIONARY_LEN};
 
 /// Values parsed so far, one per row (NULL rows hold a placeholder).
 #[derive(Debug)]
@@ -18,34 +24,266 @@ pub(crate) enum Values {
     Floats(Vec<f64>),
 }
 
-/// The texts of one column's fields, back to back.
+/// The texts of one column's fields, one per row, most of them as byte
+/// ranges of the span's input (no copy), the others (fields whose quotes
+/// were removed) copied into `owned`.
 ///
 /// # Invariants
-/// `ends` has one entry per row, non-decreasing; row `i` is
-/// `bytes[ends[i - 1]..ends[i]]` (from 0 for row 0). The span this comes
-/// from is shorter than 4 GiB, so the offsets fit in u32.
+/// `ranges` has one entry per row; `owned_rows` is strictly increasing. Row
+/// `i` is `owned[ranges[i]]` when `i` is in `owned_rows`, else
+/// `input[ranges[i]]`, `input` being the span's text. The span is shorter
+/// than 4 GiB, so the offsets fit in u32.
 #[derive(Debug, Default)]
 pub(crate) struct Texts {
-    /// Field bytes.
-    pub bytes: Vec<u8>,
-    /// End offset of each row's text.
-    pub ends: Vec<u32>,
+    ranges: Vec<(u32, u32)>,
+    owned: Vec<u8>,
+    owned_rows: Vec<u32>,
 }
 
 impl Texts {
-    /// Appends one row's text.
+    /// Room for `rows` rows.
+    pub(crate) fn with_capacity(rows: usize) -> Texts {
+        Texts {
+            ranges: Vec::with_capacity(rows),
+            ..Texts::default()
+        }
+    }
+
+    /// Appends one row's text: `field`, which is `input[at..]` when `at` is
+    /// given (else it is copied).
     #[inline]
-    pub(crate) fn push(&mut self, field: &[u8]) {
-        self.bytes.extend_from_slice(field);
-        self.ends.push(self.bytes.len() as u32);
+    pub(crate) fn push(&mut self, field: &[u8], at: Option<u32>) {
+        match at {
+            Some(at) => self.ranges.push((at, at + field.len() as u32)),
+            None => {
+                let start = self.owned.len() as u32;
+                self.owned.extend_from_slice(field);
+                self.owned_rows.push(self.ranges.len() as u32);
+                self.ranges.push((start, self.owned.len() as u32));
+            }
+        }
+    }
+
+    /// Appends `n` empty rows.
+    pub(crate) fn push_empty(&mut self, n: usize) {
+        self.ranges.resize(self.ranges.len() + n, (0, 0));
+    }
+
+    /// Calls `f` with every row's text in order, `input` being the span's
+    /// text.
+    #[inline]
+    pub(crate) fn for_each<'a>(&'a self, input: &'a [u8], mut f: impl FnMut(usize, &'a [u8])) {
+        let mut owned = self.owned_rows.iter().peekable();
+        for (row, &(a, b)) in self.ranges.iter().enumerate() {
+            let source = if owned.next_if(|&&r| r as usize == row).is_some() {
+                &self.owned
+            } else {
+                input
+            };
+            f(row, &source[a as usize..b as usize]);
+        }
+    }
+
+    /// Calls `f` with every row's text in order, `text` being the span's
+    /// text; false (after calling `f` for some rows) if a row's range is not
+    /// at character boundaries or its copied text is not UTF-8.
+    #[inline]
+    pub(crate) fn for_each_str<'a>(
+        &'a self,
+        text: &'a str,
+        mut f: impl FnMut(usize, &'a str),
+    ) -> bool {
+        let Ok(owned) = std::str::from_utf8(&self.owned) else {
+            return false;
+        };
+        let mut owned_rows = self.owned_rows.iter().peekable();
+        for (row, &(a, b)) in self.ranges.iter().enumerate() {
+            let source = if owned_rows.next_if(|&&r| r as usize == row).is_some() {
+                owned
+            } else {
+                text
+            };
+            match source.get(a as usize..b as usize) {
+                Some(s) => f(row, s),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// The first row whose text is not UTF-8.
-    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
-        std::str::from_utf8(&self.bytes).err().map(|e| {
-            let at = e.valid_up_to();
-            self.ends.partition_point(|&end| end as usize <= at)
-        })
+    pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
+        let mut bad = None;
+        self.for_each(input, |row, text| {
+            if bad.is_none() && std::str::from_utf8(text).is_err() {
+                bad = Some(row);
+            }
+        });
+        bad
+    }
+}
+
+/// The texts of a string column interned while parsing: each distinct text
+/// once, and one id per row, so that encoding needs no second look at the
+/// text (see [`crate::store::Column::encode_string_ids`]).
+///
+/// # Invariants
+/// `ends[id]` ends distinct text `id` in `arena` (it starts where the one
+/// before ends); `hashes[id]` is its hash; `table` holds every id once;
+/// `ids` has one entry per row (0 at NULL rows), each below `ends.len()`.
+#[derive(Debug, Default)]
+pub(crate) struct Interner {
+    table: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+    hashes: Vec<u64>,
+    arena: Vec<u8>,
+    ends: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl Interner {
+    /// An interner for `rows` rows.
+    fn with_capacity(rows: usize) -> Interner {
+        Interner {
+            ids: Vec::with_capacity(rows),
+            ..Interner::default()
+        }
+    }
+
+    /// Distinct text `id`.
+    #[inline]
+    fn text<'a>(arena: &'a [u8], ends: &[u32], id: u32) -> &'a [u8] {
+        let id = id as usize;
+        let start = if id == 0 { 0 } else { ends[id - 1] as usize };
+        &arena[start..ends[id] as usize]
+    }
+
+    /// Appends a row with text `field`.
+    #[inline]
+    fn push(&mut self, field: &[u8]) {
+        // Runs of one value are common (flags, names in sorted data): check
+        // the last id before hashing.
+        if let Some(&last) = self.ids.last()
+            && (last as usize) < self.ends.len()
+            && Self::text(&self.arena, &self.ends, last) == field
+        {
+            self.ids.push(last);
+            return;
+        }
+        let hash = self.hasher.hash_one(field);
+        let (arena, ends, hashes) = (&self.arena, &self.ends, &self.hashes);
+        let entry = self.table.entry(
+            hash,
+            |&id| Self::text(arena, ends, id) == field,
+            |&id| hashes[id as usize],
+        );
+        let id = match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = self.ends.len() as u32;
+                e.insert(id);
+                self.arena.extend_from_slice(field);
+                self.ends.push(self.arena.len() as u32);
+                self.hashes.push(hash);
+                id
+            }
+        };
+        self.ids.push(id);
+    }
+
+    /// Number of distinct texts.
+    pub(crate) fn distinct_len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The distinct texts (as UTF-8, `None` if one is not) and the rows'
+    /// ids.
+    pub(crate) fn parts(&self) -> (Option<Vec<&str>>, &[u32]) {
+        let distinct = std::str::from_utf8(&self.arena).ok().and_then(|all| {
+            let mut start = 0;
+            self.ends
+                .iter()
+                .map(|&end| {
+                    let s = all.get(start..end as usize);
+                    start = end as usize;
+                    s
+                })
+                .collect()
+        });
+        (distinct, &self.ids)
+    }
+
+    /// The same rows as [`Texts`], every text copied; rows cleared in
+    /// `validity` are empty.
+    fn into_texts(self, validity: Option<&Bitmap>) -> Texts {
+        let ranges = self
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(row, &id)| {
+                if validity.is_some_and(|v| !v.get(row)) {
+                    return (0, 0);
+                }
+                let id = id as usize;
+                let start = if id == 0 { 0 } else { self.ends[id - 1] };
+                (start, self.ends[id])
+            })
+            .collect();
+        Texts {
+            owned_rows: (0..self.ids.len() as u32).collect(),
+            ranges,
+            owned: self.arena,
+        }
+    }
+
+    /// The first valid row whose text is not UTF-8.
+    fn first_invalid_row(&self, validity: Option<&Bitmap>) -> Option<usize> {
+        let bad: Vec<bool> = (0..self.ends.len() as u32)
+            .map(|id| std::str::from_utf8(Self::text(&self.arena, &self.ends, id)).is_err())
+            .collect();
+        if !bad.contains(&true) {
+            return None;
+        }
+        self.ids
+            .iter()
+            .enumerate()
+            .position(|(row, &id)| bad[id as usize] && validity.is_none_or(|v| v.get(row)))
+    }
+}
+
+/// The texts a string column keeps.
+#[derive(Debug)]
+pub(crate) enum Strings {
+    /// Interned: distinct texts and ids.
+    Interned(Interner),
+    /// Every row's text, once a span has more distinct texts than a
+    /// dictionary may hold.
+    Texts(Texts),
+}
+
+impl Strings {
+    /// Appends a row with text `field` (`input[at..]` of the span's text
+    /// when `at` is given); `validity` marks the NULL rows so far.
+    #[inline]
+    fn push(&mut self, field: &[u8], at: Option<u32>, validity: Option<&Bitmap>) {
+        match self {
+            Strings::Interned(i) => {
+                i.push(field);
+                if i.distinct_len() > MAX_DICTIONARY_LEN {
+                    let i = std::mem::take(i);
+                    *self = Strings::Texts(i.into_texts(validity));
+                }
+            }
+            Strings::Texts(t) => t.push(field, at),
+        }
+    }
+
+    #[inline]
+    fn push_null(&mut self) {
+        match self {
+            Strings::Interned(i) => i.ids.push(0),
+            Strings::Texts(t) => t.push_empty(1),
+        }
     }
 }
 
@@ -53,10 +291,10 @@ impl Texts {
 ///
 /// # Invariants
 /// `values` is `Ints` for kinds Int and Timestamp, `Floats` for Float and
-/// `None` otherwise, and holds one entry per row observed; `text` holds one
-/// entry per row observed, or is `None`. `validity`, when present, has one
+/// `None` otherwise, and holds one entry per row observed; `strings` holds
+/// one entry per row observed, or is `None`. `validity`, when present, has one
 /// bit per row of the span, cleared at NULL rows. Every field observed is
-/// UTF-8, except in `text` and at row `bad_utf8`.
+/// UTF-8, except in `strings` and at row `bad_utf8`.
 #[derive(Debug)]
 pub(crate) struct ColumnBuilder {
     /// The narrowest kind holding every value observed.
@@ -65,12 +303,13 @@ pub(crate) struct ColumnBuilder {
     pub values: Values,
     /// NULL rows, created at the first one.
     pub validity: Option<Bitmap>,
-    /// Every row's text, kept for a column that was a string from its first
+    /// The texts, kept for a column that was a string from its first
     /// non-empty value on.
-    pub text: Option<Texts>,
+    pub strings: Option<Strings>,
     /// The first row found not to be UTF-8 outside `text`.
     pub bad_utf8: Option<usize>,
     rows: usize,
+    dates: DateCache,
 }
 
 impl ColumnBuilder {
@@ -80,79 +319,133 @@ impl ColumnBuilder {
             kind: Kind::Empty,
             values: Values::None,
             validity: None,
-            text: None,
+            strings: None,
             bad_utf8: None,
             rows,
+            dates: DateCache::default(),
         }
     }
 
-    /// The first row whose field is not UTF-8.
-    pub(crate) fn first_invalid_row(&self) -> Option<usize> {
-        let in_text = self.text.as_ref().and_then(Texts::first_invalid_row);
+    /// The first row whose field is not UTF-8, `input` being the span's
+    /// text.
+    pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
+        let in_text = match &self.strings {
+            Some(Strings::Interned(i)) => i.first_invalid_row(self.validity.as_ref()),
+            Some(Strings::Texts(t)) => t.first_invalid_row(input),
+            None => None,
+        };
         match (in_text, self.bad_utf8) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// Observes row `row`'s field (raw bytes, quotes removed). Rows come in
-    /// order, each once, and `row` is less than the span's row count.
-    #[inline]
-    pub(crate) fn observe(&mut self, row: usize, field: &[u8]) {
+    /// Observes row `row`'s field (raw bytes, quotes removed), which is
+    /// `input[at..]` of the span's text `input` when `at` is given. Rows come
+    /// in order, each once, and `row` is less than the span's row count.
+    #[inline(always)]
+    pub(crate) fn observe(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         if field.is_empty() {
-            let rows = self.rows;
-            self.validity
-                .get_or_insert_with(|| Bitmap::new(rows, true))
-                .set(row, false);
-            match &mut self.values {
-                Values::Ints(v) => v.push(0),
-                Values::Floats(v) => v.push(0.0),
-                Values::None => {}
-            }
-            if let Some(t) = &mut self.text {
-                t.push(b"");
-            }
-            return;
+            return self.observe_null(row);
         }
+        // The common cases inline; every change of kind out of line.
         match (self.kind, &mut self.values) {
-            (Kind::Str, _) => match &mut self.text {
-                Some(t) => t.push(field),
-                None => self.check_utf8(row, field),
+            (Kind::Float, Values::Floats(v)) => match parse_number(field) {
+                Number::Int(x) => v.push(x as f64),
+                Number::Float(f) => v.push(f),
+                Number::Other => self.observe_float_slow(row, field),
             },
-            (Kind::Int, Values::Ints(v)) => match parse_int(field) {
-                IntText::Int(x) => v.push(x),
-                IntText::Overflow => self.become_str(row, field),
-                IntText::NotInt => match float_value(field) {
-                    Some(f) => {
-                        let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
-                        // `as` rounds to nearest, ties to even, exactly as
-                        // parsing the integer's decimal text would.
-                        floats.extend(v.iter().map(|&x| x as f64));
-                        floats.push(f);
-                        self.kind = Kind::Float;
-                        self.values = Values::Floats(floats);
-                    }
-                    None => self.become_str(row, field),
-                },
+            (Kind::Int, Values::Ints(v)) => match parse_number(field) {
+                Number::Int(x) => v.push(x),
+                Number::Float(f) => self.int_to_float(f),
+                Number::Other => self.observe_int_slow(row, field),
             },
-            (Kind::Float, Values::Floats(v)) => match parse_int(field) {
-                IntText::Int(x) => v.push(x as f64),
-                IntText::Overflow => self.become_str(row, field),
-                IntText::NotInt => match float_value(field) {
-                    Some(f) => v.push(f),
-                    None => self.become_str(row, field),
-                },
-            },
-            (Kind::Timestamp, Values::Ints(v)) => match parse_timestamp_bytes(field) {
+            (Kind::Str, _) => self.observe_str(row, field, at),
+            (Kind::Timestamp, Values::Ints(v)) => match self.dates.parse(field) {
                 Some(t) => v.push(t),
                 None => self.become_str(row, field),
             },
-            _ => self.first_value(row, field),
+            _ => self.first_value(row, field, at),
         }
     }
 
+    /// A NULL (empty) field.
+    #[inline(never)]
+    fn observe_null(&mut self, row: usize) {
+        let rows = self.rows;
+        self.validity
+            .get_or_insert_with(|| Bitmap::new(rows, true))
+            .set(row, false);
+        match &mut self.values {
+            Values::Ints(v) => v.push(0),
+            Values::Floats(v) => v.push(0.0),
+            Values::None => {}
+        }
+        if let Some(s) = &mut self.strings {
+            s.push_null();
+        }
+    }
+
+    /// A non-empty field of a string column.
+    #[inline(never)]
+    fn observe_str(&mut self, row: usize, field: &[u8], at: Option<u32>) {
+        match &mut self.strings {
+            Some(s) => s.push(field, at, self.validity.as_ref()),
+            None => self.check_utf8(row, field),
+        }
+    }
+
+    /// A float column meets a value that is not a short number.
+    #[cold]
+    fn observe_float_slow(&mut self, row: usize, field: &[u8]) {
+        let Values::Floats(v) = &mut self.values else {
+            return;
+        };
+        match parse_int(field) {
+            IntText::Int(x) => v.push(x as f64),
+            IntText::Overflow => self.become_str(row, field),
+            IntText::NotInt => match float_value(field) {
+                Some(f) => v.push(f),
+                None => self.become_str(row, field),
+            },
+        }
+    }
+
+    /// An integer column meets a value that is not a short integer.
+    #[cold]
+    fn observe_int_slow(&mut self, row: usize, field: &[u8]) {
+        match parse_int(field) {
+            IntText::Int(x) => {
+                if let Values::Ints(v) = &mut self.values {
+                    v.push(x);
+                }
+            }
+            IntText::Overflow => self.become_str(row, field),
+            IntText::NotInt => match float_value(field) {
+                Some(f) => self.int_to_float(f),
+                None => self.become_str(row, field),
+            },
+        }
+    }
+
+    /// Turns an integer column into a float column at a float value `f`.
+    #[cold]
+    fn int_to_float(&mut self, f: f64) {
+        let Values::Ints(v) = &self.values else {
+            return;
+        };
+        let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
+        // `as` rounds to nearest, ties to even, exactly as parsing the
+        // integer's decimal text would.
+        floats.extend(v.iter().map(|&x| x as f64));
+        floats.push(f);
+        self.kind = Kind::Float;
+        self.values = Values::Floats(floats);
+    }
+
     /// The first non-empty field, at row `row` (earlier rows are NULL).
-    fn first_value(&mut self, row: usize, field: &[u8]) {
+    #[cold]
+    fn first_value(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         match parse_int(field) {
             IntText::Int(x) => {
                 let mut v = with_nulls(row, self.rows);
@@ -160,20 +453,20 @@ impl ColumnBuilder {
                 self.kind = Kind::Int;
                 self.values = Values::Ints(v);
             }
-            IntText::Overflow => self.first_text(row, field),
+            IntText::Overflow => self.first_text(row, field, at),
             IntText::NotInt => {
                 if let Some(f) = float_value(field) {
                     let mut v = with_nulls(row, self.rows);
                     v.push(f);
                     self.kind = Kind::Float;
                     self.values = Values::Floats(v);
-                } else if let Some(t) = parse_timestamp_bytes(field) {
+                } else if let Some(t) = self.dates.parse(field) {
                     let mut v = with_nulls(row, self.rows);
                     v.push(t);
                     self.kind = Kind::Timestamp;
                     self.values = Values::Ints(v);
                 } else {
-                    self.first_text(row, field);
+                    self.first_text(row, field, at);
                 }
             }
         }
@@ -181,16 +474,14 @@ impl ColumnBuilder {
 
     /// Turns the column into a string column at its first non-empty value
     /// (earlier rows are NULL): its text is kept from here on.
-    fn first_text(&mut self, row: usize, field: &[u8]) {
-        let mut text = Texts {
-            bytes: Vec::new(),
-            ends: Vec::with_capacity(self.rows),
-        };
-        text.ends.resize(row, 0);
-        text.push(field);
+    fn first_text(&mut self, row: usize, field: &[u8], at: Option<u32>) {
+        let mut interner = Interner::with_capacity(self.rows);
+        interner.ids.resize(row, 0);
+        let mut text = Strings::Interned(interner);
+        text.push(field, at, self.validity.as_ref());
         self.kind = Kind::Str;
         self.values = Values::None;
-        self.text = Some(text);
+        self.strings = Some(text);
     }
 
     /// Turns a column that held other values into a string column: its text
@@ -232,7 +523,7 @@ mod tests {
     fn build(values: &[&str]) -> ColumnBuilder {
         let mut b = ColumnBuilder::new(values.len());
         for (i, v) in values.iter().enumerate() {
-            b.observe(i, v.as_bytes());
+            b.observe(i, v.as_bytes(), None);
         }
         b
     }
@@ -282,23 +573,23 @@ mod tests {
             assert!(matches!(b.values, Values::None));
         }
         // Text is kept only for a column that is text from its first value.
-        assert!(build(&["1", "x"]).text.is_none());
-        let b = build(&["", "x", "1", ""]);
-        let t = b.text.as_ref().unwrap();
-        assert_eq!(
-            (t.bytes.as_slice(), t.ends.as_slice()),
-            (&b"x1"[..], &[0, 1, 2, 2][..])
-        );
-        assert_eq!(nulls(&b), [true, false, false, true]);
+        assert!(build(&["1", "x"]).strings.is_none());
+        let b = build(&["", "x", "1", "", "x"]);
+        let Some(Strings::Interned(i)) = &b.strings else {
+            panic!("{:?}", b.strings)
+        };
+        assert_eq!(i.parts(), (Some(vec!["x", "1"]), &[0, 0, 1, 0, 0][..]));
+        assert_eq!(nulls(&b), [true, false, false, true, false]);
         let mut b = ColumnBuilder::new(2);
-        b.observe(0, b"1");
-        b.observe(1, b"\xff");
-        assert_eq!(b.first_invalid_row(), Some(1));
+        b.observe(0, b"1", None);
+        b.observe(1, b"\xff", None);
+        assert_eq!(b.first_invalid_row(b""), Some(1));
         let mut b = ColumnBuilder::new(3);
-        b.observe(0, b"a");
-        b.observe(1, b"b");
-        b.observe(2, b"\xc3");
-        assert_eq!(b.first_invalid_row(), Some(2));
+        let input = b"a,b,\xc3";
+        b.observe(0, b"a", Some(0));
+        b.observe(1, b"b", None);
+        b.observe(2, b"\xc3", Some(4));
+        assert_eq!(b.first_invalid_row(input), Some(2));
 
         let b = build(&["", ""]);
         assert_eq!(b.kind, Kind::Empty);

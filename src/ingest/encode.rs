@@ -1,15 +1,18 @@
-//! Turning a parsed [`Batch`] into the encoded columns of one partition,
-//! once every column's final kind is known.
+//! Turning a parsed [`Batch`] into the encoded columns of one partition.
+//!
+//! A span is encoded as soon as it is parsed, each column with the kind it
+//! has in that span; once every span is parsed and the columns' final kinds
+//! are known, [`conform`] re-encodes the few columns whose kind in a span
+//! differs from the final one.
 
 use rayon::prelude::*;
 
-use super::build::{ColumnBuilder, Texts, Values};
+use super::build::{ColumnBuilder, Strings, Texts, Values};
 use super::infer::Kind;
 use super::parse::{Batch, span_texts};
-use super::scan::Span;
 use crate::error::{Error, Result};
-use crate::store::{Bitmap, Column};
-use crate::types::DataType;
+use crate::store::{Bitmap, Column, ColumnData};
+use crate::types::{DataType, Value};
 
 /// What one column of the partition is encoded from.
 enum Source {
@@ -19,34 +22,29 @@ enum Source {
     Reparsed(Texts),
 }
 
-/// Encodes a batch as one partition's columns, column `c` with final kind
-/// `kinds[c]` (a [`Kind::Empty`] column becomes an all-NULL string column).
-/// Numeric and timestamp columns reuse the values phase 1 parsed, string
-/// columns the text it kept; a string column whose text phase 1 did not keep
-/// (its values in this span looked numeric, or turned into strings late) is
-/// parsed again from `data[span.start..span.end]`. The columns are encoded
-/// in parallel on the current rayon pool.
+/// Encodes a batch parsed from the span text `input` (valid UTF-8, as
+/// parsing found) as one partition's
+/// columns, each column with the kind it has in this span (returned too; a
+/// column with no value is an all-NULL string column of kind
+/// [`Kind::Empty`]). Numeric and timestamp columns reuse the values phase 1
+/// parsed, string columns the text it kept; a string column whose text
+/// phase 1 did not keep (it turned into a string after other values) is
+/// parsed again from `input`. The columns are encoded in parallel on the
+/// current rayon pool.
 ///
 /// # Errors
-/// [`Error::Internal`] if phase 1 left a column in a state the final kind
-/// cannot come from, which merging rules out.
-pub(crate) fn encode_batch(
-    batch: Batch,
-    kinds: &[Kind],
-    data: &[u8],
-    span: &Span,
-) -> Result<Vec<Column>> {
+/// [`Error::Internal`] if phase 1 left a column in an inconsistent state.
+pub(crate) fn encode_batch(batch: Batch, input: &str) -> Result<(Vec<Column>, Vec<Kind>)> {
     let Batch { rows, columns } = batch;
-    let width = kinds.len();
+    let width = columns.len();
+    let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
     let wanted: Vec<usize> = (0..width)
-        .filter(|&c| {
-            kinds[c] == Kind::Str && columns[c].kind != Kind::Empty && columns[c].text.is_none()
-        })
+        .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
     } else {
-        span_texts(data, span, width, &wanted)?
+        span_texts(input.as_bytes(), rows, width, &wanted)?
     }
     .into_iter();
     let sources: Vec<Source> = columns
@@ -63,58 +61,61 @@ pub(crate) fn encode_batch(
             }
         })
         .collect::<Result<_>>()?;
-    sources
+    let encoded = sources
         .into_par_iter()
-        .zip(kinds)
-        .map(|(source, &kind)| encode_column(source, kind, rows))
-        .collect()
+        .map(|source| encode_column(source, rows, input))
+        .collect::<Result<Vec<Column>>>()?;
+    Ok((encoded, kinds))
 }
 
-/// Encodes the texts of a string column; empty texts are NULL.
-fn encode_texts(texts: &Texts, rows: usize) -> Result<Column> {
-    let all = std::str::from_utf8(&texts.bytes)
-        .map_err(|e| Error::Internal(format!("text is not utf-8 after validation: {e}")))?;
-    let mut values = Vec::with_capacity(rows);
+/// Encodes the texts of a string column from the span text `text`; empty
+/// texts are NULL.
+fn encode_texts(texts: &Texts, rows: usize, text: &str) -> Result<Column> {
+    let mut values: Vec<&str> = Vec::with_capacity(rows);
     let mut validity: Option<Bitmap> = None;
-    let mut start = 0;
-    for (row, &end) in texts.ends.iter().enumerate() {
-        let end = end as usize;
-        let text = all
-            .get(start..end)
-            .ok_or_else(|| Error::Internal("field is not on a char boundary".into()))?;
-        if text.is_empty() {
+    let ok = texts.for_each_str(text, |row, s| {
+        if s.is_empty() {
             validity
                 .get_or_insert_with(|| Bitmap::new(rows, true))
                 .set(row, false);
         }
-        values.push(text);
-        start = end;
+        values.push(s);
+    });
+    if !ok {
+        return Err(Error::Internal("text is not utf-8 after validation".into()));
+    }
+    if values.len() != rows {
+        return Err(Error::Internal(format!(
+            "{} texts for {rows} rows",
+            values.len()
+        )));
     }
     Ok(Column::encode_strings(&values, validity))
 }
 
-fn encode_column(source: Source, kind: Kind, rows: usize) -> Result<Column> {
+fn encode_column(source: Source, rows: usize, input: &str) -> Result<Column> {
     let column = match source {
-        Source::Reparsed(texts) => encode_texts(&texts, rows)?,
-        Source::Built(c) => match (kind, c.kind, c.values) {
-            (Kind::Empty, ..) => Column::all_null(DataType::Str, rows),
-            (_, Kind::Empty, _) => Column::all_null(kind.data_type(), rows),
-            (Kind::Str, Kind::Str, _) => match &c.text {
-                Some(texts) => encode_texts(texts, rows)?,
+        Source::Reparsed(texts) => encode_texts(&texts, rows, input)?,
+        Source::Built(c) => match (c.kind, c.values) {
+            (Kind::Empty, _) => Column::all_null(DataType::Str, rows),
+            (Kind::Str, _) => match c.strings {
+                Some(Strings::Interned(interned)) => {
+                    let (distinct, ids) = interned.parts();
+                    let distinct = distinct.ok_or_else(|| {
+                        Error::Internal("text is not utf-8 after validation".into())
+                    })?;
+                    Column::encode_string_ids(&distinct, ids, c.validity)
+                }
+                Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input)?,
                 None => return Err(Error::Internal("a string column without text".into())),
             },
-            (Kind::Int | Kind::Timestamp, local, Values::Ints(v)) if local == kind => {
+            (kind @ (Kind::Int | Kind::Timestamp), Values::Ints(v)) => {
                 Column::encode_ints(kind.data_type(), &v, c.validity)
             }
-            (Kind::Float, Kind::Float, Values::Floats(v)) => Column::encode_floats(v, c.validity),
-            (Kind::Float, Kind::Int, Values::Ints(v)) => {
-                // `as` rounds to nearest, ties to even: what parsing the
-                // integer's text as a float gives.
-                Column::encode_floats(v.into_iter().map(|x| x as f64).collect(), c.validity)
-            }
-            (kind, local, _) => {
+            (Kind::Float, Values::Floats(v)) => Column::encode_floats(v, c.validity),
+            (kind, _) => {
                 return Err(Error::Internal(format!(
-                    "a {local:?} span in a {kind:?} column"
+                    "a {kind:?} column without its values"
                 )));
             }
         },
@@ -126,4 +127,80 @@ fn encode_column(source: Source, kind: Kind, rows: usize) -> Result<Column> {
         )));
     }
     Ok(column)
+}
+
+/// Re-encodes the columns of a partition whose kind in its span,
+/// `local[c]`, differs from the final kind `kinds[c]` (merging only widens,
+/// see [`Kind::merge`]): a column without values becomes all NULL of the
+/// final type, integers become floats (`as` rounds to nearest, ties to
+/// even: what parsing the integer's text as a float gives), and a column
+/// that is text in another span is parsed again from the span text `input`
+/// as text.
+///
+/// # Errors
+/// [`Error::Internal`] for a change of kind that merging cannot make.
+pub(crate) fn conform(
+    columns: &mut [Column],
+    local: &[Kind],
+    kinds: &[Kind],
+    input: &[u8],
+) -> Result<()> {
+    let width = kinds.len();
+    let rows = columns.first().map_or(0, |c| c.len);
+    let changed: Vec<usize> = (0..width).filter(|&c| local[c] != kinds[c]).collect();
+    let wanted: Vec<usize> = changed
+        .iter()
+        .copied()
+        .filter(|&c| kinds[c] == Kind::Str && local[c] != Kind::Empty)
+        .collect();
+    let (text, mut texts) = if wanted.is_empty() {
+        ("", Vec::new().into_iter())
+    } else {
+        let text = std::str::from_utf8(input)
+            .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
+        (text, span_texts(input, rows, width, &wanted)?.into_iter())
+    };
+    for c in changed {
+        let column = &mut columns[c];
+        *column = match (local[c], kinds[c]) {
+            (Kind::Empty, kind) => Column::all_null(kind.data_type(), rows),
+            (_, Kind::Str) => {
+                let t = texts
+                    .next()
+                    .ok_or_else(|| Error::Internal("missing reparsed text".into()))?;
+                encode_texts(&t, rows, text)?
+            }
+            (Kind::Int, Kind::Float) => {
+                let mut floats: Vec<f64> = ints_of(column)?.into_iter().map(|x| x as f64).collect();
+                if let Some(v) = &column.validity {
+                    for (i, f) in floats.iter_mut().enumerate() {
+                        if !v.get(i) {
+                            *f = 0.0;
+                        }
+                    }
+                }
+                Column::encode_floats(floats, column.validity.take())
+            }
+            (from, to) => {
+                return Err(Error::Internal(format!(
+                    "a {from:?} span in a {to:?} column"
+                )));
+            }
+        };
+    }
+    Ok(())
+}
+
+/// The integers of an encoded integer column (some value at NULL rows).
+fn ints_of(column: &Column) -> Result<Vec<i64>> {
+    match &column.data {
+        ColumnData::Const(Value::Int(v)) => Ok(vec![*v; column.len]),
+        ColumnData::Offset { base, scale, codes } => Ok((0..column.len)
+            .map(|i| base.wrapping_add(codes.get(i).wrapping_mul(*scale) as i64))
+            .collect()),
+        _ => Err(Error::Internal(format!(
+            "an integer column encoded as {}",
+            column.encoding_name()
+        ))),
+    }
 }

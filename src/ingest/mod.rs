@@ -33,20 +33,22 @@
 //! table of zero rows and zero partitions whose columns are all strings.
 //!
 //! # Design
-//! The whole (decompressed) input is held in memory. One sequential pass
-//! (`scan`) finds record boundaries with `memchr`, tracking quotes, and cuts
-//! the records into spans of exactly `partition_rows` records. Phase 1 parses
-//! every span in parallel with `csv-core`, checking widths and UTF-8; per
-//! column a builder (`build`) infers the narrowest type and keeps the parsed
-//! integers, floats or timestamps, or the text of a column that is a string
-//! from its first value. The per-span types are merged. Phase 2 encodes
-//! every span in parallel into the store's columns with the final types,
-//! from the kept values (integers widened to floats where the final type is
-//! float); a column that ends up a string but whose text phase 1 did not
-//! keep (e.g. `0`/`1` in one span and `N`/`Y` in another) is parsed again
-//! from the input for that span. Both phases run on the current rayon pool.
-//! Errors are reported for the first bad record in file order; nothing is
-//! returned on error.
+//! The input is read (and inflated, for gzip) on a thread of its own, in
+//! pieces of a MiB, while the current rayon pool parses: the reading thread
+//! walks the records (`scan`, which finds record boundaries with `memchr`,
+//! tracking quotes) and cuts them into spans of exactly `partition_rows`
+//! records (`source`), each handed to the pool as soon as it is complete.
+//! A task parses its span (`parse`: UTF-8 checked once, fields split eight
+//! bytes at a time, `csv-core` for records with quoted fields), with one
+//! builder per column (`build`) inferring the narrowest type and keeping the
+//! parsed integers, floats or timestamps, or the text of a column that is a
+//! string from its first value on, and encodes the span at once as a
+//! partition with those types (`encode`). Once every span is in, the types
+//! are merged, and the rare column whose type in a span differs from the
+//! merged one is encoded again (integers widened to floats, or the span's
+//! text parsed again as strings). Errors are reported for the first bad
+//! record in file order (an input that cannot be read or inflated first);
+//! nothing is returned on error.
 
 mod build;
 mod encode;
@@ -54,20 +56,21 @@ mod infer;
 mod parse;
 mod progress;
 mod scan;
+mod source;
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Cursor};
 use std::path::Path;
+use std::sync::Mutex;
 
-use flate2::read::MultiGzDecoder;
 use rayon::prelude::*;
 
 use self::infer::Kind;
-use self::parse::{Batch, csv_error, first_record, parse_span};
+use self::parse::{csv_error, first_record, parse_span};
 use self::progress::Progress;
-use self::scan::{Next, Scanner, split};
+use self::source::{Cutter, Input, Span, Unterminated};
 use crate::error::{Error, Result};
-use crate::store::{Field, Partition, Table};
+use crate::store::{Column, Field, Partition, Table};
 
 /// Default rows per partition.
 pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
@@ -106,11 +109,16 @@ impl Default for LoadOptions {
 /// [`Error::Io`] if the file cannot be read; [`Error::Csv`] naming file, line
 /// and column for malformed input. Nothing is returned on error.
 pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+    let file = std::fs::File::open(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    load_csv_bytes(bytes, path, table_name, options)
+    load_from(
+        BufReader::with_capacity(1 << 16, file),
+        path,
+        table_name,
+        options,
+    )
 }
 
 /// Like [`load_csv`] for file contents already in memory; `origin` names the
@@ -139,71 +147,135 @@ pub fn load_csv_bytes(
     table_name: &str,
     options: &LoadOptions,
 ) -> Result<Table> {
+    load_from(Cursor::new(bytes), origin, table_name, options)
+}
+
+/// One span, parsed and encoded with the types it has on its own.
+struct Encoded {
+    rows: usize,
+    columns: Vec<Column>,
+    kinds: Vec<Kind>,
+    /// The span's text, kept in case a column must be read again as text.
+    bytes: Vec<u8>,
+}
+
+/// What the reading thread found after the last span.
+struct Finish {
+    unterminated: Option<Unterminated>,
+    total_bytes: u64,
+}
+
+/// Loads from `source` (see the module docs for the design).
+fn load_from<R: BufRead + Send>(
+    source: R,
+    origin: &Path,
+    table_name: &str,
+    options: &LoadOptions,
+) -> Result<Table> {
     let progress = Progress::new(options.progress);
-    let data = decompress(bytes, origin, &progress)?;
-    let source_bytes = data.len() as u64;
-    let bom = if data.starts_with(b"\xef\xbb\xbf") {
-        3
-    } else {
-        0
-    };
-    let mut scanner = Scanner::new(&data, bom);
-
-    let names = column_names(&data, &mut scanner, origin, options)?;
-    let width = names.len();
-
-    progress.rows_phase("scanning", None);
-    let (spans, unterminated) = split(&mut scanner, options.partition_rows, |n| {
-        progress.inc(n as u64)
-    });
-    let total_rows: usize = spans.iter().map(|s| s.records).sum();
-
-    progress.rows_phase("parsing", Some(total_rows as u64));
-    let parsed: Vec<Result<Batch>> = spans
-        .par_iter()
-        .map(|span| {
-            let batch = parse_span(&data, span, width, origin)?;
-            if batch.rows != span.records {
-                return Err(Error::Internal(format!(
-                    "record scan found {} records at line {}, the parser {}",
-                    span.records, span.line, batch.rows
-                )));
+    let input = Input::open(source, origin)?;
+    let mut cutter = Cutter::new(input, origin)?;
+    let names = match column_names(&mut cutter, origin, options) {
+        Ok(names) => names,
+        Err(e) => {
+            // A broken gzip stream further on is what the caller hears of.
+            if cutter.is_gzip() {
+                cutter.drain()?;
             }
-            progress.inc(batch.rows as u64);
-            Ok(batch)
-        })
-        .collect();
-    let batches = parsed.into_iter().collect::<Result<Vec<Batch>>>()?;
-    if let Some(Next::Unterminated {
-        start, quote_line, ..
-    }) = unterminated
-    {
-        return Err(unterminated_error(&data, start, quote_line, origin));
+            return Err(e);
+        }
+    };
+    let width = names.len();
+    let per_span = options.partition_rows.max(1);
+
+    progress.rows_phase("loading", None);
+    let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
+    let process = |span: Span| {
+        let Span {
+            index,
+            bytes,
+            line,
+            records,
+        } = span;
+        let encoded = parse_span(&bytes, line, records, width, origin)
+            .and_then(|(batch, text)| {
+                let rows = batch.rows;
+                encode::encode_batch(batch, text).map(|e| (rows, e))
+            })
+            .map(|(rows, (columns, kinds))| Encoded {
+                rows,
+                columns,
+                kinds,
+                bytes,
+            });
+        progress.inc(records as u64);
+        if let Ok(mut r) = results.lock() {
+            r.push((index, encoded));
+        }
+    };
+    let finish: Result<Finish> = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<Span>();
+        let reader = scope.spawn(move || -> Result<Finish> {
+            loop {
+                match cutter.next_span(per_span)? {
+                    Ok(Some(span)) => {
+                        if tx.send(span).is_err() {
+                            return Err(Error::Internal("the parsers stopped".into()));
+                        }
+                    }
+                    Ok(None) => {
+                        return Ok(Finish {
+                            unterminated: None,
+                            total_bytes: cutter.total_bytes(),
+                        });
+                    }
+                    Err(u) => {
+                        return Ok(Finish {
+                            unterminated: Some(u),
+                            total_bytes: cutter.total_bytes(),
+                        });
+                    }
+                }
+            }
+        });
+        // Every worker takes the next span as soon as it is free, so the
+        // pool stays busy while the input is still being read.
+        rx.into_iter().par_bridge().for_each(process);
+        reader
+            .join()
+            .unwrap_or_else(|_| Err(Error::Internal("the reading thread panicked".into())))
+    });
+    let finish = finish?;
+    let mut results = results
+        .into_inner()
+        .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
+    results.sort_unstable_by_key(|(index, _)| *index);
+    let encoded = results
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect::<Result<Vec<Encoded>>>()?;
+    if let Some(u) = finish.unterminated {
+        return Err(unterminated_error(&u, origin));
     }
 
-    let kinds = batches.iter().fold(vec![Kind::Empty; width], |mut acc, b| {
-        for (a, c) in acc.iter_mut().zip(&b.columns) {
-            *a = a.merge(c.kind);
+    let kinds = encoded.iter().fold(vec![Kind::Empty; width], |mut acc, e| {
+        for (a, &k) in acc.iter_mut().zip(&e.kinds) {
+            *a = a.merge(k);
         }
         acc
     });
-
-    progress.rows_phase("encoding", Some(total_rows as u64));
-    let encoded: Vec<Result<Partition>> = batches
+    let conformed: Vec<Result<Partition>> = encoded
         .into_par_iter()
-        .zip(&spans)
-        .map(|(batch, span)| {
-            let rows = batch.rows;
-            let columns = encode::encode_batch(batch, &kinds, &data, span)?;
-            progress.inc(rows as u64);
+        .map(|mut e| {
+            encode::conform(&mut e.columns, &e.kinds, &kinds, &e.bytes)?;
             Ok(Partition {
-                rows,
+                rows: e.rows,
                 first_row: 0,
-                columns,
+                columns: e.columns,
             })
         })
         .collect();
-    let mut partitions = encoded.into_iter().collect::<Result<Vec<Partition>>>()?;
+    let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
     let mut first_row = 0;
     for p in &mut partitions {
         p.first_row = first_row;
@@ -222,68 +294,24 @@ pub fn load_csv_bytes(
         name: table_name.to_string(),
         fields,
         partitions,
-        source_bytes,
+        source_bytes: finish.total_bytes,
     })
 }
 
-/// The input itself, or its decompressed contents when it starts with the
-/// gzip magic bytes.
-fn decompress(bytes: Vec<u8>, origin: &Path, progress: &Progress) -> Result<Vec<u8>> {
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(bytes);
-    }
-    progress.bytes_phase("decompressing");
-    // The trailer's ISIZE is the size mod 2^32 of the last member: a hint.
-    let hint = bytes
-        .len()
-        .checked_sub(4)
-        .and_then(|at| bytes.get(at..))
-        .and_then(|t| t.try_into().ok())
-        .map_or(0, |t: [u8; 4]| u32::from_le_bytes(t) as usize)
-        .clamp(bytes.len(), bytes.len().saturating_mul(64));
-    let mut out = Vec::with_capacity(hint);
-    let mut reader = CountingReader {
-        inner: MultiGzDecoder::new(&bytes[..]),
-        progress,
-    };
-    reader.read_to_end(&mut out).map_err(|e| Error::Io {
-        path: origin.to_path_buf(),
-        source: std::io::Error::new(e.kind(), format!("corrupt gzip stream: {e}")),
-    })?;
-    Ok(out)
-}
-
-/// Reports the bytes read through it as progress.
-struct CountingReader<'a, R> {
-    inner: R,
-    progress: &'a Progress,
-}
-
-impl<R: Read> Read for CountingReader<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.progress.inc(n as u64);
-        Ok(n)
-    }
-}
-
 /// Reads the header (when there is one) and settles the column names,
-/// leaving `scanner` at the first data record.
-fn column_names(
-    data: &[u8],
-    scanner: &mut Scanner<'_>,
+/// leaving `cutter` at the first data record.
+fn column_names<R: BufRead>(
+    cutter: &mut Cutter<'_, R>,
     origin: &Path,
     options: &LoadOptions,
 ) -> Result<Vec<String>> {
     let raw: Vec<String> = if options.header {
-        let start = match scanner.next_record() {
-            Next::Record { start, .. } => start,
-            Next::Unterminated {
-                start, quote_line, ..
-            } => return Err(unterminated_error(data, start, quote_line, origin)),
-            Next::End => return Err(csv_error(origin, 1, 1, "empty file (no header)")),
+        let record = match cutter.first_record(true)? {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no header)")),
+            Err(u) => return Err(unterminated_error(&u, origin)),
         };
-        let fields = first_record(&data[start..scanner.pos()])?.unwrap_or_default();
+        let fields = first_record(&record)?.unwrap_or_default();
         let mut header = Vec::with_capacity(fields.len());
         for (i, f) in fields.into_iter().enumerate() {
             let name = String::from_utf8(f)
@@ -312,12 +340,12 @@ fn column_names(
         }
         names.clone()
     } else {
-        let mut peek = scanner.clone();
-        let start = match peek.next_record() {
-            Next::Record { start, .. } | Next::Unterminated { start, .. } => start,
-            Next::End => return Err(csv_error(origin, 1, 1, "empty file (no records)")),
+        let record = match cutter.first_record(false)? {
+            Ok(Some(record)) => record,
+            Err(u) => u.bytes,
+            Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no records)")),
         };
-        let width = first_record(&data[start..peek.pos()])?.map_or(0, |f| f.len());
+        let width = first_record(&record)?.map_or(0, |f| f.len());
         vec![String::new(); width]
     };
     Ok(unique_names(raw))
@@ -353,18 +381,18 @@ fn unique_names(raw: Vec<String>) -> Vec<String> {
     out
 }
 
-/// The error for a record starting at `start` whose quoted field opened on
-/// `quote_line` runs to the end of the input; that field is the record's
-/// last, so its number is the record's field count.
-fn unterminated_error(data: &[u8], start: usize, quote_line: u64, origin: &Path) -> Error {
-    let column = match first_record(&data[start..]) {
+/// The error for a record whose quoted field runs to the end of the
+/// input; that field is the record's last, so its number is the record's
+/// field count.
+fn unterminated_error(u: &Unterminated, origin: &Path) -> Error {
+    let column = match first_record(&u.bytes) {
         Ok(Some(fields)) => fields.len().max(1),
         Ok(None) => 1,
         Err(e) => return e,
     };
     csv_error(
         origin,
-        quote_line,
+        u.quote_line,
         column as u64,
         "unterminated quoted field",
     )

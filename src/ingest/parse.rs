@@ -1,12 +1,22 @@
-//! Parsing a span of records with `csv-core`, checking widths and UTF-8,
-//! into per-column builders that infer kinds and keep values.
+//! Parsing a span of records, checking widths and UTF-8, into per-column
+//! builders that infer kinds and keep values.
+//!
+//! # Design
+//! The fast path validates the span's UTF-8 once, then walks it field by
+//! field: an unquoted field runs to the next `,`, `\n` or `\r`, found eight
+//! bytes at a time (SWAR: a zero-byte test on the word XORed with each
+//! separator, "Bit Twiddling Hacks", Sean Eron Anderson), and is handed to
+//! its builder in place, without a copy. A record with a field that starts
+//! with `"` is finished by `csv-core`, whose record grammar the record scan
+//! follows. Anything unusual (a record of the wrong width, bytes that are not
+//! UTF-8) sends the whole span down the slow path, which parses every record
+//! with `csv-core` and finds the first error exactly as before.
 
 use std::path::Path;
 
 use csv_core::{ReadRecordResult, Reader};
 
 use super::build::{ColumnBuilder, Texts};
-use super::scan::Span;
 use crate::error::{Error, Result};
 
 /// A span of records after phase 1.
@@ -139,34 +149,216 @@ pub(crate) fn csv_error(
     }
 }
 
-/// Parses the records of `data[span.start..span.end]`, each of which must
-/// have `width` fields, inferring each column's kind and keeping its parsed
+/// The separators that end an unquoted field.
+#[inline]
+fn is_separator(b: u8) -> bool {
+    matches!(b, b',' | b'\n' | b'\r')
+}
+
+/// Index of the first `,`, `\n` or `\r` in `b` at or after `i`, or
+/// `b.len()`.
+#[inline]
+fn find_separator(b: &[u8], mut i: usize) -> usize {
+    const LO: u64 = u64::from_le_bytes([1; 8]);
+    const HI: u64 = u64::from_le_bytes([0x80; 8]);
+    // High bit set in each byte of `w` equal to `c`; bits above the lowest
+    // match may be false positives, the lowest one is exact.
+    #[inline(always)]
+    fn matches(w: u64, c: u8) -> u64 {
+        let x = w ^ (LO * c as u64);
+        x.wrapping_sub(LO) & !x & HI
+    }
+    while let Some(word) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let m = matches(w, b',') | matches(w, b'\n') | matches(w, b'\r');
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !is_separator(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Finishes records with quoted fields with `csv-core`.
+struct Quoted {
+    reader: Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Quoted {
+    fn new() -> Quoted {
+        Quoted {
+            reader: Reader::new(),
+            out: vec![0; 4096],
+            ends: vec![0; 64],
+        }
+    }
+
+    /// Parses the rest of a record from the start of `input` (the start of
+    /// a field); returns the bytes consumed and the number of fields, which
+    /// are then [`Quoted::field`].
+    fn parse(&mut self, input: &[u8]) -> (usize, usize) {
+        let (mut pos, mut nout_total, mut fields) = (0, 0, 0);
+        loop {
+            let (res, nin, nout, nend) = self.reader.read_record(
+                &input[pos..],
+                &mut self.out[nout_total..],
+                &mut self.ends[fields..],
+            );
+            pos += nin;
+            nout_total += nout;
+            fields += nend;
+            match res {
+                ReadRecordResult::InputEmpty => {
+                    if pos == input.len() && nin == 0 && nout == 0 && nend == 0 {
+                        // Already told the input ended: nothing more comes.
+                        return (pos, fields);
+                    }
+                }
+                ReadRecordResult::OutputFull => {
+                    let n = self.out.len() * 2;
+                    self.out.resize(n, 0);
+                }
+                ReadRecordResult::OutputEndsFull => {
+                    let n = self.ends.len() * 2;
+                    self.ends.resize(n, 0);
+                }
+                ReadRecordResult::Record | ReadRecordResult::End => return (pos, fields),
+            }
+        }
+    }
+
+    fn field(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.out[start..self.ends[i]]
+    }
+}
+
+/// Calls `each(column, row, field, at)` for every field of every record of
+/// `input` (text from a record boundary on, UTF-8), `field` having its
+/// quotes removed and being `input[at..]` when `at` is given. Returns false
+/// (after calling `each` for some fields) unless `input` holds exactly
+/// `records` records of `width` fields.
+pub(crate) fn split_fields(
+    input: &[u8],
+    width: usize,
+    records: usize,
+    mut each: impl FnMut(usize, usize, &[u8], Option<u32>),
+) -> bool {
+    let n = input.len();
+    let mut pos = 0;
+    let mut quoted: Option<Quoted> = None;
+    for row in 0..records {
+        while pos < n && matches!(input[pos], b'\n' | b'\r') {
+            pos += 1;
+        }
+        if pos == n {
+            return false;
+        }
+        let mut c = 0;
+        loop {
+            if pos < n && input[pos] == b'"' {
+                let q = quoted.get_or_insert_with(Quoted::new);
+                let (used, fields) = q.parse(&input[pos..]);
+                if c + fields != width {
+                    return false;
+                }
+                for i in 0..fields {
+                    each(c + i, row, q.field(i), None);
+                }
+                pos += used;
+                break;
+            }
+            let end = find_separator(input, pos);
+            each(c, row, &input[pos..end], Some(pos as u32));
+            c += 1;
+            if end < n && input[end] == b',' {
+                if c == width {
+                    return false;
+                }
+                pos = end + 1;
+            } else {
+                if c != width {
+                    return false;
+                }
+                pos = (end + 1).min(n);
+                break;
+            }
+        }
+    }
+    while pos < n && matches!(input[pos], b'\n' | b'\r') {
+        pos += 1;
+    }
+    pos == n
+}
+
+/// Parses the records of a span, `input`, which starts at a record boundary
+/// on line `line` and holds `records` records, each of which must have
+/// `width` fields, inferring each column's kind and keeping its parsed
 /// values or text.
+///
+/// Returns the batch and the input as text (it is valid UTF-8).
 ///
 /// # Errors
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
 /// extra field) or a field that is not UTF-8, naming the record's line,
 /// whichever comes first; [`Error::NotSupported`] when the span holds 4 GiB
 /// or more of text.
-pub(crate) fn parse_span(data: &[u8], span: &Span, width: usize, origin: &Path) -> Result<Batch> {
-    let input = &data[span.start..span.end];
+pub(crate) fn parse_span<'a>(
+    input: &'a [u8],
+    line: u64,
+    records: usize,
+    width: usize,
+    origin: &Path,
+) -> Result<(Batch, &'a str)> {
     if input.len() >= u32::MAX as usize {
         return Err(Error::NotSupported(format!(
             "a partition of {} bytes of text (the limit is 4 GiB); load with fewer rows per partition",
             input.len()
         )));
     }
-    let mut columns: Vec<ColumnBuilder> = (0..width)
-        .map(|_| ColumnBuilder::new(span.records))
-        .collect();
-    let mut records = Records::new(input, width);
+    if let Ok(text) = std::str::from_utf8(input) {
+        let mut columns: Vec<ColumnBuilder> =
+            (0..width).map(|_| ColumnBuilder::new(records)).collect();
+        if split_fields(input, width, records, |c, row, field, at| {
+            columns[c].observe(row, field, at)
+        }) {
+            let batch = Batch {
+                rows: records,
+                columns,
+            };
+            return Ok((batch, text));
+        }
+    }
+    let batch = parse_span_slow(input, line, records, width, origin)?;
+    // Every field is UTF-8, and the bytes between fields are ASCII.
+    let text = std::str::from_utf8(input)
+        .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
+    Ok((batch, text))
+}
+
+/// [`parse_span`] record by record with `csv-core`, reporting the first
+/// error.
+fn parse_span_slow(
+    input: &[u8],
+    line: u64,
+    records: usize,
+    width: usize,
+    origin: &Path,
+) -> Result<Batch> {
+    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
+    let mut reader = Records::new(input, width);
     let mut rows = 0;
-    while let Some((start, n)) = records.next()? {
+    while let Some((start, n)) = reader.next()? {
         if n != width {
-            if let Some(e) = utf8_error(input, span, &columns, origin)? {
+            if let Some(e) = utf8_error(input, line, &columns, origin)? {
                 return Err(e);
             }
-            let line = line_at(input, span.line, start);
+            let line = line_at(input, line, start);
             return Err(csv_error(
                 origin,
                 line,
@@ -174,19 +366,23 @@ pub(crate) fn parse_span(data: &[u8], span: &Span, width: usize, origin: &Path) 
                 format!("expected {width} fields, found {n}"),
             ));
         }
-        if rows == span.records {
+        if rows == records {
             return Err(Error::Internal(format!(
-                "the record scan found {} records at line {}, the parser more",
-                span.records, span.line
+                "the record scan found {records} records at line {line}, the parser more"
             )));
         }
         for (c, column) in columns.iter_mut().enumerate() {
-            column.observe(rows, records.field(c));
+            column.observe(rows, reader.field(c), None);
         }
         rows += 1;
     }
-    if let Some(e) = utf8_error(input, span, &columns, origin)? {
+    if let Some(e) = utf8_error(input, line, &columns, origin)? {
         return Err(e);
+    }
+    if rows != records {
+        return Err(Error::Internal(format!(
+            "the record scan found {records} records at line {line}, the parser {rows}"
+        )));
     }
     Ok(Batch { rows, columns })
 }
@@ -194,42 +390,54 @@ pub(crate) fn parse_span(data: &[u8], span: &Span, width: usize, origin: &Path) 
 /// The error for the first field (by row, then column) that is not UTF-8.
 fn utf8_error(
     input: &[u8],
-    span: &Span,
+    line: u64,
     columns: &[ColumnBuilder],
     origin: &Path,
 ) -> Result<Option<Error>> {
     let first = columns
         .iter()
         .enumerate()
-        .filter_map(|(c, b)| b.first_invalid_row().map(|row| (row, c)))
+        .filter_map(|(c, b)| b.first_invalid_row(input).map(|row| (row, c)))
         .min();
     let Some((row, c)) = first else {
         return Ok(None);
     };
-    let line = record_line(input, span.line, row)?;
+    let line = record_line(input, line, row)?;
     Ok(Some(csv_error(origin, line, c as u64 + 1, "invalid utf-8")))
 }
 
 /// The texts of columns `wanted` (indexes, ascending) of every record of
-/// `data[span.start..span.end]`, which phase 1 has already checked.
+/// `input`, a span of `records` records that [`parse_span`] has accepted.
 pub(crate) fn span_texts(
-    data: &[u8],
-    span: &Span,
+    input: &[u8],
+    records: usize,
     width: usize,
     wanted: &[usize],
 ) -> Result<Vec<Texts>> {
-    let input = &data[span.start..span.end];
-    let mut texts: Vec<Texts> = wanted
-        .iter()
-        .map(|_| Texts {
-            bytes: Vec::new(),
-            ends: Vec::with_capacity(span.records),
-        })
-        .collect();
-    let mut records = Records::new(input, width);
-    while records.next()?.is_some() {
+    let mut slot = vec![usize::MAX; width];
+    for (k, &c) in wanted.iter().enumerate() {
+        slot[c] = k;
+    }
+    let fresh = || -> Vec<Texts> {
+        wanted
+            .iter()
+            .map(|_| Texts::with_capacity(records))
+            .collect()
+    };
+    let mut texts = fresh();
+    let fast = split_fields(input, width, records, |c, _, field, at| {
+        if let Some(t) = texts.get_mut(slot[c]) {
+            t.push(field, at);
+        }
+    });
+    if fast {
+        return Ok(texts);
+    }
+    let mut texts = fresh();
+    let mut reader = Records::new(input, width);
+    while reader.next()?.is_some() {
         for (t, &c) in texts.iter_mut().zip(wanted) {
-            t.push(records.field(c));
+            t.push(reader.field(c), None);
         }
     }
     Ok(texts)
@@ -243,4 +451,107 @@ fn record_line(input: &[u8], first_line: u64, index: usize) -> Result<u64> {
     }
     let start = records.next()?.map_or(0, |(s, _)| s);
     Ok(line_at(input, first_line, start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One field as (column, row, text, offset).
+    type Found = (usize, usize, String, Option<u32>);
+
+    /// Every field of `input`, or None.
+    fn fields(input: &str, width: usize, records: usize) -> Option<Vec<Found>> {
+        let mut out = Vec::new();
+        split_fields(input.as_bytes(), width, records, |c, r, f, at| {
+            out.push((c, r, String::from_utf8(f.to_vec()).unwrap(), at))
+        })
+        .then_some(out)
+    }
+
+    /// The fields of every record as `csv-core` reads them.
+    fn reference(input: &str, width: usize) -> Vec<Vec<String>> {
+        let mut records = Records::new(input.as_bytes(), width);
+        let mut out = Vec::new();
+        while records.next().unwrap().is_some() {
+            out.push(
+                (0..records.len())
+                    .map(|i| String::from_utf8(records.field(i).to_vec()).unwrap())
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn separators_are_found_in_words_and_tails() {
+        for text in [
+            "",
+            "a",
+            "abcdefgh",
+            "abcdefghijklmnop,",
+            "abcdefg\n",
+            "ab\rcd",
+            "é,",
+        ] {
+            let b = text.as_bytes();
+            let expected = b.iter().position(|&c| is_separator(c)).unwrap_or(b.len());
+            assert_eq!(find_separator(b, 0), expected, "{text:?}");
+        }
+        // Every start offset, every separator position.
+        let base = b"0123456789abcdefghijklmnopqrstuv".to_vec();
+        for at in 0..base.len() {
+            for sep in [b',', b'\n', b'\r'] {
+                let mut b = base.clone();
+                b[at] = sep;
+                for from in 0..=at {
+                    assert_eq!(find_separator(&b, from), at);
+                }
+                assert_eq!(find_separator(&b, at + 1), b.len());
+            }
+        }
+    }
+
+    #[test]
+    fn fields_match_csv_core() {
+        let cases = [
+            ("a,b,c\n1,2,3\n", 3),
+            ("a,b\r\n\r\n1,2\r\n", 2),
+            ("a,b\r1,2\r", 2),
+            ("a,\n,b\n", 2),
+            ("a,", 2),
+            ("x,\"q,\"\"uote\"\"\nline\",y\n1,2,3", 3),
+            ("\"\",\"\"\n", 2),
+            ("ab\"c,d\ne\",f\n", 2),
+            ("\"a\"x\"y,z\n", 2),
+            ("1,\"2\"\n3,4", 2),
+            ("é,ü\n\n\n", 2),
+        ];
+        for (text, width) in cases {
+            let expected = reference(text, width);
+            let got = fields(text, width, expected.len()).unwrap_or_else(|| panic!("{text:?}"));
+            let mut rebuilt = vec![Vec::new(); expected.len()];
+            for (c, r, f, at) in got {
+                assert_eq!(rebuilt[r].len(), c);
+                if let Some(at) = at {
+                    assert_eq!(
+                        &text.as_bytes()[at as usize..at as usize + f.len()],
+                        f.as_bytes()
+                    );
+                }
+                rebuilt[r].push(f);
+            }
+            assert_eq!(rebuilt, expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn wrong_widths_and_counts_are_refused() {
+        assert!(fields("a,b\n1\n", 2, 2).is_none());
+        assert!(fields("a,b\n1,2,3\n", 2, 2).is_none());
+        assert!(fields("a,\"b\",c\n", 2, 1).is_none());
+        assert!(fields("a,b\n1,2\n", 2, 1).is_none());
+        assert!(fields("a,b\n", 2, 2).is_none());
+        assert!(fields("a,b\n\n\r\n", 2, 1).is_some());
+    }
 }

@@ -31,11 +31,6 @@ impl Progress {
         }
     }
 
-    /// Starts a phase counting bytes (decompression).
-    pub(crate) fn bytes_phase(&self, message: &'static str) {
-        self.phase(message, None, "{spinner} {msg} {bytes} ({bytes_per_sec})");
-    }
-
     /// Starts a phase counting rows, out of `total` when known.
     pub(crate) fn rows_phase(&self, message: &'static str, total: Option<u64>) {
         let template = if total.is_some() {

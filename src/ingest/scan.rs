@@ -1,6 +1,6 @@
 //! Finding record boundaries without parsing fields, so that the input can be
 //! cut into chunks of exactly `partition_rows` records and parsed in
-//! parallel.
+//! parallel, also while the input is still being read or inflated.
 //!
 //! # Design
 //! One sequential pass jumps with `memchr` from one quote or line terminator
@@ -16,6 +16,10 @@
 //!   closes the field.
 //!
 //! Every `\n`, inside quotes or not, advances the physical line count.
+//!
+//! A scanner over a prefix of the input ([`Scanner::partial`]) does not
+//! take the end of its data for the end of the last record: it reports
+//! [`Next::Incomplete`] until more data shows where the record ends.
 
 use memchr::{memchr2, memchr3};
 
@@ -41,6 +45,9 @@ pub(crate) enum Next {
     },
     /// No more records.
     End,
+    /// Only for a partial scanner: the data ends before the next record is
+    /// known to end; nothing was consumed.
+    Incomplete,
 }
 
 /// Walks the records of a CSV text.
@@ -49,12 +56,37 @@ pub(crate) struct Scanner<'a> {
     data: &'a [u8],
     pos: usize,
     line: u64,
+    /// The data is the whole input (not a prefix of it).
+    complete: bool,
 }
 
 impl<'a> Scanner<'a> {
     /// A scanner at byte `pos` of `data`, which is on line 1.
+    #[cfg(test)]
     pub(crate) fn new(data: &'a [u8], pos: usize) -> Scanner<'a> {
-        Scanner { data, pos, line: 1 }
+        Scanner {
+            data,
+            pos,
+            line: 1,
+            complete: true,
+        }
+    }
+
+    /// A scanner at byte `pos` (a record boundary, on line `line`) of
+    /// `data`, which is the whole input when `complete`, else a prefix of
+    /// it.
+    pub(crate) fn partial(data: &'a [u8], pos: usize, line: u64, complete: bool) -> Scanner<'a> {
+        Scanner {
+            data,
+            pos,
+            line,
+            complete,
+        }
+    }
+
+    /// The 1-based line at [`Scanner::pos`].
+    pub(crate) fn line(&self) -> u64 {
+        self.line
     }
 
     /// Byte offset just after the last record returned (after its
@@ -65,6 +97,15 @@ impl<'a> Scanner<'a> {
 
     /// Finds the next record and moves past it.
     pub(crate) fn next_record(&mut self) -> Next {
+        let (pos, line) = (self.pos, self.line);
+        let next = self.next_inner();
+        if next == Next::Incomplete {
+            (self.pos, self.line) = (pos, line);
+        }
+        next
+    }
+
+    fn next_inner(&mut self) -> Next {
         let d = self.data;
         while self.pos < d.len() {
             match d[self.pos] {
@@ -75,13 +116,20 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
         }
         if self.pos == d.len() {
-            return Next::End;
+            return if self.complete {
+                Next::End
+            } else {
+                Next::Incomplete
+            };
         }
         let start = self.pos;
         let line = self.line;
         let mut i = start;
         loop {
             let Some(k) = memchr3(b'"', b'\n', b'\r', &d[i..]) else {
+                if !self.complete {
+                    return Next::Incomplete;
+                }
                 self.pos = d.len();
                 return Next::Record { start, line };
             };
@@ -92,6 +140,9 @@ impl<'a> Scanner<'a> {
                     let mut q = j + 1;
                     loop {
                         let Some(m) = memchr2(b'"', b'\n', &d[q..]) else {
+                            if !self.complete {
+                                return Next::Incomplete;
+                            }
                             self.pos = d.len();
                             return Next::Unterminated {
                                 start,
@@ -105,6 +156,9 @@ impl<'a> Scanner<'a> {
                             q = p + 1;
                         } else if d.get(p + 1) == Some(&b'"') {
                             q = p + 2;
+                        } else if p + 1 == d.len() && !self.complete {
+                            // The next byte may be an escaped quote's second half.
+                            return Next::Incomplete;
                         } else {
                             i = p + 1;
                             break;
@@ -123,75 +177,6 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-    }
-}
-
-/// A run of whole records: `data[start..end]` holds `records` records, the
-/// first starting at `start` on line `line`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Span {
-    /// Byte offset of the first record.
-    pub start: usize,
-    /// Byte offset just past the last record (and any blank lines after it).
-    pub end: usize,
-    /// 1-based line of the first record.
-    pub line: u64,
-    /// Number of records.
-    pub records: usize,
-}
-
-/// The records after the scanner's position, cut into spans of `per_span`
-/// records (the last may be shorter), plus the unterminated record that
-/// ended the input, if any (it is in no span). `on_records` is called with
-/// the number of records scanned, now and then.
-pub(crate) fn split(
-    scanner: &mut Scanner<'_>,
-    per_span: usize,
-    mut on_records: impl FnMut(usize),
-) -> (Vec<Span>, Option<Next>) {
-    let per_span = per_span.max(1);
-    let mut spans: Vec<Span> = Vec::new();
-    let mut current: Option<Span> = None;
-    let mut since_report = 0usize;
-    loop {
-        let next = scanner.next_record();
-        let (start, line) = match next {
-            Next::Record { start, line } => (start, line),
-            Next::End | Next::Unterminated { .. } => {
-                if let Some(mut span) = current.take() {
-                    span.end = match next {
-                        Next::Unterminated { start, .. } => start,
-                        _ => scanner.pos(),
-                    };
-                    spans.push(span);
-                }
-                on_records(since_report);
-                let unterminated = matches!(next, Next::Unterminated { .. }).then_some(next);
-                return (spans, unterminated);
-            }
-        };
-        if let Some(mut span) = current.take() {
-            if span.records == per_span {
-                span.end = start;
-                spans.push(span);
-            } else {
-                span.records += 1;
-                current = Some(span);
-                since_report += 1;
-                if since_report == 1 << 16 {
-                    on_records(since_report);
-                    since_report = 0;
-                }
-                continue;
-            }
-        }
-        current = Some(Span {
-            start,
-            end: start,
-            line,
-            records: 1,
-        });
-        since_report += 1;
     }
 }
 
@@ -265,29 +250,27 @@ mod tests {
     }
 
     #[test]
-    fn split_cuts_exact_record_counts() {
-        let text = "1\n2\n\n3\n4\n5\n6\n7";
-        for per in 1..9 {
-            let mut s = Scanner::new(text.as_bytes(), 0);
-            let (spans, bad) = split(&mut s, per, |_| {});
-            assert!(bad.is_none());
-            let counts: Vec<usize> = spans.iter().map(|s| s.records).collect();
-            let mut expected = vec![per; 7 / per];
-            if 7 % per != 0 {
-                expected.push(7 % per);
+    fn a_partial_scan_waits_for_the_end_of_a_record() {
+        let partial = |text: &str| {
+            let mut s = Scanner::partial(text.as_bytes(), 0, 1, false);
+            let mut out = Vec::new();
+            loop {
+                let n = s.next_record();
+                out.push(n);
+                if !matches!(n, Next::Record { .. }) {
+                    return (out, s.pos(), s.line());
+                }
             }
-            assert_eq!(counts, expected, "per {per}");
-            assert_eq!(spans[0].start, 0);
-            assert_eq!(spans.last().unwrap().end, text.len());
-            for w in spans.windows(2) {
-                assert_eq!(w[0].end, w[1].start);
-            }
-        }
-        let mut s = Scanner::new(text.as_bytes(), 0);
-        let (spans, _) = split(&mut s, 3, |_| {});
+        };
+        assert_eq!(partial("a\nb"), (vec![rec(0, 1), Next::Incomplete], 2, 2));
+        assert_eq!(partial("a\r"), (vec![rec(0, 1), Next::Incomplete], 2, 1));
+        assert_eq!(partial("\n\n"), (vec![Next::Incomplete], 0, 1));
+        // A quote at the end may be the first half of an escaped quote.
+        assert_eq!(partial("\"a\""), (vec![Next::Incomplete], 0, 1));
+        assert_eq!(partial("\"a\nb"), (vec![Next::Incomplete], 0, 1));
         assert_eq!(
-            spans.iter().map(|s| s.line).collect::<Vec<_>>(),
-            vec![1, 5, 8]
+            partial("x\n\"a\"\"\nb\"\n"),
+            (vec![rec(0, 1), rec(2, 2), Next::Incomplete], 10, 4)
         );
     }
 }

@@ -498,3 +498,56 @@ fn runs_on_the_current_pool() {
     assert_eq!(t.partitions.len(), 100);
     assert_eq!(column(&t, "a")[999], int(999));
 }
+
+#[test]
+fn strings_beyond_a_dictionary_per_partition() {
+    // More distinct strings in one partition than a dictionary may hold:
+    // the interning while parsing gives way to plain text, with NULLs, a
+    // quoted field and the smallest and largest values late.
+    let n = crate::store::MAX_DICTIONARY_LEN + 100;
+    let mut text = String::from("k,s\n");
+    let (quoted, last) = (n - 10, n - 9);
+    for i in 0..n {
+        if i == 5 {
+            text.push_str("5,\n");
+        } else if i == quoted {
+            text.push_str(&format!("{i},\"a,\"\"quoted\"\"\"\n"));
+        } else if i == last {
+            text.push_str(&format!("{i},zzz\n"));
+        } else {
+            text.push_str(&format!("{i},v{i:06}\n"));
+        }
+    }
+    let t = load(text.as_bytes(), &opts(n)).unwrap();
+    assert_eq!(t.partitions.len(), 1);
+    let c = &t.partitions[0].columns[1];
+    assert_eq!(c.encoding_name(), "packed+nulls");
+    assert_eq!(c.zone.min, s("a,\"quoted\""));
+    assert_eq!(c.zone.max, s("zzz"));
+    assert_eq!(c.value(5), Value::Null);
+    assert_eq!(c.value(6), s("v000006"));
+    assert_eq!(c.value(quoted), s("a,\"quoted\""));
+    assert_eq!(c.value(last), s("zzz"));
+    assert_eq!(c.value(n - 1), s(&format!("v{:06}", n - 1)));
+}
+
+#[test]
+fn interned_strings_keep_values_across_partitions() {
+    let mut text = String::from("a,b\n");
+    let words = ["pear", "apple", "", "fig", "\"q,x\"", "apple"];
+    for i in 0..500 {
+        text.push_str(&format!("{i},{}\n", words[i % words.len()]));
+    }
+    for size in [1, 7, 100, 1000] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        let got = column(&t, "b");
+        for (i, v) in got.iter().enumerate() {
+            let expected = match words[i % words.len()] {
+                "" => Value::Null,
+                "\"q,x\"" => s("q,x"),
+                w => s(w),
+            };
+            assert_eq!(v, &expected, "size {size}, row {i}");
+        }
+    }
+}

@@ -208,6 +208,19 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// dictionary-encoded (codes fit in u16).
 pub const MAX_DICTIONARY_LEN: usize = 1 << 16;
 
+/// Bytes of `len` strings of `total_bytes` bytes packed back to back: the
+/// bytes plus `len + 1` offsets of 2, 4 or 8 bytes.
+fn packed_size(total_bytes: usize, len: usize) -> usize {
+    let offset_bytes = if total_bytes <= u16::MAX as usize {
+        2
+    } else if total_bytes <= u32::MAX as usize {
+        4
+    } else {
+        8
+    };
+    total_bytes + offset_bytes * (len + 1)
+}
+
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
     validity.filter(|v| v.count_ones() < v.len())
 }
@@ -347,75 +360,156 @@ impl Column {
     /// Encodes strings: as a constant when all equal, dictionary-encoded with
     /// u8/u16 codes when that is smaller, else packed. Values at NULL rows are
     /// ignored.
+    ///
+    /// The dictionary is chosen when it has at most [`MAX_DICTIONARY_LEN`]
+    /// entries and `Σ (len + 32)` over its entries plus one code per row is
+    /// less than the packed size (the bytes plus one 2-, 4- or 8-byte offset
+    /// per row and one more).
+    ///
+    /// # Algorithm
+    /// One pass hashes each valid value once, giving it an id in order of
+    /// first appearance; it stops early (and the column is packed) as soon
+    /// as the distinct values seen so far make a dictionary at least as
+    /// large as packing. Otherwise the ids go to
+    /// [`Column::encode_string_ids`].
     pub fn encode_strings(values: &[&str], validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
-        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
-        let mut distinct: HashMap<&str, ()> = HashMap::new();
-        let mut total_bytes = 0usize;
-        let mut sorted = validity.is_none();
-        let mut prev: &str = "";
+        let total_bytes: usize = values
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| valid(i))
+            .map(|(_, s)| s.len())
+            .sum();
+        let packed_bytes = packed_size(total_bytes, len);
+
+        let mut index: HashMap<&str, u32> = HashMap::new();
+        let mut distinct: Vec<&str> = Vec::new();
+        let mut ids: Vec<u32> = Vec::with_capacity(len);
+        let mut dict_bytes = 0usize;
         for (i, &s) in values.iter().enumerate() {
-            if valid(i) {
-                total_bytes += s.len();
-                if distinct.len() <= MAX_DICTIONARY_LEN {
-                    distinct.insert(s, ());
-                }
-                sorted &= s.as_bytes() >= prev.as_bytes();
-                prev = s;
+            if !valid(i) {
+                ids.push(0);
+                continue;
+            }
+            let next = distinct.len() as u32;
+            let id = *index.entry(s).or_insert_with(|| {
+                distinct.push(s);
+                dict_bytes += s.len() + 32;
+                next
+            });
+            ids.push(id);
+            if id == next
+                && distinct.len() >= 2
+                && (distinct.len() > MAX_DICTIONARY_LEN || dict_bytes + len >= packed_bytes)
+            {
+                // Even with one-byte codes the dictionary cannot be smaller.
+                return Self::packed_column(values, validity);
             }
         }
+        drop(index);
+        Self::encode_string_ids(&distinct, &ids, validity)
+    }
+
+    /// Encodes the strings `distinct[ids[i]]` exactly as
+    /// [`Column::encode_strings`] would: `distinct` holds distinct strings
+    /// in any order, each the value of at least one valid row; `ids` has one
+    /// entry per row (any id below `distinct.len()` at NULL rows).
+    ///
+    /// # Algorithm
+    /// The codec follows from the counts alone. For a dictionary the
+    /// distinct values are sorted once and a permutation table maps ids to
+    /// sorted codes, so no string is looked up per row.
+    ///
+    /// # Panics
+    /// If an id is not below `distinct.len()`.
+    pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let len = ids.len();
         if distinct.is_empty() {
             return Column::all_null(DataType::Str, len);
         }
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let total_bytes: usize = ids
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| valid(i))
+            .map(|(_, &id)| distinct[id as usize].len())
+            .sum();
         let dict_len = distinct.len();
-        let mut entries: Vec<Arc<str>> = distinct.keys().map(|s| Arc::from(*s)).collect();
-        entries.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        let zone = ZoneMap {
-            min: Value::Str(entries[0].clone()),
-            max: Value::Str(entries[dict_len - 1].clone()),
-            null_count,
-            sorted,
-        };
-        let data = if dict_len == 1 {
-            ColumnData::Const(Value::Str(entries[0].clone()))
-        } else {
-            let code_bytes = if dict_len <= 256 { 1 } else { 2 };
-            let dict_bytes: usize = entries.iter().map(|s| s.len() + 32).sum::<usize>();
-            let offset_bytes = if total_bytes <= u16::MAX as usize {
-                2
-            } else if total_bytes <= u32::MAX as usize {
-                4
-            } else {
-                8
-            };
-            let packed_bytes = total_bytes + offset_bytes * (len + 1);
-            if dict_len <= MAX_DICTIONARY_LEN && dict_bytes + code_bytes * len < packed_bytes {
-                let dict = Dictionary { values: entries };
-                let index: HashMap<&str, u64> = dict
-                    .values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (&**s, i as u64))
-                    .collect();
-                let codes = values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| if valid(i) { index[s] } else { 0 });
-                let codes = Codes::pack(codes, dict_len as u64 - 1);
-                drop(index);
-                ColumnData::Dict {
-                    codes,
-                    dict: Arc::new(dict),
-                }
-            } else {
-                ColumnData::Packed(PackedStrings::new(
-                    values
-                        .iter()
+        let dict_bytes: usize = distinct.iter().map(|s| s.len() + 32).sum();
+        let code_bytes = if dict_len <= 256 { 1 } else { 2 };
+        let dictionary = dict_len == 1
+            || (dict_len <= MAX_DICTIONARY_LEN
+                && dict_bytes + code_bytes * len < packed_size(total_bytes, len));
+        if !dictionary {
+            // No need to sort the values.
+            let min = distinct
+                .iter()
+                .min_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let max = distinct
+                .iter()
+                .max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let sorted = validity.is_none()
+                && ids
+                    .windows(2)
+                    .all(|w| w[0] == w[1] || distinct[w[1] as usize] >= distinct[w[0] as usize]);
+            return Column {
+                dtype: DataType::Str,
+                len,
+                data: ColumnData::Packed(PackedStrings::new(
+                    ids.iter()
                         .enumerate()
-                        .map(|(i, s)| if valid(i) { *s } else { "" }),
-                ))
+                        .map(|(i, &id)| if valid(i) { distinct[id as usize] } else { "" }),
+                )),
+                validity,
+                zone: ZoneMap {
+                    min: Value::str(min.copied().unwrap_or_default()),
+                    max: Value::str(max.copied().unwrap_or_default()),
+                    null_count,
+                    sorted,
+                },
+            };
+        }
+        let mut order: Vec<u32> = (0..dict_len as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            distinct[a as usize]
+                .as_bytes()
+                .cmp(distinct[b as usize].as_bytes())
+        });
+        // `rank[id]` is the sorted code of `id`.
+        let mut rank = vec![0u32; dict_len];
+        for (code, &id) in order.iter().enumerate() {
+            rank[id as usize] = code as u32;
+        }
+        let mut sorted = validity.is_none();
+        if sorted {
+            let mut prev = 0;
+            for &id in ids {
+                let r = rank[id as usize];
+                sorted &= r >= prev;
+                prev = r;
+            }
+        }
+        let min = Value::str(distinct[order[0] as usize]);
+        let max = Value::str(distinct[order[dict_len - 1] as usize]);
+        let data = if dict_len == 1 {
+            ColumnData::Const(min.clone())
+        } else {
+            let codes = if dict_len <= 256 {
+                Codes::U8(ids.iter().map(|&id| rank[id as usize] as u8).collect())
+            } else {
+                Codes::U16(ids.iter().map(|&id| rank[id as usize] as u16).collect())
+            };
+            let values = order
+                .iter()
+                .map(|&id| Arc::from(distinct[id as usize]))
+                .collect();
+            ColumnData::Dict {
+                codes,
+                dict: Arc::new(Dictionary { values }),
             }
         };
         Column {
@@ -423,7 +517,54 @@ impl Column {
             len,
             data,
             validity,
-            zone,
+            zone: ZoneMap {
+                min,
+                max,
+                null_count,
+                sorted,
+            },
+        }
+    }
+
+    /// Packs strings (already known to have at least two distinct values
+    /// and not to fit a smaller dictionary), with `""` at NULL rows.
+    fn packed_column(values: &[&str], validity: Option<Bitmap>) -> Column {
+        let len = values.len();
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let mut min: Option<&str> = None;
+        let mut max: Option<&str> = None;
+        let mut sorted = validity.is_none();
+        let mut prev: &str = "";
+        for (i, &s) in values.iter().enumerate() {
+            if valid(i) {
+                if min.is_none_or(|m| s.as_bytes() < m.as_bytes()) {
+                    min = Some(s);
+                }
+                if max.is_none_or(|m| s.as_bytes() > m.as_bytes()) {
+                    max = Some(s);
+                }
+                sorted &= s.as_bytes() >= prev.as_bytes();
+                prev = s;
+            }
+        }
+        let data = ColumnData::Packed(PackedStrings::new(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, s)| if valid(i) { *s } else { "" }),
+        ));
+        Column {
+            dtype: DataType::Str,
+            len,
+            data,
+            validity,
+            zone: ZoneMap {
+                min: Value::str(min.unwrap_or_default()),
+                max: Value::str(max.unwrap_or_default()),
+                null_count,
+                sorted,
+            },
         }
     }
 
@@ -550,6 +691,159 @@ mod tests {
         assert_eq!(c.zone.min, Value::str("unique-0"));
         let c = Column::encode_strings(&["😈", "😈"], None);
         assert_eq!(c.encoding_name(), "const");
+    }
+
+    /// The codec the documented size rule picks, computed naively.
+    fn expected_string_codec(values: &[&str], valid: &[bool]) -> &'static str {
+        let mut distinct: Vec<&str> = (0..values.len())
+            .filter(|&i| valid[i])
+            .map(|i| values[i])
+            .collect();
+        let total: usize = distinct.iter().map(|s| s.len()).sum();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let offset_bytes = if total <= 65535 { 2 } else { 4 };
+        let packed = total + offset_bytes * (values.len() + 1);
+        let dict: usize = distinct.iter().map(|s| s.len() + 32).sum();
+        let code = if distinct.len() <= 256 { 1 } else { 2 };
+        match distinct.len() {
+            0 => "null",
+            1 => "const",
+            n if n <= MAX_DICTIONARY_LEN && dict + code * values.len() < packed => {
+                if code == 1 {
+                    "dict u8"
+                } else {
+                    "dict u16"
+                }
+            }
+            _ => "packed",
+        }
+    }
+
+    #[test]
+    fn strings_match_a_naive_encoder() {
+        // A small deterministic generator (xorshift) for varied inputs.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..300 {
+            let len = (next() % 700) as usize;
+            let cardinality = 1 + (next() % [2, 10, 300, 5000][case % 4]) as usize;
+            let width = (next() % 40) as usize;
+            let null_every = [0, 2, 7][case % 3];
+            let owned: Vec<String> = (0..len)
+                .map(|_| {
+                    let k = next() as usize % cardinality;
+                    format!("{k:0width$}")
+                })
+                .collect();
+            let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+            let valid: Vec<bool> = (0..len)
+                .map(|i| null_every == 0 || i % null_every != 1)
+                .collect();
+            let c = Column::encode_strings(&values, Some(Bitmap::from_bools(&valid)));
+            let name = c.encoding_name();
+            let base = name.strip_suffix("+nulls").unwrap_or(&name);
+            assert_eq!(base, expected_string_codec(&values, &valid), "case {case}");
+            let expected: Vec<Value> = (0..len)
+                .map(|i| {
+                    if valid[i] {
+                        Value::str(values[i])
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect();
+            assert_eq!(decode(&c), expected, "case {case}");
+            let present: Vec<&str> = (0..len).filter(|&i| valid[i]).map(|i| values[i]).collect();
+            let min = present.iter().min().map_or(Value::Null, |s| Value::str(s));
+            let max = present.iter().max().map_or(Value::Null, |s| Value::str(s));
+            assert_eq!((&c.zone.min, &c.zone.max), (&min, &max), "case {case}");
+            let sorted = present.len() == len && present.windows(2).all(|w| w[0] <= w[1]);
+            assert_eq!(c.zone.sorted, sorted, "case {case}");
+            assert_eq!(c.zone.null_count, len - present.len());
+        }
+    }
+
+    #[test]
+    fn string_ids_encode_like_strings() {
+        let distinct = ["pear", "apple", "fig", ""];
+        let cases: Vec<(Vec<u32>, Vec<bool>)> = vec![
+            (
+                (0..900).map(|i| [0, 1, 2, 1][i % 4]).collect(),
+                vec![true; 900],
+            ),
+            (
+                (0..900).map(|i| [3, 1, 2, 1][i % 4]).collect(),
+                vec![true; 900],
+            ),
+            (vec![1; 50], vec![true; 50]),
+            (vec![0, 1, 2], vec![true, true, true]),
+            (
+                (0..300).map(|i| (i % 3) as u32).collect(),
+                (0..300).map(|i| i % 5 != 0).collect(),
+            ),
+            (vec![1, 1, 2, 2], vec![true; 4]),
+        ];
+        for (ids, valid) in cases {
+            let used: Vec<u32> = {
+                let mut u: Vec<u32> = (0..ids.len())
+                    .filter(|&i| valid[i])
+                    .map(|i| ids[i])
+                    .collect();
+                u.sort_unstable();
+                u.dedup();
+                u
+            };
+            // Only the entries some valid row uses, renumbered.
+            let entries: Vec<&str> = used.iter().map(|&id| distinct[id as usize]).collect();
+            let renumbered: Vec<u32> = ids
+                .iter()
+                .map(|id| used.iter().position(|u| u == id).unwrap_or(0) as u32)
+                .collect();
+            let strings: Vec<&str> = ids.iter().map(|&id| distinct[id as usize]).collect();
+            let validity = Some(Bitmap::from_bools(&valid));
+            let a = Column::encode_string_ids(&entries, &renumbered, validity.clone());
+            let b = Column::encode_strings(&strings, validity);
+            assert_eq!(a.encoding_name(), b.encoding_name());
+            assert_eq!(decode(&a), decode(&b));
+            assert_eq!(a.zone, b.zone);
+        }
+    }
+
+    #[test]
+    fn strings_beyond_the_dictionary_limit_have_exact_zone_maps() {
+        // More distinct values than a dictionary may hold, the smallest and
+        // the largest last: the zone map must still see them.
+        let mut owned: Vec<String> = (0..MAX_DICTIONARY_LEN + 10)
+            .map(|i| format!("m{i:06}"))
+            .collect();
+        owned.push("a".into());
+        owned.push("z".into());
+        let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let c = Column::encode_strings(&values, None);
+        assert_eq!(c.encoding_name(), "packed");
+        assert_eq!(c.zone.min, Value::str("a"));
+        assert_eq!(c.zone.max, Value::str("z"));
+        // Few distinct values repeated: a dictionary whose codes follow the
+        // sorted order, not the order of appearance.
+        let values: Vec<&str> = ["b", "c", "a", "b", "a", "c", "c", "c", "c"].repeat(100);
+        let c = Column::encode_strings(&values, None);
+        let ColumnData::Dict { dict, codes } = &c.data else {
+            panic!("{}", c.encoding_name())
+        };
+        assert_eq!(
+            dict.values().iter().map(|s| &**s).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            (0..9).map(|i| codes.get(i)).collect::<Vec<_>>(),
+            [1, 2, 0, 1, 0, 2, 2, 2, 2]
+        );
     }
 
     #[test]

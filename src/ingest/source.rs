@@ -1,0 +1,479 @@
+//! Reading the input piece by piece (inflating it when it is gzip) and
+//! cutting it into spans of whole records, so that parsing can start before
+//! the whole file is read.
+//!
+//! # Design
+//! A [`Cutter`] owns a buffer that starts at a record boundary. It reads the
+//! input in pieces of [`READ_SIZE`] bytes into the buffer and walks the
+//! records with a partial [`Scanner`] (which reports a record cut by the end
+//! of the data read so far as incomplete); once the buffer holds
+//! `per_span` records it hands them over as a [`Span`] and starts a new
+//! buffer with the bytes after them.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use flate2::bufread::MultiGzDecoder;
+
+use super::scan::{Next, Scanner};
+use crate::error::{Error, Result};
+
+/// Bytes read from the input at a time.
+pub(crate) const READ_SIZE: usize = 1 << 20;
+
+/// A run of whole records cut from the input.
+#[derive(Debug)]
+pub(crate) struct Span {
+    /// Position of the span in the input (0 for the first).
+    pub index: usize,
+    /// The text: `records` records from a record boundary, plus any blank
+    /// lines around them.
+    pub bytes: Vec<u8>,
+    /// 1-based line at `bytes[0]`.
+    pub line: u64,
+    /// Number of records.
+    pub records: usize,
+}
+
+/// A record whose quoted field runs to the end of the input.
+#[derive(Debug)]
+pub(crate) struct Unterminated {
+    /// The record from its first byte to the end of the input.
+    pub bytes: Vec<u8>,
+    /// 1-based line of the opening quote.
+    pub quote_line: u64,
+}
+
+/// A reader that remembers whether the reader it wraps failed, so that a
+/// failing file can be told from a corrupt gzip stream.
+struct Watched<R> {
+    inner: R,
+    failed: Arc<AtomicBool>,
+}
+
+impl<R: BufRead> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let r = self.inner.read(buf);
+        if r.is_err() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl<R: BufRead> BufRead for Watched<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let r = self.inner.fill_buf();
+        if r.is_err() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+    }
+}
+
+/// The input as text: plain, or inflated when it starts with the gzip
+/// magic bytes `1f 8b`.
+pub(crate) struct Input<R: BufRead> {
+    reader: InputReader<R>,
+    source_failed: Arc<AtomicBool>,
+}
+
+enum InputReader<R: BufRead> {
+    Plain(R),
+    Gzip(Box<MultiGzDecoder<Watched<R>>>),
+}
+
+impl<R: BufRead> Input<R> {
+    /// Opens `source`, looking at its first bytes for the gzip magic.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming `origin` when `source` cannot be read.
+    pub(crate) fn open(mut source: R, origin: &Path) -> Result<Input<R>> {
+        let head = source.fill_buf().map_err(|e| io_error(origin, e))?;
+        let gzip = head.starts_with(&[0x1f, 0x8b]);
+        let source_failed = Arc::new(AtomicBool::new(false));
+        let reader = if gzip {
+            InputReader::Gzip(Box::new(MultiGzDecoder::new(Watched {
+                inner: source,
+                failed: source_failed.clone(),
+            })))
+        } else {
+            InputReader::Plain(source)
+        };
+        Ok(Input {
+            reader,
+            source_failed,
+        })
+    }
+
+    /// True when the input is gzip-compressed.
+    pub(crate) fn is_gzip(&self) -> bool {
+        matches!(self.reader, InputReader::Gzip(_))
+    }
+
+    /// Reads at most `limit` more bytes onto the end of `buf`; returns how
+    /// many (0 at the end of the input).
+    fn read_into(&mut self, buf: &mut Vec<u8>, limit: usize, origin: &Path) -> Result<usize> {
+        let result = match &mut self.reader {
+            InputReader::Plain(r) => r.take(limit as u64).read_to_end(buf),
+            InputReader::Gzip(r) => r.take(limit as u64).read_to_end(buf),
+        };
+        result.map_err(|e| match &self.reader {
+            InputReader::Gzip(_) if !self.source_failed.load(Ordering::Relaxed) => Error::Io {
+                path: origin.to_path_buf(),
+                source: std::io::Error::new(e.kind(), format!("corrupt gzip stream: {e}")),
+            },
+            _ => io_error(origin, e),
+        })
+    }
+}
+
+fn io_error(origin: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: origin.to_path_buf(),
+        source,
+    }
+}
+
+/// Walks the records of an input read piece by piece.
+pub(crate) struct Cutter<'o, R: BufRead> {
+    input: Input<R>,
+    origin: &'o Path,
+    /// Unconsumed text; `buf[begin..]` starts at a record boundary.
+    buf: Vec<u8>,
+    begin: usize,
+    /// 1-based line at `buf[begin]`.
+    begin_line: u64,
+    /// Scan position (a record boundary) and its line.
+    pos: usize,
+    line: u64,
+    /// Records in `buf[begin..pos]`.
+    records: usize,
+    eof: bool,
+    /// Bytes of text read so far.
+    total: u64,
+    spans: usize,
+    /// Bytes per span so far, to size the next buffer.
+    last_span_len: usize,
+    /// Bytes to read at a time.
+    read_size: usize,
+}
+
+impl<'o, R: BufRead> Cutter<'o, R> {
+    /// A cutter at the start of `input`, skipping a UTF-8 byte order mark.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated.
+    pub(crate) fn new(input: Input<R>, origin: &'o Path) -> Result<Cutter<'o, R>> {
+        let mut cutter = Cutter {
+            input,
+            origin,
+            buf: Vec::with_capacity(READ_SIZE),
+            begin: 0,
+            begin_line: 1,
+            pos: 0,
+            line: 1,
+            records: 0,
+            eof: false,
+            total: 0,
+            spans: 0,
+            last_span_len: 0,
+            read_size: READ_SIZE,
+        };
+        while cutter.buf.len() < 3 && !cutter.eof {
+            cutter.fill()?;
+        }
+        if cutter.buf.starts_with(b"\xef\xbb\xbf") {
+            (cutter.begin, cutter.pos) = (3, 3);
+        }
+        Ok(cutter)
+    }
+
+    /// Bytes of text read so far (after inflating).
+    pub(crate) fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// True when the input is gzip-compressed.
+    pub(crate) fn is_gzip(&self) -> bool {
+        self.input.is_gzip()
+    }
+
+    fn fill(&mut self) -> Result<()> {
+        let n = self
+            .input
+            .read_into(&mut self.buf, READ_SIZE, self.origin)?;
+        self.total += n as u64;
+        self.eof = n == 0;
+        Ok(())
+    }
+
+    /// The next record after the scan position, reading as needed.
+    fn scan(&mut self) -> Result<Next> {
+        loop {
+            let mut scanner = Scanner::partial(&self.buf, self.pos, self.line, self.eof);
+            match scanner.next_record() {
+                Next::Incomplete => self.fill()?,
+                next => {
+                    (self.pos, self.line) = (scanner.pos(), scanner.line());
+                    return Ok(next);
+                }
+            }
+        }
+    }
+
+    /// The first record's text (ending at its terminator), consumed when
+    /// `consume`; `Ok(Err(unterminated))` when its quoted field never
+    /// closes, `Ok(Ok(None))` when there is no record.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated.
+    pub(crate) fn first_record(
+        &mut self,
+        consume: bool,
+    ) -> Result<std::result::Result<Option<Vec<u8>>, Unterminated>> {
+        let (pos, line) = (self.pos, self.line);
+        let found = match self.scan()? {
+            Next::Record { start, .. } => Ok(Some(self.buf[start..self.pos].to_vec())),
+            Next::Unterminated {
+                start, quote_line, ..
+            } => Err(Unterminated {
+                bytes: self.buf[start..].to_vec(),
+                quote_line,
+            }),
+            Next::End | Next::Incomplete => Ok(None),
+        };
+        if consume && matches!(found, Ok(Some(_))) {
+            (self.begin, self.begin_line) = (self.pos, self.line);
+        } else {
+            (self.pos, self.line) = (pos, line);
+        }
+        Ok(found)
+    }
+
+    /// Reads the rest of the input, discarding it: what a stream error
+    /// further on would be, before an error found at its start is reported.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated.
+    pub(crate) fn drain(&mut self) -> Result<()> {
+        while !self.eof {
+            self.buf.clear();
+            (self.begin, self.pos) = (0, 0);
+            self.fill()?;
+        }
+        Ok(())
+    }
+
+    /// The next span of `per_span` records (fewer at the end of the input),
+    /// `Ok(Err(_))` for a record whose quoted field runs to the end of the
+    /// input (after the spans before it), or `Ok(Ok(None))` at the end.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated.
+    pub(crate) fn next_span(
+        &mut self,
+        per_span: usize,
+    ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
+        let per_span = per_span.max(1);
+        loop {
+            if self.skip_plain_lines(per_span) {
+                return Ok(Ok(Some(self.cut())));
+            }
+            match self.scan()? {
+                Next::Record { .. } => {
+                    self.records += 1;
+                    if self.records == per_span {
+                        return Ok(Ok(Some(self.cut())));
+                    }
+                }
+                Next::End | Next::Incomplete => {
+                    return Ok(Ok((self.records > 0).then(|| self.cut())));
+                }
+                Next::Unterminated {
+                    start,
+                    line,
+                    quote_line,
+                } => {
+                    if self.records > 0 {
+                        // Hand over the spans before it first; the scan
+                        // meets this record again next time.
+                        (self.pos, self.line) = (start, line);
+                        return Ok(Ok(Some(self.cut())));
+                    }
+                    return Ok(Err(Unterminated {
+                        bytes: self.buf[start..].to_vec(),
+                        quote_line,
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Counts the records of the text after the scan position up to the
+    /// first `"` or `\r`: there every record is a line and every non-empty
+    /// line a record, so only newlines need finding. Stops after the
+    /// `per_span`-th record (returning true) or at the last newline.
+    fn skip_plain_lines(&mut self, per_span: usize) -> bool {
+        let from = self.pos;
+        let rest = &self.buf[from..];
+        let plain = memchr::memchr2(b'"', b'\r', rest).unwrap_or(rest.len());
+        let mut line_start = from;
+        for k in memchr::memchr_iter(b'\n', &rest[..plain]) {
+            let end = from + k;
+            if end > line_start {
+                self.records += 1;
+            }
+            self.line += 1;
+            line_start = end + 1;
+            if self.records == per_span {
+                break;
+            }
+        }
+        self.pos = line_start;
+        self.records == per_span
+    }
+
+    /// Hands over `buf[begin..pos]` as a span and keeps the rest.
+    fn cut(&mut self) -> Span {
+        let len = self.pos - self.begin;
+        // The next span is likely as long as this one; read into room for
+        // it, so that the buffer rarely grows (and copies) while filling.
+        self.last_span_len = self.last_span_len.max(len);
+        let mut rest =
+            Vec::with_capacity(self.last_span_len + self.last_span_len / 8 + self.read_size);
+        rest.extend_from_slice(&self.buf[self.pos..]);
+        self.buf.truncate(self.pos);
+        let mut bytes = std::mem::replace(&mut self.buf, rest);
+        if self.begin > 0 {
+            bytes.drain(..self.begin);
+        }
+        let span = Span {
+            index: self.spans,
+            bytes,
+            line: self.begin_line,
+            records: self.records,
+        };
+        self.spans += 1;
+        (self.begin, self.pos, self.begin_line, self.records) = (0, 0, self.line, 0);
+        span
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// Spans as (text, line, records), and the unterminated tail's
+    /// (text, quote line), cutting `text` with pieces of `read_size` bytes.
+    #[allow(clippy::type_complexity)]
+    fn cut(
+        text: &str,
+        per_span: usize,
+        read_size: usize,
+    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+        let origin = Path::new("t.csv");
+        let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
+        let mut cutter = Cutter::new(input, origin).unwrap();
+        cutter.read_size = read_size;
+        let mut spans = Vec::new();
+        loop {
+            match cutter.next_span(per_span).unwrap() {
+                Ok(Some(span)) => {
+                    assert_eq!(span.index, spans.len());
+                    spans.push((
+                        String::from_utf8(span.bytes).unwrap(),
+                        span.line,
+                        span.records,
+                    ))
+                }
+                Ok(None) => return (spans, None),
+                Err(u) => {
+                    return (
+                        spans,
+                        Some((String::from_utf8(u.bytes).unwrap(), u.quote_line)),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The same from a scan of the whole text at once.
+    fn reference(
+        text: &str,
+        per_span: usize,
+    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
+        let mut spans = Vec::new();
+        let (mut begin, mut begin_line, mut records) = (0, 1, 0);
+        loop {
+            let next = scanner.next_record();
+            match next {
+                Next::Record { .. } => {
+                    records += 1;
+                    if records == per_span {
+                        spans.push((text[begin..scanner.pos()].to_string(), begin_line, records));
+                        (begin, begin_line, records) = (scanner.pos(), scanner.line(), 0);
+                    }
+                }
+                Next::End | Next::Incomplete => {
+                    if records > 0 {
+                        spans.push((text[begin..].to_string(), begin_line, records));
+                    }
+                    return (spans, None);
+                }
+                Next::Unterminated {
+                    start, quote_line, ..
+                } => {
+                    if records > 0 {
+                        spans.push((text[begin..start].to_string(), begin_line, records));
+                    }
+                    return (spans, Some((text[start..].to_string(), quote_line)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spans_hold_exact_record_counts_whatever_the_read_size() {
+        let texts = [
+            "1\n2\n\n3\n4\n5\n6\n7",
+            "a,b\n1,2\n3,4\n",
+            "a,b\r\n1,2\r\n\r\n3,4\r\n",
+            "x\r1\r\r2\n",
+            "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
+            "1,2\n\"3\n4,5\n",
+            "ab\"c\nd\"e\nf\n",
+            "\n\n\nx\n\n",
+            "",
+        ];
+        for text in texts {
+            for per_span in [1, 2, 3, 100] {
+                let expected = reference(text, per_span);
+                for read_size in [1, 2, 3, 5, 64] {
+                    assert_eq!(
+                        cut(text, per_span, read_size),
+                        expected,
+                        "{text:?} per {per_span} read {read_size}"
+                    );
+                }
+            }
+        }
+        let (spans, _) = cut("1\n2\n\n3\n4\n5\n6\n7", 3, 2);
+        let lines: Vec<u64> = spans.iter().map(|s| s.1).collect();
+        assert_eq!(lines, [1, 5, 8]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (spans, _) = cut("\u{feff}a\nb\n", 1, 1);
+        assert_eq!(spans[0], ("a\n".to_string(), 1, 1));
+    }
+}

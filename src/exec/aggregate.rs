@@ -1085,6 +1085,36 @@ fn accumulate_column(
 ) -> Option<Vec<AggState>> {
     let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
     match (func, &col.data) {
+        // Distinct strings of a dictionary column: mark the codes seen per
+        // group, and turn only the marked codes into strings.
+        (AggFunc::CountDistinct, ColumnData::Dict { dict, codes })
+            if groups.saturating_mul(dict.len()) <= 1 << 24 =>
+        {
+            let n = dict.len();
+            let mut seen = vec![false; groups * n];
+            with_codes!(codes, c => {
+                for (j, &g) in gids.iter().enumerate() {
+                    let r = rows.row(j);
+                    if valid(r) {
+                        seen[g as usize * n + c[r].to_usize()] = true;
+                    }
+                }
+            });
+            Some(
+                seen.chunks(n.max(1))
+                    .take(groups)
+                    .map(|marks| {
+                        let set: HashSet<Value> = marks
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, m)| **m)
+                            .map(|(code, _)| Value::Str(dict.get(code).clone()))
+                            .collect();
+                        AggState::Distinct(set)
+                    })
+                    .collect(),
+            )
+        }
         (AggFunc::Count, _) => {
             let mut c = vec![0u64; groups];
             for (j, &g) in gids.iter().enumerate() {

@@ -405,11 +405,11 @@ mod tests {
         }
     }
 
+    /// Spans as (text, first line, records), and the error if any.
+    type Scanned = (Vec<(String, u64, usize)>, Option<(String, u64)>);
+
     /// The same from a scan of the whole text at once.
-    fn reference(
-        text: &str,
-        per_span: usize,
-    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+    fn reference(text: &str, per_span: usize) -> Scanned {
         let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
         let mut spans = Vec::new();
         let (mut begin, mut begin_line, mut records) = (0, 1, 0);

@@ -93,6 +93,41 @@ fn is_constant_column(c: &Column) -> bool {
     }
 }
 
+/// Runs `$body` with `$pred` bound to the closure `|x: f64| x op k`, one
+/// monomorphic closure per comparison. NaN sorts above every number
+/// (PostgreSQL), so `>` and `>=` keep it.
+macro_rules! with_float_pred {
+    ($op:expr, $k:expr, $pred:ident => $body:expr) => {{
+        let k: f64 = $k;
+        match $op {
+            BinaryOp::Lt => {
+                let $pred = |x: f64| x < k;
+                $body
+            }
+            BinaryOp::LtEq => {
+                let $pred = |x: f64| x <= k;
+                $body
+            }
+            BinaryOp::Gt => {
+                let $pred = |x: f64| x > k || x.is_nan();
+                $body
+            }
+            BinaryOp::GtEq => {
+                let $pred = |x: f64| x >= k || x.is_nan();
+                $body
+            }
+            BinaryOp::Eq => {
+                let $pred = |x: f64| x == k;
+                $body
+            }
+            _ => {
+                let $pred = |x: f64| x != k;
+                $body
+            }
+        }
+    }};
+}
+
 /// The conjuncts of a predicate (`a AND b AND c` → `[a, b, c]`).
 pub fn conjuncts(e: &Expr) -> Vec<Expr> {
     let mut out = Vec::new();
@@ -824,16 +859,8 @@ pub fn run_filter(
                         "float filter on a non-float column".into(),
                     ));
                 };
-                let k = *constant;
-                // NaN sorts above every number (PostgreSQL), so `>` and `>=` keep it.
-                let s = match op {
-                    BinaryOp::Lt => kernel::select_where(v, cur, |x| x < k),
-                    BinaryOp::LtEq => kernel::select_where(v, cur, |x| x <= k),
-                    BinaryOp::Gt => kernel::select_where(v, cur, |x| x > k || x.is_nan()),
-                    BinaryOp::GtEq => kernel::select_where(v, cur, |x| x >= k || x.is_nan()),
-                    BinaryOp::Eq => kernel::select_where(v, cur, |x| x == k),
-                    _ => kernel::select_where(v, cur, |x| x != k),
-                };
+                let s =
+                    with_float_pred!(*op, *constant, pred => kernel::select_where(v, cur, pred));
                 retain_valid(s, &col.validity)
             }
             FilterStep::RowRange { start, end } => match cur {
@@ -927,16 +954,8 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             let ColumnData::Float(v) = &part.columns[*column].data else {
                 return 0;
             };
-            let (v, k) = (&v[start..end], *constant);
-            // NaN sorts above every number (PostgreSQL), so `>` and `>=` keep it.
-            let mask = match op {
-                BinaryOp::Lt => kernel::block_mask(v, |x| x < k),
-                BinaryOp::LtEq => kernel::block_mask(v, |x| x <= k),
-                BinaryOp::Gt => kernel::block_mask(v, |x| x > k || x.is_nan()),
-                BinaryOp::GtEq => kernel::block_mask(v, |x| x >= k || x.is_nan()),
-                BinaryOp::Eq => kernel::block_mask(v, |x| x == k),
-                _ => kernel::block_mask(v, |x| x != k),
-            };
+            let v = &v[start..end];
+            let mask = with_float_pred!(*op, *constant, pred => kernel::block_mask(v, pred));
             (*column, mask)
         }
         _ => return 0,

@@ -353,12 +353,16 @@ impl ColumnBuilder {
             (Kind::Float, Values::Floats(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x as f64),
                 Number::Float(f) => v.push(f),
+                Number::Decimal => match parse_float(field).filter(|f| f.is_finite()) {
+                    Some(f) => v.push(f),
+                    None => self.become_str(row, field),
+                },
                 Number::Other => self.observe_float_slow(row, field),
             },
             (Kind::Int, Values::Ints(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x),
                 Number::Float(f) => self.int_to_float(f),
-                Number::Other => self.observe_int_slow(row, field),
+                Number::Decimal | Number::Other => self.observe_int_slow(row, field),
             },
             (Kind::Str, _) => self.observe_str(row, field, at),
             (Kind::Timestamp, Values::Ints(v)) => match self.dates.parse(field) {

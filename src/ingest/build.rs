@@ -326,6 +326,22 @@ impl ColumnBuilder {
         }
     }
 
+    /// Whether every field observed is known to be UTF-8 without looking at
+    /// the span's text again: `Some(true)` or `Some(false)`, or `None` when
+    /// the column keeps per-row text whose check needs the span's text.
+    /// (Numbers and timestamps are ASCII by their syntax; other fields are
+    /// checked as they are observed, interned texts once each here.)
+    pub(crate) fn utf8_ok(&self) -> Option<bool> {
+        if self.bad_utf8.is_some() {
+            return Some(false);
+        }
+        match &self.strings {
+            Some(Strings::Interned(i)) => Some(std::str::from_utf8(&i.arena).is_ok()),
+            Some(Strings::Texts(_)) => None,
+            None => Some(true),
+        }
+    }
+
     /// The first row whose field is not UTF-8, `input` being the span's
     /// text.
     pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {

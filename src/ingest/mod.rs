@@ -221,9 +221,9 @@ fn load_from<R: BufRead + Send>(
             line,
             records,
         } = span;
-        let encoded = parse_span(&bytes, line, records, width, origin).and_then(|(batch, text)| {
+        let encoded = parse_span(&bytes, line, records, width, origin).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, text).map(|(columns, kinds)| Encoded {
+            encode::encode_batch(batch, &bytes).map(|(columns, kinds)| Encoded {
                 rows,
                 columns,
                 kinds,

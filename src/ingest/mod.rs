@@ -34,21 +34,24 @@
 //!
 //! # Design
 //! The input is read (and inflated, for gzip) on a thread of its own, in
-//! pieces of a MiB, while the current rayon pool parses: the reading thread
-//! walks the records (`scan`, which finds record boundaries with `memchr`,
-//! tracking quotes) and cuts them into spans of exactly `partition_rows`
-//! records (`source`), each handed to the pool as soon as it is complete.
-//! A task parses its span (`parse`: UTF-8 checked once, fields split eight
-//! bytes at a time, `csv-core` for records with quoted fields), with one
-//! builder per column (`build`) inferring the narrowest type and keeping the
-//! parsed integers, floats or timestamps, or the text of a column that is a
+//! pieces of a MiB, while the current rayon pool parses. The reading thread
+//! finds record boundaries (`scan`: newlines with `memchr` where there is
+//! no quote or carriage return, else a scan that tracks quotes) and cuts
+//! the records into spans of exactly `partition_rows` records (`source`),
+//! each handed to the pool as soon as it is complete, at most four ahead.
+//! A worker parses its span (`parse`: fields split eight bytes at a time,
+//! `csv-core` for records with quoted fields), with one builder per column
+//! (`build`) inferring the narrowest type and keeping the parsed integers,
+//! floats or timestamps, or interning the text of a column that is a
 //! string from its first value on, and encodes the span at once as a
-//! partition with those types (`encode`). Once every span is in, the types
-//! are merged, and the rare column whose type in a span differs from the
-//! merged one is encoded again (integers widened to floats, or the span's
-//! text parsed again as strings). Errors are reported for the first bad
-//! record in file order (an input that cannot be read or inflated first);
-//! nothing is returned on error.
+//! partition with those types (`encode`); the span's buffer then goes back
+//! to the reading thread. Once every span is in, the types are merged, and
+//! the rare column whose type in a span differs from the merged one is
+//! encoded again: integers widened to floats, or the span's text read again
+//! from the input (a file or bytes; input that cannot be read twice, such
+//! as a pipe, keeps every span's text instead) and parsed as strings.
+//! Errors are reported for the first bad record in file order (an input
+//! that cannot be read or inflated first); nothing is returned on error.
 
 mod build;
 mod encode;

@@ -326,6 +326,22 @@ impl ColumnBuilder {
         }
     }
 
+    /// Whether every field observed is known to be UTF-8 without looking at
+    /// the span's text again: `Some(true)` or `Some(false)`, or `None` when
+    /// the column keeps per-row text whose check needs the span's text.
+    /// (Numbers and timestamps are ASCII by their syntax; other fields are
+    /// checked as they are observed, interned texts once each here.)
+    pub(crate) fn utf8_ok(&self) -> Option<bool> {
+        if self.bad_utf8.is_some() {
+            return Some(false);
+        }
+        match &self.strings {
+            Some(Strings::Interned(i)) => Some(std::str::from_utf8(&i.arena).is_ok()),
+            Some(Strings::Texts(_)) => None,
+            None => Some(true),
+        }
+    }
+
     /// The first row whose field is not UTF-8, `input` being the span's
     /// text.
     pub(crate) fn first_invalid_row(&self, input: &[u8]) -> Option<usize> {
@@ -353,12 +369,16 @@ impl ColumnBuilder {
             (Kind::Float, Values::Floats(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x as f64),
                 Number::Float(f) => v.push(f),
+                Number::Decimal => match parse_float(field).filter(|f| f.is_finite()) {
+                    Some(f) => v.push(f),
+                    None => self.become_str(row, field),
+                },
                 Number::Other => self.observe_float_slow(row, field),
             },
             (Kind::Int, Values::Ints(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x),
                 Number::Float(f) => self.int_to_float(f),
-                Number::Other => self.observe_int_slow(row, field),
+                Number::Decimal | Number::Other => self.observe_int_slow(row, field),
             },
             (Kind::Str, _) => self.observe_str(row, field, at),
             (Kind::Timestamp, Values::Ints(v)) => match self.dates.parse(field) {

@@ -22,8 +22,8 @@ enum Source {
     Reparsed(Texts),
 }
 
-/// Encodes a batch parsed from the span text `input` (valid UTF-8, as
-/// parsing found) as one partition's
+/// Encodes a batch parsed from the span text `input` (which parsing found
+/// to be UTF-8) as one partition's
 /// columns, each column with the kind it has in this span (returned too; a
 /// column with no value is an all-NULL string column of kind
 /// [`Kind::Empty`]). Numeric and timestamp columns reuse the values phase 1
@@ -34,7 +34,7 @@ enum Source {
 ///
 /// # Errors
 /// [`Error::Internal`] if phase 1 left a column in an inconsistent state.
-pub(crate) fn encode_batch(batch: Batch, input: &str) -> Result<(Vec<Column>, Vec<Kind>)> {
+pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, Vec<Kind>)> {
     let Batch { rows, columns } = batch;
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
@@ -44,9 +44,20 @@ pub(crate) fn encode_batch(batch: Batch, input: &str) -> Result<(Vec<Column>, Ve
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
     } else {
-        span_texts(input.as_bytes(), rows, width, &wanted)?
+        span_texts(input, rows, width, &wanted)?
     }
     .into_iter();
+    // Per-row texts are slices of the span's text.
+    let per_row = !wanted.is_empty()
+        || columns
+            .iter()
+            .any(|c| matches!(c.strings, Some(Strings::Texts(_))));
+    let text = if per_row {
+        std::str::from_utf8(input)
+            .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?
+    } else {
+        ""
+    };
     let sources: Vec<Source> = columns
         .into_iter()
         .enumerate()
@@ -63,7 +74,7 @@ pub(crate) fn encode_batch(batch: Batch, input: &str) -> Result<(Vec<Column>, Ve
         .collect::<Result<_>>()?;
     let encoded = sources
         .into_par_iter()
-        .map(|source| encode_column(source, rows, input))
+        .map(|source| encode_column(source, rows, text))
         .collect::<Result<Vec<Column>>>()?;
     Ok((encoded, kinds))
 }

@@ -170,6 +170,9 @@ pub(crate) enum Number {
     /// after the point and a value of at most 2^53 units of the last place:
     /// exactly what [`parse_float`] gives.
     Float(f64),
+    /// Float syntax without an exponent, too long for the fast path: ask
+    /// [`parse_float`] for the value (which may still overflow).
+    Decimal,
     /// Anything else: ask [`parse_int`], [`float_syntax`] and
     /// [`parse_float`].
     Other,
@@ -231,12 +234,11 @@ pub(crate) fn parse_number(b: &[u8]) -> Number {
         i += 1;
     }
     let frac_digits = i - frac_start;
-    if int_digits + frac_digits == 0
-        || int_digits + frac_digits > 19
-        || frac_digits > 22
-        || w > 1 << 53
-    {
+    if int_digits + frac_digits == 0 {
         return Number::Other;
+    }
+    if int_digits + frac_digits > 19 || frac_digits > 22 || w > 1 << 53 {
+        return Number::Decimal;
     }
     let f = w as f64 / POW10[frac_digits];
     Number::Float(if neg { -f } else { f })
@@ -558,6 +560,10 @@ mod tests {
                     let slow = parse_float(b).unwrap();
                     assert_eq!(f.to_bits(), slow.to_bits(), "{text}");
                 }
+                Number::Decimal => {
+                    assert_eq!(parse_int(b), IntText::NotInt, "{text}");
+                    assert!(float_syntax(b), "{text}");
+                }
                 Number::Other => {}
             }
         }
@@ -565,6 +571,7 @@ mod tests {
         assert_eq!(parse_number(b"42"), Number::Int(42));
         assert_eq!(parse_number(b"038302"), Number::Other);
         assert_eq!(parse_number(b"1e5"), Number::Other);
+        assert_eq!(parse_number(b"-73.937767028808594"), Number::Decimal);
     }
 
     #[test]

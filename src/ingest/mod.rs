@@ -34,21 +34,24 @@
 //!
 //! # Design
 //! The input is read (and inflated, for gzip) on a thread of its own, in
-//! pieces of a MiB, while the current rayon pool parses: the reading thread
-//! walks the records (`scan`, which finds record boundaries with `memchr`,
-//! tracking quotes) and cuts them into spans of exactly `partition_rows`
-//! records (`source`), each handed to the pool as soon as it is complete.
-//! A task parses its span (`parse`: UTF-8 checked once, fields split eight
-//! bytes at a time, `csv-core` for records with quoted fields), with one
-//! builder per column (`build`) inferring the narrowest type and keeping the
-//! parsed integers, floats or timestamps, or the text of a column that is a
+//! pieces of a MiB, while the current rayon pool parses. The reading thread
+//! finds record boundaries (`scan`: newlines with `memchr` where there is
+//! no quote or carriage return, else a scan that tracks quotes) and cuts
+//! the records into spans of exactly `partition_rows` records (`source`),
+//! each handed to the pool as soon as it is complete, at most four ahead.
+//! A worker parses its span (`parse`: fields split eight bytes at a time,
+//! `csv-core` for records with quoted fields), with one builder per column
+//! (`build`) inferring the narrowest type and keeping the parsed integers,
+//! floats or timestamps, or interning the text of a column that is a
 //! string from its first value on, and encodes the span at once as a
-//! partition with those types (`encode`). Once every span is in, the types
-//! are merged, and the rare column whose type in a span differs from the
-//! merged one is encoded again (integers widened to floats, or the span's
-//! text parsed again as strings). Errors are reported for the first bad
-//! record in file order (an input that cannot be read or inflated first);
-//! nothing is returned on error.
+//! partition with those types (`encode`); the span's buffer then goes back
+//! to the reading thread. Once every span is in, the types are merged, and
+//! the rare column whose type in a span differs from the merged one is
+//! encoded again: integers widened to floats, or the span's text read again
+//! from the input (a file or bytes; input that cannot be read twice, such
+//! as a pipe, keeps every span's text instead) and parsed as strings.
+//! Errors are reported for the first bad record in file order (an input
+//! that cannot be read or inflated first); nothing is returned on error.
 
 mod build;
 mod encode;
@@ -68,7 +71,7 @@ use rayon::prelude::*;
 use self::infer::Kind;
 use self::parse::{csv_error, first_record, parse_span};
 use self::progress::Progress;
-use self::source::{Cutter, Input, Span, Unterminated};
+use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
 use crate::error::{Error, Result};
 use crate::store::{Column, Field, Partition, Table};
 
@@ -109,16 +112,17 @@ impl Default for LoadOptions {
 /// [`Error::Io`] if the file cannot be read; [`Error::Csv`] naming file, line
 /// and column for malformed input. Nothing is returned on error.
 pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
-    let file = std::fs::File::open(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    load_from(
-        BufReader::with_capacity(1 << 16, file),
-        path,
-        table_name,
-        options,
-    )
+    let open = || -> Result<BufReader<std::fs::File>> {
+        let file = std::fs::File::open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(BufReader::with_capacity(1 << 16, file))
+    };
+    let source = open()?;
+    // A regular file can be read again; a pipe's text must be kept.
+    let regular = source.get_ref().metadata().is_ok_and(|m| m.is_file());
+    load_from(source, regular.then_some(&open), path, table_name, options)
 }
 
 /// Like [`load_csv`] for file contents already in memory; `origin` names the
@@ -147,7 +151,14 @@ pub fn load_csv_bytes(
     table_name: &str,
     options: &LoadOptions,
 ) -> Result<Table> {
-    load_from(Cursor::new(bytes), origin, table_name, options)
+    let reopen = || Ok(Cursor::new(&bytes[..]));
+    load_from(
+        Cursor::new(&bytes[..]),
+        Some(&reopen),
+        origin,
+        table_name,
+        options,
+    )
 }
 
 /// One span, parsed and encoded with the types it has on its own.
@@ -155,8 +166,12 @@ struct Encoded {
     rows: usize,
     columns: Vec<Column>,
     kinds: Vec<Kind>,
-    /// The span's text, kept in case a column must be read again as text.
-    bytes: Vec<u8>,
+    /// Where the span's text is in the input.
+    offset: u64,
+    len: usize,
+    /// The span's text, when the input cannot be read again, in case a
+    /// column must be read again as text.
+    bytes: Option<Vec<u8>>,
 }
 
 /// What the reading thread found after the last span.
@@ -165,9 +180,15 @@ struct Finish {
     total_bytes: u64,
 }
 
-/// Loads from `source` (see the module docs for the design).
+/// Spans read ahead of the parsers at most.
+const SPANS_AHEAD: usize = 4;
+
+/// Loads from `source` (see the module docs for the design); `reopen`
+/// opens it again from its start when a span must be read a second time
+/// (without it every span's text is kept until the end instead).
 fn load_from<R: BufRead + Send>(
     source: R,
+    reopen: Option<&(impl Fn() -> Result<R> + Sync)>,
     origin: &Path,
     table_name: &str,
     options: &LoadOptions,
@@ -187,34 +208,54 @@ fn load_from<R: BufRead + Send>(
     };
     let width = names.len();
     let per_span = options.partition_rows.max(1);
+    let pool = BufferPool::default();
+    let keep_bytes = reopen.is_none();
+    if !keep_bytes {
+        cutter.reuse_buffers(pool.clone());
+    }
 
     progress.rows_phase("loading", None);
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
     let process = |span: Span| {
         let Span {
             index,
+            offset,
             bytes,
             line,
             records,
         } = span;
-        let encoded = parse_span(&bytes, line, records, width, origin)
-            .and_then(|(batch, text)| {
-                let rows = batch.rows;
-                encode::encode_batch(batch, text).map(|e| (rows, e))
-            })
-            .map(|(rows, (columns, kinds))| Encoded {
+        let encoded = parse_span(&bytes, line, records, width, origin).and_then(|batch| {
+            let rows = batch.rows;
+            encode::encode_batch(batch, &bytes).map(|(columns, kinds)| Encoded {
                 rows,
                 columns,
                 kinds,
-                bytes,
-            });
+                offset,
+                len: bytes.len(),
+                bytes: None,
+            })
+        });
+        let encoded = match encoded {
+            Ok(mut e) if keep_bytes => {
+                e.bytes = Some(bytes);
+                Ok(e)
+            }
+            other => {
+                if let Ok(mut p) = pool.lock()
+                    && p.len() < 2 * SPANS_AHEAD
+                {
+                    p.push(bytes);
+                }
+                other
+            }
+        };
         progress.inc(records as u64);
         if let Ok(mut r) = results.lock() {
             r.push((index, encoded));
         }
     };
     let finish: Result<Finish> = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<Span>();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Span>(SPANS_AHEAD);
         let reader = scope.spawn(move || -> Result<Finish> {
             loop {
                 match cutter.next_span(per_span)? {
@@ -245,12 +286,13 @@ fn load_from<R: BufRead + Send>(
             .join()
             .unwrap_or_else(|_| Err(Error::Internal("the reading thread panicked".into())))
     });
+    drop(pool);
     let finish = finish?;
     let mut results = results
         .into_inner()
         .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
     results.sort_unstable_by_key(|(index, _)| *index);
-    let encoded = results
+    let mut encoded = results
         .into_iter()
         .map(|(_, r)| r)
         .collect::<Result<Vec<Encoded>>>()?;
@@ -264,10 +306,36 @@ fn load_from<R: BufRead + Send>(
         }
         acc
     });
+    // Spans with a column that is text elsewhere need their text again.
+    let needs: Vec<bool> = encoded
+        .iter()
+        .map(|e| {
+            e.bytes.is_none()
+                && (0..width).any(|c| {
+                    kinds[c] == Kind::Str && !matches!(e.kinds[c], Kind::Str | Kind::Empty)
+                })
+        })
+        .collect();
+    if let (true, Some(reopen)) = (needs.contains(&true), reopen) {
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new(); needs.iter().filter(|&&n| n).count()];
+        let mut wanted: Vec<(u64, usize, &mut Vec<u8>)> = encoded
+            .iter()
+            .zip(&needs)
+            .filter(|(_, n)| **n)
+            .zip(texts.iter_mut())
+            .map(|((e, _), text)| (e.offset, e.len, text))
+            .collect();
+        source::reread(Input::open(reopen()?, origin)?, origin, &mut wanted)?;
+        let mut texts = texts.into_iter();
+        for (e, _) in encoded.iter_mut().zip(&needs).filter(|(_, n)| **n) {
+            e.bytes = texts.next();
+        }
+    }
     let conformed: Vec<Result<Partition>> = encoded
         .into_par_iter()
         .map(|mut e| {
-            encode::conform(&mut e.columns, &e.kinds, &kinds, &e.bytes)?;
+            let bytes = e.bytes.take().unwrap_or_default();
+            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes)?;
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,

@@ -2,15 +2,17 @@
 //! builders that infer kinds and keep values.
 //!
 //! # Design
-//! The fast path validates the span's UTF-8 once, then walks it field by
-//! field: an unquoted field runs to the next `,`, `\n` or `\r`, found eight
-//! bytes at a time (SWAR: a zero-byte test on the word XORed with each
-//! separator, "Bit Twiddling Hacks", Sean Eron Anderson), and is handed to
-//! its builder in place, without a copy. A record with a field that starts
-//! with `"` is finished by `csv-core`, whose record grammar the record scan
-//! follows. Anything unusual (a record of the wrong width, bytes that are not
-//! UTF-8) sends the whole span down the slow path, which parses every record
-//! with `csv-core` and finds the first error exactly as before.
+//! The fast path walks the span field by field: an unquoted field runs to
+//! the next `,`, `\n` or `\r`, found eight bytes at a time (SWAR: a
+//! zero-byte test on the word XORed with each separator, "Bit Twiddling
+//! Hacks", Sean Eron Anderson), and is handed to its builder in place,
+//! without a copy. Numbers and timestamps are ASCII by their syntax; any
+//! other field is checked for UTF-8 by its builder (interned texts once per
+//! distinct text). A record with a field that starts with `"` is finished
+//! by `csv-core`, whose record grammar the record scan follows. Anything
+//! unusual (a record of the wrong width, bytes that are not UTF-8) sends
+//! the whole span down the slow path, which parses every record with
+//! `csv-core` and finds the first error exactly as before.
 
 use std::path::Path;
 
@@ -301,44 +303,46 @@ pub(crate) fn split_fields(
 /// `width` fields, inferring each column's kind and keeping its parsed
 /// values or text.
 ///
-/// Returns the batch and the input as text (it is valid UTF-8).
-///
 /// # Errors
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
 /// extra field) or a field that is not UTF-8, naming the record's line,
 /// whichever comes first; [`Error::NotSupported`] when the span holds 4 GiB
 /// or more of text.
-pub(crate) fn parse_span<'a>(
-    input: &'a [u8],
+pub(crate) fn parse_span(
+    input: &[u8],
     line: u64,
     records: usize,
     width: usize,
     origin: &Path,
-) -> Result<(Batch, &'a str)> {
+) -> Result<Batch> {
     if input.len() >= u32::MAX as usize {
         return Err(Error::NotSupported(format!(
             "a partition of {} bytes of text (the limit is 4 GiB); load with fewer rows per partition",
             input.len()
         )));
     }
-    if let Ok(text) = std::str::from_utf8(input) {
-        let mut columns: Vec<ColumnBuilder> =
-            (0..width).map(|_| ColumnBuilder::new(records)).collect();
-        if split_fields(input, width, records, |c, row, field, at| {
-            columns[c].observe(row, field, at)
-        }) {
-            let batch = Batch {
+    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
+    if split_fields(input, width, records, |c, row, field, at| {
+        columns[c].observe(row, field, at)
+    }) {
+        // Every field was checked for UTF-8 on the way, except kept
+        // per-row text, for which the whole span is checked.
+        let checks: Option<Vec<bool>> = columns.iter().map(ColumnBuilder::utf8_ok).collect();
+        let valid = match checks {
+            Some(checks) => !checks.contains(&false),
+            None => {
+                columns.iter().all(|c| c.utf8_ok() != Some(false))
+                    && std::str::from_utf8(input).is_ok()
+            }
+        };
+        if valid {
+            return Ok(Batch {
                 rows: records,
                 columns,
-            };
-            return Ok((batch, text));
+            });
         }
     }
-    let batch = parse_span_slow(input, line, records, width, origin)?;
-    // Every field is UTF-8, and the bytes between fields are ASCII.
-    let text = std::str::from_utf8(input)
-        .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
-    Ok((batch, text))
+    parse_span_slow(input, line, records, width, origin)
 }
 
 /// [`parse_span`] record by record with `csv-core`, reporting the first

@@ -28,6 +28,8 @@ pub(crate) const READ_SIZE: usize = 1 << 20;
 pub(crate) struct Span {
     /// Position of the span in the input (0 for the first).
     pub index: usize,
+    /// Offset of `bytes[0]` in the text (after inflating).
+    pub offset: u64,
     /// The text: `records` records from a record boundary, plus any blank
     /// lines around them.
     pub bytes: Vec<u8>,
@@ -141,6 +143,51 @@ fn io_error(origin: &Path, source: std::io::Error) -> Error {
     }
 }
 
+/// Reads the text `input[offset..offset + len]` of each of `wanted`
+/// (ascending by offset, not overlapping) into its buffer, from an input
+/// opened again.
+///
+/// # Errors
+/// [`Error::Io`] when the input cannot be read; [`Error::Internal`] when it
+/// is shorter than before (it changed while loading).
+pub(crate) fn reread<R: BufRead>(
+    mut input: Input<R>,
+    origin: &Path,
+    wanted: &mut [(u64, usize, &mut Vec<u8>)],
+) -> Result<()> {
+    let mut pos = 0u64;
+    let mut skip = Vec::new();
+    for (offset, len, buf) in wanted.iter_mut() {
+        while pos < *offset {
+            skip.clear();
+            let n = input.read_into(
+                &mut skip,
+                (*offset - pos).min(READ_SIZE as u64) as usize,
+                origin,
+            )?;
+            if n == 0 {
+                return Err(Error::Internal(format!(
+                    "{} changed while loading",
+                    origin.display()
+                )));
+            }
+            pos += n as u64;
+        }
+        buf.clear();
+        while buf.len() < *len {
+            let n = input.read_into(buf, *len - buf.len(), origin)?;
+            if n == 0 {
+                return Err(Error::Internal(format!(
+                    "{} changed while loading",
+                    origin.display()
+                )));
+            }
+        }
+        pos += *len as u64;
+    }
+    Ok(())
+}
+
 /// Walks the records of an input read piece by piece.
 pub(crate) struct Cutter<'o, R: BufRead> {
     input: Input<R>,
@@ -163,7 +210,12 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     last_span_len: usize,
     /// Bytes to read at a time.
     read_size: usize,
+    /// Buffers to reuse (already paged in) instead of allocating.
+    pool: Option<BufferPool>,
 }
+
+/// Span buffers handed back after use, for the next spans.
+pub(crate) type BufferPool = std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>;
 
 impl<'o, R: BufRead> Cutter<'o, R> {
     /// A cutter at the start of `input`, skipping a UTF-8 byte order mark.
@@ -185,6 +237,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             spans: 0,
             last_span_len: 0,
             read_size: READ_SIZE,
+            pool: None,
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -193,6 +246,11 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             (cutter.begin, cutter.pos) = (3, 3);
         }
         Ok(cutter)
+    }
+
+    /// Takes the buffers for new spans from `pool` when it has one.
+    pub(crate) fn reuse_buffers(&mut self, pool: BufferPool) {
+        self.pool = Some(pool);
     }
 
     /// Bytes of text read so far (after inflating).
@@ -346,9 +404,16 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         // The next span is likely as long as this one; read into room for
         // it, so that the buffer rarely grows (and copies) while filling.
         self.last_span_len = self.last_span_len.max(len);
-        let mut rest =
-            Vec::with_capacity(self.last_span_len + self.last_span_len / 8 + self.read_size);
+        let room = self.last_span_len + self.last_span_len / 8 + self.read_size;
+        let mut rest = self
+            .pool
+            .as_ref()
+            .and_then(|p| p.lock().ok()?.pop())
+            .unwrap_or_default();
+        rest.clear();
+        rest.reserve(room);
         rest.extend_from_slice(&self.buf[self.pos..]);
+        let offset = self.total - self.buf.len() as u64 + self.begin as u64;
         self.buf.truncate(self.pos);
         let mut bytes = std::mem::replace(&mut self.buf, rest);
         if self.begin > 0 {
@@ -356,6 +421,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         }
         let span = Span {
             index: self.spans,
+            offset,
             bytes,
             line: self.begin_line,
             records: self.records,
@@ -372,13 +438,11 @@ mod tests {
     use std::io::Cursor;
 
     /// Spans as (text, line, records), and the unterminated tail's
-    /// (text, quote line), cutting `text` with pieces of `read_size` bytes.
-    #[allow(clippy::type_complexity)]
-    fn cut(
-        text: &str,
-        per_span: usize,
-        read_size: usize,
-    ) -> (Vec<(String, u64, usize)>, Option<(String, u64)>) {
+    /// (text, quote line).
+    type Cuts = (Vec<(String, u64, usize)>, Option<(String, u64)>);
+
+    /// [`Cuts`] of `text` read in pieces of `read_size` bytes.
+    fn cut(text: &str, per_span: usize, read_size: usize) -> Cuts {
         let origin = Path::new("t.csv");
         let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
         let mut cutter = Cutter::new(input, origin).unwrap();
@@ -405,11 +469,8 @@ mod tests {
         }
     }
 
-    /// Spans as (text, first line, records), and the error if any.
-    type Scanned = (Vec<(String, u64, usize)>, Option<(String, u64)>);
-
     /// The same from a scan of the whole text at once.
-    fn reference(text: &str, per_span: usize) -> Scanned {
+    fn reference(text: &str, per_span: usize) -> Cuts {
         let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
         let mut spans = Vec::new();
         let (mut begin, mut begin_line, mut records) = (0, 1, 0);

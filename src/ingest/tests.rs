@@ -551,3 +551,58 @@ fn interned_strings_keep_values_across_partitions() {
         }
     }
 }
+
+#[test]
+fn late_strings_are_read_again_from_gzip_and_from_files() {
+    // Column b is numeric in the first partitions and text in a later one:
+    // the earlier partitions' text is read again from the input.
+    let mut text = String::from("a,b\n");
+    for i in 0..50 {
+        text.push_str(&format!("{i},{}\n", i * 3));
+    }
+    text.push_str("50,x\n");
+    let expected: Vec<Value> = (0..50)
+        .map(|i| s(&(i * 3).to_string()))
+        .chain([s("x")])
+        .collect();
+    let dir = std::env::temp_dir().join(format!("katydid-reread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("late.csv");
+    for gz in [false, true] {
+        let bytes = if gz {
+            gzip(text.as_bytes())
+        } else {
+            text.clone().into_bytes()
+        };
+        for size in [1, 7, 50] {
+            let t = load(&bytes, &opts(size)).unwrap();
+            assert_eq!(column(&t, "b"), expected, "gzip {gz}, size {size}");
+            std::fs::write(&path, &bytes).unwrap();
+            let t = load_csv(&path, "t", &opts(size)).unwrap();
+            assert_eq!(column(&t, "b"), expected, "file, gzip {gz}, size {size}");
+            assert_eq!(t.source_bytes, text.len() as u64);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn invalid_utf8_is_found_in_every_kind_of_column() {
+    let cases: [(&[u8], (u64, u64)); 6] = [
+        (b"a,b\n1,2013-01-01\n2,2013-01-02\xff\n", (3, 2)),
+        (b"a,b\n1,1.5\n2,2\xff\n", (3, 2)),
+        (b"a,b\n1,x\n\xff,y\n\xff,y\n", (3, 1)),
+        (b"a,b\n1,x\n2,\"q\xff\"\n", (3, 2)),
+        (b"a,b\n1,x\n2,\xc3\n3,\xc3\n", (3, 2)),
+        (b"a\n\xe2\x82\n", (2, 1)),
+    ];
+    for (text, expected) in cases {
+        for size in [1, 2, 100] {
+            let (line, col, msg) = csv_err(text, &opts(size));
+            assert_eq!((line, col, msg.as_str()), (expected.0, expected.1, "invalid utf-8"));
+        }
+    }
+    // Valid multi-byte text in every position loads.
+    let t = load_ok("a,b\n€,1\n\"ü,é\",2\n");
+    assert_eq!(column(&t, "a"), vec![s("€"), s("ü,é")]);
+}

@@ -3,8 +3,10 @@
 
 use hashbrown::HashMap;
 
+use super::codes::Code;
 use super::column::ColumnData;
 use super::table::Table;
+use crate::types::Value;
 
 /// Where a value occurs: partition and row, packed as `partition << 32 | row`.
 pub type RowLocation = u64;
@@ -46,38 +48,36 @@ impl HashIndex {
         };
         for (p, part) in table.partitions.iter().enumerate() {
             let col = &part.columns[column];
-            let mut add = |row: usize, v: i64| {
-                let loc = location(p, row);
-                if let Some(_prev) = index.first.get(&v) {
-                    index.more.entry(v).or_default().push(loc);
-                } else {
-                    index.first.insert(v, loc);
-                }
-            };
             match &col.data {
-                ColumnData::Offset { base, scale, codes } => {
-                    for row in 0..col.len {
-                        if col.is_valid(row) {
-                            add(
-                                row,
-                                base.wrapping_add(codes.get(row).wrapping_mul(*scale) as i64),
-                            );
+                ColumnData::Offset { base, scale, codes } if col.validity.is_none() => {
+                    let (base, scale) = (*base, *scale);
+                    crate::with_codes!(codes, c => {
+                        for (row, x) in c.iter().enumerate() {
+                            let v = base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64);
+                            index.add(v, location(p, row));
                         }
-                    }
+                    });
                 }
                 _ => {
                     for row in 0..col.len {
-                        match col.value(row) {
-                            crate::types::Value::Int(v) | crate::types::Value::Timestamp(v) => {
-                                add(row, v)
-                            }
-                            _ => {}
+                        if let Value::Int(v) | Value::Timestamp(v) = col.value(row) {
+                            index.add(v, location(p, row));
                         }
                     }
                 }
             }
         }
         index
+    }
+
+    #[inline]
+    fn add(&mut self, v: i64, loc: RowLocation) {
+        match self.first.entry(v) {
+            hashbrown::hash_map::Entry::Vacant(e) => {
+                e.insert(loc);
+            }
+            hashbrown::hash_map::Entry::Occupied(_) => self.more.entry(v).or_default().push(loc),
+        }
     }
 
     /// Appends the locations of `value` to `out` (in load order).

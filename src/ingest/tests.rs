@@ -599,7 +599,10 @@ fn invalid_utf8_is_found_in_every_kind_of_column() {
     for (text, expected) in cases {
         for size in [1, 2, 100] {
             let (line, col, msg) = csv_err(text, &opts(size));
-            assert_eq!((line, col, msg.as_str()), (expected.0, expected.1, "invalid utf-8"));
+            assert_eq!(
+                (line, col, msg.as_str()),
+                (expected.0, expected.1, "invalid utf-8")
+            );
         }
     }
     // Valid multi-byte text in every position loads.

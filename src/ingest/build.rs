@@ -139,6 +139,9 @@ pub(crate) struct Interner {
     arena: Vec<u8>,
     ends: Vec<u32>,
     ids: Vec<u32>,
+    /// Rows checked against the row before, and how many matched.
+    repeat_checks: u32,
+    repeats: u32,
 }
 
 impl Interner {
@@ -162,19 +165,24 @@ impl Interner {
     #[inline]
     fn push(&mut self, field: &[u8]) {
         // Runs of one value are common (flags, names in sorted data): check
-        // the last id before hashing.
-        if let Some(&last) = self.ids.last()
-            && (last as usize) < self.ends.len()
-            && Self::text(&self.arena, &self.ends, last) == field
-        {
-            self.ids.push(last);
-            return;
+        // the last id before hashing, as long as that pays (a quarter of the
+        // checks or more find the same text).
+        if self.repeat_checks < 64 || self.repeats * 4 >= self.repeat_checks {
+            self.repeat_checks += 1;
+            if let Some(&last) = self.ids.last()
+                && (last as usize) < self.ends.len()
+                && same_bytes(Self::text(&self.arena, &self.ends, last), field)
+            {
+                self.repeats += 1;
+                self.ids.push(last);
+                return;
+            }
         }
         let hash = self.hasher.hash_one(field);
         let (arena, ends, hashes) = (&self.arena, &self.ends, &self.hashes);
         let entry = self.table.entry(
             hash,
-            |&id| Self::text(arena, ends, id) == field,
+            |&id| same_bytes(Self::text(arena, ends, id), field),
             |&id| hashes[id as usize],
         );
         let id = match entry {
@@ -249,6 +257,30 @@ impl Interner {
             .enumerate()
             .position(|(row, &id)| bad[id as usize] && validity.is_none_or(|v| v.get(row)))
     }
+}
+
+/// `a == b`, comparing short texts eight bytes at a time inline rather
+/// than through a call to `memcmp`.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 24 {
+        return a == b;
+    }
+    let (mut a8, mut b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut a8).zip(&mut b8) {
+        let x = u64::from_le_bytes(x.try_into().unwrap_or_default());
+        let y = u64::from_le_bytes(y.try_into().unwrap_or_default());
+        if x != y {
+            return false;
+        }
+    }
+    a8.remainder()
+        .iter()
+        .zip(b8.remainder())
+        .all(|(x, y)| x == y)
 }
 
 /// The texts a string column keeps.

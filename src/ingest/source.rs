@@ -4,11 +4,14 @@
 //!
 //! # Design
 //! A [`Cutter`] owns a buffer that starts at a record boundary. It reads the
-//! input in pieces of [`READ_SIZE`] bytes into the buffer and walks the
-//! records with a partial [`Scanner`] (which reports a record cut by the end
-//! of the data read so far as incomplete); once the buffer holds
-//! `per_span` records it hands them over as a [`Span`] and starts a new
-//! buffer with the bytes after them.
+//! input in pieces of [`READ_SIZE`] bytes into the buffer and counts the
+//! records: up to the next `"` or `\r` every non-empty line is a record, so
+//! only newlines are looked for (`memchr`); a record with a quote or a
+//! carriage return is walked by a partial [`Scanner`] (which reports a
+//! record cut by the end of the data read so far as incomplete). Once the
+//! buffer holds `per_span` records it hands them over as a [`Span`] and
+//! starts a new buffer (from a pool of buffers handed back, when given one)
+//! with the bytes after them.
 
 use std::io::{BufRead, Read};
 use std::path::Path;

@@ -196,6 +196,41 @@ pub struct Column {
     pub zone: ZoneMap,
 }
 
+/// Minimum, maximum (the first of equal values, so `0.0` and `-0.0` keep
+/// their order) and sortedness of the valid values, `None` when there is
+/// none; `Err` if one is NaN. Without NaN, `<` and `>=` order floats as
+/// [`cmp_f64`] does, so this agrees with it; written as selects the loop
+/// has no data-dependent branches.
+fn float_stats_no_nan(
+    values: &[f64],
+    validity: Option<&Bitmap>,
+) -> Result<Option<(f64, f64, bool)>, ()> {
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let Some(first) = (0..values.len()).find(|&i| valid(i)) else {
+        return Ok(None);
+    };
+    let (mut min, mut max) = (values[first], values[first]);
+    let mut nan = false;
+    let mut sorted = validity.is_none();
+    let mut prev = f64::NEG_INFINITY;
+    let mut step = |v: f64| {
+        nan |= v.is_nan();
+        min = if v < min { v } else { min };
+        max = if v > max { v } else { max };
+        sorted &= v >= prev;
+        prev = v;
+    };
+    match validity {
+        None => values.iter().for_each(|&v| step(v)),
+        Some(_) => values
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| valid(i))
+            .for_each(|(_, &v)| step(v)),
+    }
+    if nan { Err(()) } else { Ok(Some((min, max, sorted))) }
+}
+
 /// Greatest common divisor (Euclid); `gcd(0, x) == x`.
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -318,23 +353,30 @@ impl Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
-        let mut min: Option<f64> = None;
-        let mut max: Option<f64> = None;
-        let mut sorted = validity.is_none();
-        let mut prev = f64::NEG_INFINITY;
-        for (i, &v) in values.iter().enumerate() {
-            if valid(i) {
-                if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
-                    min = Some(v);
+        let stats = match float_stats_no_nan(&values, validity.as_ref()) {
+            Ok(stats) => stats,
+            Err(()) => {
+                // A NaN: the total order of cmp_f64.
+                let mut min: Option<f64> = None;
+                let mut max: Option<f64> = None;
+                let mut sorted = validity.is_none();
+                let mut prev = f64::NEG_INFINITY;
+                for (i, &v) in values.iter().enumerate() {
+                    if valid(i) {
+                        if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
+                            min = Some(v);
+                        }
+                        if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
+                            max = Some(v);
+                        }
+                        sorted &= cmp_f64(v, prev).is_ge();
+                        prev = v;
+                    }
                 }
-                if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
-                    max = Some(v);
-                }
-                sorted &= cmp_f64(v, prev).is_ge();
-                prev = v;
+                min.zip(max).map(|(min, max)| (min, max, sorted))
             }
-        }
-        let (Some(min), Some(max)) = (min, max) else {
+        };
+        let Some((min, max, sorted)) = stats else {
             return Column::all_null(DataType::Float, len);
         };
         let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
@@ -717,6 +759,44 @@ mod tests {
                 }
             }
             _ => "packed",
+        }
+    }
+
+    #[test]
+    fn float_zone_maps_follow_cmp_f64() {
+        let specials = [0.0, -0.0, 1.5, -2.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 7.0];
+        let mut state = 0x1234_5678_9abc_def1u64;
+        for case in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 7) as usize;
+            let values: Vec<f64> = (0..len)
+                .map(|i| specials[(state >> (3 * i + 8)) as usize % specials.len()])
+                .collect();
+            let valid: Vec<bool> = (0..len).map(|i| case % 3 != 0 || (state >> (i + 40)) & 1 == 1).collect();
+            let c = Column::encode_floats(values.clone(), Some(Bitmap::from_bools(&valid)));
+            // The reference: the first of equal values under cmp_f64.
+            let present: Vec<f64> = (0..len).filter(|&i| valid[i]).map(|i| values[i]).collect();
+            let mut min: Option<f64> = None;
+            let mut max: Option<f64> = None;
+            for &v in &present {
+                if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
+                    min = Some(v);
+                }
+                if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
+                    max = Some(v);
+                }
+            }
+            let bits = |v: &Value| match v {
+                Value::Float(f) => Some(f.to_bits()),
+                _ => None,
+            };
+            assert_eq!(bits(&c.zone.min), min.map(f64::to_bits), "{values:?} {valid:?}");
+            assert_eq!(bits(&c.zone.max), max.map(f64::to_bits), "{values:?} {valid:?}");
+            let sorted = present.len() == len
+                && present.windows(2).all(|w| cmp_f64(w[1], w[0]).is_ge());
+            assert_eq!(c.zone.sorted, sorted, "{values:?} {valid:?}");
         }
     }
 

@@ -228,7 +228,11 @@ fn float_stats_no_nan(
             .filter(|&(i, _)| valid(i))
             .for_each(|(_, &v)| step(v)),
     }
-    if nan { Err(()) } else { Ok(Some((min, max, sorted))) }
+    if nan {
+        Err(())
+    } else {
+        Ok(Some((min, max, sorted)))
+    }
 }
 
 /// Greatest common divisor (Euclid); `gcd(0, x) == x`.
@@ -764,7 +768,16 @@ mod tests {
 
     #[test]
     fn float_zone_maps_follow_cmp_f64() {
-        let specials = [0.0, -0.0, 1.5, -2.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 7.0];
+        let specials = [
+            0.0,
+            -0.0,
+            1.5,
+            -2.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            7.0,
+        ];
         let mut state = 0x1234_5678_9abc_def1u64;
         for case in 0..2000 {
             state ^= state << 13;
@@ -774,7 +787,9 @@ mod tests {
             let values: Vec<f64> = (0..len)
                 .map(|i| specials[(state >> (3 * i + 8)) as usize % specials.len()])
                 .collect();
-            let valid: Vec<bool> = (0..len).map(|i| case % 3 != 0 || (state >> (i + 40)) & 1 == 1).collect();
+            let valid: Vec<bool> = (0..len)
+                .map(|i| case % 3 != 0 || (state >> (i + 40)) & 1 == 1)
+                .collect();
             let c = Column::encode_floats(values.clone(), Some(Bitmap::from_bools(&valid)));
             // The reference: the first of equal values under cmp_f64.
             let present: Vec<f64> = (0..len).filter(|&i| valid[i]).map(|i| values[i]).collect();
@@ -792,10 +807,18 @@ mod tests {
                 Value::Float(f) => Some(f.to_bits()),
                 _ => None,
             };
-            assert_eq!(bits(&c.zone.min), min.map(f64::to_bits), "{values:?} {valid:?}");
-            assert_eq!(bits(&c.zone.max), max.map(f64::to_bits), "{values:?} {valid:?}");
-            let sorted = present.len() == len
-                && present.windows(2).all(|w| cmp_f64(w[1], w[0]).is_ge());
+            assert_eq!(
+                bits(&c.zone.min),
+                min.map(f64::to_bits),
+                "{values:?} {valid:?}"
+            );
+            assert_eq!(
+                bits(&c.zone.max),
+                max.map(f64::to_bits),
+                "{values:?} {valid:?}"
+            );
+            let sorted =
+                present.len() == len && present.windows(2).all(|w| cmp_f64(w[1], w[0]).is_ge());
             assert_eq!(c.zone.sorted, sorted, "{values:?} {valid:?}");
         }
     }

@@ -289,3 +289,36 @@ fn explain_names_each_path() {
         "the lookup built a hash index that .schema reports"
     );
 }
+
+#[test]
+fn global_sketch_over_a_large_partition_stays_within_its_error() {
+    // One partition of 12,000 rows takes the dense-register path of the sketch.
+    let data = rows(23, 12_000);
+    let mut db = Database::new(DatabaseOptions { threads: 2 }).unwrap();
+    db.load_csv_bytes(
+        csv(&data),
+        Path::new("<generated>"),
+        "readings",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let got = db
+        .query("SELECT approx_count_distinct(id), count(DISTINCT id), approx_count_distinct(velocity) FROM readings")
+        .unwrap();
+    let ids: HashSet<i64> = data.iter().map(|r| r.3).collect();
+    let velocities: HashSet<u64> = data.iter().filter_map(|r| r.2.map(f64::to_bits)).collect();
+    assert_eq!(got.rows[0][1], Value::Int(ids.len() as i64));
+    for (got, exact) in [
+        (&got.rows[0][0], ids.len()),
+        (&got.rows[0][2], velocities.len()),
+    ] {
+        let Value::Int(est) = got else {
+            panic!("{got:?}")
+        };
+        let tolerance = (exact as f64 * 3.0 * 0.0081).max(2.0);
+        assert!(
+            (*est as f64 - exact as f64).abs() <= tolerance,
+            "estimate {est} vs exact {exact}"
+        );
+    }
+}

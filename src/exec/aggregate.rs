@@ -1061,6 +1061,19 @@ fn sketch<T>(
     hash: impl Fn(&T) -> u64,
 ) -> Vec<AggState> {
     let mut sketches: Vec<HyperLogLog> = vec![HyperLogLog::default(); groups];
+    if groups == 1 && values.len() >= 1 << 12 {
+        // One group of many rows: update dense registers in a tight loop.
+        let regs = sketches[0].dense_mut();
+        for (j, x) in values.iter().enumerate() {
+            if valid(j) {
+                super::hll::update_dense(regs, hash(x));
+            }
+        }
+        return sketches
+            .into_iter()
+            .map(|h| AggState::Approx(Box::new(h)))
+            .collect();
+    }
     for (j, x) in values.iter().enumerate() {
         if valid(j) {
             sketches[gids[j] as usize].insert_hash(hash(x));

@@ -77,7 +77,20 @@ impl HyperLogLog {
         self.insert_hash(hash_value(v));
     }
 
+    /// The registers, turning the sketch dense first: for callers about to
+    /// add many values, which then update registers with [`update_dense`].
+    pub fn dense_mut(&mut self) -> &mut [u8] {
+        if let HyperLogLog::Sparse(_) = self {
+            *self = HyperLogLog::Dense(self.registers());
+        }
+        match self {
+            HyperLogLog::Dense(regs) => regs,
+            HyperLogLog::Sparse(_) => unreachable!("made dense above"),
+        }
+    }
+
     /// Adds a value by its 64-bit hash.
+    #[inline]
     pub fn insert_hash(&mut self, h: u64) {
         let idx = (h >> (64 - P)) as u32;
         let rest = h << P;
@@ -156,6 +169,16 @@ impl HyperLogLog {
     }
 }
 
+/// Adds a value by its 64-bit hash to dense registers (see
+/// [`HyperLogLog::dense_mut`]).
+#[inline]
+pub fn update_dense(regs: &mut [u8], h: u64) {
+    let idx = (h >> (64 - P)) as usize;
+    let rank = ((h << P).leading_zeros().min(64 - P) + 1) as u8;
+    let r = &mut regs[idx];
+    *r = (*r).max(rank);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +215,11 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a.estimate(), all.estimate());
+        let mut dense = HyperLogLog::default();
+        let regs = dense.dense_mut();
+        for i in 0..20_000i64 {
+            update_dense(regs, hash_value(&Value::Int(i)));
+        }
+        assert_eq!(dense.estimate(), all.estimate());
     }
 }

@@ -41,6 +41,15 @@ pub(crate) struct Records<'a> {
     fields: usize,
 }
 
+/// Doubles whichever csv-core output buffer `res` says is full.
+fn grow(res: &ReadRecordResult, out: &mut Vec<u8>, ends: &mut Vec<usize>) {
+    match res {
+        ReadRecordResult::OutputFull => out.resize(out.len() * 2, 0),
+        ReadRecordResult::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+        _ => {}
+    }
+}
+
 impl<'a> Records<'a> {
     /// A reader over `input`, which starts at a record boundary.
     pub(crate) fn new(input: &'a [u8], expected_width: usize) -> Records<'a> {
@@ -82,13 +91,8 @@ impl<'a> Records<'a> {
             fields += nend;
             match res {
                 ReadRecordResult::InputEmpty => {}
-                ReadRecordResult::OutputFull => {
-                    let n = self.out.len() * 2;
-                    self.out.resize(n, 0);
-                }
-                ReadRecordResult::OutputEndsFull => {
-                    let n = self.ends.len() * 2;
-                    self.ends.resize(n, 0);
+                ReadRecordResult::OutputFull | ReadRecordResult::OutputEndsFull => {
+                    grow(&res, &mut self.out, &mut self.ends)
                 }
                 ReadRecordResult::Record => {
                     self.fields = fields;
@@ -221,13 +225,8 @@ impl Quoted {
                         return (pos, fields);
                     }
                 }
-                ReadRecordResult::OutputFull => {
-                    let n = self.out.len() * 2;
-                    self.out.resize(n, 0);
-                }
-                ReadRecordResult::OutputEndsFull => {
-                    let n = self.ends.len() * 2;
-                    self.ends.resize(n, 0);
+                ReadRecordResult::OutputFull | ReadRecordResult::OutputEndsFull => {
+                    grow(&res, &mut self.out, &mut self.ends)
                 }
                 ReadRecordResult::Record | ReadRecordResult::End => return (pos, fields),
             }

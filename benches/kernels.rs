@@ -167,7 +167,11 @@ fn bench_dict_filter(c: &mut Criterion) {
 /// A one-partition taxi table loaded through the public API.
 fn taxi_partition() -> (Database, Vec<u8>) {
     let csv = generate_bytes(Dataset::Taxi, ROWS as u64, 42);
-    let mut db = Database::new(DatabaseOptions { threads: 1 }).expect("thread pool");
+    let mut db = Database::new(DatabaseOptions {
+        threads: 1,
+        ..Default::default()
+    })
+    .expect("thread pool");
     db.load_csv_bytes(
         csv.clone(),
         Path::new("taxi.csv"),

@@ -3,10 +3,12 @@
 //! Everything the REPL and the command line do goes through [`Database`].
 
 use std::collections::{BTreeMap, HashMap};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::ingest::{self, LoadOptions};
@@ -20,6 +22,23 @@ use crate::types::{DataType, Value};
 pub struct DatabaseOptions {
     /// Worker threads for loading and queries; 0 means one per core.
     pub threads: usize,
+    /// Bytes that tables and running queries may hold; `None` means
+    /// [`default_memory_limit`] (80% of physical memory).
+    pub memory_limit: Option<usize>,
+}
+
+/// The default memory limit: 80% of physical memory (from `/proc/meminfo`),
+/// or no limit where that cannot be read.
+pub fn default_memory_limit() -> usize {
+    physical_memory().map_or(usize::MAX, |m| m / 5 * 4)
+}
+
+/// Physical memory in bytes, from `/proc/meminfo` (Linux).
+fn physical_memory() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Figures about one finished load.
@@ -39,6 +58,47 @@ pub struct LoadStats {
     pub heap_bytes: usize,
     /// Wall time of the load.
     pub elapsed: Duration,
+}
+
+/// Receives the rows of a statement as they are produced, in result order,
+/// a batch at a time (see [`Database::query_to`]).
+pub trait RowSink {
+    /// Called once, before any rows, with the output column names and types.
+    ///
+    /// # Errors
+    /// Whatever the sink fails with ends the statement with that error.
+    fn start(&mut self, columns: &[String], types: &[DataType]) -> Result<()>;
+
+    /// A batch of rows; each has as many values as there are columns.
+    /// Returns `Ok(false)` to stop: no more rows are produced (a `| head`
+    /// that closed its input).
+    ///
+    /// # Errors
+    /// As [`RowSink::start`].
+    fn rows(&mut self, rows: &[Vec<Value>]) -> Result<bool>;
+}
+
+/// What [`Database::query_to`] reports once the rows are delivered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuerySummary {
+    /// Rows delivered to the sink.
+    pub rows: u64,
+    /// Table rows the query read (after partition skipping).
+    pub rows_scanned: usize,
+    /// True when the sink asked to stop before the last row.
+    pub stopped: bool,
+    /// Wall time from SQL text to the last row delivered.
+    pub elapsed: Duration,
+}
+
+/// The first rows of a result and how many there are in all
+/// ([`Database::query_preview`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// The result with at most the requested number of rows.
+    pub result: QueryResult,
+    /// Rows of the whole result.
+    pub total_rows: u64,
 }
 
 /// The result of one statement, row-major.
@@ -89,12 +149,43 @@ pub struct TableInfo {
     pub columns: Vec<ColumnInfo>,
 }
 
+/// A loaded table and the memory it holds against the budget.
+struct Entry {
+    table: Arc<Table>,
+    _memory: Reservation,
+}
+
 /// An in-memory database: named tables and a thread pool to query them with.
+///
+/// # Design
+/// Every statement and load runs behind a boundary that turns a panic into
+/// [`Error::Internal`], polls the database's [`CancelToken`] and counts
+/// what it holds against the [`MemoryBudget`]; a failed or cancelled
+/// statement leaves every table as it was.
 pub struct Database {
-    tables: BTreeMap<String, Arc<Table>>,
+    tables: BTreeMap<String, Entry>,
     pool: rayon::ThreadPool,
     /// Hash indexes built on first use, by table name and column.
     indexes: Mutex<HashMap<(String, usize), Arc<HashIndex>>>,
+    cancel: CancelToken,
+    progress: Option<ProgressFn>,
+    memory: Arc<MemoryBudget>,
+}
+
+/// Runs `f`, turning a panic into [`Error::Internal`]: the statement fails,
+/// the session goes on. Panics are still bugs; tests fail on them.
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            Err(Error::Internal(format!("{message} (please report)")))
+        }
+    }
 }
 
 impl Database {
@@ -111,7 +202,57 @@ impl Database {
             tables: BTreeMap::new(),
             pool,
             indexes: Mutex::new(HashMap::new()),
+            cancel: CancelToken::new(),
+            progress: None,
+            memory: MemoryBudget::new(options.memory_limit.unwrap_or_else(default_memory_limit)),
         })
+    }
+
+    /// The token that cancels the running statement or load. Clone it into
+    /// a Ctrl-C handler; each statement clears it when it starts.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+
+    /// Sets (or clears) the receiver of progress reports for loads and
+    /// queries.
+    pub fn set_progress(&mut self, progress: Option<ProgressFn>) {
+        self.progress = progress;
+    }
+
+    /// The memory budget tables and queries count against.
+    pub fn memory(&self) -> &Arc<MemoryBudget> {
+        &self.memory
+    }
+
+    /// Changes the memory limit (bytes). Tables already loaded stay.
+    pub fn set_memory_limit(&self, bytes: usize) {
+        self.memory.set_limit(bytes);
+    }
+
+    /// The options a load runs with: the caller's, plus this database's
+    /// cancel token, progress receiver and memory budget where unset.
+    fn load_options(&self, options: &LoadOptions) -> LoadOptions {
+        let mut o = options.clone();
+        o.cancel.get_or_insert_with(|| self.cancel.clone());
+        if o.on_progress.is_none() {
+            o.on_progress = self.progress.clone();
+        }
+        o.memory.get_or_insert_with(|| self.memory.clone());
+        o
+    }
+
+    /// Refuses to load into an existing table's name unless replacing.
+    fn check_new_name(&self, table: &str, options: &LoadOptions) -> Result<()> {
+        match self.table(table) {
+            Some(t) if !options.replace => Err(Error::plan(format!(
+                "table \"{}\" already exists ({} rows); load it under another name, or replace it on purpose (--replace, or .load FILE {} REPLACE)",
+                t.name,
+                t.rows(),
+                t.name
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Number of worker threads.
@@ -119,22 +260,29 @@ impl Database {
         self.pool.current_num_threads()
     }
 
-    /// Loads a CSV or gzipped CSV file into table `table` (replacing a table
-    /// of that name only once the load has succeeded).
+    /// Loads a CSV or gzipped CSV file into table `table`. A table of that
+    /// name is replaced only with [`LoadOptions::replace`], and only once
+    /// the load has succeeded.
     ///
     /// # Errors
-    /// As [`ingest::load_csv`]; on error no table is added or changed.
+    /// [`Error::Plan`] if the name is taken and `replace` is not set; as
+    /// [`ingest::load_csv`]; [`Error::Cancelled`]; [`Error::MemoryLimit`].
+    /// On error no table is added or changed.
     pub fn load_csv(
         &mut self,
         path: &Path,
         table: &str,
         options: &LoadOptions,
     ) -> Result<LoadStats> {
+        self.check_new_name(table, options)?;
         let start = Instant::now();
-        let loaded = self
-            .pool
-            .install(|| ingest::load_csv(path, table, options))?;
-        Ok(self.add_loaded(loaded, start))
+        self.cancel.reset();
+        let options = self.load_options(options);
+        let loaded = guarded(|| {
+            self.pool
+                .install(|| ingest::load_csv(path, table, &options))
+        })?;
+        self.add_loaded(loaded, start)
     }
 
     /// Loads CSV text already in memory (plain or gzipped); `origin` names it
@@ -149,14 +297,18 @@ impl Database {
         table: &str,
         options: &LoadOptions,
     ) -> Result<LoadStats> {
+        self.check_new_name(table, options)?;
         let start = Instant::now();
-        let loaded = self
-            .pool
-            .install(|| ingest::load_csv_bytes(bytes, origin, table, options))?;
-        Ok(self.add_loaded(loaded, start))
+        self.cancel.reset();
+        let options = self.load_options(options);
+        let loaded = guarded(|| {
+            self.pool
+                .install(|| ingest::load_csv_bytes(bytes, origin, table, &options))
+        })?;
+        self.add_loaded(loaded, start)
     }
 
-    fn add_loaded(&mut self, table: Table, start: Instant) -> LoadStats {
+    fn add_loaded(&mut self, table: Table, start: Instant) -> Result<LoadStats> {
         let stats = LoadStats {
             table: table.name.clone(),
             rows: table.rows(),
@@ -166,16 +318,55 @@ impl Database {
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
         };
-        self.add_table(table);
-        stats
+        self.add_table(table)?;
+        Ok(stats)
     }
 
-    /// Adds (or replaces) a table built elsewhere.
-    pub fn add_table(&mut self, table: Table) {
+    /// Adds (or replaces) a table built elsewhere; its bytes count against
+    /// the memory budget (those of a table it replaces are given back
+    /// first).
+    ///
+    /// # Errors
+    /// [`Error::MemoryLimit`] when the table does not fit; nothing changes.
+    pub fn add_table(&mut self, table: Table) -> Result<()> {
+        let bytes = table.heap_bytes();
+        let old = self.tables.remove(&table.name);
+        let memory = match self.memory.reserve("load", bytes, || {
+            format!("table \"{}\" ({} rows)", table.name, table.rows())
+        }) {
+            Ok(m) => m,
+            Err(e) => {
+                if let Some(old) = old {
+                    self.tables.insert(table.name.clone(), old);
+                }
+                return Err(e);
+            }
+        };
         if let Ok(mut indexes) = self.indexes.lock() {
             indexes.retain(|(name, _), _| *name != table.name);
         }
-        self.tables.insert(table.name.clone(), Arc::new(table));
+        self.tables.insert(
+            table.name.clone(),
+            Entry {
+                table: Arc::new(table),
+                _memory: memory,
+            },
+        );
+        Ok(())
+    }
+
+    /// Memory in use against the limit, for `.tables`: `1.2 GiB of 19.0 GiB`.
+    pub fn memory_summary(&self) -> String {
+        let limit = self.memory.limit();
+        if limit == usize::MAX {
+            format!("{} (no limit)", format_bytes(self.memory.used()))
+        } else {
+            format!(
+                "{} of {}",
+                format_bytes(self.memory.used()),
+                format_bytes(limit)
+            )
+        }
     }
 
     /// Heap bytes of the hash index on column `column` of `table`, if one
@@ -189,12 +380,15 @@ impl Database {
 
     /// The table named `name` (case-insensitive).
     pub fn table(&self, name: &str) -> Option<&Arc<Table>> {
-        self.tables.get(name).or_else(|| {
-            self.tables
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, t)| t)
-        })
+        self.tables
+            .get(name)
+            .or_else(|| {
+                self.tables
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, t)| t)
+            })
+            .map(|e| &e.table)
     }
 
     /// Names of all tables, sorted.
@@ -250,6 +444,56 @@ impl Database {
     /// problem; [`Error::Execution`] for failures while running (division by
     /// zero).
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
+        self.cancel.reset();
+        guarded(|| self.run_query(sql))
+    }
+
+    /// Runs one statement and hands its rows to `sink` in batches, in result
+    /// order, stopping early when the sink asks to.
+    ///
+    /// # Errors
+    /// As [`Database::query`], plus the sink's own errors.
+    pub fn query_to(&self, sql: &str, sink: &mut dyn RowSink) -> Result<QuerySummary> {
+        const BATCH_ROWS: usize = 1024;
+        self.cancel.reset();
+        guarded(|| {
+            let result = self.run_query(sql)?;
+            sink.start(&result.columns, &result.types)?;
+            let mut delivered = 0u64;
+            let mut stopped = false;
+            for batch in result.rows.chunks(BATCH_ROWS) {
+                self.cancel.check()?;
+                delivered += batch.len() as u64;
+                if !sink.rows(batch)? {
+                    stopped = delivered < result.rows.len() as u64;
+                    break;
+                }
+            }
+            Ok(QuerySummary {
+                rows: delivered,
+                rows_scanned: result.rows_scanned,
+                stopped,
+                elapsed: result.elapsed,
+            })
+        })
+    }
+
+    /// Runs one statement for display: the first `max_rows` rows and the
+    /// number of rows in the whole result.
+    ///
+    /// # Errors
+    /// As [`Database::query`].
+    pub fn query_preview(&self, sql: &str, max_rows: usize) -> Result<Preview> {
+        self.cancel.reset();
+        guarded(|| {
+            let mut result = self.run_query(sql)?;
+            let total_rows = result.rows.len() as u64;
+            result.rows.truncate(max_rows);
+            Ok(Preview { result, total_rows })
+        })
+    }
+
+    fn run_query(&self, sql: &str) -> Result<QueryResult> {
         let start = Instant::now();
         let statement = sql::parse(sql)?;
         let (select, explain) = match &statement {
@@ -300,5 +544,64 @@ impl Catalog for Database {
 
     fn table_names(&self) -> Vec<String> {
         Database::table_names(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Database {
+        Database::new(DatabaseOptions {
+            threads: 1,
+            memory_limit: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn loading_into_a_taken_name_is_refused_unless_replacing() {
+        let mut db = db();
+        let opts = LoadOptions::default();
+        db.load_csv_bytes(b"a\n1\n".to_vec(), Path::new("x.csv"), "x", &opts)
+            .unwrap();
+        let err = db
+            .load_csv_bytes(b"a\n2\n3\n".to_vec(), Path::new("y.csv"), "x", &opts)
+            .unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err}");
+        assert_eq!(db.table("x").unwrap().rows(), 1);
+        let replace = LoadOptions {
+            replace: true,
+            ..LoadOptions::default()
+        };
+        db.load_csv_bytes(b"a\n2\n3\n".to_vec(), Path::new("y.csv"), "x", &replace)
+            .unwrap();
+        assert_eq!(db.table("x").unwrap().rows(), 2);
+    }
+
+    #[test]
+    fn a_table_over_the_memory_limit_is_not_added() {
+        let mut db = db();
+        db.set_memory_limit(3);
+        let err = db
+            .load_csv_bytes(
+                b"a,b\n1,x\n2,y\n".to_vec(),
+                Path::new("x.csv"),
+                "x",
+                &LoadOptions::default(),
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::MemoryLimit { .. }), "{err}");
+        assert!(db.table("x").is_none());
+        assert_eq!(db.memory().used(), 0);
+    }
+
+    #[test]
+    fn a_panic_inside_a_statement_becomes_an_internal_error() {
+        let err = guarded::<()>(|| panic!("boom")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "internal error (this is a bug): boom (please report)"
+        );
     }
 }

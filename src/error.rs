@@ -61,6 +61,27 @@ pub enum Error {
     #[error("{0}")]
     Execution(String),
 
+    /// The work was cancelled (Ctrl-C, or a [`crate::CancelToken`]).
+    #[error("cancelled")]
+    Cancelled,
+
+    /// The work would pass the memory limit; nothing was kept of it.
+    #[error(
+        "{work} needs more than {} for {what} (limit {})",
+        crate::control::format_bytes(*needed),
+        crate::control::format_bytes(*limit)
+    )]
+    MemoryLimit {
+        /// What was running: `query` or `load`.
+        work: &'static str,
+        /// Bytes the work would have held in all.
+        needed: usize,
+        /// What needed them, e.g. `48M groups`.
+        what: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
+
     /// A valid request that katydid does not implement yet.
     #[error("not supported: {0}")]
     NotSupported(String),

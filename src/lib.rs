@@ -1,6 +1,7 @@
 //! katydid: an in-memory analytics engine for exploring big CSV files with
 //! group-by SQL.
 
+pub mod control;
 pub mod engine;
 pub mod error;
 pub mod exec;
@@ -11,6 +12,7 @@ pub mod sql;
 pub mod store;
 pub mod types;
 
+pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};
 pub use engine::{ColumnInfo, Database, DatabaseOptions, LoadStats, QueryResult, TableInfo};
 pub use error::{Error, Result};
 pub use ingest::LoadOptions;

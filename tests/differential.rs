@@ -409,7 +409,8 @@ fn shrink(tt: &TestTable, db: &mut Database, sql: &str, why: &str) -> TestTable 
     };
     let mut still_fails = |parts: &[Vec<Vec<Value>>]| -> bool {
         let t = make(parts);
-        db.add_table(t.table.clone());
+        db.add_table(t.table.clone())
+            .expect("table fits the memory limit");
         matches!(run_case(&t.table, db, sql), Err(w) if kind(&w) == target)
     };
     let mut i = 0;
@@ -1336,7 +1337,13 @@ fn run_case(table: &Table, db: &Database, sql: &str) -> Result<Outcome, String> 
 fn databases() -> Vec<Database> {
     [1, 2]
         .into_iter()
-        .map(|threads| Database::new(DatabaseOptions { threads }).expect("thread pool"))
+        .map(|threads| {
+            Database::new(DatabaseOptions {
+                threads,
+                ..Default::default()
+            })
+            .expect("thread pool")
+        })
         .collect()
 }
 
@@ -1377,7 +1384,8 @@ fn random_queries_match_reference() {
     for seed in seeds {
         let tt = random_table(seed);
         for db in &mut dbs {
-            db.add_table(tt.table.clone());
+            db.add_table(tt.table.clone())
+                .expect("table fits the memory limit");
         }
         let query_ids: Vec<u64> = match only {
             Some((_, q)) => vec![q],
@@ -1407,10 +1415,13 @@ fn random_queries_match_reference() {
                             let shrunk = if std::env::var("KATYDID_DIFF_SHRINK").is_ok() {
                                 let mut scratch = Database::new(DatabaseOptions {
                                     threads: db.threads(),
+                                    ..Default::default()
                                 })
                                 .expect("thread pool");
                                 let small = shrink(&tt, &mut scratch, &sql, &why);
-                                scratch.add_table(small.table.clone());
+                                scratch
+                                    .add_table(small.table.clone())
+                                    .expect("table fits the memory limit");
                                 let again = run_case(&small.table, &scratch, &sql)
                                     .err()
                                     .unwrap_or_default();
@@ -1619,7 +1630,8 @@ fn tricky_queries_match_reference() {
         .into_iter()
         .map(|mut db| {
             for t in &tables {
-                db.add_table(t.clone());
+                db.add_table(t.clone())
+                    .expect("table fits the memory limit");
             }
             db
         })

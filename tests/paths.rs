@@ -44,7 +44,11 @@ fn databases(data: &[u8]) -> Vec<(String, Database)> {
     let mut out = Vec::new();
     for partition_rows in PARTITION_SIZES {
         for threads in [1, 2] {
-            let mut db = Database::new(DatabaseOptions { threads }).unwrap();
+            let mut db = Database::new(DatabaseOptions {
+                threads,
+                ..Default::default()
+            })
+            .unwrap();
             let options = LoadOptions {
                 partition_rows,
                 ..LoadOptions::default()
@@ -230,7 +234,11 @@ fn explain(db: &Database, sql: &str) -> String {
 #[test]
 fn explain_names_each_path() {
     let data = rows(17, 5000);
-    let mut db = Database::new(DatabaseOptions { threads: 2 }).unwrap();
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
     let options = LoadOptions {
         partition_rows: 500,
         ..LoadOptions::default()
@@ -294,7 +302,11 @@ fn explain_names_each_path() {
 fn global_sketch_over_a_large_partition_stays_within_its_error() {
     // One partition of 12,000 rows takes the dense-register path of the sketch.
     let data = rows(23, 12_000);
-    let mut db = Database::new(DatabaseOptions { threads: 2 }).unwrap();
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
     db.load_csv_bytes(
         csv(&data),
         Path::new("<generated>"),

@@ -94,7 +94,11 @@ fn taxi_sample_matches_duckdb() {
     let cases = cases();
     assert!(cases.len() >= 30, "only {} cases parsed", cases.len());
     for (partition_rows, threads) in [(65_536, 2), (1_000, 1), (97, 2)] {
-        let mut db = Database::new(DatabaseOptions { threads }).unwrap();
+        let mut db = Database::new(DatabaseOptions {
+            threads,
+            ..Default::default()
+        })
+        .unwrap();
         let options = LoadOptions {
             partition_rows,
             ..LoadOptions::default()

@@ -85,7 +85,11 @@ fn run(args: &Args) -> Result<(), String> {
     let mut used_threads = 0;
     for w in workloads {
         let name = w["name"].as_str().unwrap_or("?");
-        let mut db = Database::new(DatabaseOptions { threads }).map_err(|e| e.to_string())?;
+        let mut db = Database::new(DatabaseOptions {
+            threads,
+            ..DatabaseOptions::default()
+        })
+        .map_err(|e| e.to_string())?;
         used_threads = db.threads();
         eprintln!("katydid: workload {name}");
         let tables: Vec<Json> = w["tables"]

@@ -72,6 +72,9 @@ use self::infer::Kind;
 use self::parse::{csv_error, first_record, parse_span};
 use self::progress::Progress;
 use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
+use std::sync::Arc;
+
+use crate::control::{CancelToken, MemoryBudget, ProgressFn};
 use crate::error::{Error, Result};
 use crate::store::{Column, Field, Partition, Table};
 
@@ -79,7 +82,7 @@ use crate::store::{Column, Field, Partition, Table};
 pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
 
 /// How to read a CSV file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LoadOptions {
     /// The first record is a header of column names (default true).
     pub header: bool,
@@ -92,6 +95,16 @@ pub struct LoadOptions {
     /// Show a progress bar (rows/s) on stderr when it is a terminal and the
     /// load takes longer than a second.
     pub progress: bool,
+    /// Replace a table of the same name (the [`crate::Database`] refuses to
+    /// otherwise).
+    pub replace: bool,
+    /// Polled between spans: a cancelled load stops with
+    /// [`Error::Cancelled`] and keeps nothing.
+    pub cancel: Option<CancelToken>,
+    /// Receives [`crate::Progress`] reports in bytes of the input read.
+    pub on_progress: Option<ProgressFn>,
+    /// The budget the loaded table's bytes count against.
+    pub memory: Option<Arc<MemoryBudget>>,
 }
 
 impl Default for LoadOptions {
@@ -101,7 +114,25 @@ impl Default for LoadOptions {
             columns: None,
             partition_rows: DEFAULT_PARTITION_ROWS,
             progress: false,
+            replace: false,
+            cancel: None,
+            on_progress: None,
+            memory: None,
         }
+    }
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("header", &self.header)
+            .field("columns", &self.columns)
+            .field("partition_rows", &self.partition_rows)
+            .field("replace", &self.replace)
+            .field("cancel", &self.cancel)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("memory", &self.memory)
+            .finish_non_exhaustive()
     }
 }
 

@@ -66,6 +66,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     let db = Database::new(DatabaseOptions {
         threads: cli.threads.unwrap_or(0),
+        ..DatabaseOptions::default()
     })
     .map_err(|error| CliError::Db { error, query: None })?;
     let mut session = Session {

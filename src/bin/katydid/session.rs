@@ -351,7 +351,11 @@ mod tests {
     #[test]
     fn unknown_table_in_schema_is_an_error_not_a_panic() {
         let mut session = Session {
-            db: Database::new(katydid::DatabaseOptions { threads: 1 }).unwrap(),
+            db: Database::new(katydid::DatabaseOptions {
+                threads: 1,
+                ..Default::default()
+            })
+            .unwrap(),
             format: Format::Table,
             timer: false,
             interactive: false,

@@ -58,6 +58,12 @@ pub struct LoadStats {
     pub heap_bytes: usize,
     /// Wall time of the load.
     pub elapsed: Duration,
+    /// What the user should know about the load, one sentence each, e.g.
+    /// `column trip_id: typed as string because of 1 value of 10,000,000
+    /// (line 10000001: "2500000x")`.
+    pub notices: Vec<String>,
+    /// Peak memory of the load in bytes, when measured.
+    pub peak_bytes: Option<usize>,
 }
 
 /// Receives the rows of a statement as they are produced, in result order,
@@ -317,6 +323,8 @@ impl Database {
             source_bytes: table.source_bytes,
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
+            notices: Vec::new(),
+            peak_bytes: None,
         };
         self.add_table(table)?;
         Ok(stats)

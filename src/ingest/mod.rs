@@ -81,6 +81,9 @@ use crate::store::{Column, Field, Partition, Table};
 /// Default rows per partition.
 pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
 
+/// Default longest record: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
 /// How to read a CSV file.
 #[derive(Clone)]
 pub struct LoadOptions {
@@ -95,6 +98,17 @@ pub struct LoadOptions {
     /// Show a progress bar (rows/s) on stderr when it is a terminal and the
     /// load takes longer than a second.
     pub progress: bool,
+    /// The field delimiter; `None` detects it from the first lines (`,`
+    /// `;` tab `|`; a `.tsv` name means tab).
+    pub delimiter: Option<u8>,
+    /// The quote character (default `"`).
+    pub quote: u8,
+    /// A field equal to this text (unquoted) is NULL too, besides an
+    /// unquoted empty field.
+    pub null_string: Option<String>,
+    /// Longest record (line) in bytes; a longer one fails the load naming
+    /// file, line and size (default [`DEFAULT_MAX_LINE_BYTES`]).
+    pub max_line_bytes: usize,
     /// Replace a table of the same name (the [`crate::Database`] refuses to
     /// otherwise).
     pub replace: bool,
@@ -114,6 +128,10 @@ impl Default for LoadOptions {
             columns: None,
             partition_rows: DEFAULT_PARTITION_ROWS,
             progress: false,
+            delimiter: None,
+            quote: b'"',
+            null_string: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             replace: false,
             cancel: None,
             on_progress: None,
@@ -128,6 +146,10 @@ impl std::fmt::Debug for LoadOptions {
             .field("header", &self.header)
             .field("columns", &self.columns)
             .field("partition_rows", &self.partition_rows)
+            .field("delimiter", &self.delimiter)
+            .field("quote", &self.quote)
+            .field("null_string", &self.null_string)
+            .field("max_line_bytes", &self.max_line_bytes)
             .field("replace", &self.replace)
             .field("cancel", &self.cancel)
             .field("on_progress", &self.on_progress.is_some())

@@ -312,6 +312,8 @@ mod tests {
             source_bytes: 4_120_000,
             heap_bytes: 1_200_000,
             elapsed: Duration::from_millis(400),
+            notices: Vec::new(),
+            peak_bytes: None,
         };
         assert_eq!(
             load_report(&stats),

@@ -34,7 +34,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, iot, numbers, kv, ingestion (loads of taxi and iot only). "
+        epilog="Workloads: taxi, iot, numbers, kv, shapes, clickbench (benches/workloads/), "
+               "and ingestion (loads of taxi and iot only). "
                "Results: bench-results/<timestamp>.{json,md,svg}.")
     ap.add_argument("--scale", choices=["small", "default", "large"], default="default",
                     help="data sizes (default: %(default)s; see bench_lib/data.py)")
@@ -264,10 +265,21 @@ def main(argv=None):
 
     if args.smoke:
         problems = report.smoke_problems(summary)
+        pending = report.smoke_pending(summary)
+        for qid, reason, error in pending:
+            if error is None:
+                print(f"bench smoke: {qid} answers now: remove its `-- pending:` line "
+                      f"({reason})", file=sys.stderr)
+            else:
+                print(f"bench smoke: PENDING (known gap, not counted as a failure): {qid}: "
+                      f"{reason}; katydid says: {error}", file=sys.stderr)
         for p in problems:
             print(f"bench smoke: FAILED: {p}", file=sys.stderr)
         total = len(summary["queries"]) + len(summary["lookups"]) + len(summary["loads"])
-        print(f"smoke: {total - len(problems)} passed, {len(problems)} failed", file=sys.stderr)
+        waiting = sum(1 for _, _, error in pending if error is not None)
+        print(f"smoke: {total - len(problems) - waiting} passed, {len(problems)} failed"
+              + (f", {waiting} pending (known gaps, listed above)" if waiting else ""),
+              file=sys.stderr)
         return 1 if problems else 0
 
     out_dir = os.path.join(ROOT, "bench-results")

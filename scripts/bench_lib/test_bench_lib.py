@@ -17,7 +17,7 @@ WORKLOADS = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "work
 class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
-        self.assertEqual([w.name for w in found], ["taxi", "iot", "numbers", "kv"])
+        self.assertEqual([w.name for w in found], ["taxi", "iot", "numbers", "kv", "clickbench"])
         for w in found:
             self.assertEqual(len(w.tables), 1, w.name)
             for q in w.queries:
@@ -36,6 +36,38 @@ class WorkloadFiles(unittest.TestCase):
         kv = found[3]
         self.assertEqual([(lk.name, lk.keys, lk.hits) for lk in kv.lookups],
                          [("eq", 1, 1), ("in100", 100, 25)])
+
+    def test_clickbench_has_the_43_queries(self):
+        cb = {w.name: w for w in workloads.load_all(WORKLOADS)}["clickbench"]
+        self.assertEqual(cb.tables, [("hits", "hits")])
+        self.assertEqual([q.name for q in cb.queries], [f"q{i}" for i in range(1, 44)])
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "benches", "workloads",
+                               "clickbench.sql")) as f:
+            self.assertIn("ClickBench", f.read(400))
+        q = {q.name: q for q in cb.queries}
+        # The shared statement is ClickBench's; a dialect only where needed.
+        self.assertIn("STRLEN(URL)", q["q28"].statement("duckdb")[1])
+        self.assertIn("length(URL)", q["q28"].statement("clickhouse")[1])
+        self.assertEqual(q["q16"].check_mode(), ("topn", ["#2"]))
+        self.assertEqual(q["q8"].check_mode(), ("ties", ["#2"]))
+        self.assertEqual(q["q43"].check_mode(), ("ordered",))
+        self.assertIn("extract", q["q19"].pending)
+        self.assertEqual(q["q1"].pending, "")
+
+    def test_directives_continue_on_comment_lines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "w.sql")
+            with open(path, "w") as f:
+                f.write("-- table: t kv\n-- query: a\n-- about: one\n-- two\n"
+                        "-- pending: needs\n-- a feature\nSELECT 1;\n"
+                        "-- for: clickhouse\nSELECT 2;\n-- query: b\n-- check: ties\nSELECT 3;\n")
+            w = workloads.parse(path)
+        a, b = w.queries
+        self.assertEqual((a.about, a.pending), ("one two", "needs a feature"))
+        self.assertEqual(a.statement("clickhouse"), ("sql", "SELECT 2"))
+        self.assertEqual(a.statement("polars"), ("sql", "SELECT 1"))
+        with self.assertRaises(ValueError):
+            b.check_mode()  # ties needs a column
 
     def test_lookup_statements_fill_the_template(self):
         self.assertEqual(data.lookup_statements("SELECT * FROM kv WHERE id = {key}", [[7]]),
@@ -66,8 +98,8 @@ class WorkloadFiles(unittest.TestCase):
         rows = data.rows_for("small", "taxi=2k,kv=1m")
         self.assertEqual((rows["taxi"], rows["kv"]), (2000, 1_000_000))
         self.assertEqual(rows["iot"], data.SCALES["small"]["iot"])
-        self.assertEqual(data.rows_for("default", "500"),
-                         {"taxi": 500, "iot": 500, "numbers": 500, "kv": 500})
+        self.assertEqual(set(data.rows_for("default", "500").values()), {500})
+        self.assertEqual(set(data.rows_for("default", "500")), set(data.SCALES["default"]))
         with self.assertRaises(SystemExit):
             data.rows_for("default", "nosuch=5")
 
@@ -103,6 +135,32 @@ class Compare(unittest.TestCase):
         self.assertIsNone(compare.compare(("topn", ["t"]), a, b))
         b["rows"][0][0] = "2016-01-01 00:08:00"
         self.assertIsNotNone(compare.compare(("topn", ["t"]), a, b))
+
+    def test_topn_compares_rows_away_from_the_tied_ends(self):
+        # ORDER BY c DESC LIMIT 3 OFFSET 1: c = 5 is tied at the top edge and
+        # c = 2 at the bottom edge; the c = 4 row is in every right answer.
+        a = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 4], ["z", 2]]}
+        b = {"columns": ["K", "count()"], "rows": [["w", 5], ["y", 4], ["v", 2]]}
+        self.assertIsNone(compare.compare(("topn", ["c"]), a, {**b, "columns": ["k", "c"]}))
+        self.assertIsNone(compare.compare(("topn", ["#2"]), a, b))
+        wrong = {"columns": ["k", "c"], "rows": [["w", 5], ["q", 4], ["v", 2]]}
+        self.assertIn("row 1", compare.compare(("topn", ["c"]), a, wrong))
+        self.assertIn("no column", compare.compare(("topn", ["#3"]), a, b))
+
+    def test_ties_compares_the_set_and_the_key_order(self):
+        a = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 3], ["z", 3]]}
+        swapped = {"columns": ["k", "c"], "rows": [["x", 5], ["z", 3], ["y", 3]]}
+        self.assertIsNone(compare.compare(("ties", ["c"]), a, swapped))
+        misordered = {"columns": ["k", "c"], "rows": [["y", 3], ["x", 5], ["z", 3]]}
+        self.assertIn("order", compare.compare(("ties", ["c"]), a, misordered))
+        other = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 3], ["q", 3]]}
+        self.assertIsNotNone(compare.compare(("ties", ["c"]), a, other))
+
+    def test_a_date_equals_its_midnight_timestamp(self):
+        a = {"rows": [["2013-07-01", 3]]}
+        self.assertIsNone(compare.compare(("rows",), a, {"rows": [["2013-07-01 00:00:00", 3]]}))
+        self.assertIsNotNone(compare.compare(("rows",), a, {"rows": [["2013-07-01 00:00:01", 3]]}))
+        self.assertIsNotNone(compare.compare(("rows",), a, {"rows": [["2013-07-02", 3]]}))
 
     def test_check_query_names_the_odd_engine_out(self):
         good = {"rows": [[1]]}

@@ -1,11 +1,12 @@
 //! Deterministic generators of the synthetic CSV data sets katydid is tested
 //! and benchmarked on.
 //!
-//! Five data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
+//! Six data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
 //! layout of the real 2013 sample), `iot` (TSBS-style truck readings),
 //! `numbers` (four identical counters), `kv` (unique random ids with random
-//! floats) and `hits` (web analytics page views with the columns of
-//! ClickBench's queries). See [`describe`] and the module docs of each
+//! floats), `hits` (web analytics page views with the columns of
+//! ClickBench's queries) and `shapes` (a column for each query shape of the
+//! `shapes` benchmark). See [`describe`] and the module docs of each
 //! generator for the exact shapes.
 //!
 //! # Output
@@ -45,6 +46,7 @@ mod hits;
 mod iot;
 mod nta;
 mod out;
+mod shapes;
 mod taxi;
 
 use out::{ID_MASK, Out, hash, id63};
@@ -69,20 +71,24 @@ pub enum Dataset {
     /// Web analytics page views over July 2013 with the 25 columns that
     /// ClickBench's 43 queries name (table `hits`).
     Hits,
+    /// Columns for the `shapes` benchmark: unique and 4-valued sort keys,
+    /// string keys of 10k, 100k and 1M values, sparse keys, numbers.
+    Shapes,
 }
 
 impl Dataset {
     /// Every data set, in documentation order.
-    pub const ALL: [Dataset; 5] = [
+    pub const ALL: [Dataset; 6] = [
         Dataset::Taxi,
         Dataset::Iot,
         Dataset::Numbers,
         Dataset::Kv,
         Dataset::Hits,
+        Dataset::Shapes,
     ];
 
-    /// The name used on the command line: `taxi`, `iot`, `numbers`, `kv` or
-    /// `hits`.
+    /// The name used on the command line: `taxi`, `iot`, `numbers`, `kv`,
+    /// `hits` or `shapes`.
     pub fn name(self) -> &'static str {
         match self {
             Dataset::Taxi => "taxi",
@@ -90,6 +96,7 @@ impl Dataset {
             Dataset::Numbers => "numbers",
             Dataset::Kv => "kv",
             Dataset::Hits => "hits",
+            Dataset::Shapes => "shapes",
         }
     }
 
@@ -113,7 +120,7 @@ impl fmt::Display for UnknownDataset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown data set '{}' (expected one of taxi, iot, numbers, kv, hits)",
+            "unknown data set '{}' (expected one of taxi, iot, numbers, kv, hits, shapes)",
             self.0
         )
     }
@@ -151,6 +158,10 @@ pub fn describe(dataset: Dataset) -> &'static str {
             "web analytics page views over July 2013 with the 25 columns of ClickBench's \
              queries (WatchID, EventTime, CounterID, UserID, URL, Referer, SearchPhrase...)"
         }
+        Dataset::Shapes => {
+            "id, u (unique), k4 and s4 (4 values), g1000, s10k/s100k/s1m (strings of 10k, \
+             100k, 1M values), a/b/c (sparse keys), x, y"
+        }
     }
 }
 
@@ -161,6 +172,7 @@ fn header(dataset: Dataset) -> &'static str {
         Dataset::Numbers => "a,b,c,d\n",
         Dataset::Kv => "id,value\n",
         Dataset::Hits => hits::HEADER,
+        Dataset::Shapes => shapes::HEADER,
     }
 }
 
@@ -171,6 +183,7 @@ enum Generator {
     Numbers,
     Kv { key: u64 },
     Hits(Box<hits::Hits>),
+    Shapes(shapes::Shapes),
 }
 
 impl Generator {
@@ -183,6 +196,7 @@ impl Generator {
                 key: hash(&[seed, 0x4B56]) & ID_MASK,
             },
             Dataset::Hits => Generator::Hits(Box::new(hits::Hits::new(rows, seed))),
+            Dataset::Shapes => Generator::Shapes(shapes::Shapes::new(seed)),
         }
     }
 
@@ -193,6 +207,7 @@ impl Generator {
             Generator::Numbers => 4 * 8,
             Generator::Kv { .. } => 40,
             Generator::Hits(_) => hits::ROW_BYTES,
+            Generator::Shapes(_) => shapes::ROW_BYTES,
         }
     }
 
@@ -210,6 +225,7 @@ impl Generator {
             Generator::Taxi(t) => t.rows(first, n, &mut rng, &mut out),
             Generator::Iot(g) => g.rows(first, n, &mut rng, &mut out),
             Generator::Hits(g) => g.rows(first, n, &mut rng, &mut out),
+            Generator::Shapes(g) => g.rows(first, n, &mut rng, &mut out),
             Generator::Numbers => {
                 for i in first + 1..=first + n {
                     let mut b = itoa::Buffer::new();

@@ -51,7 +51,7 @@ fn names_parse_and_print() {
     let err = "trips".parse::<Dataset>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv, hits)"
+        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv, hits, shapes)"
     );
 }
 
@@ -70,7 +70,13 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 fn thread_count_does_not_change_output() {
     // More than two chunks, so batches and parallel formatting are exercised.
     let rows = 2 * CHUNK_ROWS + 123;
-    for d in [Dataset::Taxi, Dataset::Iot, Dataset::Kv, Dataset::Hits] {
+    for d in [
+        Dataset::Taxi,
+        Dataset::Iot,
+        Dataset::Kv,
+        Dataset::Hits,
+        Dataset::Shapes,
+    ] {
         let one = in_pool(1, || generate_bytes(d, rows, 9));
         let two = in_pool(2, || generate_bytes(d, rows, 9));
         let three = in_pool(3, || generate_bytes(d, rows, 9));
@@ -87,6 +93,7 @@ fn every_row_has_the_header_width() {
         (Dataset::Numbers, 4),
         (Dataset::Kv, 2),
         (Dataset::Hits, 25),
+        (Dataset::Shapes, 13),
     ];
     for (d, width) in widths {
         let csv = text(d, 5000, 1);
@@ -619,5 +626,87 @@ fn hits_has_the_shapes_of_web_analytics() {
         if watches[pair[1][w]] > 1 && pair[0][w] == pair[1][w] {
             assert_eq!(pair[0][col("ClientIP")], pair[1][col("ClientIP")]);
         }
+    }
+}
+
+#[test]
+fn shapes_has_the_documented_columns() {
+    let rows = 200_000;
+    let csv = text(Dataset::Shapes, rows, 3);
+    let (h, records) = parse(&csv);
+    let col = |name: &str| column(&h, name);
+    let kinds = column_kinds(&h, &records);
+    for name in ["id", "u", "k4", "g1000", "a", "b", "c", "x"] {
+        assert_eq!(kinds[col(name)], Some(Kind::Int), "{name}");
+    }
+    assert_eq!(kinds[col("y")], Some(Kind::Float));
+    for name in ["s4", "s10k", "s100k", "s1m"] {
+        assert_eq!(kinds[col(name)], Some(Kind::Str), "{name}");
+    }
+    let n = records.len() as f64;
+    let (id, u) = (col("id"), col("u"));
+    let mut seen = HashSet::new();
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r[id], (i + 1).to_string());
+        assert!(r[u].parse::<i64>().unwrap() >= 0);
+        assert!(seen.insert(r[u]), "u repeats {}", r[u]);
+    }
+
+    // k4 and s4: four values at 40/30/20/10 %.
+    for (name, values) in [
+        ("k4", ["0", "1", "2", "3"]),
+        ("s4", ["north", "east", "south", "west"]),
+    ] {
+        let c = counts(records.iter().map(|r| r[col(name)]));
+        assert_eq!(c.len(), 4, "{name}");
+        for (v, want) in values.iter().zip([0.4, 0.3, 0.2, 0.1]) {
+            let got = c[v] as f64 / n;
+            assert!((got - want).abs() < 0.01, "{name} = {v}: {got}");
+        }
+    }
+
+    // String keys: `{name}_{j}` with j below K, about K(1 - e^(-n/K)) distinct.
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliett", "kilo", "lima", "mike", "november", "oscar", "papa",
+    ];
+    for (name, k) in [
+        ("s10k", 10_000.0),
+        ("s100k", 100_000.0),
+        ("s1m", 1_000_000.0),
+    ] {
+        let c = counts(records.iter().map(|r| r[col(name)]));
+        let want = k * (1.0 - (-n / k).exp());
+        let got = c.len() as f64;
+        assert!(
+            (got / want - 1.0).abs() < 0.02,
+            "{name}: {got} distinct, ~{want} expected"
+        );
+        for v in c.keys() {
+            let (prefix, j) = v.split_once('_').expect("name_j");
+            let j: u64 = j.parse().unwrap();
+            assert!((j as f64) < k && names[(j % 16) as usize] == prefix, "{v}");
+        }
+    }
+
+    // Sparse keys: 500 values each, at most 3,000 pairs and triples.
+    let (a, b, cc) = (col("a"), col("b"), col("c"));
+    let pairs: HashSet<(&str, &str)> = records.iter().map(|r| (r[a], r[b])).collect();
+    let triples: HashSet<(&str, &str, &str)> =
+        records.iter().map(|r| (r[a], r[b], r[cc])).collect();
+    assert!(
+        pairs.len() <= 3000 && pairs.len() > 2500,
+        "{} pairs",
+        pairs.len()
+    );
+    assert!(triples.len() <= 3000 && triples.len() >= pairs.len());
+    for r in &records {
+        for c in [a, b, cc] {
+            assert!(r[c].parse::<u32>().unwrap() < 500);
+        }
+        assert!(r[col("x")].parse::<u32>().unwrap() < 10_000);
+        assert!(r[col("g1000")].parse::<u32>().unwrap() < 1000);
+        let (i, f) = r[col("y")].split_once('.').expect("two decimals");
+        assert!(f.len() == 2 && i.parse::<u32>().unwrap() < 1000);
     }
 }

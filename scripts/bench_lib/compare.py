@@ -12,7 +12,8 @@ Rows are compared after normalising each engine's result:
   rows tied with the first or last key may differ);
 - `ties COL`: ORDER BY without LIMIT where ties can come in any order: the
   rows as sorted lists, and the values of COL in the order returned;
-- `approx REL`: approximate distinct counts, equal within a relative REL.
+- `approx REL`: approximate distinct counts, equal within a relative REL
+  (rows sorted first, so they pair up by their group keys).
 COL is a column name (case-insensitive), `#N` the N-th column (from 1, for
 names engines spell differently, like count(*)), or several of them
 separated by commas.
@@ -138,12 +139,15 @@ def compare(mode, ref, other, ref_name="expected", other_name="got"):
             a, b = inner(a, ka), inner(b, kb)
         kind = "rows"
     if kind == "approx":
+        # No ORDER BY: sorted, so rows pair up by their exact leading
+        # columns (the group keys).
         if len(a) != len(b):
             return f"{got} {len(b)} rows, {exp} {len(a)}"
-        if rows_equal(a, b, rel=mode[1], approx_ints=True):
-            return None
-        return (f"{got} {_short(b[0]) if b else '()'}, {exp} {_short(a[0]) if a else '()'}, "
-                f"not within {mode[1]:g}")
+        a, b = sorted(a, key=row_key), sorted(b, key=row_key)
+        for x, y in zip(a, b):
+            if not rows_equal([x], [y], rel=mode[1], approx_ints=True):
+                return f"{got} {_short(y)}, {exp} {_short(x)}, not within {mode[1]:g}"
+        return None
     if kind == "rows":
         a = sorted(a, key=row_key)
         b = sorted(b, key=row_key)

@@ -17,7 +17,8 @@ WORKLOADS = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "work
 class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
-        self.assertEqual([w.name for w in found], ["taxi", "iot", "numbers", "kv", "clickbench"])
+        self.assertEqual([w.name for w in found],
+                         ["taxi", "iot", "numbers", "kv", "shapes", "clickbench"])
         for w in found:
             self.assertEqual(len(w.tables), 1, w.name)
             for q in w.queries:
@@ -53,6 +54,21 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(q["q43"].check_mode(), ("ordered",))
         self.assertIn("extract", q["q19"].pending)
         self.assertEqual(q["q1"].pending, "")
+
+    def test_shapes_pairs_each_tied_top_n_with_a_unique_one(self):
+        shapes = {w.name: w for w in workloads.load_all(WORKLOADS)}["shapes"]
+        q = {q.name: q for q in shapes.queries}
+        for ties, unique in (("topn_ties_asc", "topn_unique_asc"),
+                             ("topn_ties_desc", "topn_unique_desc"),
+                             ("topn_ties_offset", "topn_unique_offset")):
+            self.assertEqual(q[ties].check_mode(), ("topn", ["k4"]))
+            self.assertEqual(q[unique].check_mode(), ("ordered",))
+            self.assertEqual(q[ties].default.replace("k4", "u"), q[unique].default)
+        self.assertEqual(q["or_300_ints"].default.count(" OR "), 299)
+        self.assertEqual(q["or_200_mixed"].default.count(" OR "), 199)
+        self.assertEqual(q["wide_arithmetic"].default.count("sum("), 40)
+        self.assertIn("uniq(", q["approx_distinct_per_group"].statement("clickhouse")[1])
+        self.assertEqual(q["approx_distinct_per_group"].statement("polars")[0], "python")
 
     def test_directives_continue_on_comment_lines(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -171,6 +187,7 @@ class Compare(unittest.TestCase):
         self.assertEqual(compare.check_query(("rows",), {"katydid": good, "duckdb": good}),
                          ("agree", []))
         self.assertEqual(compare.check_query(("rows",), {"katydid": good})[0], "single")
+
 
 
 if __name__ == "__main__":

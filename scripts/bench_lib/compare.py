@@ -12,8 +12,9 @@ Rows are compared after normalising each engine's result:
   rows tied with the first or last key may differ);
 - `ties COL`: ORDER BY without LIMIT where ties can come in any order: the
   rows as sorted lists, and the values of COL in the order returned;
-- `approx REL`: approximate distinct counts, equal within a relative REL
-  (rows sorted first, so they pair up by their group keys).
+- `approx REL`: approximate distinct counts, equal within a relative REL or
+  within APPROX_ABS (estimates of small counts), rows sorted first so they
+  pair up by their group keys.
 COL is a column name (case-insensitive), `#N` the N-th column (from 1, for
 names engines spell differently, like count(*)), or several of them
 separated by commas.
@@ -43,16 +44,23 @@ def row_key(row):
     return tuple(_sort_key(v) for v in row)
 
 
+APPROX_ABS = 3
+
+
 def values_equal(a, b, rel=FLOAT_REL, approx_ints=False):
     """Equality of two result values; `approx_ints` lets integers differ
-    within `rel` too (approximate counts)."""
+    within `rel`, or by at most APPROX_ABS (estimates of small counts),
+    too (approximate counts)."""
     if a is None or b is None:
         return a is None and b is None
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) \
             and not isinstance(b, bool):
-        if isinstance(a, int) and isinstance(b, int) and not approx_ints:
-            return a == b
+        if isinstance(a, int) and isinstance(b, int):
+            if not approx_ints:
+                return a == b
+            if abs(a - b) <= APPROX_ABS:
+                return True
         a, b = float(a), float(b)
         return abs(a - b) <= max(FLOAT_ABS, rel * max(abs(a), abs(b)))
     if isinstance(a, bool) or isinstance(b, bool):

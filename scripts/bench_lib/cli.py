@@ -74,9 +74,10 @@ def parse_args(argv):
                          "katydid's time per query before and after, flagging changes beyond "
                          "noise (see benches/workloads/targets.json)")
     ap.add_argument("--query-timeout", type=float, default=600.0, metavar="SECONDS",
-                    help="give up on a query (its warm-up and timed runs together) or a load "
-                         "that takes longer, report it as timed out and go on with the rest "
-                         "(default %(default)g; 0: wait forever)")
+                    help="give up on a query or lookup series (its warm-up and timed runs "
+                         "together) that takes longer, report it as timed out and go on with "
+                         "the rest; loads are never cut short (default %(default)g; 0: wait "
+                         "forever)")
     ap.add_argument("--no-load-peak", action="store_true",
                     help="skip the extra katydid load per table that measures its peak "
                          "memory")
@@ -191,11 +192,12 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0
     """Runs `plan` on `engine`, one runner process per workload, and merges
     their outputs.
 
-    With a `timeout`, a runner that reports no progress (a progress line
-    names each load, query and lookup series as it starts) for that many
-    seconds is killed; the step it was on is reported as timed out and the
+    With a `timeout`, a runner that has been on one query or lookup series
+    (a progress line names each load, query and series as it starts) for
+    that many seconds is killed; the step is reported as timed out and the
     workload runs again without it (already answered queries run again too,
-    since a runner writes its results only at the end)."""
+    since a runner writes its results only at the end). Loads are never cut
+    short."""
     plan_path = os.path.join(tmp, f"plan-{engine}.json")
     out_path = os.path.join(tmp, f"out-{engine}.json")
     if engine == "katydid":
@@ -216,13 +218,13 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0
                 json.dump(sub, f)
             if os.path.exists(out_path):
                 os.remove(out_path)
-            status, last = _run_watched(cmd, env, timeout)
+            status, last = _run_watched(cmd, env, timeout,
+                                        lambda line: _step(line, engine) not in (None, "load"))
             if status == "timeout":
                 step = _step(last, engine)
                 why = f"timed out: no answer within {timeout:g} s (the runner was stopped)"
-                if step is None or step in timed_out or step.startswith("load "):
-                    merged["workloads"].append(_failed(w, why if step else
-                                                       f"{engine} runner stalled: {why}"))
+                if step in timed_out:  # cannot happen: it is no longer in the plan
+                    merged["workloads"].append(_failed(w, why))
                     break
                 timed_out[step] = why
                 print(f"bench: {engine}: {step} {why}; running the rest of {w['name']} again",
@@ -241,9 +243,10 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0
     return merged
 
 
-def _run_watched(cmd, env, timeout):
+def _run_watched(cmd, env, timeout, watched):
     """Runs `cmd`, echoing its stderr; returns (exit status or "timeout",
-    its last stderr line)."""
+    its last stderr line). Only while `watched(last line)` holds may it time
+    out."""
     proc = subprocess.Popen(cmd, env=env, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
     state = {"at": time.monotonic(), "line": ""}
 
@@ -255,7 +258,7 @@ def _run_watched(cmd, env, timeout):
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     while proc.poll() is None:
-        if timeout and time.monotonic() - state["at"] > timeout:
+        if timeout and watched(state["line"]) and time.monotonic() - state["at"] > timeout:
             proc.kill()
             proc.wait()
             reader.join(5)
@@ -267,12 +270,12 @@ def _run_watched(cmd, env, timeout):
 
 def _step(line, engine):
     """What a runner's progress line says it started: a query or series id,
-    `load TABLE`, or None."""
+    "load", or None."""
     prefix = f"{engine}:   "
     if not line.startswith(prefix):
         return None
     step = line[len(prefix):].strip()
-    return step.split(" from ")[0] if step.startswith("load ") else step
+    return "load" if step.startswith("load ") else step
 
 
 def _without(w, skip):

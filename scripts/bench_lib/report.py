@@ -452,8 +452,9 @@ def markdown(doc, summary, targets=None, before=None):
         per = "; ".join(f"≤ {lim}× for {', '.join(w for l2, w in limits if l2 == lim)}"
                         for lim in dict.fromkeys(lim for lim, _ in limits))
         out += ["", "### Targets", "",
-                f"- queries at most the per-workload multiple of the fastest peer ({per or '–'}):"
-                f" {sum(qt)} of {len(qt)} met",
+                f"- queries at most the per-workload multiple of the fastest peer ({per}):"
+                f" {sum(qt)} of {len(qt)} met" if qt else
+                "- queries: no per-query target for the workloads of this run",
                 f"- loads faster than every peer: {sum(lt)} of {len(lt)} met",
                 f"- memory at most ⅕ of the smallest peer: {sum(mt)} of {len(mt)} met",
                 f"- answers: {'all agree' if not mism else 'MISMATCH in ' + ', '.join(mism)}"
@@ -467,7 +468,8 @@ def markdown(doc, summary, targets=None, before=None):
             f"floats within a relative {compare.FLOAT_REL:g}; approximate distinct counts "
             "within the relative tolerance of their `-- check: approx` line; LIMIT without "
             "ORDER BY compares the row count when the limit is reached; ORDER BY … LIMIT "
-            "with ties compares the sort column (see benches/workloads/)."]
+            "with ties compares the sort key's values and the rows not tied with the first or "
+            "last key (see benches/workloads/README.md)."]
     if notes:
         out += [""] + [f"[{i + 1}] {_one_line(n)}" for i, n in enumerate(notes)]
     return "\n".join(out) + "\n"
@@ -488,9 +490,20 @@ def _issue_targets(doc, summary, targets, peers):
         for i in items:
             out.append(f"| {i['target']} | {_met(i['met'])} | {_cell(i['detail'])} |")
     if out:
+        settings = doc["settings"]
+        rows = settings.get("rows", {})
+        caveats = [f"this run used {settings['threads']} threads"
+                   if settings.get("threads") != 2 else None,
+                   f"taxi has {rows['taxi']:,} rows, not 10M" if rows.get("taxi", 10**7) != 10**7
+                   else None,
+                   f"hits has {rows['hits']:,} rows, fewer than 10M"
+                   if rows.get("hits", 10**7) < 10**7 else None]
+        caveats = [c for c in caveats if c]
         out[0:0] = ["", "Working set of a load = threads × rows per partition × CSV bytes per "
                     "row; its peak = VmHWM − VmRSS before the load, of `katydid-bench "
-                    "--load-peak` in a process of its own."]
+                    "--load-peak` in a process of its own."
+                    + (" The targets are set for 2 threads, taxi at 10M rows and ClickBench at "
+                       "10M rows or more: " + "; ".join(caveats) + "." if caveats else "")]
     return out
 
 

@@ -69,9 +69,9 @@ def issue7(doc, summary, targets):
         limit = per_query_limit(targets, workload)
         name = f"{workload}: every query ≤ {fraction(limit)}× the fastest peer"
         if not qs:
-            return _item(name, None, f"needs --only {workload}")
+            return _item(name, None, f"the {workload} workload did not run")
         if not peers:
-            return _item(name, None, "needs --peers")
+            return _item(name, None, "no peers ran (--peers)")
         judged = [q for q in qs if q.get("target")]
         missed = [f"{q['name']} {q['target']['ratio']:.2f}× {q['target']['fastest_peer']}"
                   for q in judged if not q["target"]["met"]]
@@ -93,7 +93,7 @@ def issue7(doc, summary, targets):
     sums = {p: sum(q["engines"][p]["min_s"] for q in taxi)
             for p in peers if taxi and all(q["engines"][p].get("min_s") for q in taxi)}
     if not taxi or not peers:
-        items.append(_item(name, None, "needs --only taxi and --peers"))
+        items.append(_item(name, None, "needs the taxi workload and --peers"))
     elif None in k_times or not sums:
         items.append(_item(name, None, "katydid or every peer lacks a time for some query"))
     else:
@@ -106,7 +106,7 @@ def issue7(doc, summary, targets):
     name = f"taxi: {spec['query']} ≤ {fraction(spec['ratio'])}× {spec['peer']}"
     q = next((q for q in taxi if q["name"] == spec["query"]), None)
     if q is None or spec["peer"] not in peers:
-        items.append(_item(name, None, f"needs --only taxi and --peers {spec['peer']}"))
+        items.append(_item(name, None, f"needs the taxi workload and --peers {spec['peer']}"))
     elif not (_k(q).get("min_s") and q["engines"][spec["peer"]].get("min_s")):
         items.append(_item(name, None, "no time for one of them"))
     else:
@@ -120,7 +120,7 @@ def issue7(doc, summary, targets):
     limit = t7["shapes_topn_ties_vs_unique"]
     name = f"shapes: top-n over 4 distinct keys ≤ {fraction(limit)}× the same over a unique key"
     if not shapes:
-        items.append(_item(name, None, "needs --only shapes"))
+        items.append(_item(name, None, "the shapes workload did not run"))
     else:
         parts, met = [], True
         for ties, unique in t7["shapes_topn_pairs"]:
@@ -139,7 +139,7 @@ def issue7(doc, summary, targets):
     cb = _queries(summary, "clickbench")
     name = "clickbench: all queries run in katydid"
     if not cb:
-        items.append(_item(name, None, "needs --only clickbench"))
+        items.append(_item(name, None, "the clickbench workload did not run"))
     else:
         failed = [q["name"] for q in cb if _k(q).get("status") != "ok"]
         items.append(_item(f"clickbench: all {len(cb)} queries run in katydid", not failed,
@@ -148,7 +148,7 @@ def issue7(doc, summary, targets):
     ref = t7["clickbench_reference"]
     name = f"clickbench: answers agree with {ref}"
     if not cb or ref not in peers:
-        items.append(_item(name, None, f"needs --only clickbench and --peers {ref}"))
+        items.append(_item(name, None, f"needs the clickbench workload and --peers {ref}"))
     else:
         agree, differ = 0, []
         for q in cb:
@@ -168,7 +168,7 @@ def issue7(doc, summary, targets):
     ratios = [_k(q)["min_s"] / q["engines"][ref]["min_s"] for q in cb
               if ref in q["engines"] and _k(q).get("min_s") and q["engines"][ref].get("min_s")]
     if not ratios:
-        items.append(_item(name, None, f"needs --only clickbench and --peers {ref}"))
+        items.append(_item(name, None, f"needs the clickbench workload and --peers {ref}"))
     else:
         g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         items.append(_item(name, g <= limit and len(ratios) == len(cb),
@@ -213,7 +213,7 @@ def issue10(doc, summary, targets):
     for d, limit in t10["mem_bytes_per_row"].items():
         name = f"memory: {d} ≤ {limit} B/row"
         if d not in loads:
-            items.append(_item(name, None, f"needs a {d} load"))
+            items.append(_item(name, None, f"no {d} table loaded in this run"))
             continue
         bpr = loads[d][1]["mem_bytes_per_row"]
         items.append(_item(name, bpr <= limit,
@@ -243,7 +243,7 @@ def issue10(doc, summary, targets):
     for d, rate in base["rows_per_s"].items():
         name = f"load rate: {d} ≥ {factor:g}× {_rate(rate)} rows/s"
         if d not in loads:
-            items.append(_item(name, None, f"needs a {d} load"))
+            items.append(_item(name, None, f"no {d} table loaded in this run"))
             continue
         k = loads[d][1]
         note = "" if k["rows"] == base["rows"].get(d) else \

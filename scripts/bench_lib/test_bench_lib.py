@@ -301,6 +301,8 @@ for w in plan["workloads"]:
     tables = []
     for t in w["tables"]:
         print("katydid:   load " + t["name"] + " from " + t["path"], file=sys.stderr, flush=True)
+        if "SLOW" in t["path"]:
+            time.sleep(2)
         tables.append({"name": t["name"], "rows": 1, "csv_bytes": 1, "mem_bytes": 1, "load_s": 0.1})
     queries = []
     for q in w["queries"]:
@@ -337,9 +339,21 @@ class Runner(unittest.TestCase):
         self.assertEqual([q["ok"] for q in v["queries"]], [True])
         self.assertEqual(out["version"], "0")
 
+    def test_a_slow_load_is_never_cut_short(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "fake-bench")
+            with open(fake, "w") as f:
+                f.write(FAKE_RUNNER)
+            os.chmod(fake, 0o755)
+            plan = {"threads": 1, "runs": 1, "warmup": 0, "workloads": [
+                {"name": "w", "tables": [{"name": "t", "path": "/SLOW.csv"}], "series": [],
+                 "queries": [{"id": "w/a", "sql": "SELECT 1"}]}]}
+            out = cli.run_engine("katydid", plan, tmp, fake, None, 1, timeout=0.5)
+        self.assertEqual([q["ok"] for q in out["workloads"][0]["queries"]], [True])
+
     def test_progress_lines_name_the_step(self):
         self.assertEqual(cli._step("katydid:   taxi/q1", "katydid"), "taxi/q1")
-        self.assertEqual(cli._step("duckdb:   load trips from /a b.csv", "duckdb"), "load trips")
+        self.assertEqual(cli._step("duckdb:   load trips from /a b.csv", "duckdb"), "load")
         self.assertIsNone(cli._step("katydid: workload taxi", "katydid"))
 
 

@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::kernel::{self, Selection};
 use crate::plan::eval::compare;
 use crate::plan::{Expr, Func, fold};
-use crate::sql::ast::BinaryOp;
+use crate::plan::BinaryOp;
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
 use crate::with_codes;

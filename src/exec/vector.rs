@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, RowSource, compare, float_arith, int_arith};
 use crate::plan::{Expr, Func};
-use crate::sql::ast::BinaryOp;
+use crate::plan::BinaryOp;
 use crate::store::{Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 use crate::with_codes;

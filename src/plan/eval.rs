@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
-use crate::sql::ast::BinaryOp;
+use super::expr::BinaryOp;
 use crate::types::{
     DataType, MICROS_PER_DAY, Value, civil_from_days, days_from_civil, format_timestamp,
     parse_timestamp, timestamp_year,

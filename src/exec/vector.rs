@@ -304,7 +304,7 @@ pub fn eval_vec<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<
         }),
         Expr::Call { func, args, dtype } if args.len() == 1 => {
             let a = match eval_vec(&args[0], part, rows)? {
-                Datum::Scalar(v) => return Ok(Datum::Scalar(eval::call(*func, &[v])?)),
+                Datum::Scalar(v) => return Ok(Datum::Scalar(eval::call(func, &[v])?)),
                 Datum::Array(a) => a,
             };
             let data = match (func, &a.data) {

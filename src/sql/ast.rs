@@ -185,6 +185,14 @@ pub enum ExprKind {
         /// `count(DISTINCT x)`.
         distinct: bool,
     },
+    /// `EXTRACT(field FROM x)`: a part of a timestamp (the field is checked
+    /// by the planner, which points at it when it is unknown).
+    Extract {
+        /// The part, e.g. `minute`; written as a bare word or a string.
+        field: Ident,
+        /// The timestamp.
+        expr: Box<Expr>,
+    },
     /// `CAST(x AS type)` or `x::type`.
     Cast {
         /// The converted expression.

@@ -327,6 +327,7 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             comma_separated(f, args)?;
             f.write_str(")")
         }
+        ExprKind::Extract { field, expr } => write!(f, "EXTRACT({field} FROM {expr})"),
         ExprKind::Cast { expr, to } => {
             // `::` binds tighter than unary minus: `(-x)::t`.
             if matches!(
@@ -394,6 +395,10 @@ fn clear_expr(e: &mut Expr) {
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. } => clear_expr(expr),
+        ExprKind::Extract { field, expr } => {
+            field.span = Span::default();
+            clear_expr(expr);
+        }
         ExprKind::Binary { left, right, .. } => {
             clear_expr(left);
             clear_expr(right);

@@ -435,7 +435,8 @@ fn height(e: &Expr) -> usize {
         ExprKind::Column(_) | ExprKind::Literal(_) => 0,
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
-        | ExprKind::Cast { expr, .. } => height(expr),
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::Extract { expr, .. } => height(expr),
         ExprKind::Binary { left, right, .. } => height(left).max(height(right)),
         ExprKind::InList { expr, list, .. } => {
             list.iter().map(height).fold(height(expr), usize::max)
@@ -993,6 +994,12 @@ impl<'a> Parser<'a> {
                     return Err(expected(t, "an expression"));
                 };
                 match self.sym(t.rest, "(")? {
+                    Some(open) if name.name.eq_ignore_ascii_case("EXTRACT") => {
+                        match self.extract(&name, open)? {
+                            Some(parsed) => Ok(parsed),
+                            None => self.call(name, open),
+                        }
+                    }
                     Some(open) => self.call(name, open),
                     None => {
                         let kind = ExprKind::Column(name.name);
@@ -1030,6 +1037,35 @@ impl<'a> Parser<'a> {
             distinct,
         };
         Ok((close.rest, Expr { kind, span }))
+    }
+
+    /// `EXTRACT ( field FROM expr )` after `EXTRACT (`, where the field is a
+    /// word, a quoted name or a string; `None` (nothing consumed) when the
+    /// parentheses do not start with `field FROM`, so that
+    /// `extract('minute', ts)` stays an ordinary call.
+    fn extract(&self, name: &Ident, open: Token<'a>) -> Res<Option<(&'a str, Expr)>> {
+        let t = self.next(open.rest)?;
+        let field = match t.tok {
+            Tok::Str(s) => Some(Ident {
+                name: unescape(s, '\''),
+                span: self.span(t.at, t.rest),
+            }),
+            _ => self.ident(t),
+        };
+        let Some(field) = field else {
+            return Ok(None);
+        };
+        let Some(from) = self.keyword(t.rest, "FROM")? else {
+            return Ok(None);
+        };
+        let (rest, e) = self.expr(from.rest)?;
+        let close = self.expect_sym(rest, ")")?;
+        let span = Span::new(name.span.start, self.pos(close.rest));
+        let kind = ExprKind::Extract {
+            field,
+            expr: Box::new(e),
+        };
+        Ok(Some((close.rest, Expr { kind, span })))
     }
 
     /// `CASE [operand] (WHEN expr THEN expr)+ [ELSE expr] END` after `CASE`.
@@ -1289,6 +1325,17 @@ mod tests {
         ("INTERVAL '90 minutes'", "INTERVAL '90 minutes'"),
         ("INTERVAL '1 hour 30 minutes'", "INTERVAL '90 minutes'"),
         ("INTERVAL '2' HOUR", "INTERVAL '2 hours'"),
+        ("extract(minute FROM t)", "EXTRACT(minute FROM t)"),
+        ("EXTRACT('Epoch' from a + b)", "EXTRACT(Epoch FROM (a + b))"),
+        (
+            "extract(\"week\" FROM t::timestamp) + 1",
+            "(EXTRACT(week FROM t::TIMESTAMP) + 1)",
+        ),
+        ("extract('a b' FROM t)", "EXTRACT(\"a b\" FROM t)"),
+        ("extract('minute', t)", "extract('minute', t)"),
+        ("extract(x)", "extract(x)"),
+        ("extract(x, y)", "extract(x, y)"),
+        ("extract(1 + 2)", "extract((1 + 2))"),
     ];
 
     /// Expression text and the literal it is.
@@ -1475,6 +1522,21 @@ mod tests {
         (";", 0, "expected SELECT, found \";\""),
         ("SELECT 1;;", 9, "expected end of statement, found \";\""),
         ("SELECT 'a' || 'b'", 11, "unexpected character \"|\""),
+        (
+            "SELECT extract(minute FROM)",
+            26,
+            "expected an expression, found \")\"",
+        ),
+        (
+            "SELECT extract(minute FROM t",
+            28,
+            "expected \")\", found end of input",
+        ),
+        (
+            "SELECT extract(minute FROM t, 2)",
+            28,
+            "expected \")\", found \",\"",
+        ),
     ];
 
     /// More statements for the round-trip and span properties.
@@ -1495,6 +1557,8 @@ mod tests {
         "SELECT +a, - b, - -c, -(-d), -9223372036854775808 - 1 FROM t",
         "SELECT a FROM t ORDER BY a NULLS LAST",
         "SELECT first, last, int, \"end\" FROM t",
+        "SELECT UserID, extract(minute FROM EventTime) AS m, count(*) FROM hits GROUP BY UserID, m",
+        "SELECT REGEXP_REPLACE(Referer, '^https?://(?:www\\.)?([^/]+)/.*$', '\\1') AS k FROM hits",
     ];
 
     fn parse_ok(sql: &str) -> Statement {
@@ -1526,7 +1590,8 @@ mod tests {
                 ExprKind::Column(_) | ExprKind::Literal(_) => {}
                 ExprKind::Unary { expr, .. }
                 | ExprKind::IsNull { expr, .. }
-                | ExprKind::Cast { expr, .. } => walk(expr, out),
+                | ExprKind::Cast { expr, .. }
+                | ExprKind::Extract { expr, .. } => walk(expr, out),
                 ExprKind::Binary { left, right, .. } => {
                     walk(left, out);
                     walk(right, out);

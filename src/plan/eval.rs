@@ -407,7 +407,8 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
     })
 }
 
-/// Converts a value to `to`.
+/// Converts a value to `to`. A float becomes an integer by rounding half
+/// to even, as in PostgreSQL.
 ///
 /// # Errors
 /// [`Error::Execution`] when a string does not parse as the target type or a
@@ -419,7 +420,9 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (v, to) if v.data_type() == Some(to) => v.clone(),
         (Value::Int(i), DataType::Float) => Value::Float(*i as f64),
         (Value::Float(f), DataType::Int) => {
-            let r = f.round();
+            // PostgreSQL's float-to-integer cast rounds half to even
+            // (rint): 2.5 → 2, 3.5 → 4, -2.5 → -2.
+            let r = f.round_ties_even();
             if r.is_finite() && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 Value::Int(r as i64)
             } else {
@@ -751,6 +754,31 @@ mod function_tests {
             message.starts_with("invalid regular expression: "),
             "{message}"
         );
+    }
+
+    #[test]
+    fn float_to_integer_casts_round_half_to_even() {
+        let cases = [
+            (2.5, Some(2)),
+            (3.5, Some(4)),
+            (-2.5, Some(-2)),
+            (-3.5, Some(-4)),
+            (0.5, Some(0)),
+            (-0.5, Some(0)),
+            (1.5000000001, Some(2)),
+            (2.4999999999, Some(2)),
+            (-9.223372036854775e18, Some(-9_223_372_036_854_774_784)),
+            (9.3e18, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+        ];
+        for (x, expected) in cases {
+            assert_eq!(
+                cast(&Value::Float(x), DataType::Int).ok(),
+                expected.map(Value::Int),
+                "CAST({x} AS integer)"
+            );
+        }
     }
 
     #[test]

@@ -99,7 +99,11 @@ impl QueryPlan {
         let _ = writeln!(s, "Output: {}", self.names.join(", "));
         if let Some(limit) = self.limit {
             if limit < 0 {
-                let _ = writeln!(s, "  Limit: last {} rows in load order", -limit);
+                let _ = writeln!(
+                    s,
+                    "  Limit: last {} rows in load order",
+                    limit.unsigned_abs()
+                );
             } else {
                 let _ = writeln!(s, "  Limit: {limit} offset {}", self.offset);
             }
@@ -120,7 +124,7 @@ impl QueryPlan {
                 .collect();
             let kind = match self.limit {
                 Some(n) if n >= 0 && self.aggregate.is_none() => {
-                    format!("TopN (n = {})", n as u64 + self.offset)
+                    format!("TopN (n = {})", (n as u64).saturating_add(self.offset))
                 }
                 _ => "Sort".to_string(),
             };

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use katydid::sql::ast::{Select, Statement};
+use katydid::sql::ast::{Select, Statement, TableRef};
 use katydid::store::{Bitmap, Column, Field, Partition, Table};
 use katydid::types::{MICROS_PER_DAY, format_timestamp, parse_timestamp};
 use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
@@ -1761,7 +1761,10 @@ fn tricky_queries_match_reference() {
     let mut rows = 0;
     for sql in TRICKY {
         let select = parse_select(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let name = &select.from.as_ref().expect("FROM").name;
+        let Some(TableRef::Named(from)) = select.from.as_ref() else {
+            panic!("{sql}: FROM names no table");
+        };
+        let name = &from.name;
         let table = tables
             .iter()
             .find(|t| &t.name == name)

@@ -21,17 +21,7 @@ use super::{Aggregate, Catalog, QueryPlan, SortKey};
 /// [`Error::Plan`] with the byte offset of the offending name or expression.
 pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan> {
     let table = match &select.from {
-        Some(ident) => catalog.table(&ident.name).ok_or_else(|| {
-            let names = catalog.table_names();
-            Error::plan_at(
-                format!(
-                    "unknown table \"{}\"{}",
-                    ident.name,
-                    suggest(&ident.name, &names)
-                ),
-                ident.span.start,
-            )
-        })?,
+        Some(from) => resolve_table(from, catalog)?,
         None => Arc::new(Table {
             name: String::new(),
             fields: vec![],
@@ -196,6 +186,29 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         limit: select.limit,
         offset: select.offset.unwrap_or(0),
     })
+}
+
+/// The table `from` names: a loaded table (case-insensitive), or a file or
+/// table function, which the catalog reads.
+///
+/// # Errors
+/// [`Error::Plan`] at the name for an unknown table (with suggestions); the
+/// catalog's errors for files.
+pub fn resolve_table(from: &ast::TableRef, catalog: &dyn Catalog) -> Result<Arc<Table>> {
+    match from {
+        ast::TableRef::Named(ident) => catalog.table(&ident.name).ok_or_else(|| {
+            let names = catalog.table_names();
+            Error::plan_at(
+                format!(
+                    "unknown table \"{}\"{}",
+                    ident.name,
+                    suggest(&ident.name, &names)
+                ),
+                ident.span.start,
+            )
+        }),
+        source => catalog.file_table(source),
+    }
 }
 
 fn select_spans(select: &ast::Select) -> Vec<usize> {

@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::sql::ast;
 use crate::store::Table;
 
-pub use bind::fold;
+pub use bind::{fold, resolve_table};
 pub use expr::{AggCall, AggFunc, DatePart, Expr, Func, RegexpReplace, TruncUnit};
 
 /// The tables a query can name.
@@ -30,6 +30,18 @@ pub trait Catalog {
     fn table(&self, name: &str) -> Option<Arc<Table>>;
     /// All table names, for suggestions.
     fn table_names(&self) -> Vec<String>;
+    /// The table a file or table function names (`FROM 'hits.csv'`,
+    /// `FROM read_csv(…)`), loaded if need be. By default there is none.
+    ///
+    /// # Errors
+    /// [`crate::Error::Plan`] pointing into `source` when it cannot be
+    /// read; loading errors as they come.
+    fn file_table(&self, source: &ast::TableRef) -> Result<Arc<Table>> {
+        Err(crate::Error::plan_at(
+            "files cannot be queried here",
+            source.span().start,
+        ))
+    }
 }
 
 /// Group keys and aggregates of an aggregate query, over table columns.

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::control::format_bytes;
 use crate::engine::QueryResult;
 use crate::error::{Error, Result};
-use crate::exec::{self, IndexProvider};
+use crate::exec;
 use crate::plan::{self, Catalog, QueryPlan};
 use crate::sql::{self, ast};
 use crate::store::Table;
@@ -248,15 +248,19 @@ fn quartiles(table: &Table, column: usize, rows: &[(usize, usize)]) -> [Value; 3
     })
 }
 
+/// Runs a plan to its rows and the table rows it scanned (the engine's
+/// executor, with the database's cancel token, memory budget and indexes).
+pub type RunPlan<'a> = dyn Fn(&QueryPlan) -> Result<(Vec<Vec<Value>>, usize)> + Sync + 'a;
+
 /// `SUMMARIZE table`: per column its name, type, encodings, min, max,
 /// approximate distinct count (HyperLogLog), average (numbers), quartiles
 /// (numbers and timestamps; see the module docs for the sample), non-NULL
 /// count and NULL percentage (two decimals). Runs on the current rayon pool.
 ///
 /// # Errors
-/// Whatever the generated aggregate query fails with (it reads only the
-/// table's own columns, so only cancellation or the memory limit).
-pub fn summarize(table: &Arc<Table>, indexes: &dyn IndexProvider) -> Result<QueryResult> {
+/// Whatever `run` fails with on the generated aggregate query (it reads
+/// only the table's own columns, so only cancellation or the memory limit).
+pub fn summarize(table: &Arc<Table>, run: &RunPlan<'_>) -> Result<QueryResult> {
     let run_stats = || -> Result<(Vec<Value>, usize)> {
         let sql = stats_query(table);
         let statement = sql::parse(&sql)?;
@@ -264,12 +268,11 @@ pub fn summarize(table: &Arc<Table>, indexes: &dyn IndexProvider) -> Result<Quer
             return Err(Error::Internal("summarize query is not a SELECT".into()));
         };
         let plan = plan::plan_select(&select, &sql, &OneTable(table.clone()))?;
-        let mut out = exec::execute(&plan, false, indexes)?;
-        let row = out
-            .rows
+        let (mut rows, rows_scanned) = run(&plan)?;
+        let row = rows
             .pop()
             .ok_or_else(|| Error::Internal("summarize query returned no row".into()))?;
-        Ok((row, out.rows_scanned))
+        Ok((row, rows_scanned))
     };
     let sample_quartiles = || {
         let rows = sample_rows(table);

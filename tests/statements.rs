@@ -27,7 +27,7 @@ fn database(csv: &str, partition_rows: usize) -> Database {
 const NUMBERS: &str = "a,x\n3,2.5\n1,3.5\n2,-2.5\n5,-3.5\n4,0.5\n";
 
 #[test]
-fn limit_and_offset_up_to_the_largest_integers_parse_and_plan() {
+fn limit_and_offset_up_to_the_largest_integers_parse_plan_and_run() {
     let db = database(NUMBERS, 2);
     let cases = [
         (
@@ -73,15 +73,46 @@ fn limit_and_offset_up_to_the_largest_integers_parse_and_plan() {
             plan.describe()
         );
     }
-    // Without ORDER BY the rows come straight from the scan.
+    // And they run, without allocating from the numbers.
+    let ints =
+        |xs: &[i64]| -> Vec<Vec<Value>> { xs.iter().map(|&x| vec![Value::Int(x)]).collect() };
     for (sql, rows) in [
-        ("SELECT a FROM t LIMIT 9223372036854775807", 5),
-        ("SELECT a FROM t LIMIT 9223372036854775807 OFFSET 2", 3),
-        ("SELECT a FROM t OFFSET 18446744073709551615", 0),
-        ("SELECT a FROM t LIMIT -9223372036854775808", 5),
+        (
+            "SELECT a FROM t LIMIT 9223372036854775807",
+            ints(&[3, 1, 2, 5, 4]),
+        ),
+        (
+            "SELECT a FROM t LIMIT 9223372036854775807 OFFSET 2",
+            ints(&[2, 5, 4]),
+        ),
+        ("SELECT a FROM t OFFSET 18446744073709551615", vec![]),
+        (
+            "SELECT a FROM t LIMIT -9223372036854775808",
+            ints(&[3, 1, 2, 5, 4]),
+        ),
+        (
+            "SELECT a FROM t ORDER BY a LIMIT 9223372036854775807",
+            ints(&[1, 2, 3, 4, 5]),
+        ),
+        (
+            "SELECT a FROM t ORDER BY a DESC LIMIT 9223372036854775807 OFFSET 3",
+            ints(&[2, 1]),
+        ),
+        (
+            "SELECT a FROM t ORDER BY a LIMIT 10 OFFSET 92233720775807",
+            vec![],
+        ),
+        (
+            "SELECT a FROM t ORDER BY a LIMIT 9223372036854775807 OFFSET 18446744073709551615",
+            vec![],
+        ),
+        (
+            "SELECT a, count(*) FROM t GROUP BY a ORDER BY 1 LIMIT 9223372036854775807 OFFSET 4",
+            vec![vec![Value::Int(5), Value::Int(1)]],
+        ),
     ] {
         let result = db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-        assert_eq!(result.rows.len(), rows, "{sql}");
+        assert_eq!(result.rows, rows, "{sql}");
     }
 }
 

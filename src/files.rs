@@ -17,7 +17,9 @@
 //! insert, so two queries that load the same new file at once load it twice
 //! and the last one's table stays. A file table's bytes count against the
 //! database's memory budget like any table, and its hash indexes are cached
-//! with it (dropped when it is reloaded).
+//! with it (dropped when it is reloaded). A replaced copy that a running
+//! query still reads is no longer counted against the budget; it is freed
+//! when that query ends.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -12,13 +12,17 @@
 //!
 //! The store depends on nothing of katydid but [`crate::types`].
 
+mod alp;
 mod bitmap;
+mod cmp;
 mod codes;
 mod column;
 mod index;
 mod table;
 
+pub use alp::{Alp, AlpSum, DecimalSum};
 pub use bitmap::Bitmap;
+pub use cmp::{CmpOp, CodePredicate};
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};
 pub use index::{HashIndex, RowLocation, location, unpack_location};

@@ -120,6 +120,69 @@ pub(crate) fn partition_point(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bo
     lo
 }
 
+/// Rows decoded per batch by the kernels that decode then compute.
+pub const BATCH_ROWS: usize = 1024;
+
+/// Mask words (bit `j` of word `w` is row `64·w + j`) of the rows whose
+/// decoded value satisfies `pred`, ANDed with `validity`: the general
+/// filter of codecs that must decode, a batch of [`BATCH_ROWS`] at a time.
+pub(crate) fn mask_by_batches<T: Copy>(
+    len: usize,
+    mut decode: impl FnMut(Range<usize>, &mut Vec<T>),
+    pred: impl Fn(T) -> bool,
+    validity: Option<&super::Bitmap>,
+) -> Vec<u64> {
+    let mut words = vec![0u64; len.div_ceil(64)];
+    let mut batch = Vec::with_capacity(BATCH_ROWS);
+    for start in (0..len).step_by(BATCH_ROWS) {
+        batch.clear();
+        decode(start..(start + BATCH_ROWS).min(len), &mut batch);
+        for (chunk_index, chunk) in batch.chunks(64).enumerate() {
+            let mut word = 0u64;
+            for (j, &v) in chunk.iter().enumerate() {
+                word |= (pred(v) as u64) << j;
+            }
+            words[start / 64 + chunk_index] = word;
+        }
+    }
+    if let Some(v) = validity {
+        for (w, word) in words.iter_mut().enumerate() {
+            *word &= v.word(w);
+        }
+    }
+    words
+}
+
+/// Mask words of the rows in `ranges` (ascending, disjoint), ANDed with
+/// `validity`.
+pub fn mask_from_ranges(
+    len: usize,
+    ranges: &[Range<usize>],
+    validity: Option<&super::Bitmap>,
+) -> Vec<u64> {
+    let mut words = vec![0u64; len.div_ceil(64)];
+    for r in ranges {
+        let mut i = r.start;
+        while i < r.end {
+            let (w, b) = (i / 64, i % 64);
+            let n = (64 - b).min(r.end - i);
+            let bits = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << b
+            };
+            words[w] |= bits;
+            i += n;
+        }
+    }
+    if let Some(v) = validity {
+        for (w, word) in words.iter_mut().enumerate() {
+            *word &= v.word(w);
+        }
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +203,24 @@ mod tests {
                 let none = !values.iter().any(|&v| op.holds(v.cmp(&c)));
                 assert_eq!(p.is_all(10), all, "{op:?} {c}");
                 assert_eq!(p.is_none(10), none, "{op:?} {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn masks_from_ranges_and_batches_agree_with_bits() {
+        let len = 2500;
+        let ranges = [0..1, 63..65, 100..100, 128..1300, 2400..2500];
+        let validity =
+            super::super::Bitmap::from_bools(&(0..len).map(|i| i % 7 != 3).collect::<Vec<_>>());
+        for v in [None, Some(&validity)] {
+            let a = mask_from_ranges(len, &ranges, v);
+            let in_range = |i: usize| ranges.iter().any(|r| r.contains(&i));
+            let b = mask_by_batches(len, |r, out: &mut Vec<usize>| out.extend(r), in_range, v);
+            assert_eq!(a, b);
+            for i in 0..len {
+                let bit = (a[i / 64] >> (i % 64)) & 1 == 1;
+                assert_eq!(bit, in_range(i) && v.is_none_or(|v| v.get(i)));
             }
         }
     }

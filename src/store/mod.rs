@@ -14,6 +14,7 @@
 
 mod alp;
 mod bitmap;
+mod choose;
 mod cmp;
 mod codes;
 mod column;
@@ -26,6 +27,10 @@ mod table;
 
 pub use alp::{Alp, AlpSum, DecimalSum};
 pub use bitmap::Bitmap;
+pub use choose::{
+    Candidate, Choice, CodecKind, choose_floats, choose_ints, choose_strings, dict_code_runs,
+    sample_ranges,
+};
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};

@@ -839,17 +839,23 @@ fn decode_into<T: Code>(codes: &[T], base: i64, exponent: i8, out: &mut Vec<f64>
 }
 
 fn mask_words<T: Code>(codes: &[T], pred: &CodePredicate) -> Vec<u64> {
-    let (lo, hi, neg) = (pred.codes.start, pred.codes.end, pred.negated);
+    // `lo <= c < hi` as one unsigned compare: `c - lo < hi - lo` (wrapping).
+    let lo = pred.codes.start;
+    let width = pred.codes.end.saturating_sub(lo);
+    let flip = if pred.negated { u64::MAX } else { 0 };
     codes
         .chunks(64)
         .map(|chunk| {
             let mut word = 0u64;
             for (j, c) in chunk.iter().enumerate() {
-                let c = c.to_u64();
-                let hit = (lo <= c && c < hi) != neg;
-                word |= (hit as u64) << j;
+                word |= ((c.to_u64().wrapping_sub(lo) < width) as u64) << j;
             }
-            word
+            let live = if chunk.len() == 64 {
+                u64::MAX
+            } else {
+                (1u64 << chunk.len()) - 1
+            };
+            (word ^ flip) & live
         })
         .collect()
 }

@@ -104,10 +104,6 @@ impl StringBatch {
     pub fn get(&self, j: usize) -> &str {
         std::str::from_utf8(self.bytes(j)).unwrap_or_default()
     }
-
-    fn push_end(&mut self) {
-        self.ends.push(self.bytes.len() as u32);
-    }
 }
 
 /// A symbol table's decoding side: each code's bytes (zero-padded to 8)
@@ -156,26 +152,46 @@ impl Table {
 
     /// Appends the decoding of `codes` (well-formed) to `out`.
     fn decode_into(&self, codes: &[u8], out: &mut Vec<u8>) {
-        let Some(n) = self.decoded_len(codes) else {
-            debug_assert!(false, "malformed FSST codes");
-            return;
-        };
-        let start = out.len();
-        // Eight bytes of slack: every symbol is stored as one 8-byte copy.
-        out.resize(start + n + 8, 0);
-        let mut pos = start;
+        let mut ends = Vec::with_capacity(1);
+        self.decode_strings(codes, std::iter::once(codes.len()), out, &mut ends);
+    }
+
+    /// Decodes consecutive compressed strings (`codes` split by
+    /// `lengths`), appending their bytes to `out` and each string's end
+    /// (an index into `out`) to `ends`.
+    ///
+    /// # Design
+    /// The output is sized once for the worst case (8 bytes per code) and
+    /// every symbol is stored as one 8-byte copy, then the length is cut
+    /// back: no per-string allocation or capacity check.
+    fn decode_strings(
+        &self,
+        codes: &[u8],
+        lengths: impl Iterator<Item = usize>,
+        out: &mut Vec<u8>,
+        ends: &mut Vec<u32>,
+    ) {
+        debug_assert!(self.decoded_len(codes).is_some(), "malformed FSST codes");
+        let base = out.len();
+        out.resize(base + codes.len() * 8 + 8, 0);
+        let mut pos = base;
         let mut i = 0;
-        while i < codes.len() {
-            let c = codes[i];
-            if c == ESCAPE {
-                out[pos] = codes[i + 1];
-                pos += 1;
-                i += 2;
-            } else {
-                out[pos..pos + 8].copy_from_slice(&self.symbols[c as usize]);
-                pos += self.lengths[c as usize] as usize;
-                i += 1;
+        for n in lengths {
+            let end = (i + n).min(codes.len());
+            while i < end {
+                let c = codes[i];
+                if c == ESCAPE {
+                    out[pos] = codes.get(i + 1).copied().unwrap_or_default();
+                    pos += 1;
+                    i += 2;
+                } else {
+                    let k = c as usize;
+                    out[pos..pos + 8].copy_from_slice(&self.symbols[k]);
+                    pos += self.lengths[k] as usize;
+                    i += 1;
+                }
             }
+            ends.push(pos as u32);
         }
         out.truncate(pos);
     }
@@ -263,27 +279,49 @@ impl Fsst {
         let raw_bytes: usize = sample.iter().map(|s| s.len()).sum();
         let table = Table::from_compressor(&Compressor::train(&sample));
         let compressor = table.compressor();
-        let mut bytes = Vec::with_capacity(raw_bytes / 2);
-        let mut lengths = Vec::with_capacity(values.len());
-        let mut anchors = Vec::with_capacity(values.len().div_ceil(BLOCK_ROWS));
-        let mut check = Vec::new();
-        for (i, s) in values.iter().enumerate() {
-            if i % BLOCK_ROWS == 0 {
-                anchors.push(u32::try_from(bytes.len()).ok()?);
-            }
-            let start = bytes.len();
-            if valid(i) {
-                bytes.extend_from_slice(&compressor.compress(s.as_bytes()));
-                check.clear();
-                table.decoded_len(&bytes[start..])?;
-                table.decode_into(&bytes[start..], &mut check);
-                if check != s.as_bytes() {
-                    return None;
-                }
-            }
-            lengths.push((bytes.len() - start) as u64);
-        }
+        // Every row (NULLs as ""), compressed as `compress` would, back to
+        // back.
+        let rows: Vec<&[u8]> = (0..values.len())
+            .map(|i| if valid(i) { values[i].as_bytes() } else { b"" })
+            .collect();
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(rows.len());
+        compressor
+            .compress_bulk_into::<{ Compressor::DEFAULT_BULK_LANES }>(&rows, &mut bytes, &mut ends);
         u32::try_from(bytes.len()).ok()?;
+        let lengths: Vec<u64> = ends
+            .iter()
+            .scan(0u64, |prev, &e| {
+                let n = e - *prev;
+                *prev = e;
+                Some(n)
+            })
+            .collect();
+        // Decode everything once and compare (see the module docs).
+        table.decoded_len(&bytes)?;
+        let mut decoded = Vec::with_capacity(raw_bytes + 8);
+        let mut decoded_ends = Vec::with_capacity(rows.len());
+        table.decode_strings(
+            &bytes,
+            lengths.iter().map(|&n| n as usize),
+            &mut decoded,
+            &mut decoded_ends,
+        );
+        let mut start = 0;
+        for (row, &end) in rows.iter().zip(&decoded_ends) {
+            if decoded.get(start..end as usize) != Some(*row) {
+                return None;
+            }
+            start = end as usize;
+        }
+        let anchors = lengths
+            .chunks(BLOCK_ROWS)
+            .scan(0u64, |pos, block| {
+                let at = *pos;
+                *pos += block.iter().sum::<u64>();
+                Some(at as u32)
+            })
+            .collect();
         let max_length = lengths.iter().copied().max().unwrap_or(0);
         let fsst = Fsst {
             table,
@@ -360,11 +398,24 @@ impl Fsst {
     }
 
     /// Appends the strings of rows `range` to `out`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds.
     pub fn decode_range(&self, range: Range<usize>, out: &mut StringBatch) {
-        self.for_each_compressed(range, |_, codes| {
-            self.table.decode_into(codes, &mut out.bytes);
-            out.push_end();
-        });
+        if range.is_empty() {
+            return;
+        }
+        let start = self.start_of(range.start);
+        with_codes!(&self.lengths, l => {
+            let lengths = &l[range];
+            let total: usize = lengths.iter().map(|n| n.to_usize()).sum();
+            self.table.decode_strings(
+                &self.bytes[start..start + total],
+                lengths.iter().map(|n| n.to_usize()),
+                &mut out.bytes,
+                &mut out.ends,
+            );
+        })
     }
 
     /// Appends the strings of the rows in `selection` (ascending) to `out`.
@@ -377,8 +428,12 @@ impl Fsst {
         self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
             if next.peek().is_some_and(|&&r| r as usize == i) {
                 next.next();
-                self.table.decode_into(codes, &mut out.bytes);
-                out.push_end();
+                self.table.decode_strings(
+                    codes,
+                    std::iter::once(codes.len()),
+                    &mut out.bytes,
+                    &mut out.ends,
+                );
             }
         });
     }

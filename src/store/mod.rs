@@ -14,6 +14,7 @@
 
 mod alp;
 mod bitmap;
+mod bitpacked;
 mod choose;
 mod cmp;
 mod codes;
@@ -27,6 +28,7 @@ mod table;
 
 pub use alp::{Alp, AlpSum, DecimalSum};
 pub use bitmap::Bitmap;
+pub use bitpacked::{BitPacked, bits_for};
 pub use choose::{
     Candidate, Choice, CodecKind, choose_floats, choose_ints, choose_strings, dict_code_runs,
     sample_ranges,

@@ -7,7 +7,8 @@
 //!   offset codes (`Column::encode_ints`): encode, decode, filter, sum;
 //! - `rle/*`: a column in runs of 4,000 vs offset codes: filter, sum;
 //! - `fsst/*`: hex WKB points vs packed strings: encode, decode in batches
-//!   of 1,024 rows, equality and prefix filters;
+//!   of 1,024 rows, equality and prefix filters; the same points as
+//!   `HexPoints` (two ALP coordinates): decode and equality;
 //! - `choose/*`: the chooser on each shape.
 //!
 //! Each bench checks its answer once against the plain codec or a naive
@@ -19,8 +20,8 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use katydid::DataType;
 use katydid::store::{
-    Alp, BATCH_ROWS, CmpOp, Code, Column, ColumnData, Delta, Fsst, Linear, PackedStrings, Rle,
-    StringBatch, choose_floats, choose_ints, choose_strings,
+    Alp, BATCH_ROWS, CmpOp, Code, Column, ColumnData, Delta, Fsst, HexPoints, Linear,
+    PackedStrings, Rle, StringBatch, choose_floats, choose_ints, choose_strings,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -282,6 +283,25 @@ fn bench_fsst(c: &mut Criterion) {
                 .filter(|&i| packed.get(i) == black_box(probe))
                 .count()
         })
+    });
+    let points = HexPoints::encode(&values, None).expect("points parse");
+    assert_eq!(
+        count_words(&points.filter_eq(probe, false, None)),
+        count_words(&fsst.filter_eq(probe, false, None))
+    );
+    g.bench_function("hex points decode batches", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for start in (0..ROWS).step_by(BATCH_ROWS) {
+                batch.clear();
+                points.decode_range(start..(start + BATCH_ROWS).min(ROWS), &mut batch);
+                n += batch.len();
+            }
+            n
+        })
+    });
+    g.bench_function("hex points filter eq", |b| {
+        b.iter(|| count_words(&points.filter_eq(black_box(probe), false, None)))
     });
     g.bench_function("filter prefix", |b| {
         b.iter(|| count_words(&fsst.filter_prefix(black_box(prefix), None)))

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use katydid::store::{
-    Alp, Bitmap, CodecKind, Codes, Column, ColumnData, Delta, Fsst, Linear, Rle, choose_floats,
-    choose_ints, choose_strings, dict_code_runs,
+    Alp, Bitmap, CodecKind, Codes, Column, ColumnData, Coords, Delta, Fsst, HexPoints, Linear, Rle,
+    choose_floats, choose_ints, choose_strings, dict_code_runs,
 };
 use katydid::{DataType, LoadOptions, Value};
 use katydid_datasets::{Dataset, generate_bytes};
@@ -94,6 +94,16 @@ fn chosen_bytes(column: &Column) -> (usize, &'static str, usize) {
                 (CodecKind::Fsst, _) => {
                     Fsst::encode(&values, validity).map(|f| (f.heap_bytes(), name, 0))
                 }
+                (CodecKind::HexPoints, _) => HexPoints::encode(&values, validity).map(|p| {
+                    let saving = [p.x(), p.y()]
+                        .iter()
+                        .map(|c| match c {
+                            Coords::Alp(a) => bitpack_saving(a.codes()),
+                            Coords::Plain(_) => 0,
+                        })
+                        .sum();
+                    (p.heap_bytes(), name, saving)
+                }),
                 (CodecKind::DictRle, ColumnData::Dict { dict, codes }) => {
                     dict_code_runs(codes, validity)
                         .map(|r| (r.heap_bytes() + dict.heap_bytes(), name, 0))

@@ -30,6 +30,7 @@ use super::column::Column;
 use super::column::ColumnData;
 use super::delta::ANCHOR_ROWS;
 use super::fsst::{BLOCK_ROWS, Fsst};
+use super::hexpoint::HexPoints;
 use super::linear::Linear;
 use super::rle::{Rle, RunValue};
 use crate::types::cmp_f64;
@@ -66,6 +67,8 @@ pub enum CodecKind {
     DictRle,
     /// Strings back to back (`ColumnData::Packed`).
     Packed,
+    /// [`super::HexPoints`]: hex EWKB points as two ALP coordinate columns.
+    HexPoints,
     /// [`Fsst`]-compressed strings.
     Fsst,
 }
@@ -84,6 +87,7 @@ impl CodecKind {
             CodecKind::Dict => "dict",
             CodecKind::DictRle => "dict+rle",
             CodecKind::Packed => "packed",
+            CodecKind::HexPoints => "hex-points",
             CodecKind::Fsst => "fsst",
         }
     }
@@ -347,14 +351,15 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
     pick(candidates)
 }
 
-/// Chooses among const, dictionary, dictionary with RLE codes, packed and
-/// FSST for strings (values at NULL rows are ignored).
+/// Chooses among const, dictionary, dictionary with RLE codes, packed, hex
+/// points and FSST for strings (values at NULL rows are ignored).
 ///
-/// Speed order: const, dict, dict+RLE, packed, FSST. The dictionary and
-/// packed sizes are exact (today's encoder, `Column::encode_strings`, is
-/// run in full); the run count is a full pass; FSST's ratio is measured on
-/// the sample (trained and compressed there), plus one length byte per row,
-/// the anchors and the symbol table.
+/// Speed order: const, dict, dict+RLE, packed, hex points, FSST. The
+/// dictionary and packed sizes are exact (today's encoder,
+/// `Column::encode_strings`, is run in full); the run count is a full pass;
+/// hex points are encoded in full when the sample is all points; FSST's
+/// ratio is measured on the sample (trained and compressed there), plus one
+/// length byte per row, the anchors and the symbol table.
 pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
     let len = values.len();
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
@@ -394,6 +399,14 @@ pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
         .filter(|&i| valid(i))
         .map(|i| values[i])
         .collect();
+    if HexPoints::encode(&sample, None).is_some()
+        && let Some(points) = HexPoints::encode(values, validity)
+    {
+        candidates.push(Candidate {
+            codec: CodecKind::HexPoints,
+            bytes: points.heap_bytes(),
+        });
+    }
     let sample_raw: usize = sample.iter().map(|s| s.len()).sum();
     if sample_raw > 0
         && let Some(f) = Fsst::encode(&sample, None)
@@ -538,7 +551,7 @@ mod tests {
             .map(|i| ["green", "yellow"][i / 3000 % 2].to_string())
             .collect();
         for (owned, expected) in [
-            (&hex, CodecKind::Fsst),
+            (&hex, CodecKind::HexPoints),
             (&names, CodecKind::Dict),
             (&runs, CodecKind::DictRle),
         ] {
@@ -546,9 +559,17 @@ mod tests {
             let choice = choose_strings(&values, None);
             assert_eq!(choice.codec, expected, "{:?}", choice.candidates);
         }
-        let values: Vec<&str> = hex.iter().map(String::as_str).collect();
+        // Hex with a varying header is not a point column: FSST.
+        let texts: Vec<String> = hex
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("{}{h}", i % 7))
+            .collect();
+        let values: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let choice = choose_strings(&values, None);
+        assert_eq!(choice.codec, CodecKind::Fsst, "{:?}", choice.candidates);
         let f = Fsst::encode(&values, None).unwrap();
-        let estimate = choose_strings(&values, None).bytes;
+        let estimate = choice.bytes;
         assert!(
             estimate.abs_diff(f.heap_bytes()) <= f.heap_bytes() / 5,
             "{estimate} vs {}",

@@ -99,7 +99,13 @@ impl StringBatch {
         &self.bytes[start..self.ends[j] as usize]
     }
 
-    /// String `j` (the codec only holds valid UTF-8: it decodes what it
+    /// Appends one string.
+    pub fn push(&mut self, s: &[u8]) {
+        self.bytes.extend_from_slice(s);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    /// String `j` (the codecs only hold valid UTF-8: they decode what they
     /// encoded from `&str`s).
     pub fn get(&self, j: usize) -> &str {
         std::str::from_utf8(self.bytes(j)).unwrap_or_default()

@@ -19,7 +19,7 @@
 //! and selections decode from the nearest anchor. There is no kernel on
 //! the codes themselves (a delta says nothing about the value without its
 //! prefix): comparisons, sums and min/max decode a batch of
-//! [`super::cmp::BATCH_ROWS`] rows at a time, which costs about as much as
+//! [`super::BATCH_ROWS`] rows at a time, which costs about as much as
 //! reading offsets. Choose delta for memory, not for scan speed.
 
 use std::ops::Range;

@@ -16,7 +16,7 @@
 //! `step` is the slope between the first and the last valid row, rounded to
 //! the nearest integer; `base` then absorbs the smallest residual. This is
 //! exact for row numbers and close for evenly spaced series; the chooser
-//! ([`super::choose`]) compares the residual width with plain offsets.
+//! ([`super::choose_ints`]) compares the residual width with plain offsets.
 //!
 //! # Kernels
 //! With no residuals the values are monotone in the row, so a comparison

@@ -47,13 +47,16 @@ fn parse_f64(hex: &[u8]) -> Option<f64> {
     Some(f64::from_le_bytes(bytes))
 }
 
-/// Appends `x` as 16 upper-case hex digits of its little-endian bytes.
+/// Appends `x` as 16 upper-case hex digits of its little-endian bytes
+/// (one 16-byte append, not one push per digit).
 fn push_hex(x: f64, out: &mut Vec<u8>) {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-    for b in x.to_le_bytes() {
-        out.push(DIGITS[(b >> 4) as usize]);
-        out.push(DIGITS[(b & 15) as usize]);
+    let mut hex = [0u8; 16];
+    for (k, b) in x.to_le_bytes().into_iter().enumerate() {
+        hex[2 * k] = DIGITS[(b >> 4) as usize];
+        hex[2 * k + 1] = DIGITS[(b & 15) as usize];
     }
+    out.extend_from_slice(&hex);
 }
 
 /// Splits a row into its coordinates if it is `header` + 32 hex digits.

@@ -29,15 +29,17 @@ pub(crate) enum Values {
 /// were removed) copied into `owned`.
 ///
 /// # Invariants
-/// `ranges` has one entry per row; `owned_rows` is strictly increasing. Row
-/// `i` is `owned[ranges[i]]` when `i` is in `owned_rows`, else
-/// `input[ranges[i]]`, `input` being the span's text. The span is shorter
-/// than 4 GiB, so the offsets fit in u32.
+/// `ranges` has one entry per row; `owned_rows` and `null_rows` are
+/// strictly increasing. Row `i` is NULL when it is in `null_rows` (its
+/// range is empty), else `owned[ranges[i]]` when `i` is in `owned_rows`,
+/// else `input[ranges[i]]`, `input` being the span's text. The span is
+/// shorter than 4 GiB, so the offsets fit in u32.
 #[derive(Debug, Default)]
 pub(crate) struct Texts {
     ranges: Vec<(u32, u32)>,
     owned: Vec<u8>,
     owned_rows: Vec<u32>,
+    null_rows: Vec<u32>,
 }
 
 impl Texts {
@@ -64,9 +66,15 @@ impl Texts {
         }
     }
 
-    /// Appends `n` empty rows.
-    pub(crate) fn push_empty(&mut self, n: usize) {
-        self.ranges.resize(self.ranges.len() + n, (0, 0));
+    /// Appends a NULL row.
+    pub(crate) fn push_null(&mut self) {
+        self.null_rows.push(self.ranges.len() as u32);
+        self.ranges.push((0, 0));
+    }
+
+    /// The NULL rows, ascending.
+    pub(crate) fn null_rows(&self) -> &[u32] {
+        &self.null_rows
     }
 
     /// Calls `f` with every row's text in order, `input` being the span's
@@ -222,14 +230,16 @@ impl Interner {
     }
 
     /// The same rows as [`Texts`], every text copied; rows cleared in
-    /// `validity` are empty.
+    /// `validity` are NULL.
     fn into_texts(self, validity: Option<&Bitmap>) -> Texts {
+        let mut null_rows = Vec::new();
         let ranges = self
             .ids
             .iter()
             .enumerate()
             .map(|(row, &id)| {
                 if validity.is_some_and(|v| !v.get(row)) {
+                    null_rows.push(row as u32);
                     return (0, 0);
                 }
                 let id = id as usize;
@@ -241,6 +251,7 @@ impl Interner {
             owned_rows: (0..self.ids.len() as u32).collect(),
             ranges,
             owned: self.arena,
+            null_rows,
         }
     }
 
@@ -314,7 +325,7 @@ impl Strings {
     fn push_null(&mut self) {
         match self {
             Strings::Interned(i) => i.ids.push(0),
-            Strings::Texts(t) => t.push_empty(1),
+            Strings::Texts(t) => t.push_null(),
         }
     }
 }
@@ -388,14 +399,13 @@ impl ColumnBuilder {
         }
     }
 
-    /// Observes row `row`'s field (raw bytes, quotes removed), which is
-    /// `input[at..]` of the span's text `input` when `at` is given. Rows come
-    /// in order, each once, and `row` is less than the span's row count.
+    /// Observes row `row`'s field (raw bytes, quotes removed; not NULL, but
+    /// possibly empty), which is `input[at..]` of the span's text `input`
+    /// when `at` is given. Rows come in order, each once (this or
+    /// [`ColumnBuilder::observe_null`]), and `row` is less than the span's
+    /// row count.
     #[inline(always)]
     pub(crate) fn observe(&mut self, row: usize, field: &[u8], at: Option<u32>) {
-        if field.is_empty() {
-            return self.observe_null(row);
-        }
         // The common cases inline; every change of kind out of line.
         match (self.kind, &mut self.values) {
             (Kind::Float, Values::Floats(v)) => match parse_number(field) {
@@ -421,9 +431,9 @@ impl ColumnBuilder {
         }
     }
 
-    /// A NULL (empty) field.
+    /// Observes a NULL field at row `row` (see [`ColumnBuilder::observe`]).
     #[inline(never)]
-    fn observe_null(&mut self, row: usize) {
+    pub(crate) fn observe_null(&mut self, row: usize) {
         let rows = self.rows;
         self.validity
             .get_or_insert_with(|| Bitmap::new(rows, true))
@@ -438,7 +448,7 @@ impl ColumnBuilder {
         }
     }
 
-    /// A non-empty field of a string column.
+    /// A field of a string column.
     #[inline(never)]
     fn observe_str(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         match &mut self.strings {
@@ -575,7 +585,11 @@ mod tests {
     fn build(values: &[&str]) -> ColumnBuilder {
         let mut b = ColumnBuilder::new(values.len());
         for (i, v) in values.iter().enumerate() {
-            b.observe(i, v.as_bytes(), None);
+            if v.is_empty() {
+                b.observe_null(i);
+            } else {
+                b.observe(i, v.as_bytes(), None);
+            }
         }
         b
     }

@@ -8,6 +8,7 @@
 use rayon::prelude::*;
 
 use super::build::{ColumnBuilder, Strings, Texts, Values};
+use super::dialect::Dialect;
 use super::infer::Kind;
 use super::parse::{Batch, span_texts};
 use crate::error::{Error, Result};
@@ -34,7 +35,11 @@ enum Source {
 ///
 /// # Errors
 /// [`Error::Internal`] if phase 1 left a column in an inconsistent state.
-pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, Vec<Kind>)> {
+pub(crate) fn encode_batch(
+    batch: Batch,
+    input: &[u8],
+    dialect: &Dialect,
+) -> Result<(Vec<Column>, Vec<Kind>)> {
     let Batch { rows, columns } = batch;
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
@@ -44,7 +49,7 @@ pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, V
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
     } else {
-        span_texts(input, rows, width, &wanted)?
+        span_texts(input, rows, width, dialect, &wanted)?
     }
     .into_iter();
     // Per-row texts are slices of the span's text.
@@ -79,17 +84,16 @@ pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, V
     Ok((encoded, kinds))
 }
 
-/// Encodes the texts of a string column from the span text `text`; empty
-/// texts are NULL.
+/// Encodes the texts of a string column from the span text `text`.
 fn encode_texts(texts: &Texts, rows: usize, text: &str) -> Result<Column> {
     let mut values: Vec<&str> = Vec::with_capacity(rows);
     let mut validity: Option<Bitmap> = None;
-    let ok = texts.for_each_str(text, |row, s| {
-        if s.is_empty() {
-            validity
-                .get_or_insert_with(|| Bitmap::new(rows, true))
-                .set(row, false);
-        }
+    for &row in texts.null_rows() {
+        validity
+            .get_or_insert_with(|| Bitmap::new(rows, true))
+            .set(row as usize, false);
+    }
+    let ok = texts.for_each_str(text, |_, s| {
         values.push(s);
     });
     if !ok {
@@ -155,6 +159,7 @@ pub(crate) fn conform(
     local: &[Kind],
     kinds: &[Kind],
     input: &[u8],
+    dialect: &Dialect,
 ) -> Result<()> {
     let width = kinds.len();
     let rows = columns.first().map_or(0, |c| c.len);
@@ -169,7 +174,10 @@ pub(crate) fn conform(
     } else {
         let text = std::str::from_utf8(input)
             .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
-        (text, span_texts(input, rows, width, &wanted)?.into_iter())
+        (
+            text,
+            span_texts(input, rows, width, dialect, &wanted)?.into_iter(),
+        )
     };
     for c in changed {
         let column = &mut columns[c];

@@ -12,11 +12,13 @@
 //! - Every field must be UTF-8.
 //!
 //! # Values
-//! An empty field is NULL. A quoted empty field `""` is NULL too: once the
-//! quotes are removed the two cannot be told apart. Column types are inferred
-//! from every value in the file (see the rules in `infer.rs`, summarised on
-//! [`load_csv_bytes`]); a column with no value at all is a string column of
-//! NULLs.
+//! PostgreSQL COPY's rule: an unquoted empty field is NULL, and a quoted
+//! empty field `""` is the empty string (as DuckDB reads with
+//! `allow_quoted_nulls = false`). The empty string is a string, so a `""`
+//! in a column of numbers makes it a string column, as in DuckDB. Column
+//! types are inferred from every value in the file (see the rules in
+//! `infer.rs`, summarised on [`load_csv_bytes`]); a column with no value at
+//! all is a string column of NULLs.
 //!
 //! # Column names
 //! From the header, or [`LoadOptions::columns`], or `column_1`, `column_2`, …
@@ -54,6 +56,7 @@
 //! that cannot be read or inflated first); nothing is returned on error.
 
 mod build;
+mod dialect;
 mod encode;
 mod infer;
 mod parse;
@@ -68,8 +71,9 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use self::dialect::{Dialect, Syntax};
 use self::infer::Kind;
-use self::parse::{csv_error, first_record, parse_span};
+use self::parse::{Context, csv_error, first_record, parse_span};
 use self::progress::Progress;
 use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
 use std::sync::Arc;
@@ -247,9 +251,11 @@ fn load_from<R: BufRead + Send>(
     options: &LoadOptions,
 ) -> Result<Table> {
     let progress = Progress::new(options.progress);
+    let dialect = dialect_of(options)?;
     let input = Input::open(source, origin)?;
     let mut cutter = Cutter::new(input, origin)?;
-    let names = match column_names(&mut cutter, origin, options) {
+    cutter.set_syntax(dialect.syntax);
+    let names = match column_names(&mut cutter, origin, options, &dialect) {
         Ok(names) => names,
         Err(e) => {
             // A broken gzip stream further on is what the caller hears of.
@@ -260,6 +266,11 @@ fn load_from<R: BufRead + Send>(
         }
     };
     let width = names.len();
+    let cx = Context {
+        origin,
+        dialect: &dialect,
+        width,
+    };
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();
     let keep_bytes = reopen.is_none();
@@ -277,9 +288,9 @@ fn load_from<R: BufRead + Send>(
             line,
             records,
         } = span;
-        let encoded = parse_span(&bytes, line, records, width, origin).and_then(|batch| {
+        let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, &bytes).map(|(columns, kinds)| Encoded {
+            encode::encode_batch(batch, &bytes, &dialect).map(|(columns, kinds)| Encoded {
                 rows,
                 columns,
                 kinds,
@@ -350,7 +361,7 @@ fn load_from<R: BufRead + Send>(
         .map(|(_, r)| r)
         .collect::<Result<Vec<Encoded>>>()?;
     if let Some(u) = finish.unterminated {
-        return Err(unterminated_error(&u, origin));
+        return Err(unterminated_error(&u, origin, &dialect));
     }
 
     let kinds = encoded.iter().fold(vec![Kind::Empty; width], |mut acc, e| {
@@ -388,7 +399,7 @@ fn load_from<R: BufRead + Send>(
         .into_par_iter()
         .map(|mut e| {
             let bytes = e.bytes.take().unwrap_or_default();
-            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes)?;
+            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &dialect)?;
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,
@@ -419,20 +430,47 @@ fn load_from<R: BufRead + Send>(
     })
 }
 
+/// The dialect `options` ask for; a delimiter not given is `,`.
+///
+/// # Errors
+/// [`Error::NotSupported`] for a delimiter or quote that is not ASCII, is a
+/// line break, or is both.
+fn dialect_of(options: &LoadOptions) -> Result<Dialect> {
+    let syntax = Syntax {
+        delimiter: options.delimiter.unwrap_or(b','),
+        quote: options.quote,
+    };
+    let bad = |b: u8| !b.is_ascii() || b == b'\n' || b == b'\r';
+    if bad(syntax.delimiter) || bad(syntax.quote) || syntax.delimiter == syntax.quote {
+        return Err(Error::NotSupported(format!(
+            "delimiter {:?} with quote {:?}: each must be one ASCII character other than a line break, and they must differ",
+            syntax.delimiter as char, syntax.quote as char
+        )));
+    }
+    Ok(Dialect {
+        syntax,
+        null_string: options
+            .null_string
+            .as_ref()
+            .map(|n| n.as_bytes().to_vec().into_boxed_slice()),
+    })
+}
+
 /// Reads the header (when there is one) and settles the column names,
 /// leaving `cutter` at the first data record.
 fn column_names<R: BufRead>(
     cutter: &mut Cutter<'_, R>,
     origin: &Path,
     options: &LoadOptions,
+    dialect: &Dialect,
 ) -> Result<Vec<String>> {
     let raw: Vec<String> = if options.header {
         let record = match cutter.first_record(true)? {
             Ok(Some(record)) => record,
             Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no header)")),
-            Err(u) => return Err(unterminated_error(&u, origin)),
+            Err(u) => return Err(unterminated_error(&u, origin, dialect)),
         };
-        let fields = first_record(&record)?.unwrap_or_default();
+        let fields = first_record(&record, dialect)?.unwrap_or_default();
         let mut header = Vec::with_capacity(fields.len());
         for (i, f) in fields.into_iter().enumerate() {
             let name = String::from_utf8(f)
@@ -466,7 +504,7 @@ fn column_names<R: BufRead>(
             Err(u) => u.bytes,
             Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no records)")),
         };
-        let width = first_record(&record)?.map_or(0, |f| f.len());
+        let width = first_record(&record, dialect)?.map_or(0, |f| f.len());
         vec![String::new(); width]
     };
     Ok(unique_names(raw))
@@ -505,8 +543,8 @@ fn unique_names(raw: Vec<String>) -> Vec<String> {
 /// The error for a record whose quoted field runs to the end of the
 /// input; that field is the record's last, so its number is the record's
 /// field count.
-fn unterminated_error(u: &Unterminated, origin: &Path) -> Error {
-    let column = match first_record(&u.bytes) {
+fn unterminated_error(u: &Unterminated, origin: &Path, dialect: &Dialect) -> Error {
+    let column = match first_record(&u.bytes, dialect) {
         Ok(Some(fields)) => fields.len().max(1),
         Ok(None) => 1,
         Err(e) => return e,

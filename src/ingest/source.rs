@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use flate2::bufread::MultiGzDecoder;
 
+use super::dialect::Syntax;
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
 
@@ -215,6 +216,8 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     read_size: usize,
     /// Buffers to reuse (already paged in) instead of allocating.
     pool: Option<BufferPool>,
+    /// Delimiter and quote of the records.
+    syntax: Syntax,
 }
 
 /// Span buffers handed back after use, for the next spans.
@@ -241,6 +244,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             last_span_len: 0,
             read_size: READ_SIZE,
             pool: None,
+            syntax: Syntax::default(),
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -249,6 +253,11 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             (cutter.begin, cutter.pos) = (3, 3);
         }
         Ok(cutter)
+    }
+
+    /// Cuts records of the given syntax (before the first record is read).
+    pub(crate) fn set_syntax(&mut self, syntax: Syntax) {
+        self.syntax = syntax;
     }
 
     /// Takes the buffers for new spans from `pool` when it has one.
@@ -278,7 +287,8 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// The next record after the scan position, reading as needed.
     fn scan(&mut self) -> Result<Next> {
         loop {
-            let mut scanner = Scanner::partial(&self.buf, self.pos, self.line, self.eof);
+            let mut scanner =
+                Scanner::partial(&self.buf, self.pos, self.line, self.eof, self.syntax);
             match scanner.next_record() {
                 Next::Incomplete => self.fill()?,
                 next => {
@@ -378,13 +388,13 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     }
 
     /// Counts the records of the text after the scan position up to the
-    /// first `"` or `\r`: there every record is a line and every non-empty
-    /// line a record, so only newlines need finding. Stops after the
-    /// `per_span`-th record (returning true) or at the last newline.
+    /// first quote or `\r`: there every record is a line and every
+    /// non-empty line a record, so only newlines need finding. Stops after
+    /// the `per_span`-th record (returning true) or at the last newline.
     fn skip_plain_lines(&mut self, per_span: usize) -> bool {
         let from = self.pos;
         let rest = &self.buf[from..];
-        let plain = memchr::memchr2(b'"', b'\r', rest).unwrap_or(rest.len());
+        let plain = memchr::memchr2(self.syntax.quote, b'\r', rest).unwrap_or(rest.len());
         let mut line_start = from;
         for k in memchr::memchr_iter(b'\n', &rest[..plain]) {
             let end = from + k;
@@ -474,7 +484,7 @@ mod tests {
 
     /// The same from a scan of the whole text at once.
     fn reference(text: &str, per_span: usize) -> Cuts {
-        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
+        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true, Syntax::default());
         let mut spans = Vec::new();
         let (mut begin, mut begin_line, mut records) = (0, 1, 0);
         loop {

@@ -20,6 +20,15 @@
 //! `infer.rs`, summarised on [`load_csv_bytes`]); a column with no value at
 //! all is a string column of NULLs.
 //!
+//! # Limits
+//! A record (and so any field) longer than [`LoadOptions::max_line_bytes`]
+//! fails the load, naming its line and the field in which the limit is
+//! passed (`x.csv:1:1: record longer than 64.0 MiB (raise
+//! --max-line-size)`), as soon as that much of it has been read: an input
+//! without line breaks (`/dev/zero`, a 1 GB one-line file) stops there,
+//! holding about the limit in memory. Blank lines are passed without being
+//! kept.
+//!
 //! # Column names
 //! From the header, or [`LoadOptions::columns`], or `column_1`, `column_2`, …
 //! when there is neither. An empty (or all-blank) name becomes `column_N`,
@@ -200,7 +209,9 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
 ///   end of the input (`unterminated quoted field`, on the line of the
 ///   opening quote); a field that is not UTF-8 (`invalid utf-8`, on the line
 ///   where its record starts); an empty file (see the module docs); column
-///   names whose count does not match the header.
+///   names whose count does not match the header; a record longer than
+///   [`LoadOptions::max_line_bytes`] (`record longer than 64.0 MiB (raise
+///   --max-line-size)`, at the field where it passes the limit).
 /// - [`Error::NotSupported`] for a partition of 4 GiB of text or more.
 pub fn load_csv_bytes(
     bytes: Vec<u8>,
@@ -255,11 +266,13 @@ fn load_from<R: BufRead + Send>(
     let input = Input::open(source, origin)?;
     let mut cutter = Cutter::new(input, origin)?;
     cutter.set_syntax(dialect.syntax);
+    cutter.set_max_record_bytes(options.max_line_bytes.max(1));
     let names = match column_names(&mut cutter, origin, options, &dialect) {
         Ok(names) => names,
         Err(e) => {
-            // A broken gzip stream further on is what the caller hears of.
-            if cutter.is_gzip() {
+            // A broken gzip stream further on is what the caller hears of
+            // (but a record too long to read ends the load at once).
+            if cutter.is_gzip() && !cutter.too_long_seen() {
                 cutter.drain()?;
             }
             return Err(e);
@@ -351,11 +364,19 @@ fn load_from<R: BufRead + Send>(
             .unwrap_or_else(|_| Err(Error::Internal("the reading thread panicked".into())))
     });
     drop(pool);
-    let finish = finish?;
     let mut results = results
         .into_inner()
         .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
     results.sort_unstable_by_key(|(index, _)| *index);
+    let finish = match finish {
+        Ok(finish) => finish,
+        // A record too long to read comes after every span handed over,
+        // so an error in one of them is earlier in the file.
+        Err(e @ Error::Csv { .. }) => {
+            return Err(results.into_iter().find_map(|(_, r)| r.err()).unwrap_or(e));
+        }
+        Err(e) => return Err(e),
+    };
     let mut encoded = results
         .into_iter()
         .map(|(_, r)| r)

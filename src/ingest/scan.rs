@@ -20,6 +20,9 @@
 //! A scanner over a prefix of the input ([`Scanner::partial`]) does not
 //! take the end of its data for the end of the last record: it reports
 //! [`Next::Incomplete`] until more data shows where the record ends.
+//!
+//! The delimiter and the quote are those of the load's dialect (`,` and
+//! `"` above by default).
 
 use memchr::{memchr2, memchr3};
 
@@ -101,16 +104,10 @@ impl<'a> Scanner<'a> {
     }
 
     /// Finds the next record and moves past it.
+    ///
+    /// Blank lines before a record belong to no record: a partial scan that
+    /// reports [`Next::Incomplete`] has still moved past them.
     pub(crate) fn next_record(&mut self) -> Next {
-        let (pos, line) = (self.pos, self.line);
-        let next = self.next_inner();
-        if next == Next::Incomplete {
-            (self.pos, self.line) = (pos, line);
-        }
-        next
-    }
-
-    fn next_inner(&mut self) -> Next {
         let d = self.data;
         while self.pos < d.len() {
             match d[self.pos] {
@@ -127,6 +124,17 @@ impl<'a> Scanner<'a> {
                 Next::Incomplete
             };
         }
+        let (pos, line) = (self.pos, self.line);
+        let next = self.record();
+        if next == Next::Incomplete {
+            (self.pos, self.line) = (pos, line);
+        }
+        next
+    }
+
+    /// The record at the scan position (not a line break).
+    fn record(&mut self) -> Next {
+        let d = self.data;
         let start = self.pos;
         let line = self.line;
         let Syntax { delimiter, quote } = self.syntax;
@@ -271,7 +279,11 @@ mod tests {
         };
         assert_eq!(partial("a\nb"), (vec![rec(0, 1), Next::Incomplete], 2, 2));
         assert_eq!(partial("a\r"), (vec![rec(0, 1), Next::Incomplete], 2, 1));
-        assert_eq!(partial("\n\n"), (vec![Next::Incomplete], 0, 1));
+        assert_eq!(partial("\n\n"), (vec![Next::Incomplete], 2, 3));
+        assert_eq!(
+            partial("a\n\r\nb"),
+            (vec![rec(0, 1), Next::Incomplete], 4, 3)
+        );
         // A quote at the end may be the first half of an escaped quote.
         assert_eq!(partial("\"a\""), (vec![Next::Incomplete], 0, 1));
         assert_eq!(partial("\"a\nb"), (vec![Next::Incomplete], 0, 1));

@@ -20,8 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use flate2::bufread::MultiGzDecoder;
 
-use super::dialect::Syntax;
+use super::dialect::{Syntax, quoted_fields};
+use super::parse::csv_error;
 use super::scan::{Next, Scanner};
+use crate::control::format_bytes;
 use crate::error::{Error, Result};
 
 /// Bytes read from the input at a time.
@@ -218,6 +220,10 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     pool: Option<BufferPool>,
     /// Delimiter and quote of the records.
     syntax: Syntax,
+    /// Longest record allowed, in bytes (without its line break).
+    max_record_bytes: usize,
+    /// A record longer than that was met.
+    too_long_seen: bool,
 }
 
 /// Span buffers handed back after use, for the next spans.
@@ -245,6 +251,8 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             read_size: READ_SIZE,
             pool: None,
             syntax: Syntax::default(),
+            max_record_bytes: usize::MAX,
+            too_long_seen: false,
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -258,6 +266,17 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// Cuts records of the given syntax (before the first record is read).
     pub(crate) fn set_syntax(&mut self, syntax: Syntax) {
         self.syntax = syntax;
+    }
+
+    /// Fails on a record longer than `bytes` (without its line break),
+    /// before reading more than about `bytes` of it.
+    pub(crate) fn set_max_record_bytes(&mut self, bytes: usize) {
+        self.max_record_bytes = bytes;
+    }
+
+    /// True once a record longer than the limit was met.
+    pub(crate) fn too_long_seen(&self) -> bool {
+        self.too_long_seen
     }
 
     /// Takes the buffers for new spans from `pool` when it has one.
@@ -278,25 +297,73 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     fn fill(&mut self) -> Result<()> {
         let n = self
             .input
-            .read_into(&mut self.buf, READ_SIZE, self.origin)?;
+            .read_into(&mut self.buf, self.read_size, self.origin)?;
         self.total += n as u64;
         self.eof = n == 0;
         Ok(())
     }
 
-    /// The next record after the scan position, reading as needed.
-    fn scan(&mut self) -> Result<Next> {
+    /// The next record after the scan position, reading as needed; blank
+    /// lines before it are passed. With `compact`, blank lines at the start
+    /// of a span are dropped from the buffer, which stays bounded however
+    /// many there are.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
+    fn scan(&mut self, compact: bool) -> Result<Next> {
         loop {
             let mut scanner =
                 Scanner::partial(&self.buf, self.pos, self.line, self.eof, self.syntax);
-            match scanner.next_record() {
-                Next::Incomplete => self.fill()?,
-                next => {
-                    (self.pos, self.line) = (scanner.pos(), scanner.line());
+            let next = scanner.next_record();
+            (self.pos, self.line) = (scanner.pos(), scanner.line());
+            match next {
+                Next::Incomplete => {
+                    if self.buf.len() - self.pos > self.max_record_bytes {
+                        return Err(self.too_long(self.pos, self.line));
+                    }
+                    if compact && self.records == 0 && self.pos >= READ_SIZE {
+                        self.buf.drain(..self.pos);
+                        (self.begin, self.pos, self.begin_line) = (0, 0, self.line);
+                    }
+                    self.fill()?;
+                }
+                Next::Record { start, line } => {
+                    let mut end = self.pos;
+                    while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
+                        end -= 1;
+                    }
+                    if end - start > self.max_record_bytes {
+                        return Err(self.too_long(start, line));
+                    }
                     return Ok(next);
                 }
+                next => return Ok(next),
             }
         }
+    }
+
+    /// The error for a record starting at `buf[start]`, on line `line`, that
+    /// is longer than the limit; it names the field in which the limit is
+    /// passed.
+    fn too_long(&mut self, start: usize, line: u64) -> Error {
+        self.too_long_seen = true;
+        let end = self.buf.len().min(
+            start
+                .saturating_add(self.max_record_bytes)
+                .saturating_add(1),
+        );
+        let mut fields = Vec::new();
+        quoted_fields(&self.buf[start..end], self.syntax, &mut fields);
+        csv_error(
+            self.origin,
+            line,
+            fields.len() as u64,
+            format!(
+                "record longer than {} (raise --max-line-size)",
+                format_bytes(self.max_record_bytes)
+            ),
+        )
     }
 
     /// The first record's text (ending at its terminator), consumed when
@@ -304,13 +371,14 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// closes, `Ok(Ok(None))` when there is no record.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
     pub(crate) fn first_record(
         &mut self,
         consume: bool,
     ) -> Result<std::result::Result<Option<Vec<u8>>, Unterminated>> {
         let (pos, line) = (self.pos, self.line);
-        let found = match self.scan()? {
+        let found = match self.scan(consume)? {
             Next::Record { start, .. } => Ok(Some(self.buf[start..self.pos].to_vec())),
             Next::Unterminated {
                 start, quote_line, ..
@@ -320,8 +388,10 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             }),
             Next::End | Next::Incomplete => Ok(None),
         };
-        if consume && matches!(found, Ok(Some(_))) {
-            (self.begin, self.begin_line) = (self.pos, self.line);
+        if consume {
+            if matches!(found, Ok(Some(_))) {
+                (self.begin, self.begin_line) = (self.pos, self.line);
+            }
         } else {
             (self.pos, self.line) = (pos, line);
         }
@@ -347,17 +417,18 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// input (after the spans before it), or `Ok(Ok(None))` at the end.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
     pub(crate) fn next_span(
         &mut self,
         per_span: usize,
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
         loop {
-            if self.skip_plain_lines(per_span) {
+            if self.skip_plain_lines(per_span)? {
                 return Ok(Ok(Some(self.cut())));
             }
-            match self.scan()? {
+            match self.scan(true)? {
                 Next::Record { .. } => {
                     self.records += 1;
                     if self.records == per_span {
@@ -391,7 +462,10 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// first quote or `\r`: there every record is a line and every
     /// non-empty line a record, so only newlines need finding. Stops after
     /// the `per_span`-th record (returning true) or at the last newline.
-    fn skip_plain_lines(&mut self, per_span: usize) -> bool {
+    ///
+    /// # Errors
+    /// [`Error::Csv`] for a line longer than the limit.
+    fn skip_plain_lines(&mut self, per_span: usize) -> Result<bool> {
         let from = self.pos;
         let rest = &self.buf[from..];
         let plain = memchr::memchr2(self.syntax.quote, b'\r', rest).unwrap_or(rest.len());
@@ -399,6 +473,10 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         for k in memchr::memchr_iter(b'\n', &rest[..plain]) {
             let end = from + k;
             if end > line_start {
+                if end - line_start > self.max_record_bytes {
+                    self.pos = line_start;
+                    return Err(self.too_long(line_start, self.line));
+                }
                 self.records += 1;
             }
             self.line += 1;
@@ -408,7 +486,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             }
         }
         self.pos = line_start;
-        self.records == per_span
+        Ok(self.records == per_span)
     }
 
     /// Hands over `buf[begin..pos]` as a span and keeps the rest.

@@ -657,3 +657,77 @@ fn invalid_utf8_is_found_in_every_kind_of_column() {
     let t = load_ok("a,b\n€,1\n\"ü,é\",2\n");
     assert_eq!(column(&t, "a"), vec![s("€"), s("ü,é")]);
 }
+
+fn limited(max_line_bytes: usize, partition_rows: usize) -> LoadOptions {
+    LoadOptions {
+        max_line_bytes,
+        partition_rows,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn a_record_longer_than_the_limit_names_line_field_and_limit() {
+    let message = "record longer than 16 B (raise --max-line-size)";
+    // (text, line, field) for a limit of 16 bytes: a plain line, a quoted
+    // record, a quoted field running over lines, the header, CRLF lines.
+    let long = "x".repeat(40);
+    let cases: Vec<(String, u64, u64)> = vec![
+        (format!("a,b\n1,2\n3,{long}\n4,5\n"), 3, 2),
+        (format!("a,b\n1,2\n\"3\",\"{long}\"\n"), 3, 2),
+        (format!("a,b\n1,\"x\n{long}\ny\"\n"), 2, 2),
+        (format!("a,{long}\n1,2\n"), 1, 2),
+        (format!("a,b\r\n1,2\r\n\r\n{long},1\r\n"), 4, 1),
+        (format!("a,b\n1,2\n{long}"), 3, 1),
+    ];
+    for (text, line, field) in &cases {
+        for size in [1, 100] {
+            let (l, c, m) = csv_err(text.as_bytes(), &limited(16, size));
+            assert_eq!((l, c, m.as_str()), (*line, *field, message), "{text:?}");
+            let (l, c, m) = csv_err(&gzip(text.as_bytes()), &limited(16, size));
+            assert_eq!((l, c, m.as_str()), (*line, *field, message), "{text:?}");
+        }
+        // Under a limit that fits, the same text loads (or fails otherwise).
+        let fits = load(text.as_bytes(), &limited(4096, 100));
+        assert!(
+            !matches!(&fits, Err(Error::Csv { message: m, .. }) if m.contains("longer")),
+            "{fits:?}"
+        );
+    }
+    // Exactly at the limit is fine, one byte more is not.
+    let text = format!("a\n{}\n", "y".repeat(16));
+    assert_eq!(load(text.as_bytes(), &limited(16, 10)).unwrap().rows(), 1);
+    let text = format!("a\n{}\n", "y".repeat(17));
+    assert_eq!(csv_err(text.as_bytes(), &limited(16, 10)).0, 2);
+}
+
+#[test]
+fn an_earlier_bad_record_is_reported_before_a_later_long_one() {
+    let text = format!("a,b\n1,2\n3\n{}\n", "z".repeat(100));
+    let (line, _, message) = csv_err(text.as_bytes(), &limited(50, 1));
+    assert_eq!((line, message.as_str()), (3, "expected 2 fields, found 1"));
+}
+
+#[test]
+fn a_line_without_end_stops_after_the_limit() {
+    // 8 MiB of one unterminated line, gzipped; the limit is hit after 64
+    // KiB of it, long before the rest is inflated.
+    let line = vec![b'q'; 8 << 20];
+    let bytes = gzip(&line);
+    let (l, c, m) = csv_err(&bytes, &limited(64 << 10, 100));
+    assert_eq!(
+        (l, c, m.as_str()),
+        (1, 1, "record longer than 64.0 KiB (raise --max-line-size)")
+    );
+}
+
+#[test]
+fn many_blank_lines_load_without_a_record_limit_error() {
+    // Blank lines belong to no record; 3 MiB of them at a span start are
+    // dropped from the buffer as they are passed.
+    let mut text = String::from("a\n1\n");
+    text.push_str(&"\r\n".repeat(3 << 19));
+    text.push_str("2\n");
+    let t = load(text.as_bytes(), &limited(16, 1)).unwrap();
+    assert_eq!(column(&t, "a"), vec![int(1), int(2)]);
+}

@@ -136,6 +136,9 @@ pub struct ColumnInfo {
     pub heap_bytes: usize,
     /// Whether a hash index has been built on the column (by a lookup).
     pub indexed: bool,
+    /// Why the load gave the column its type, when worth saying (see
+    /// [`crate::store::Field::note`]).
+    pub note: Option<String>,
 }
 
 /// A table as `.schema` and `.tables` show it.
@@ -323,7 +326,11 @@ impl Database {
             source_bytes: table.source_bytes,
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
-            notices: Vec::new(),
+            notices: table
+                .fields
+                .iter()
+                .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
+                .collect(),
             peak_bytes: None,
         };
         self.add_table(table)?;
@@ -430,6 +437,7 @@ impl Database {
                     heap_bytes: table.column_heap_bytes(i)
                         + self.index_bytes(&table.name, i).unwrap_or(0),
                     indexed: self.index_bytes(&table.name, i).is_some(),
+                    note: f.note.clone(),
                 }
             })
             .collect();

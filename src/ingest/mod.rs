@@ -29,6 +29,16 @@
 //! holding about the limit in memory. Blank lines are passed without being
 //! kept.
 //!
+//! # Notes on types
+//! A string column whose values are nearly all numbers (or nearly all
+//! timestamps) says why in its [`Field::note`]: when at most a tenth of its
+//! non-NULL values are not numbers (or not timestamps), the note counts
+//! them and shows the first, e.g. `typed as string because of 1 value of
+//! 10,000,000 (line 10000001: "2500000x")` (the value shortened to 40
+//! characters). Each span counts its columns' misfits as it parses (a
+//! string column per distinct text where it interns them); the counts are
+//! added up in file order.
+//!
 //! # Column names
 //! From the header, or [`LoadOptions::columns`], or `column_1`, `column_2`, …
 //! when there is neither. An empty (or all-blank) name becomes `column_N`,
@@ -80,6 +90,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use self::build::Census;
 use self::dialect::{Dialect, Syntax};
 use self::infer::Kind;
 use self::parse::{Context, csv_error, first_record, parse_span};
@@ -195,10 +206,12 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
 /// source in error messages.
 ///
 /// Types: an integer is `-`? digits without a leading zero (except `0`
-/// itself) that fits in i64; a float has a `.` or an exponent and is finite
-/// (`nan`, `inf` are not floats); a timestamp is `YYYY-MM-DD`,
-/// `YYYY-MM-DD HH:MM:SS[.f]` or `YYYY-MM-DDTHH:MM:SS[.f][Z]`. A column of
-/// integers and floats is float; any other mix is string.
+/// itself) that fits in i64 (a longer one is a float); a float has a `.` or
+/// an exponent, or is `nan`, `inf` or `infinity` in any case with an
+/// optional `-`; a timestamp is `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS[.f]` or
+/// `YYYY-MM-DDTHH:MM:SS[.f][Z]`. A column of integers and floats is float;
+/// any other mix is string, and says why in [`Field::note`] when at most a
+/// tenth of its values made it so (see the module docs).
 ///
 /// # Errors
 /// - [`Error::Io`] naming `origin` for a corrupt or truncated gzip stream.
@@ -234,6 +247,7 @@ struct Encoded {
     rows: usize,
     columns: Vec<Column>,
     kinds: Vec<Kind>,
+    census: Vec<Census>,
     /// Where the span's text is in the input.
     offset: u64,
     len: usize,
@@ -303,10 +317,11 @@ fn load_from<R: BufRead + Send>(
         } = span;
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, &bytes, &dialect).map(|(columns, kinds)| Encoded {
+            encode::encode_batch(batch, &bytes, line, &dialect).map(|span| Encoded {
                 rows,
-                columns,
-                kinds,
+                columns: span.columns,
+                kinds: span.kinds,
+                census: span.census,
                 offset,
                 len: bytes.len(),
                 bytes: None,
@@ -391,6 +406,14 @@ fn load_from<R: BufRead + Send>(
         }
         acc
     });
+    let census = encoded
+        .iter_mut()
+        .fold(vec![Census::default(); width], |mut acc, e| {
+            for (a, c) in acc.iter_mut().zip(std::mem::take(&mut e.census)) {
+                a.merge(&c);
+            }
+            acc
+        });
     // Spans with a column that is text elsewhere need their text again.
     let needs: Vec<bool> = encoded
         .iter()
@@ -438,9 +461,11 @@ fn load_from<R: BufRead + Send>(
     let fields = names
         .into_iter()
         .zip(&kinds)
-        .map(|(name, k)| Field {
+        .zip(&census)
+        .map(|((name, &k), c)| Field {
             name,
             dtype: k.data_type(),
+            note: inference_note(k, c),
         })
         .collect();
     Ok(Table {
@@ -475,6 +500,42 @@ fn dialect_of(options: &LoadOptions) -> Result<Dialect> {
             .as_ref()
             .map(|n| n.as_bytes().to_vec().into_boxed_slice()),
     })
+}
+
+/// The note for a column of kind `kind` whose values are counted in
+/// `census`: a string column of which at most a tenth of the values keep
+/// it from being numbers (or timestamps) says how many and which first.
+fn inference_note(kind: Kind, census: &Census) -> Option<String> {
+    if kind != Kind::Str {
+        return None;
+    }
+    // On a tie, numbers are named.
+    let misfits = census.misfits.iter().min_by_key(|m| m.count)?;
+    if misfits.count == 0 || misfits.count.saturating_mul(10) > census.values {
+        return None;
+    }
+    let first = misfits.first.as_ref()?;
+    Some(format!(
+        "typed as string because of {} value{} of {} (line {}: {:?})",
+        thousands(misfits.count),
+        if misfits.count == 1 { "" } else { "s" },
+        thousands(census.values),
+        first.line,
+        first.text
+    ))
+}
+
+/// `n` with `,` between groups of three digits: `10,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Reads the header (when there is one) and settles the column names,

@@ -100,11 +100,12 @@ fn inference_per_column() {
         (
             "big",
             &["9223372036854775807", "9223372036854775808"],
-            DataType::Str,
+            DataType::Float,
         ),
         ("space", &["1", " 2"], DataType::Str),
         ("plus", &["+5", "6"], DataType::Str),
-        ("nan", &["1.5", "nan"], DataType::Str),
+        ("nan", &["1.5", "nan", "-inf", "Infinity"], DataType::Float),
+        ("plusinf", &["1.5", "+inf"], DataType::Str),
         (
             "floats",
             &["3e-4", ".5", "-124.0", "0.1234e30"],
@@ -138,6 +139,20 @@ fn inference_per_column() {
             [Value::Float(1.0), Value::Float(2.5)]
         );
         assert_eq!(column(&t, "empty"), vec![Value::Null; 4]);
+        assert_eq!(
+            column(&t, "big")[..2],
+            [
+                Value::Float(9223372036854775807.0),
+                Value::Float(9223372036854775808.0)
+            ]
+        );
+        let nan = column(&t, "nan");
+        assert_eq!(nan[0], Value::Float(1.5));
+        assert!(matches!(nan[1], Value::Float(f) if f.is_nan()));
+        assert_eq!(
+            nan[2..],
+            [Value::Float(f64::NEG_INFINITY), Value::Float(f64::INFINITY)]
+        );
         assert_eq!(
             column(&t, "ts")[..3],
             [
@@ -467,11 +482,13 @@ fn empty_inputs() {
         vec![
             Field {
                 name: "a".into(),
-                dtype: DataType::Str
+                dtype: DataType::Str,
+                note: None,
             },
             Field {
                 name: "b".into(),
-                dtype: DataType::Str
+                dtype: DataType::Str,
+                note: None,
             }
         ]
     );
@@ -730,4 +747,214 @@ fn many_blank_lines_load_without_a_record_limit_error() {
     text.push_str("2\n");
     let t = load(text.as_bytes(), &limited(16, 1)).unwrap();
     assert_eq!(column(&t, "a"), vec![int(1), int(2)]);
+}
+
+/// The note of column `name`.
+fn note(t: &Table, name: &str) -> Option<String> {
+    t.fields[t.column_index(name).unwrap()].note.clone()
+}
+
+#[test]
+fn a_column_widened_by_a_few_values_says_why() {
+    // Regression (issue 8): one bad value in the last row turned `trip_id`
+    // into a string column without a word.
+    let mut text = String::from("trip_id,x\n");
+    for i in 1..=2500 {
+        text.push_str(&format!("{i},{}\n", i % 7));
+    }
+    text.push_str("2500000x,1\n");
+    for size in [1, 100, 1000, 100_000] {
+        for bytes in [text.as_bytes().to_vec(), gzip(text.as_bytes())] {
+            let t = load(&bytes, &opts(size)).unwrap();
+            assert_eq!(dtype(&t, "trip_id"), DataType::Str);
+            assert_eq!(
+                note(&t, "trip_id").as_deref(),
+                Some("typed as string because of 1 value of 2,501 (line 2502: \"2500000x\")"),
+                "size {size}"
+            );
+            assert_eq!(note(&t, "x"), None);
+        }
+    }
+    // Timestamps with a few words; the first misfit is quoted, on a line
+    // after a quoted line break, and long (shortened to 40 characters).
+    let long = "n/a ".repeat(20);
+    let mut text = String::from("when,k\n");
+    for i in 0..30 {
+        text.push_str(&format!("2013-01-{:02},\"a\nb\"\n", i % 28 + 1));
+    }
+    text.push_str(&format!("\"{long}\",x\n,x\n\"\",x\n"));
+    for size in [1, 4, 1000] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        assert_eq!(
+            note(&t, "when").as_deref(),
+            Some(
+                "typed as string because of 2 values of 32 (line 62: \"n/a n/a n/a n/a n/a n/a n/a n/a n/a n/a…\")"
+            ),
+            "size {size}"
+        );
+    }
+    // No note where many values disagree, or nothing was widened.
+    let t = load_ok("flag,n,s\n0,1,a\n1,2,b\nN,3.5,c\nY,4,d\n");
+    assert_eq!(note(&t, "flag"), None);
+    assert_eq!(note(&t, "n"), None);
+    assert_eq!(note(&t, "s"), None);
+}
+
+/// A value and what it is, by hand: the reference the inference is checked
+/// against (as the text of a CSV field).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Label {
+    Null,
+    Int,
+    /// A number that makes a column float.
+    Float,
+    Timestamp,
+    Text,
+}
+
+const POOL: &[(&str, Label)] = &[
+    ("", Label::Null),
+    ("12", Label::Int),
+    ("-7", Label::Int),
+    ("0", Label::Int),
+    ("9223372036854775807", Label::Int),
+    ("99999999999999999999", Label::Float),
+    ("2.5", Label::Float),
+    ("-1e3", Label::Float),
+    ("nan", Label::Float),
+    ("-Inf", Label::Float),
+    ("1e400", Label::Float),
+    ("2013-01-01", Label::Timestamp),
+    ("2013-01-01 10:00:00", Label::Timestamp),
+    ("2013-02-30", Label::Text),
+    ("x", Label::Text),
+    ("0012", Label::Text),
+    ("+5", Label::Text),
+    ("\"\"", Label::Text),
+    ("\"a,b\"", Label::Text),
+    ("N", Label::Text),
+];
+
+/// The field's text with its quotes removed.
+fn unquoted(text: &str) -> &str {
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text)
+}
+
+/// The type and note a column of these pool values must get, computed the
+/// naive way.
+fn naive_inference(values: &[usize]) -> (DataType, Option<String>) {
+    let labels: Vec<Label> = values.iter().map(|&v| POOL[v].1).collect();
+    let has = |l: Label| labels.contains(&l);
+    let number = has(Label::Int) || has(Label::Float);
+    let dtype = if has(Label::Text)
+        || (number && has(Label::Timestamp))
+        || labels.iter().all(|&l| l == Label::Null)
+    {
+        DataType::Str
+    } else if has(Label::Float) {
+        DataType::Float
+    } else if has(Label::Int) {
+        DataType::Int
+    } else {
+        DataType::Timestamp
+    };
+    if dtype != DataType::Str {
+        return (dtype, None);
+    }
+    let present: Vec<(usize, usize)> = values
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| POOL[v].1 != Label::Null)
+        .map(|(row, &v)| (row, v))
+        .collect();
+    let not_number: Vec<&(usize, usize)> = present
+        .iter()
+        .filter(|(_, v)| !matches!(POOL[*v].1, Label::Int | Label::Float))
+        .collect();
+    let not_timestamp: Vec<&(usize, usize)> = present
+        .iter()
+        .filter(|(_, v)| POOL[*v].1 != Label::Timestamp)
+        .collect();
+    let misfits = if not_timestamp.len() < not_number.len() {
+        not_timestamp
+    } else {
+        not_number
+    };
+    if misfits.is_empty() || misfits.len() * 10 > present.len() {
+        return (dtype, None);
+    }
+    let &&(row, v) = misfits.first().unwrap();
+    let plural = if misfits.len() == 1 { "" } else { "s" };
+    (
+        dtype,
+        Some(format!(
+            "typed as string because of {} value{plural} of {} (line {}: \"{}\")",
+            misfits.len(),
+            present.len(),
+            row + 2,
+            unquoted(POOL[v].0)
+        )),
+    )
+}
+
+#[test]
+fn inference_and_notes_agree_with_a_naive_reading() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let rows = 60;
+    let mut notes = 0;
+    for round in 0..40 {
+        // Columns of one kind of value with a few others at random places,
+        // and columns of anything.
+        let mut columns: Vec<Vec<usize>> = Vec::new();
+        for c in 0..8 {
+            let base: Vec<usize> = match c % 4 {
+                0 => vec![1, 2, 3, 4],
+                1 => vec![6, 7, 1],
+                2 => vec![11, 12],
+                _ => (0..POOL.len()).collect(),
+            };
+            let mut col: Vec<usize> = (0..rows).map(|_| base[next(base.len())]).collect();
+            for _ in 0..next(5) {
+                col[next(rows)] = next(POOL.len());
+            }
+            if next(3) == 0 {
+                col[next(rows)] = 0;
+            }
+            columns.push(col);
+        }
+        let mut text = (0..columns.len())
+            .map(|c| format!("c{c}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        text.push('\n');
+        for r in 0..rows {
+            let row: Vec<&str> = columns.iter().map(|col| POOL[col[r]].0).collect();
+            text.push_str(&row.join(","));
+            text.push('\n');
+        }
+        for size in [1, 7, 25, 1000] {
+            let t = load(text.as_bytes(), &opts(size)).unwrap();
+            for (c, col) in columns.iter().enumerate() {
+                let name = format!("c{c}");
+                let (dtype, note) = naive_inference(col);
+                notes += usize::from(note.is_some() && size == 1);
+                assert_eq!(
+                    (t.fields[c].dtype, t.fields[c].note.clone()),
+                    (dtype, note),
+                    "round {round}, size {size}, column {name}: {:?}",
+                    col.iter().map(|&v| POOL[v].0).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+    // The rounds exercised notes, not only their absence.
+    assert!(notes > 20, "{notes} notes");
 }

@@ -289,7 +289,7 @@ impl Database {
         let options = self.load_options(options);
         let loaded = guarded(|| {
             self.pool
-                .install(|| ingest::load_csv(path, table, &options))
+                .install(|| ingest::load_file(path, table, &options))
         })?;
         self.add_loaded(loaded, start)
     }
@@ -312,12 +312,13 @@ impl Database {
         let options = self.load_options(options);
         let loaded = guarded(|| {
             self.pool
-                .install(|| ingest::load_csv_bytes(bytes, origin, table, &options))
+                .install(|| ingest::load_bytes(bytes, origin, table, &options))
         })?;
         self.add_loaded(loaded, start)
     }
 
-    fn add_loaded(&mut self, table: Table, start: Instant) -> Result<LoadStats> {
+    fn add_loaded(&mut self, loaded: ingest::Loaded, start: Instant) -> Result<LoadStats> {
+        let table = loaded.table;
         let stats = LoadStats {
             table: table.name.clone(),
             rows: table.rows(),
@@ -326,12 +327,8 @@ impl Database {
             source_bytes: table.source_bytes,
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
-            notices: table
-                .fields
-                .iter()
-                .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
-                .collect(),
-            peak_bytes: None,
+            notices: loaded.notices,
+            peak_bytes: loaded.peak_bytes,
         };
         self.add_table(table)?;
         Ok(stats)

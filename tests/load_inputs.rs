@@ -6,8 +6,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use katydid::Error;
+use std::sync::{Arc, Mutex};
+
 use katydid::ingest::{LoadOptions, load_csv};
+use katydid::{Error, Progress};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -80,13 +82,21 @@ fn fifos_load_or_fail_cleanly() {
         text.push_str(&format!("{i},{i}\n"));
     }
     text.push_str("100,\"\"\n101,\n");
+    let len = text.len() as u64;
     let writer = fifo(&path, text.into_bytes());
+    // Progress through a pipe: bytes read, of an unknown total (0).
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
     let options = LoadOptions {
         partition_rows: 7,
+        on_progress: Some(Arc::new(move |p: Progress| sink.lock().unwrap().push(p))),
         ..LoadOptions::default()
     };
     let t = load_csv(&path, "l", &options).unwrap();
     writer.join().unwrap();
+    let reports = reports.lock().unwrap();
+    assert!(reports.iter().all(|p| p.total == 0), "{reports:?}");
+    assert_eq!(reports.last().map(|p| p.done), Some(len));
     assert_eq!(t.rows(), 102);
     let last = t.partitions.last().unwrap();
     let b = t.column_index("b").unwrap();

@@ -8,9 +8,9 @@
 use rayon::prelude::*;
 
 use super::build::{Census, ColumnBuilder, Strings, Texts, Values};
-use super::dialect::{Dialect, Syntax};
+use super::dialect::Syntax;
 use super::infer::Kind;
-use super::parse::{Batch, span_texts};
+use super::parse::{Batch, Context, span_texts};
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column, ColumnData};
@@ -49,20 +49,20 @@ pub(crate) fn encode_batch(
     batch: Batch,
     input: &[u8],
     line: u64,
-    dialect: &Dialect,
+    cx: &Context,
 ) -> Result<SpanColumns> {
     let Batch { rows, columns } = batch;
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
     let mut census: Vec<Census> = columns.iter().map(|c| c.census(input)).collect();
-    place_misfits(&mut census, input, line, dialect.syntax);
+    place_misfits(&mut census, input, line, cx.dialect.syntax);
     let wanted: Vec<usize> = (0..width)
         .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
     } else {
-        span_texts(input, rows, width, dialect, &wanted)?
+        span_texts(input, rows, cx, &wanted)?
     }
     .into_iter();
     // Per-row texts are slices of the span's text.
@@ -92,7 +92,10 @@ pub(crate) fn encode_batch(
         .collect::<Result<_>>()?;
     let encoded = sources
         .into_par_iter()
-        .map(|source| encode_column(source, rows, text))
+        .map(|source| {
+            cx.stop.check()?;
+            encode_column(source, rows, text)
+        })
         .collect::<Result<Vec<Column>>>()?;
     Ok(SpanColumns {
         columns: encoded,
@@ -215,7 +218,7 @@ pub(crate) fn conform(
     local: &[Kind],
     kinds: &[Kind],
     input: &[u8],
-    dialect: &Dialect,
+    cx: &Context,
 ) -> Result<()> {
     let width = kinds.len();
     let rows = columns.first().map_or(0, |c| c.len);
@@ -230,10 +233,7 @@ pub(crate) fn conform(
     } else {
         let text = std::str::from_utf8(input)
             .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
-        (
-            text,
-            span_texts(input, rows, width, dialect, &wanted)?.into_iter(),
-        )
+        (text, span_texts(input, rows, cx, &wanted)?.into_iter())
     };
     for c in changed {
         let column = &mut columns[c];

@@ -71,8 +71,15 @@
 //! encoded again: integers widened to floats, or the span's text read again
 //! from the input (a file or bytes; input that cannot be read twice, such
 //! as a pipe, keeps every span's text instead) and parsed as strings.
-//! Errors are reported for the first bad record in file order (an input
-//! that cannot be read or inflated first); nothing is returned on error.
+//!
+//! # Errors, cancelling and progress
+//! A cancelled load ([`LoadOptions::cancel`], polled by the reading thread
+//! before each piece and by the parsers every few thousand records) stops
+//! with [`Error::Cancelled`]. Otherwise the error reported is an input
+//! that cannot be read or inflated, else the first bad record in file
+//! order (spans after a bad one are not parsed). Nothing is returned on
+//! error. The reading thread reports the bytes it has read to
+//! [`LoadOptions::on_progress`]; the library draws nothing.
 
 mod build;
 mod dialect;
@@ -87,6 +94,8 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Cursor};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -94,7 +103,7 @@ use self::build::Census;
 use self::dialect::{Dialect, Syntax};
 use self::infer::Kind;
 use self::parse::{Context, csv_error, first_record, parse_span};
-use self::progress::Progress;
+use self::progress::{Reporter, Stop};
 use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
 use std::sync::Arc;
 
@@ -119,9 +128,6 @@ pub struct LoadOptions {
     /// Rows per partition (default [`DEFAULT_PARTITION_ROWS`]); 0 is taken
     /// as 1.
     pub partition_rows: usize,
-    /// Show a progress bar (rows/s) on stderr when it is a terminal and the
-    /// load takes longer than a second.
-    pub progress: bool,
     /// The field delimiter; `None` detects it from the first lines (`,`
     /// `;` tab `|`; a `.tsv` name means tab).
     pub delimiter: Option<u8>,
@@ -136,10 +142,14 @@ pub struct LoadOptions {
     /// Replace a table of the same name (the [`crate::Database`] refuses to
     /// otherwise).
     pub replace: bool,
-    /// Polled between spans: a cancelled load stops with
-    /// [`Error::Cancelled`] and keeps nothing.
+    /// Polled by the reading thread before each piece it reads and by the
+    /// parsers every few thousand records: a cancelled load stops within
+    /// milliseconds with [`Error::Cancelled`] and keeps nothing.
     pub cancel: Option<CancelToken>,
-    /// Receives [`crate::Progress`] reports in bytes of the input read.
+    /// Receives [`crate::Progress`] reports in [`crate::ProgressUnit::Bytes`]:
+    /// bytes of the input read so far (compressed bytes for gzip) of its
+    /// size (0 for a pipe), at most every 50 ms, from the reading thread,
+    /// the last when the whole input is read.
     pub on_progress: Option<ProgressFn>,
     /// The budget the loaded table's bytes count against.
     pub memory: Option<Arc<MemoryBudget>>,
@@ -151,7 +161,6 @@ impl Default for LoadOptions {
             header: true,
             columns: None,
             partition_rows: DEFAULT_PARTITION_ROWS,
-            progress: false,
             delimiter: None,
             quote: b'"',
             null_string: None,
@@ -182,13 +191,26 @@ impl std::fmt::Debug for LoadOptions {
     }
 }
 
+/// A loaded table and what the load found out on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The table.
+    pub table: Table,
+    /// What the user should know, one sentence each, e.g. `column trip_id:
+    /// typed as string because of 1 value of 10,000,000 (line 10000001:
+    /// "2500000x")` (each also in its [`Field::note`]).
+    pub notices: Vec<String>,
+    /// Peak memory of the load in bytes, when measured.
+    pub peak_bytes: Option<usize>,
+}
+
 /// Loads a plain or gzipped CSV file (gzip detected by its magic bytes) into
 /// a table named `table_name`, using the current rayon pool.
 ///
 /// # Errors
-/// [`Error::Io`] if the file cannot be read; [`Error::Csv`] naming file, line
-/// and column for malformed input. Nothing is returned on error.
-pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
+/// As [`load_bytes`], plus [`Error::Io`] if the file cannot be opened or
+/// read. Nothing is returned on error.
+pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Loaded> {
     let open = || -> Result<BufReader<std::fs::File>> {
         let file = std::fs::File::open(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
@@ -198,12 +220,21 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
     };
     let source = open()?;
     // A regular file can be read again; a pipe's text must be kept.
-    let regular = source.get_ref().metadata().is_ok_and(|m| m.is_file());
-    load_from(source, regular.then_some(&open), path, table_name, options)
+    let metadata = source.get_ref().metadata().ok();
+    let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+    let size = metadata.filter(|m| m.is_file()).map_or(0, |m| m.len());
+    load_from(
+        source,
+        regular.then_some(&open),
+        size,
+        path,
+        table_name,
+        options,
+    )
 }
 
-/// Like [`load_csv`] for file contents already in memory; `origin` names the
-/// source in error messages.
+/// Like [`load_file`] for file contents already in memory; `origin` names
+/// the source in error messages.
 ///
 /// Types: an integer is `-`? digits without a leading zero (except `0`
 /// itself) that fits in i64 (a longer one is a float); a float has a `.` or
@@ -226,20 +257,43 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
 ///   [`LoadOptions::max_line_bytes`] (`record longer than 64.0 MiB (raise
 ///   --max-line-size)`, at the field where it passes the limit).
 /// - [`Error::NotSupported`] for a partition of 4 GiB of text or more.
+/// - [`Error::Cancelled`] when [`LoadOptions::cancel`] is cancelled.
+pub fn load_bytes(
+    bytes: Vec<u8>,
+    origin: &Path,
+    table_name: &str,
+    options: &LoadOptions,
+) -> Result<Loaded> {
+    let reopen = || Ok(Cursor::new(&bytes[..]));
+    load_from(
+        Cursor::new(&bytes[..]),
+        Some(&reopen),
+        bytes.len() as u64,
+        origin,
+        table_name,
+        options,
+    )
+}
+
+/// [`load_file`]'s table.
+///
+/// # Errors
+/// As [`load_file`].
+pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
+    load_file(path, table_name, options).map(|l| l.table)
+}
+
+/// [`load_bytes`]'s table.
+///
+/// # Errors
+/// As [`load_bytes`].
 pub fn load_csv_bytes(
     bytes: Vec<u8>,
     origin: &Path,
     table_name: &str,
     options: &LoadOptions,
 ) -> Result<Table> {
-    let reopen = || Ok(Cursor::new(&bytes[..]));
-    load_from(
-        Cursor::new(&bytes[..]),
-        Some(&reopen),
-        origin,
-        table_name,
-        options,
-    )
+    load_bytes(bytes, origin, table_name, options).map(|l| l.table)
 }
 
 /// One span, parsed and encoded with the types it has on its own.
@@ -265,20 +319,58 @@ struct Finish {
 /// Spans read ahead of the parsers at most.
 const SPANS_AHEAD: usize = 4;
 
-/// Loads from `source` (see the module docs for the design); `reopen`
-/// opens it again from its start when a span must be read a second time
-/// (without it every span's text is kept until the end instead).
+/// The error a load ends with, of all that its parts met: the caller's
+/// cancel first, then what stopped the whole load (the memory limit), then
+/// the reading thread's (a file that cannot be read), then the first bad
+/// record in file order.
+fn load_error(
+    stop: &Stop,
+    results: &mut [(usize, Result<Encoded>)],
+    finish: Result<Finish>,
+) -> Result<Finish> {
+    if stop.cancelled() {
+        return Err(Error::Cancelled);
+    }
+    results.sort_unstable_by_key(|(index, _)| *index);
+    let take = |r: &mut Result<Encoded>| std::mem::replace(r, Err(Error::Cancelled)).err();
+    if let Some((_, r)) = results
+        .iter_mut()
+        .find(|(_, r)| matches!(r, Err(Error::MemoryLimit { .. })))
+    {
+        return Err(take(r).unwrap_or(Error::Cancelled));
+    }
+    let mut errors = results.iter_mut().filter(|(_, r)| r.is_err());
+    match finish {
+        Ok(finish) => match errors.find(|(_, r)| !matches!(r, Err(Error::Cancelled))) {
+            Some((_, r)) => Err(take(r).unwrap_or(Error::Cancelled)),
+            None => Ok(finish),
+        },
+        // A record too long to read comes after every span handed over,
+        // so an error in one of them is earlier in the file.
+        Err(e @ Error::Csv { .. }) => Err(errors.next().and_then(|(_, r)| take(r)).unwrap_or(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Loads from `source`, of `total` bytes (0 when unknown; see the module
+/// docs for the design); `reopen` opens it again from its start when a span
+/// must be read a second time (without it every span's text is kept until
+/// the end instead).
 fn load_from<R: BufRead + Send>(
     source: R,
     reopen: Option<&(impl Fn() -> Result<R> + Sync)>,
+    total: u64,
     origin: &Path,
     table_name: &str,
     options: &LoadOptions,
-) -> Result<Table> {
-    let progress = Progress::new(options.progress);
+) -> Result<Loaded> {
+    let start = Instant::now();
+    let stop = Stop::new(options.cancel.clone());
+    stop.check()?;
     let dialect = dialect_of(options)?;
     let input = Input::open(source, origin)?;
-    let mut cutter = Cutter::new(input, origin)?;
+    let reporter = Reporter::new(options.on_progress.clone(), total, start);
+    let mut cutter = Cutter::new(input, origin, reporter, stop.clone())?;
     cutter.set_syntax(dialect.syntax);
     cutter.set_max_record_bytes(options.max_line_bytes.max(1));
     let names = match column_names(&mut cutter, origin, options, &dialect) {
@@ -286,7 +378,7 @@ fn load_from<R: BufRead + Send>(
         Err(e) => {
             // A broken gzip stream further on is what the caller hears of
             // (but a record too long to read ends the load at once).
-            if cutter.is_gzip() && !cutter.too_long_seen() {
+            if cutter.is_gzip() && !cutter.too_long_seen() && !matches!(e, Error::Cancelled) {
                 cutter.drain()?;
             }
             return Err(e);
@@ -297,6 +389,7 @@ fn load_from<R: BufRead + Send>(
         origin,
         dialect: &dialect,
         width,
+        stop: &stop,
     };
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();
@@ -305,8 +398,16 @@ fn load_from<R: BufRead + Send>(
         cutter.reuse_buffers(pool.clone());
     }
 
-    progress.rows_phase("loading", None);
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
+    // Spans after the first bad one need no parsing.
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let recycle = |bytes: Vec<u8>| {
+        if let Ok(mut p) = pool.lock()
+            && p.len() < 2 * SPANS_AHEAD
+        {
+            p.push(bytes);
+        }
+    };
     let process = |span: Span| {
         let Span {
             index,
@@ -315,9 +416,12 @@ fn load_from<R: BufRead + Send>(
             line,
             records,
         } = span;
+        if stop.stopped() || index > first_bad.load(Ordering::Relaxed) {
+            return recycle(bytes);
+        }
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, &bytes, line, &dialect).map(|span| Encoded {
+            encode::encode_batch(batch, &bytes, line, &cx).map(|span| Encoded {
                 rows,
                 columns: span.columns,
                 kinds: span.kinds,
@@ -333,15 +437,17 @@ fn load_from<R: BufRead + Send>(
                 Ok(e)
             }
             other => {
-                if let Ok(mut p) = pool.lock()
-                    && p.len() < 2 * SPANS_AHEAD
-                {
-                    p.push(bytes);
+                match &other {
+                    Err(Error::Cancelled | Error::MemoryLimit { .. }) => stop.fail(),
+                    Err(_) => {
+                        first_bad.fetch_min(index, Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
                 }
+                recycle(bytes);
                 other
             }
         };
-        progress.inc(records as u64);
         if let Ok(mut r) = results.lock() {
             r.push((index, encoded));
         }
@@ -382,16 +488,7 @@ fn load_from<R: BufRead + Send>(
     let mut results = results
         .into_inner()
         .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
-    results.sort_unstable_by_key(|(index, _)| *index);
-    let finish = match finish {
-        Ok(finish) => finish,
-        // A record too long to read comes after every span handed over,
-        // so an error in one of them is earlier in the file.
-        Err(e @ Error::Csv { .. }) => {
-            return Err(results.into_iter().find_map(|(_, r)| r.err()).unwrap_or(e));
-        }
-        Err(e) => return Err(e),
-    };
+    let finish = load_error(&stop, &mut results, finish)?;
     let mut encoded = results
         .into_iter()
         .map(|(_, r)| r)
@@ -433,7 +530,7 @@ fn load_from<R: BufRead + Send>(
             .zip(texts.iter_mut())
             .map(|((e, _), text)| (e.offset, e.len, text))
             .collect();
-        source::reread(Input::open(reopen()?, origin)?, origin, &mut wanted)?;
+        source::reread(Input::open(reopen()?, origin)?, origin, &mut wanted, &stop)?;
         let mut texts = texts.into_iter();
         for (e, _) in encoded.iter_mut().zip(&needs).filter(|(_, n)| **n) {
             e.bytes = texts.next();
@@ -442,8 +539,9 @@ fn load_from<R: BufRead + Send>(
     let conformed: Vec<Result<Partition>> = encoded
         .into_par_iter()
         .map(|mut e| {
+            stop.check()?;
             let bytes = e.bytes.take().unwrap_or_default();
-            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &dialect)?;
+            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &cx)?;
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,
@@ -451,6 +549,9 @@ fn load_from<R: BufRead + Send>(
             })
         })
         .collect();
+    if stop.cancelled() {
+        return Err(Error::Cancelled);
+    }
     let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
     let mut first_row = 0;
     for p in &mut partitions {
@@ -458,7 +559,7 @@ fn load_from<R: BufRead + Send>(
         first_row += p.rows;
     }
 
-    let fields = names
+    let fields: Vec<Field> = names
         .into_iter()
         .zip(&kinds)
         .zip(&census)
@@ -468,11 +569,19 @@ fn load_from<R: BufRead + Send>(
             note: inference_note(k, c),
         })
         .collect();
-    Ok(Table {
-        name: table_name.to_string(),
-        fields,
-        partitions,
-        source_bytes: finish.total_bytes,
+    let notices = fields
+        .iter()
+        .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
+        .collect();
+    Ok(Loaded {
+        table: Table {
+            name: table_name.to_string(),
+            fields,
+            partitions,
+            source_bytes: finish.total_bytes,
+        },
+        notices,
+        peak_bytes: None,
     })
 }
 

@@ -25,6 +25,7 @@ use csv_core::{ReadRecordResult, Reader};
 
 use super::build::{ColumnBuilder, Texts};
 use super::dialect::{Dialect, quoted_fields};
+use super::progress::Stop;
 use crate::error::{Error, Result};
 
 /// A span of records after phase 1.
@@ -319,16 +320,21 @@ impl<'d> Quoted<'d> {
     }
 }
 
+/// Records between two looks at whether the load was stopped.
+const STOP_EVERY_ROWS: usize = 4096;
+
 /// Calls `each(column, row, field, at)` for every field of every record of
 /// `input` (text from a record boundary on, UTF-8), `field` having its
 /// quotes removed (`None` for a NULL field) and being `input[at..]` when
 /// `at` is given. Returns false (after calling `each` for some fields)
-/// unless `input` holds exactly `records` records of `width` fields.
+/// unless `input` holds exactly `records` records of `width` fields, or
+/// when `stop` says so.
 pub(crate) fn split_fields(
     input: &[u8],
     width: usize,
     records: usize,
     dialect: &Dialect,
+    stop: &Stop,
     mut each: impl FnMut(usize, usize, Option<&[u8]>, Option<u32>),
 ) -> bool {
     let n = input.len();
@@ -336,6 +342,9 @@ pub(crate) fn split_fields(
     let mut quoted: Option<Quoted> = None;
     let (delimiter, quote) = (dialect.syntax.delimiter, dialect.syntax.quote);
     for row in 0..records {
+        if row % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 && stop.stopped() {
+            return false;
+        }
         while pos < n && matches!(input[pos], b'\n' | b'\r') {
             pos += 1;
         }
@@ -392,6 +401,8 @@ pub(crate) struct Context<'a> {
     pub dialect: &'a Dialect,
     /// Fields per record.
     pub width: usize,
+    /// When to give up.
+    pub stop: &'a Stop,
 }
 
 /// Parses the records of a span, `input`, which starts at a record boundary
@@ -403,7 +414,7 @@ pub(crate) struct Context<'a> {
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
 /// extra field) or a field that is not UTF-8, naming the record's line,
 /// whichever comes first; [`Error::NotSupported`] when the span holds 4 GiB
-/// or more of text.
+/// or more of text; [`Error::Cancelled`] when the load is stopped.
 pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
     let width = cx.width;
     if input.len() >= u32::MAX as usize {
@@ -418,6 +429,7 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
         width,
         records,
         cx.dialect,
+        cx.stop,
         |c, row, field, at| match field {
             Some(field) => columns[c].observe(row, field, at),
             None => columns[c].observe_null(row),
@@ -440,6 +452,7 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
             });
         }
     }
+    cx.stop.check()?;
     parse_span_slow(input, line, records, cx)
 }
 
@@ -462,6 +475,9 @@ fn parse_span_slow(input: &[u8], line: u64, records: usize, cx: &Context) -> Res
                 n.min(width) as u64 + 1,
                 format!("expected {width} fields, found {n}"),
             ));
+        }
+        if rows % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 {
+            cx.stop.check()?;
         }
         if rows == records {
             return Err(Error::Internal(format!(
@@ -516,10 +532,10 @@ fn utf8_error(
 pub(crate) fn span_texts(
     input: &[u8],
     records: usize,
-    width: usize,
-    dialect: &Dialect,
+    cx: &Context,
     wanted: &[usize],
 ) -> Result<Vec<Texts>> {
+    let (width, dialect) = (cx.width, cx.dialect);
     let mut slot = vec![usize::MAX; width];
     for (k, &c) in wanted.iter().enumerate() {
         slot[c] = k;
@@ -531,17 +547,25 @@ pub(crate) fn span_texts(
             .collect()
     };
     let mut texts = fresh();
-    let fast = split_fields(input, width, records, dialect, |c, _, field, at| {
-        if let Some(t) = texts.get_mut(slot[c]) {
-            match field {
-                Some(field) => t.push(field, at),
-                None => t.push_null(),
+    let fast = split_fields(
+        input,
+        width,
+        records,
+        dialect,
+        cx.stop,
+        |c, _, field, at| {
+            if let Some(t) = texts.get_mut(slot[c]) {
+                match field {
+                    Some(field) => t.push(field, at),
+                    None => t.push_null(),
+                }
             }
-        }
-    });
+        },
+    );
     if fast {
         return Ok(texts);
     }
+    cx.stop.check()?;
     let mut texts = fresh();
     let mut reader = Records::new(input, width, dialect);
     while reader.next()?.is_some() {
@@ -585,6 +609,7 @@ mod tests {
             width,
             records,
             &Dialect::default(),
+            &Stop::default(),
             |c, r, f, at| {
                 let f = f.map_or("<null>".to_string(), |f| {
                     String::from_utf8(f.to_vec()).unwrap()

@@ -16,12 +16,13 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use flate2::bufread::MultiGzDecoder;
 
 use super::dialect::{Syntax, quoted_fields};
 use super::parse::csv_error;
+use super::progress::{Reporter, Stop};
 use super::scan::{Next, Scanner};
 use crate::control::format_bytes;
 use crate::error::{Error, Result};
@@ -54,18 +55,23 @@ pub(crate) struct Unterminated {
     pub quote_line: u64,
 }
 
-/// A reader that remembers whether the reader it wraps failed, so that a
-/// failing file can be told from a corrupt gzip stream.
+/// A reader that counts the bytes read through it and remembers whether
+/// the reader it wraps failed, so that a failing file can be told from a
+/// corrupt gzip stream.
 struct Watched<R> {
     inner: R,
     failed: Arc<AtomicBool>,
+    read: Arc<AtomicU64>,
 }
 
 impl<R: BufRead> Read for Watched<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let r = self.inner.read(buf);
-        if r.is_err() {
-            self.failed.store(true, Ordering::Relaxed);
+        match &r {
+            Ok(n) => {
+                self.read.fetch_add(*n as u64, Ordering::Relaxed);
+            }
+            Err(_) => self.failed.store(true, Ordering::Relaxed),
         }
         r
     }
@@ -81,6 +87,7 @@ impl<R: BufRead> BufRead for Watched<R> {
     }
 
     fn consume(&mut self, amount: usize) {
+        self.read.fetch_add(amount as u64, Ordering::Relaxed);
         self.inner.consume(amount);
     }
 }
@@ -90,10 +97,11 @@ impl<R: BufRead> BufRead for Watched<R> {
 pub(crate) struct Input<R: BufRead> {
     reader: InputReader<R>,
     source_failed: Arc<AtomicBool>,
+    source_read: Arc<AtomicU64>,
 }
 
 enum InputReader<R: BufRead> {
-    Plain(R),
+    Plain(Watched<R>),
     Gzip(Box<MultiGzDecoder<Watched<R>>>),
 }
 
@@ -106,18 +114,27 @@ impl<R: BufRead> Input<R> {
         let head = source.fill_buf().map_err(|e| io_error(origin, e))?;
         let gzip = head.starts_with(&[0x1f, 0x8b]);
         let source_failed = Arc::new(AtomicBool::new(false));
+        let source_read = Arc::new(AtomicU64::new(0));
+        let watched = Watched {
+            inner: source,
+            failed: source_failed.clone(),
+            read: source_read.clone(),
+        };
         let reader = if gzip {
-            InputReader::Gzip(Box::new(MultiGzDecoder::new(Watched {
-                inner: source,
-                failed: source_failed.clone(),
-            })))
+            InputReader::Gzip(Box::new(MultiGzDecoder::new(watched)))
         } else {
-            InputReader::Plain(source)
+            InputReader::Plain(watched)
         };
         Ok(Input {
             reader,
             source_failed,
+            source_read,
         })
+    }
+
+    /// Bytes of the source read so far (compressed bytes for gzip).
+    pub(crate) fn source_bytes(&self) -> u64 {
+        self.source_read.load(Ordering::Relaxed)
     }
 
     /// True when the input is gzip-compressed.
@@ -155,16 +172,19 @@ fn io_error(origin: &Path, source: std::io::Error) -> Error {
 ///
 /// # Errors
 /// [`Error::Io`] when the input cannot be read; [`Error::Internal`] when it
-/// is shorter than before (it changed while loading).
+/// is shorter than before (it changed while loading); [`Error::Cancelled`]
+/// when `stop` says so.
 pub(crate) fn reread<R: BufRead>(
     mut input: Input<R>,
     origin: &Path,
     wanted: &mut [(u64, usize, &mut Vec<u8>)],
+    stop: &Stop,
 ) -> Result<()> {
     let mut pos = 0u64;
     let mut skip = Vec::new();
     for (offset, len, buf) in wanted.iter_mut() {
         while pos < *offset {
+            stop.check()?;
             skip.clear();
             let n = input.read_into(
                 &mut skip,
@@ -181,7 +201,8 @@ pub(crate) fn reread<R: BufRead>(
         }
         buf.clear();
         while buf.len() < *len {
-            let n = input.read_into(buf, *len - buf.len(), origin)?;
+            stop.check()?;
+            let n = input.read_into(buf, (*len - buf.len()).min(READ_SIZE), origin)?;
             if n == 0 {
                 return Err(Error::Internal(format!(
                     "{} changed while loading",
@@ -216,6 +237,9 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     last_span_len: usize,
     /// Bytes to read at a time.
     read_size: usize,
+    /// Where progress goes, and when to stop.
+    reporter: Reporter,
+    stop: Stop,
     /// Buffers to reuse (already paged in) instead of allocating.
     pool: Option<BufferPool>,
     /// Delimiter and quote of the records.
@@ -230,11 +254,19 @@ pub(crate) struct Cutter<'o, R: BufRead> {
 pub(crate) type BufferPool = std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>;
 
 impl<'o, R: BufRead> Cutter<'o, R> {
-    /// A cutter at the start of `input`, skipping a UTF-8 byte order mark.
+    /// A cutter at the start of `input`, skipping a UTF-8 byte order mark,
+    /// that reports the bytes it reads to `reporter` and stops when `stop`
+    /// says so.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
-    pub(crate) fn new(input: Input<R>, origin: &'o Path) -> Result<Cutter<'o, R>> {
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Cancelled`] when stopped.
+    pub(crate) fn new(
+        input: Input<R>,
+        origin: &'o Path,
+        reporter: Reporter,
+        stop: Stop,
+    ) -> Result<Cutter<'o, R>> {
         let mut cutter = Cutter {
             input,
             origin,
@@ -249,6 +281,8 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             spans: 0,
             last_span_len: 0,
             read_size: READ_SIZE,
+            reporter,
+            stop,
             pool: None,
             syntax: Syntax::default(),
             max_record_bytes: usize::MAX,
@@ -294,12 +328,19 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.input.is_gzip()
     }
 
+    /// Reads the next piece of the input onto the buffer.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Cancelled`] when the load is stopped.
     fn fill(&mut self) -> Result<()> {
+        self.stop.check()?;
         let n = self
             .input
             .read_into(&mut self.buf, self.read_size, self.origin)?;
         self.total += n as u64;
         self.eof = n == 0;
+        self.reporter.read(self.input.source_bytes(), self.eof);
         Ok(())
     }
 
@@ -536,7 +577,8 @@ mod tests {
     fn cut(text: &str, per_span: usize, read_size: usize) -> Cuts {
         let origin = Path::new("t.csv");
         let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
-        let mut cutter = Cutter::new(input, origin).unwrap();
+        let reporter = Reporter::new(None, 0, std::time::Instant::now());
+        let mut cutter = Cutter::new(input, origin, reporter, Stop::default()).unwrap();
         cutter.read_size = read_size;
         let mut spans = Vec::new();
         loop {

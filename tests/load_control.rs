@@ -145,3 +145,78 @@ fn a_cancelled_load_keeps_nothing_in_the_database() {
         .unwrap();
     assert_eq!(stats.rows, 150_000);
 }
+
+#[test]
+fn a_load_past_the_memory_limit_stops_early_and_keeps_nothing() {
+    let db_with = |limit: Option<usize>| {
+        Database::new(DatabaseOptions {
+            threads: 2,
+            memory_limit: limit,
+        })
+        .unwrap()
+    };
+    let options = LoadOptions {
+        partition_rows: 10_000,
+        ..LoadOptions::default()
+    };
+    // The table's size, loaded without a limit; the budget holds it once.
+    let mut db = db_with(None);
+    let stats = db
+        .load_csv_bytes(big_csv(), Path::new("t.csv"), "t", &options)
+        .unwrap();
+    let table_bytes = stats.heap_bytes;
+    assert_eq!(db.memory().used(), table_bytes);
+    // Replacing it gives the old bytes back.
+    let replace = LoadOptions {
+        replace: true,
+        ..options.clone()
+    };
+    db.load_csv_bytes(big_csv(), Path::new("t.csv"), "t", &replace)
+        .unwrap();
+    assert_eq!(db.memory().used(), table_bytes);
+
+    let mut db = db_with(Some(table_bytes / 3));
+    db.load_csv_bytes(b"a\n1\n".to_vec(), Path::new("a.csv"), "a", &options)
+        .unwrap();
+    let used = db.memory().used();
+    let err = db
+        .load_csv_bytes(big_csv(), Path::new("t.csv"), "t", &options)
+        .unwrap_err();
+    let Error::MemoryLimit { work, what, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(*work, "load");
+    // Stopped after some partitions, well before the 150,000th row.
+    let rows: usize = what
+        .strip_prefix("table \"t\" after ")
+        .and_then(|r| r.strip_suffix(" rows"))
+        .map(|r| r.replace(',', "").parse().unwrap())
+        .unwrap_or_else(|| panic!("{what}"));
+    assert!(rows > 0 && rows < 150_000, "{err}");
+    assert!(
+        err.to_string().starts_with("load needs more than "),
+        "{err}"
+    );
+    assert!(db.table("t").is_none());
+    assert_eq!(db.memory().used(), used);
+}
+
+#[test]
+fn the_reservation_of_a_load_is_the_table_size() {
+    let budget = katydid::MemoryBudget::new(usize::MAX);
+    let options = LoadOptions {
+        partition_rows: 7_000,
+        memory: Some(budget.clone()),
+        ..LoadOptions::default()
+    };
+    // Column x is integers in the first partitions and floats in the last:
+    // the widened partitions are counted at their final size.
+    let mut text = String::from_utf8(big_csv()).unwrap();
+    text.push_str("150000,0.5,name,2013-01-01 00:00:00\n");
+    let loaded = load_bytes(text.into_bytes(), Path::new("r.csv"), "r", &options).unwrap();
+    let memory = loaded.memory.as_ref().unwrap();
+    assert_eq!(memory.bytes(), loaded.table.heap_bytes());
+    assert_eq!(budget.used(), loaded.table.heap_bytes());
+    drop(loaded);
+    assert_eq!(budget.used(), 0);
+}

@@ -80,6 +80,13 @@
 //! order (spans after a bad one are not parsed). Nothing is returned on
 //! error. The reading thread reports the bytes it has read to
 //! [`LoadOptions::on_progress`]; the library draws nothing.
+//!
+//! # Memory
+//! Each partition's bytes are reserved against [`LoadOptions::memory`] as
+//! soon as it is encoded, so a table that will not fit stops the load
+//! early with [`Error::MemoryLimit`] (and stops every other part of it);
+//! the reservation, brought to the final table's size, is handed on in
+//! [`Loaded::memory`].
 
 mod build;
 mod dialect;
@@ -107,7 +114,7 @@ use self::progress::{Reporter, Stop};
 use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
 use std::sync::Arc;
 
-use crate::control::{CancelToken, MemoryBudget, ProgressFn};
+use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation};
 use crate::error::{Error, Result};
 use crate::store::{Column, Field, Partition, Table};
 
@@ -151,7 +158,11 @@ pub struct LoadOptions {
     /// size (0 for a pipe), at most every 50 ms, from the reading thread,
     /// the last when the whole input is read.
     pub on_progress: Option<ProgressFn>,
-    /// The budget the loaded table's bytes count against.
+    /// The budget the loaded table's bytes count against: each partition
+    /// is reserved as it is encoded, so a load that would pass the limit
+    /// stops early with [`Error::MemoryLimit`] (`load needs more than 1.2
+    /// GiB for table "trips" after 1,200,000 rows (limit 1.0 GiB)`) and
+    /// keeps nothing; the reservation comes back in [`Loaded::memory`].
     pub memory: Option<Arc<MemoryBudget>>,
 }
 
@@ -202,6 +213,10 @@ pub struct Loaded {
     pub notices: Vec<String>,
     /// Peak memory of the load in bytes, when measured.
     pub peak_bytes: Option<usize>,
+    /// The table's bytes held against [`LoadOptions::memory`] (exactly
+    /// [`Table::heap_bytes`]), when a budget was given: hand it on with the
+    /// table so that it is not counted twice.
+    pub memory: Option<Reservation>,
 }
 
 /// Loads a plain or gzipped CSV file (gzip detected by its magic bytes) into
@@ -399,6 +414,28 @@ fn load_from<R: BufRead + Send>(
     }
 
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
+    // The table's bytes so far, and its rows.
+    let memory = options
+        .memory
+        .as_ref()
+        .map(|budget| Mutex::new(Reservation::empty(budget, "load")));
+    let rows_done = AtomicUsize::new(0);
+    let reserve = |columns: &[Column], rows: usize| -> Result<()> {
+        let rows = rows_done.fetch_add(rows, Ordering::Relaxed) + rows;
+        let Some(memory) = &memory else {
+            return Ok(());
+        };
+        let bytes = columns.iter().map(Column::heap_bytes).sum();
+        let mut memory = memory
+            .lock()
+            .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
+        memory.grow(bytes, || {
+            format!(
+                "table \"{table_name}\" after {} rows",
+                thousands(rows as u64)
+            )
+        })
+    };
     // Spans after the first bad one need no parsing.
     let first_bad = AtomicUsize::new(usize::MAX);
     let recycle = |bytes: Vec<u8>| {
@@ -421,7 +458,9 @@ fn load_from<R: BufRead + Send>(
         }
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, &bytes, line, &cx).map(|span| Encoded {
+            let span = encode::encode_batch(batch, &bytes, line, &cx)?;
+            reserve(&span.columns, rows)?;
+            Ok(Encoded {
                 rows,
                 columns: span.columns,
                 kinds: span.kinds,
@@ -573,15 +612,33 @@ fn load_from<R: BufRead + Send>(
         .iter()
         .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
         .collect();
+    let table = Table {
+        name: table_name.to_string(),
+        fields,
+        partitions,
+        source_bytes: finish.total_bytes,
+    };
+    // Columns encoded again (integers widened to floats) changed size.
+    let memory = match memory {
+        Some(m) => {
+            let mut m = m
+                .into_inner()
+                .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
+            m.resize(table.heap_bytes(), || {
+                format!(
+                    "table \"{table_name}\" ({} rows)",
+                    thousands(table.rows() as u64)
+                )
+            })?;
+            Some(m)
+        }
+        None => None,
+    };
     Ok(Loaded {
-        table: Table {
-            name: table_name.to_string(),
-            fields,
-            partitions,
-            source_bytes: finish.total_bytes,
-        },
+        table,
         notices,
         peak_bytes: None,
+        memory,
     })
 }
 

@@ -4,17 +4,21 @@
 //! - Plain or gzip-compressed text; gzip is recognised by its magic bytes
 //!   `1f 8b` whatever the file is called, and may have several members. A
 //!   UTF-8 byte order mark at the start is skipped.
-//! - RFC 4180 records as read by `csv-core` with its defaults: `,` between
-//!   fields, `"` quotes with `""` inside quotes for a quote, and `\n`, `\r\n`
-//!   or `\r` ending a record. Empty lines are skipped (so a one-column file
-//!   cannot hold a NULL row written as an empty line). Every record must have
-//!   as many fields as the header (or as the first record without one).
+//! - RFC 4180 records as read by `csv-core`: a delimiter between fields
+//!   ([`LoadOptions::delimiter`], else detected among `,` `;` tab `|` from
+//!   the first records, see `dialect.rs`), quotes ([`LoadOptions::quote`],
+//!   `"` by default) doubled inside quotes for a quote, and `\n`, `\r\n` or
+//!   `\r` ending a record. Empty lines are skipped (so a one-column file
+//!   cannot hold a NULL row written as an empty line). Every record must
+//!   have as many fields as the header (or as the first record without
+//!   one); when it has not, the error suggests a delimiter that fits.
 //! - Every field must be UTF-8.
 //!
 //! # Values
-//! PostgreSQL COPY's rule: an unquoted empty field is NULL, and a quoted
-//! empty field `""` is the empty string (as DuckDB reads with
-//! `allow_quoted_nulls = false`). The empty string is a string, so a `""`
+//! PostgreSQL COPY's rule: an unquoted empty field is NULL, and so is an
+//! unquoted [`LoadOptions::null_string`]; a quoted field never is, so `""`
+//! is the empty string (as DuckDB reads with `allow_quoted_nulls =
+//! false`). The empty string is a string, so a `""`
 //! in a column of numbers makes it a string column, as in DuckDB. Column
 //! types are inferred from every value in the file (see the rules in
 //! `infer.rs`, summarised on [`load_csv_bytes`]); a column with no value at
@@ -107,7 +111,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use self::build::Census;
-use self::dialect::{Dialect, Syntax};
+use self::dialect::{Dialect, Syntax, sniff, tab_separated_name};
 use self::infer::Kind;
 use self::parse::{Context, csv_error, first_record, parse_span};
 use self::progress::{Reporter, Stop};
@@ -135,13 +139,15 @@ pub struct LoadOptions {
     /// Rows per partition (default [`DEFAULT_PARTITION_ROWS`]); 0 is taken
     /// as 1.
     pub partition_rows: usize,
-    /// The field delimiter; `None` detects it from the first lines (`,`
-    /// `;` tab `|`; a `.tsv` name means tab).
+    /// The field delimiter, an ASCII character; `None` detects it from the
+    /// first records (the first of `,` `;` tab `|` that splits them all into
+    /// the same number of fields, more than one; else `,`), and a name
+    /// ending in `.tsv` or `.tsv.gz` means tab.
     pub delimiter: Option<u8>,
-    /// The quote character (default `"`).
+    /// The quote character, ASCII (default `"`).
     pub quote: u8,
-    /// A field equal to this text (unquoted) is NULL too, besides an
-    /// unquoted empty field.
+    /// An unquoted field equal to this text is NULL too, besides an
+    /// unquoted empty field (`NA`, `\N`); a quoted one is text.
     pub null_string: Option<String>,
     /// Longest record (line) in bytes; a longer one fails the load naming
     /// file, line and size (default [`DEFAULT_MAX_LINE_BYTES`]).
@@ -382,10 +388,18 @@ fn load_from<R: BufRead + Send>(
     let start = Instant::now();
     let stop = Stop::new(options.cancel.clone());
     stop.check()?;
-    let dialect = dialect_of(options)?;
     let input = Input::open(source, origin)?;
     let reporter = Reporter::new(options.on_progress.clone(), total, start);
     let mut cutter = Cutter::new(input, origin, reporter, stop.clone())?;
+    let (sample, complete) = cutter.sample();
+    let sniffed = sniff(sample, complete, options.quote);
+    let delimiter = match options.delimiter {
+        Some(d) => d,
+        None if tab_separated_name(origin) => b'\t',
+        None => sniffed.choose(),
+    };
+    let dialect = dialect_of(options, delimiter)?;
+    let hint = sniffed.hint(delimiter);
     cutter.set_syntax(dialect.syntax);
     cutter.set_max_record_bytes(options.max_line_bytes.max(1));
     let names = match column_names(&mut cutter, origin, options, &dialect) {
@@ -405,6 +419,7 @@ fn load_from<R: BufRead + Send>(
         dialect: &dialect,
         width,
         stop: &stop,
+        hint: hint.as_deref(),
     };
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();
@@ -642,14 +657,14 @@ fn load_from<R: BufRead + Send>(
     })
 }
 
-/// The dialect `options` ask for; a delimiter not given is `,`.
+/// The dialect `options` ask for, with `delimiter` (given or detected).
 ///
 /// # Errors
 /// [`Error::NotSupported`] for a delimiter or quote that is not ASCII, is a
 /// line break, or is both.
-fn dialect_of(options: &LoadOptions) -> Result<Dialect> {
+fn dialect_of(options: &LoadOptions, delimiter: u8) -> Result<Dialect> {
     let syntax = Syntax {
-        delimiter: options.delimiter.unwrap_or(b','),
+        delimiter,
         quote: options.quote,
     };
     let bad = |b: u8| !b.is_ascii() || b == b'\n' || b == b'\r';

@@ -403,6 +403,9 @@ pub(crate) struct Context<'a> {
     pub width: usize,
     /// When to give up.
     pub stop: &'a Stop,
+    /// What to suggest when a record has the wrong number of fields (a
+    /// delimiter that seems to fit better).
+    pub hint: Option<&'a str>,
 }
 
 /// Parses the records of a span, `input`, which starts at a record boundary
@@ -469,11 +472,12 @@ fn parse_span_slow(input: &[u8], line: u64, records: usize, cx: &Context) -> Res
                 return Err(e);
             }
             let line = line_at(input, line, start);
+            let hint = cx.hint.map(|h| format!(" ({h})")).unwrap_or_default();
             return Err(csv_error(
                 origin,
                 line,
                 n.min(width) as u64 + 1,
-                format!("expected {width} fields, found {n}"),
+                format!("expected {width} fields, found {n}{hint}"),
             ));
         }
         if rows % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 {

@@ -308,6 +308,12 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.max_record_bytes = bytes;
     }
 
+    /// The text read so far from the first record on, and whether it is
+    /// the whole input: after [`Cutter::new`], the input's first piece.
+    pub(crate) fn sample(&self) -> (&[u8], bool) {
+        (&self.buf[self.begin..], self.eof)
+    }
+
     /// True once a record longer than the limit was met.
     pub(crate) fn too_long_seen(&self) -> bool {
         self.too_long_seen

@@ -958,3 +958,146 @@ fn inference_and_notes_agree_with_a_naive_reading() {
     // The rounds exercised notes, not only their absence.
     assert!(notes > 20, "{notes} notes");
 }
+
+fn named(name: &str, text: &[u8], options: &LoadOptions) -> Result<Table> {
+    load_csv_bytes(text.to_vec(), Path::new(name), "t", options)
+}
+
+/// Regression (issue 9): a tab-separated file loaded as one column named
+/// `id\tname\tval`, and a semicolon-separated one failed without a hint.
+#[test]
+fn the_delimiter_is_detected_from_the_first_records() {
+    for (delimiter, text) in [
+        ("tab", "id\tname\tval\n1\tx, y\t2.5\n2\t\"q\tr\"\t\n"),
+        ("semicolon", "id;name;val\n1;x, y;2.5\n2;\"q;r\";\n"),
+        ("pipe", "id|name|val\n1|x, y|2.5\n2|\"q|r\"|\n"),
+    ] {
+        let sep = match delimiter {
+            "tab" => "\t",
+            "semicolon" => ";",
+            _ => "|",
+        };
+        for bytes in [text.as_bytes().to_vec(), gzip(text.as_bytes())] {
+            for size in [1, 100] {
+                let t = named("x.csv", &bytes, &opts(size)).unwrap();
+                let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+                assert_eq!(names, ["id", "name", "val"], "{delimiter}");
+                assert_eq!(column(&t, "id"), vec![int(1), int(2)]);
+                assert_eq!(
+                    column(&t, "name"),
+                    vec![s("x, y"), s(&format!("q{sep}r"))],
+                    "{delimiter}"
+                );
+                assert_eq!(column(&t, "val"), vec![Value::Float(2.5), Value::Null]);
+            }
+        }
+    }
+    // A file without any delimiter stays one column.
+    let t = load_ok("name\nAlice\nBob Smith\n");
+    assert_eq!(t.fields.len(), 1);
+    assert_eq!(column(&t, "name"), vec![s("Alice"), s("Bob Smith")]);
+    // A `.tsv` name means tab, whatever the sample looks like; a given
+    // delimiter wins over both.
+    let text = b"a,b\tc\n1,2\t3\n";
+    let t = named("x.TSV", text, &opts(10)).unwrap();
+    assert_eq!(t.fields[0].name, "a,b");
+    let t = named("x.csv", text, &opts(10)).unwrap();
+    assert_eq!(t.fields[0].name, "a");
+    let comma_forced = LoadOptions {
+        delimiter: Some(b'|'),
+        ..LoadOptions::default()
+    };
+    let t = named("x.tsv", text, &comma_forced).unwrap();
+    assert_eq!(t.fields.len(), 1);
+}
+
+#[test]
+fn a_field_count_error_suggests_a_delimiter_that_fits() {
+    let forced = LoadOptions {
+        delimiter: Some(b','),
+        ..LoadOptions::default()
+    };
+    let (line, col, msg) = csv_err(b"a;b;c\n1;2;3\n4,5;6;7\n", &forced);
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (
+            3,
+            2,
+            "expected 1 fields, found 2 (the file looks ';'-separated: try --delimiter ';')"
+        )
+    );
+    // A header written with commas over records with semicolons.
+    let (line, col, msg) = csv_err(b"a,b,c\n1;2;3\n4;5;6\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (
+            2,
+            2,
+            "expected 3 fields, found 1 (the file looks ';'-separated: try --delimiter ';')"
+        )
+    );
+    // No hint when no other delimiter fits.
+    let (_, _, msg) = csv_err(b"a,b\n1,2\n3\n", &LoadOptions::default());
+    assert_eq!(msg, "expected 2 fields, found 1");
+}
+
+#[test]
+fn a_quote_other_than_double_quotes() {
+    let single = LoadOptions {
+        quote: b'\'',
+        ..LoadOptions::default()
+    };
+    // `'` quotes (doubled inside), `"` is data; `''` is the empty string.
+    let text = "a,b\n'x,y',\"q\"\n'it''s',''\n'multi\nline',\n";
+    for size in [1, 100] {
+        let t = load(
+            text.as_bytes(),
+            &LoadOptions {
+                partition_rows: size,
+                ..single.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(column(&t, "a"), vec![s("x,y"), s("it's"), s("multi\nline")]);
+        assert_eq!(column(&t, "b"), vec![s("\"q\""), s(""), Value::Null]);
+    }
+    // With a detected delimiter too.
+    let t = load(b"a;b\n'1;2';3\n", &single).unwrap();
+    assert_eq!(rows(&t), vec![vec![s("1;2"), int(3)]]);
+    // A delimiter or quote that cannot be one.
+    for (delimiter, quote) in [(b'\n', b'"'), (b',', b','), (0xe9, b'"'), (b',', b'\r')] {
+        let bad = LoadOptions {
+            delimiter: Some(delimiter),
+            quote,
+            ..LoadOptions::default()
+        };
+        assert!(
+            matches!(load(b"a\n1\n", &bad), Err(Error::NotSupported(_))),
+            "{delimiter} {quote}"
+        );
+    }
+}
+
+#[test]
+fn a_null_string_is_null_unless_quoted() {
+    let na = |null: &str| LoadOptions {
+        null_string: Some(null.to_string()),
+        partition_rows: 2,
+        ..LoadOptions::default()
+    };
+    let text = "n,s,f\n1,NA,2.5\nNA,\"NA\",NA\n3,,\"\"\n";
+    let t = load(text.as_bytes(), &na("NA")).unwrap();
+    assert_eq!(dtype(&t, "n"), DataType::Int);
+    assert_eq!(column(&t, "n"), vec![int(1), Value::Null, int(3)]);
+    assert_eq!(column(&t, "s"), vec![Value::Null, s("NA"), Value::Null]);
+    // The quoted empty field is a string: f is a string column.
+    assert_eq!(dtype(&t, "f"), DataType::Str);
+    assert_eq!(column(&t, "f"), vec![s("2.5"), Value::Null, s("")]);
+    // `\N`, as PostgreSQL writes NULL; other text stays text.
+    let t = load(b"a\tb\n\\N\tx\n7\t\\N\n", &na("\\N")).unwrap();
+    assert_eq!(column(&t, "a"), vec![Value::Null, int(7)]);
+    assert_eq!(column(&t, "b"), vec![s("x"), Value::Null]);
+    // Without the option NA is text.
+    let t = load(text.as_bytes(), &opts(2)).unwrap();
+    assert_eq!(dtype(&t, "n"), DataType::Str);
+}

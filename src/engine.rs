@@ -11,9 +11,14 @@ use std::time::{Duration, Instant};
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::error::{Error, Result};
 use crate::exec;
+use crate::files::{self, FileTables};
 use crate::ingest::{self, LoadOptions};
+use crate::introspect;
 use crate::plan::{self, Catalog};
-use crate::sql::{self, ast::Statement};
+use crate::sql::{
+    self,
+    ast::{Describe, Statement, TableRef},
+};
 use crate::store::{HashIndex, Table};
 use crate::types::{DataType, Value};
 
@@ -179,6 +184,9 @@ pub struct Database {
     cancel: CancelToken,
     progress: Option<ProgressFn>,
     memory: Arc<MemoryBudget>,
+    /// Files queried as tables (`FROM 'hits.csv'`), loaded on first use;
+    /// behind a lock because queries take `&self` (see [`crate::files`]).
+    files: FileTables,
 }
 
 /// Runs `f`, turning a panic into [`Error::Internal`]: the statement fails,
@@ -214,6 +222,7 @@ impl Database {
             cancel: CancelToken::new(),
             progress: None,
             memory: MemoryBudget::new(options.memory_limit.unwrap_or_else(default_memory_limit)),
+            files: FileTables::default(),
         })
     }
 
@@ -451,12 +460,7 @@ impl Database {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-                for p in &table.partitions {
-                    *counts.entry(p.columns[i].encoding_name()).or_default() += 1;
-                }
-                let mut encodings: Vec<(String, usize)> = counts.into_iter().collect();
-                encodings.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                let encodings = introspect::encodings(table, i);
                 ColumnInfo {
                     name: f.name.clone(),
                     dtype: f.dtype,
@@ -478,95 +482,308 @@ impl Database {
         })
     }
 
-    /// Parses, plans and runs one SQL statement (`SELECT …` or
-    /// `EXPLAIN SELECT …`; EXPLAIN returns one text column `plan`, a row per
-    /// line).
+    /// Parses, plans and runs one SQL statement and returns its rows:
+    /// - `SELECT …`, whose `FROM` may name a file (`FROM 'hits.csv'`, also
+    ///   `.csv.gz` and `.tsv`) or `read_csv('path', delim => ';', header =>
+    ///   false, nullstr => 'NA', columns => ['a', 'b'])`: the file is loaded
+    ///   on first use and kept until its size or modification time changes;
+    /// - `EXPLAIN SELECT …`: one text column `plan`, a row per line;
+    /// - `DESCRIBE table` (per column: `column_name`, `column_type`,
+    ///   `encoding`, `null_count`, `memory`) or `DESCRIBE SELECT …`
+    ///   (`column_name`, `column_type` of the result, without running it);
+    /// - `SHOW TABLES`: `name`, `rows`, `columns`, `memory` of every table,
+    ///   then of every file table (named by its quoted path);
+    /// - `SUMMARIZE table`: per column `column_name`, `column_type`,
+    ///   `encoding`, `min`, `max`, `approx_unique`, `avg`, `q25`, `q50`,
+    ///   `q75`, `count`, `null_percentage`; quartiles are exact up to
+    ///   100,000 rows and computed from a uniform sample of about that many
+    ///   rows beyond.
     ///
     /// # Errors
     /// [`Error::Parse`] or [`Error::Plan`] with the byte offset of the
-    /// problem; [`Error::Execution`] for failures while running (division by
-    /// zero).
+    /// problem (a missing file or a bad `read_csv` option points at the
+    /// argument); [`Error::Execution`] for failures while running (division
+    /// by zero); a file's load errors.
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
         self.cancel.reset();
         guarded(|| self.run_query(sql))
     }
 
     /// Runs one statement and hands its rows to `sink` in batches, in result
-    /// order, stopping early when the sink asks to.
+    /// order, as partitions finish (a scan without ORDER BY streams; a sort
+    /// or an aggregate delivers once it is done), stopping early when the
+    /// sink asks to.
     ///
     /// # Errors
     /// As [`Database::query`], plus the sink's own errors.
     pub fn query_to(&self, sql: &str, sink: &mut dyn RowSink) -> Result<QuerySummary> {
-        const BATCH_ROWS: usize = 1024;
         self.cancel.reset();
         guarded(|| {
-            let result = self.run_query(sql)?;
-            sink.start(&result.columns, &result.types)?;
+            let start = Instant::now();
+            let plan = match self.prepare(sql)? {
+                Prepared::Select(plan) => plan,
+                Prepared::Result(result) => {
+                    sink.start(&result.columns, &result.types)?;
+                    let more = sink.rows(&result.rows)?;
+                    return Ok(QuerySummary {
+                        rows: result.rows.len() as u64,
+                        rows_scanned: 0,
+                        stopped: !more,
+                        elapsed: start.elapsed(),
+                    });
+                }
+            };
+            sink.start(&plan.names, &exec::output_types(&plan))?;
+            let ctx = self.context(&plan);
             let mut delivered = 0u64;
             let mut stopped = false;
-            for batch in result.rows.chunks(BATCH_ROWS) {
-                self.cancel.check()?;
-                delivered += batch.len() as u64;
-                if !sink.rows(batch)? {
-                    stopped = delivered < result.rows.len() as u64;
-                    break;
+            let mut sink_error: Option<Error> = None;
+            let out = std::thread::scope(|scope| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Value>>>(2);
+                let driver = scope.spawn(|| {
+                    let tx = tx;
+                    self.pool.install(|| {
+                        exec::execute(&plan, &ctx, &mut |batch| Ok(tx.send(batch).is_ok()))
+                    })
+                });
+                for batch in rx.iter() {
+                    delivered += batch.len() as u64;
+                    match sink.rows(&batch) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            stopped = true;
+                            break;
+                        }
+                        Err(e) => {
+                            sink_error = Some(e);
+                            break;
+                        }
+                    }
                 }
+                // Dropping the receiver makes the driver's next send fail,
+                // which stops it.
+                drop(rx);
+                driver.join().unwrap_or_else(|_| {
+                    Err(Error::Internal(
+                        "query driver panicked (please report)".into(),
+                    ))
+                })
+            });
+            if let Some(e) = sink_error {
+                return Err(e);
             }
+            let out = out?;
             Ok(QuerySummary {
                 rows: delivered,
-                rows_scanned: result.rows_scanned,
+                rows_scanned: out.rows_scanned,
                 stopped,
-                elapsed: result.elapsed,
+                elapsed: start.elapsed(),
             })
         })
     }
 
     /// Runs one statement for display: the first `max_rows` rows and the
-    /// number of rows in the whole result.
+    /// number of rows in the whole result. For a query without aggregates
+    /// the LIMIT is pushed down (only the rows shown are computed) and the
+    /// total comes from a count over the same filter.
     ///
     /// # Errors
     /// As [`Database::query`].
     pub fn query_preview(&self, sql: &str, max_rows: usize) -> Result<Preview> {
         self.cancel.reset();
         guarded(|| {
-            let mut result = self.run_query(sql)?;
-            let total_rows = result.rows.len() as u64;
-            result.rows.truncate(max_rows);
+            let start = Instant::now();
+            let mut plan = match self.prepare(sql)? {
+                Prepared::Select(plan) => plan,
+                Prepared::Result(mut result) => {
+                    let total_rows = result.rows.len() as u64;
+                    result.rows.truncate(max_rows);
+                    return Ok(Preview { result, total_rows });
+                }
+            };
+            if plan.aggregate.is_some() || plan.limit.is_some_and(|l| l < 0) {
+                let mut result = self.execute_plan(plan, start)?;
+                let total_rows = result.rows.len() as u64;
+                result.rows.truncate(max_rows);
+                return Ok(Preview { result, total_rows });
+            }
+            let cap = i64::try_from(max_rows).unwrap_or(i64::MAX);
+            let full_limit = plan.limit;
+            plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
+            let count_plan = counting(&plan);
+            let mut result = self.execute_plan(plan, start)?;
+            let ctx = self.context(&count_plan);
+            let (rows, _) = self
+                .pool
+                .install(|| exec::execute_collect(&count_plan, &ctx))?;
+            let matching = match rows.first().and_then(|r| r.first()) {
+                Some(Value::Int(n)) => *n as u64,
+                _ => 0,
+            };
+            let after_offset = matching.saturating_sub(count_plan.offset);
+            let total_rows = full_limit.map_or(after_offset, |l| after_offset.min(l as u64));
+            result.elapsed = start.elapsed();
             Ok(Preview { result, total_rows })
+        })
+    }
+
+    /// The execution context of one query over `plan`'s table.
+    fn context(&self, plan: &plan::QueryPlan) -> exec::Context<'_> {
+        exec::Context::new(
+            plan.table.rows(),
+            self.cancel.clone(),
+            self.progress.clone(),
+            self.memory.clone(),
+            self,
+        )
+    }
+
+    /// Parses and plans one statement; statements that are not queries over
+    /// a table (EXPLAIN, DESCRIBE, SHOW TABLES, SUMMARIZE) are answered
+    /// here. Planning runs on the pool, where a file the query names loads.
+    fn prepare(&self, sql: &str) -> Result<Prepared> {
+        let start = Instant::now();
+        let statement = sql::parse(sql)?;
+        let mut result = match &statement {
+            Statement::Select(select) => {
+                let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
+                return Ok(Prepared::Select(plan));
+            }
+            Statement::Explain(select) => {
+                let text = self.pool.install(|| {
+                    let plan = plan::plan_select(select, sql, self)?;
+                    let mut ctx = self.context(&plan);
+                    exec::explain(&plan, &mut ctx)
+                })?;
+                QueryResult {
+                    columns: vec!["plan".into()],
+                    types: vec![DataType::Str],
+                    rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
+                    rows_scanned: 0,
+                    elapsed: Duration::ZERO,
+                }
+            }
+            Statement::Describe(describe) => match describe {
+                Describe::Table(from) => {
+                    let table = self.resolve_table(from)?;
+                    let file = !matches!(from, TableRef::Named(_));
+                    introspect::describe_table(&table, &|column| {
+                        if file {
+                            self.files.index_bytes(&table, column)
+                        } else {
+                            self.index_bytes(&table.name, column)
+                        }
+                    })
+                }
+                Describe::Query(select) => {
+                    let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
+                    introspect::describe_query(&plan)
+                }
+            },
+            Statement::ShowTables => {
+                let mut tables: Vec<(String, Arc<Table>)> = self
+                    .tables
+                    .iter()
+                    .map(|(name, e)| (name.clone(), e.table.clone()))
+                    .collect();
+                for (path, table) in self.files.list() {
+                    let quoted = format!("'{}'", path.display().to_string().replace('\'', "''"));
+                    tables.push((quoted, table));
+                }
+                introspect::show_tables(&tables)
+            }
+            Statement::Summarize(from) => {
+                let table = self.resolve_table(from)?;
+                let run = |plan: &plan::QueryPlan| {
+                    let ctx = self.context(plan);
+                    let (rows, out) = exec::execute_collect(plan, &ctx)?;
+                    Ok((rows, out.rows_scanned))
+                };
+                self.pool.install(|| introspect::summarize(&table, &run))?
+            }
+        };
+        result.elapsed = start.elapsed();
+        Ok(Prepared::Result(result))
+    }
+
+    fn execute_plan(&self, plan: plan::QueryPlan, start: Instant) -> Result<QueryResult> {
+        let ctx = self.context(&plan);
+        let (rows, out) = self.pool.install(|| exec::execute_collect(&plan, &ctx))?;
+        Ok(QueryResult {
+            types: exec::output_types(&plan),
+            columns: plan.names,
+            rows,
+            rows_scanned: out.rows_scanned,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// The table `from` names (a loaded table, or a file loaded on the pool
+    /// if need be).
+    fn resolve_table(&self, from: &TableRef) -> Result<Arc<Table>> {
+        self.pool.install(|| plan::resolve_table(from, self))
+    }
+
+    /// The table of a file named in a query, loaded (on the current pool)
+    /// unless cached and unchanged; see [`crate::files`].
+    fn file_table(&self, from: &TableRef) -> Result<Arc<Table>> {
+        let source = files::file_source(from)?;
+        self.files.get_or_load(&source, &self.memory, || {
+            let options = source.load_options(&self.load_options(&LoadOptions::default()));
+            ingest::load_csv(&source.path, &source.table_name, &options)
         })
     }
 
     fn run_query(&self, sql: &str) -> Result<QueryResult> {
         let start = Instant::now();
-        let statement = sql::parse(sql)?;
-        let (select, explain) = match &statement {
-            Statement::Select(s) => (s, false),
-            Statement::Explain(s) => (s, true),
-        };
-        let plan = plan::plan_select(select, sql, self)?;
-        if explain {
-            let text = self.pool.install(|| exec::explain(&plan, self))?;
-            return Ok(QueryResult {
-                columns: vec!["plan".into()],
-                types: vec![DataType::Str],
-                rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
-                rows_scanned: 0,
-                elapsed: start.elapsed(),
-            });
+        match self.prepare(sql)? {
+            Prepared::Result(r) => Ok(r),
+            Prepared::Select(plan) => self.execute_plan(plan, start),
         }
-        let out = self.pool.install(|| exec::execute(&plan, false, self))?;
-        Ok(QueryResult {
-            types: exec::output_types(&plan),
-            columns: plan.names,
-            rows: out.rows,
-            rows_scanned: out.rows_scanned,
-            elapsed: start.elapsed(),
-        })
+    }
+}
+
+/// A statement after planning.
+enum Prepared {
+    /// A query to run.
+    Select(plan::QueryPlan),
+    /// A statement already answered.
+    Result(QueryResult),
+}
+
+/// `SELECT count(*)` over the same table and filter as `plan` (which has no
+/// aggregate), with its OFFSET kept for the caller.
+fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
+    let count = plan::AggCall {
+        func: plan::AggFunc::CountStar,
+        arg: None,
+        dtype: DataType::Int,
+    };
+    plan::QueryPlan {
+        table: plan.table.clone(),
+        filter: plan.filter.clone(),
+        aggregate: Some(plan::Aggregate {
+            keys: Vec::new(),
+            aggs: vec![count],
+        }),
+        outputs: vec![plan::Expr::AggResult {
+            index: 0,
+            dtype: DataType::Int,
+        }],
+        names: vec!["count".into()],
+        visible: 1,
+        having: None,
+        order_by: Vec::new(),
+        limit: None,
+        offset: plan.offset,
     }
 }
 
 impl exec::IndexProvider for Database {
     fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
+        if let Some(index) = self.files.hash_index(table, column) {
+            return index;
+        }
         let key = (table.name.clone(), column);
         if let Some(index) = self.indexes.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return index;
@@ -587,6 +804,10 @@ impl Catalog for Database {
 
     fn table_names(&self) -> Vec<String> {
         Database::table_names(self)
+    }
+
+    fn file_table(&self, source: &TableRef) -> Result<Arc<Table>> {
+        Database::file_table(self, source)
     }
 }
 

@@ -98,7 +98,7 @@
 //! each worker's parsed values for one span; [`Loaded::peak_bytes`] reports
 //! what the process's resident memory rose by at the load's highest. On
 //! the 2M-row synthetic taxi file (51 columns, 566 MB encoded, 2 threads)
-//! the binary's peak is about 1.5× the table (it was 1.8× with four spans
+//! the binary's peak is about 1.5× the table (it was 1.7× with four spans
 //! queued), most of the excess being memory the allocator (mimalloc) keeps
 //! after it is freed, in proportion to the table: with
 //! `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` it is 1.15–1.25×.

@@ -318,6 +318,7 @@ fn build_table(
             .map(|(n, t)| Field {
                 name: n.to_string(),
                 dtype: *t,
+                note: None,
             })
             .collect(),
         partitions,

@@ -2,10 +2,13 @@
 //! messages, `generate`, and loading plus querying through every output
 //! format.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::TempDir;
 
 fn katydid() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_katydid"));
@@ -34,34 +37,6 @@ fn run(args: &[&str], stdin: &str) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("output is UTF-8")
-}
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "katydid-cli-test-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn arg(p: &Path) -> &str {
@@ -364,5 +339,336 @@ fn demo_builds_trips_and_runs_stdin_statements() {
     assert!(
         err.contains("loaded trips: 2,000 rows, 51 columns in "),
         "{err}"
+    );
+}
+
+/// A CSV of `rows` rows: `n` (0, 1, …) and a text column.
+fn numbers_csv(rows: usize) -> String {
+    let mut csv = String::from("n,word\n");
+    for i in 0..rows {
+        csv.push_str(&format!("{i},w{}\n", i % 7));
+    }
+    csv
+}
+
+#[test]
+fn script_errors_name_their_line_and_bail_decides_whether_to_go_on() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(10));
+    let script =
+        "SELECT count(*) AS n FROM t;\n\nSELECT nope\n  FROM t;\nSELECT 1 AS one FROM t LIMIT 1;\n";
+    // Stops at the failing statement (line 3), with its caret.
+    let out = run(&["--load", arg(&file), "--format", "csv"], script);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("error: line 3: unknown column \"nope\""),
+        "{err}"
+    );
+    assert!(err.contains("LINE 1: SELECT nope\n"), "{err}");
+    assert_eq!(text(&out.stdout), "n\n10\n");
+    // With .bail off the script goes on, and the run still fails.
+    let out = run(
+        &["--load", arg(&file), "--format", "csv"],
+        &format!(".bail off\n{script}"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("error: line 4: unknown column"));
+    assert_eq!(text(&out.stdout), "n\n10\none\n1\n");
+}
+
+#[test]
+fn read_runs_a_script_and_names_its_file_and_line() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(5));
+    let script = dir.file(
+        "setup.sql",
+        "-- a comment\n.mode csv\nSELECT max(n) AS m FROM t;\n.bogus\n",
+    );
+    let out = run(
+        &["--load", arg(&file)],
+        &format!(".read {}\nSELECT 1 AS never FROM t;\n", arg(&script)),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "m\n4\n");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "error: {}:4: unknown command \".bogus\"",
+            script.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn output_and_once_send_results_to_files() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(3));
+    let all = dir.0.join("all.csv");
+    let one = dir.0.join("one.md");
+    let script = format!(
+        ".mode csv\n.output {}\nSELECT n FROM t ORDER BY n;\nSELECT count(*) AS c FROM t;\n.output\n\
+         .mode markdown\n.once {}\nSELECT n FROM t ORDER BY n LIMIT 1;\nSELECT 2 AS two FROM t LIMIT 1;\n",
+        arg(&all),
+        arg(&one)
+    );
+    let out = run(&["--load", arg(&file)], &script);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&all).unwrap(), "n\n0\n1\n2\nc\n3\n");
+    assert_eq!(
+        std::fs::read_to_string(&one).unwrap(),
+        "|   n |\n| --: |\n|   0 |\n1 row\n"
+    );
+    // After .once, results come back to stdout.
+    assert_eq!(text(&out.stdout), "| two |\n| --: |\n|   2 |\n1 row\n");
+}
+
+#[test]
+fn loading_over_a_table_needs_replace() {
+    let dir = TempDir::new();
+    let a = dir.file("x.csv", "v\n1\n");
+    std::fs::create_dir_all(dir.0.join("d2")).unwrap();
+    let b = dir.file("d2/x.csv", "v\n2\n3\n");
+    let out = run(
+        &[
+            "--load",
+            arg(&a),
+            "--load",
+            arg(&b),
+            "--query",
+            "SELECT count(*) FROM x",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("table \"x\" already exists (1 rows)"), "{err}");
+    assert!(err.contains("--replace"), "{err}");
+    assert!(out.stdout.is_empty());
+    let out = run(
+        &[
+            "--load",
+            arg(&a),
+            "--load",
+            arg(&b),
+            "--replace",
+            "--format",
+            "csv",
+            "--query",
+            "SELECT sum(v) AS s FROM x",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "s\n5\n");
+    // .load FILE TABLE REPLACE in a script.
+    let out = run(
+        &["--load", arg(&a), "--format", "csv"],
+        &format!(
+            ".load {} x\n.load {} x REPLACE\nSELECT sum(v) AS s FROM x;\n",
+            arg(&b),
+            arg(&b)
+        ),
+    );
+    assert_eq!(out.status.code(), Some(1), "the first .load fails");
+    assert!(text(&out.stderr).contains("error: line 1: table \"x\" already exists"));
+    let out = run(
+        &["--load", arg(&a), "--format", "csv"],
+        &format!(".load {} x REPLACE\nSELECT sum(v) AS s FROM x;\n", arg(&b)),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "s\n5\n");
+}
+
+#[test]
+fn huge_floats_print_in_scientific_notation_everywhere() {
+    let dir = TempDir::new();
+    let file = dir.file("f.csv", "x\n1e308\n0.5\n");
+    for (format, expected) in [
+        ("csv", "x\n1e308\n0.5\n"),
+        ("json", "[{\"x\":1e+308},\n{\"x\":0.5}]\n"),
+        ("table", "    x\n-----\n1e308\n  0.5\n2 rows\n"),
+    ] {
+        let out = run(
+            &[
+                "--load",
+                arg(&file),
+                "--format",
+                format,
+                "--query",
+                "SELECT x FROM f ORDER BY x DESC",
+            ],
+            "",
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), expected, "{format}");
+    }
+}
+
+#[test]
+fn table_mode_shows_maxrows_rows_and_the_timer_adds_one_footer() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(100));
+    let out = run(
+        &["--load", arg(&file)],
+        "SELECT n FROM t;\n.maxrows 3\n.timer on\nSELECT n FROM t WHERE n < 0;\nSELECT n FROM t ORDER BY n;\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    // Default: 40 rows shown of 100.
+    assert_eq!(lines[42], "100 rows (40 shown)");
+    // Timer on: time on the footer line, no rate for an empty result, and
+    // no second timing line anywhere.
+    assert!(lines[45].starts_with("0 rows in "), "{stdout}");
+    assert!(!lines[45].contains("rows/s"), "{stdout}");
+    assert_eq!(&lines[46..51], ["n", "-", "0", "1", "2"]);
+    assert!(lines[51].starts_with("100 rows (3 shown) in "), "{stdout}");
+    assert!(lines[51].ends_with(" rows/s scanned)"), "{stdout}");
+    assert_eq!(lines.len(), 52, "{stdout}");
+    assert!(!text(&out.stderr).contains("Time"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_long_bad_query_shows_a_short_caret_window() {
+    let query = format!(
+        "SELECT {} FORM t {}",
+        "1 + ".repeat(160_000),
+        "x ".repeat(325_000)
+    );
+    // 1.3 MB on one line, from stdin (too long for an argument).
+    let out = run(&[], &query);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.len() < 1000, "{} bytes of error", err.len());
+    assert!(err.contains("^"), "{err}");
+}
+
+#[test]
+fn head_gets_the_first_line_and_the_run_ends_quietly() {
+    let dir = TempDir::new();
+    let file = dir.file("many.csv", &numbers_csv(200_000));
+    let mut child = katydid()
+        .args([
+            "--load",
+            arg(&file),
+            "--query",
+            "SELECT n, word FROM many",
+            "--format",
+            "csv",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -1`: read one line, then close the pipe.
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "n,word\n");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(
+        !text(&out.stderr).contains("error"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn ctrl_c_outside_the_repl_cancels_and_exits_130() {
+    let dir = TempDir::new();
+    let file = dir.file("many.csv", &numbers_csv(300_000));
+    let mut child = katydid()
+        .args([
+            "--load",
+            arg(&file),
+            "--query",
+            "SELECT n, word FROM many",
+            "--format",
+            "csv",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, "n,word\n");
+    // The statement is running (its writes wait for this reader): SIGINT,
+    // as Ctrl-C in a terminal sends.
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).ends_with("cancelled\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        rest.lines().count() < 300_000,
+        "stopped before the last row"
+    );
+}
+
+#[test]
+fn memory_limit_flag_and_command() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(1000));
+    let out = run(
+        &["--load", arg(&file), "--memory-limit", "512MiB"],
+        ".tables\n.memory-limit 1GB\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("\nmemory: "), "{stdout}");
+    assert!(stdout.contains(" of 512.0 MiB\n"), "{stdout}");
+    assert!(stdout.contains(" of 953.7 MiB\n"), "{stdout}");
+    // A table larger than the limit is refused, naming the limit.
+    let out = run(
+        &[
+            "--load",
+            arg(&file),
+            "--memory-limit",
+            "100B",
+            "--query",
+            "SELECT 1",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("(limit 100 B)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["--memory-limit", "lots"], "");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn line_and_markdown_modes_from_a_script() {
+    let dir = TempDir::new();
+    let file = dir.file("c.csv", SMALL_CSV);
+    let out = run(
+        &["--load", arg(&file)],
+        ".mode line\nSELECT city, n FROM c ORDER BY n LIMIT 2;\n.format markdown\nSELECT n FROM c WHERE n = 7;\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "city = Paris, FR\n   n = 3\n\ncity = Oslo\n   n = 5\n2 rows\n\
+         |   n |\n| --: |\n|   7 |\n1 row\n"
     );
 }

@@ -79,7 +79,7 @@ pub struct Cli {
     pub quote: Option<u8>,
 
     /// A field with exactly this text loads as NULL (besides an empty field),
-    /// e.g. NA or \\N.
+    /// e.g. NA or \N.
     #[arg(long, value_name = "TEXT")]
     pub null_string: Option<String>,
 

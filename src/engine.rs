@@ -457,51 +457,137 @@ impl Database {
     }
 
     /// Runs one statement and hands its rows to `sink` in batches, in result
-    /// order, stopping early when the sink asks to.
+    /// order, as partitions finish (a scan without ORDER BY streams; a sort
+    /// or an aggregate delivers once it is done), stopping early when the
+    /// sink asks to.
     ///
     /// # Errors
     /// As [`Database::query`], plus the sink's own errors.
     pub fn query_to(&self, sql: &str, sink: &mut dyn RowSink) -> Result<QuerySummary> {
-        const BATCH_ROWS: usize = 1024;
         self.cancel.reset();
         guarded(|| {
-            let result = self.run_query(sql)?;
-            sink.start(&result.columns, &result.types)?;
+            let start = Instant::now();
+            let plan = match self.prepare(sql)? {
+                Prepared::Select(plan) => plan,
+                Prepared::Result(result) => {
+                    sink.start(&result.columns, &result.types)?;
+                    let more = sink.rows(&result.rows)?;
+                    return Ok(QuerySummary {
+                        rows: result.rows.len() as u64,
+                        rows_scanned: 0,
+                        stopped: !more,
+                        elapsed: start.elapsed(),
+                    });
+                }
+            };
+            sink.start(&plan.names, &exec::output_types(&plan))?;
+            let ctx = self.context(&plan);
             let mut delivered = 0u64;
             let mut stopped = false;
-            for batch in result.rows.chunks(BATCH_ROWS) {
-                self.cancel.check()?;
-                delivered += batch.len() as u64;
-                if !sink.rows(batch)? {
-                    stopped = delivered < result.rows.len() as u64;
-                    break;
+            let mut sink_error: Option<Error> = None;
+            let out = std::thread::scope(|scope| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Value>>>(2);
+                let driver = scope.spawn(|| {
+                    let tx = tx;
+                    self.pool.install(|| {
+                        exec::execute(&plan, &ctx, &mut |batch| Ok(tx.send(batch).is_ok()))
+                    })
+                });
+                for batch in rx.iter() {
+                    delivered += batch.len() as u64;
+                    match sink.rows(&batch) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            stopped = true;
+                            break;
+                        }
+                        Err(e) => {
+                            sink_error = Some(e);
+                            break;
+                        }
+                    }
                 }
+                // Dropping the receiver makes the driver's next send fail,
+                // which stops it.
+                drop(rx);
+                driver.join().unwrap_or_else(|_| {
+                    Err(Error::Internal(
+                        "query driver panicked (please report)".into(),
+                    ))
+                })
+            });
+            if let Some(e) = sink_error {
+                return Err(e);
             }
+            let out = out?;
             Ok(QuerySummary {
                 rows: delivered,
-                rows_scanned: result.rows_scanned,
+                rows_scanned: out.rows_scanned,
                 stopped,
-                elapsed: result.elapsed,
+                elapsed: start.elapsed(),
             })
         })
     }
 
     /// Runs one statement for display: the first `max_rows` rows and the
-    /// number of rows in the whole result.
+    /// number of rows in the whole result. For a query without aggregates
+    /// the LIMIT is pushed down (only the rows shown are computed) and the
+    /// total comes from a count over the same filter.
     ///
     /// # Errors
     /// As [`Database::query`].
     pub fn query_preview(&self, sql: &str, max_rows: usize) -> Result<Preview> {
         self.cancel.reset();
         guarded(|| {
-            let mut result = self.run_query(sql)?;
-            let total_rows = result.rows.len() as u64;
-            result.rows.truncate(max_rows);
+            let start = Instant::now();
+            let mut plan = match self.prepare(sql)? {
+                Prepared::Select(plan) => plan,
+                Prepared::Result(mut result) => {
+                    let total_rows = result.rows.len() as u64;
+                    result.rows.truncate(max_rows);
+                    return Ok(Preview { result, total_rows });
+                }
+            };
+            if plan.aggregate.is_some() || plan.limit.is_some_and(|l| l < 0) {
+                let mut result = self.execute_plan(plan, start)?;
+                let total_rows = result.rows.len() as u64;
+                result.rows.truncate(max_rows);
+                return Ok(Preview { result, total_rows });
+            }
+            let cap = i64::try_from(max_rows).unwrap_or(i64::MAX);
+            let full_limit = plan.limit;
+            plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
+            let count_plan = counting(&plan);
+            let mut result = self.execute_plan(plan, start)?;
+            let ctx = self.context(&count_plan);
+            let (rows, _) = self
+                .pool
+                .install(|| exec::execute_collect(&count_plan, &ctx))?;
+            let matching = match rows.first().and_then(|r| r.first()) {
+                Some(Value::Int(n)) => *n as u64,
+                _ => 0,
+            };
+            let after_offset = matching.saturating_sub(count_plan.offset);
+            let total_rows = full_limit.map_or(after_offset, |l| after_offset.min(l as u64));
+            result.elapsed = start.elapsed();
             Ok(Preview { result, total_rows })
         })
     }
 
-    fn run_query(&self, sql: &str) -> Result<QueryResult> {
+    /// The execution context of one query over `plan`'s table.
+    fn context(&self, plan: &plan::QueryPlan) -> exec::Context<'_> {
+        exec::Context::new(
+            plan.table.rows(),
+            self.cancel.clone(),
+            self.progress.clone(),
+            self.memory.clone(),
+            self,
+        )
+    }
+
+    /// Parses and plans one statement; statements that are not queries over
+    /// a table (EXPLAIN) are answered here.
+    fn prepare(&self, sql: &str) -> Result<Prepared> {
         let start = Instant::now();
         let statement = sql::parse(sql)?;
         let (select, explain) = match &statement {
@@ -510,23 +596,73 @@ impl Database {
         };
         let plan = plan::plan_select(select, sql, self)?;
         if explain {
-            let text = self.pool.install(|| exec::explain(&plan, self))?;
-            return Ok(QueryResult {
+            let mut ctx = self.context(&plan);
+            let text = self.pool.install(|| exec::explain(&plan, &mut ctx))?;
+            return Ok(Prepared::Result(QueryResult {
                 columns: vec!["plan".into()],
                 types: vec![DataType::Str],
                 rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
                 rows_scanned: 0,
                 elapsed: start.elapsed(),
-            });
+            }));
         }
-        let out = self.pool.install(|| exec::execute(&plan, false, self))?;
+        Ok(Prepared::Select(plan))
+    }
+
+    fn execute_plan(&self, plan: plan::QueryPlan, start: Instant) -> Result<QueryResult> {
+        let ctx = self.context(&plan);
+        let (rows, out) = self.pool.install(|| exec::execute_collect(&plan, &ctx))?;
         Ok(QueryResult {
             types: exec::output_types(&plan),
             columns: plan.names,
-            rows: out.rows,
+            rows,
             rows_scanned: out.rows_scanned,
             elapsed: start.elapsed(),
         })
+    }
+
+    fn run_query(&self, sql: &str) -> Result<QueryResult> {
+        let start = Instant::now();
+        match self.prepare(sql)? {
+            Prepared::Result(r) => Ok(r),
+            Prepared::Select(plan) => self.execute_plan(plan, start),
+        }
+    }
+}
+
+/// A statement after planning.
+enum Prepared {
+    /// A query to run.
+    Select(plan::QueryPlan),
+    /// A statement already answered.
+    Result(QueryResult),
+}
+
+/// `SELECT count(*)` over the same table and filter as `plan` (which has no
+/// aggregate), with its OFFSET kept for the caller.
+fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
+    let count = plan::AggCall {
+        func: plan::AggFunc::CountStar,
+        arg: None,
+        dtype: DataType::Int,
+    };
+    plan::QueryPlan {
+        table: plan.table.clone(),
+        filter: plan.filter.clone(),
+        aggregate: Some(plan::Aggregate {
+            keys: Vec::new(),
+            aggs: vec![count],
+        }),
+        outputs: vec![plan::Expr::AggResult {
+            index: 0,
+            dtype: DataType::Int,
+        }],
+        names: vec!["count".into()],
+        visible: 1,
+        having: None,
+        order_by: Vec::new(),
+        limit: None,
+        offset: plan.offset,
     }
 }
 

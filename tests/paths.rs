@@ -276,7 +276,24 @@ fn explain_names_each_path() {
         ),
         (
             "SELECT id / 2, count(*) FROM readings GROUP BY 1",
-            "hash map",
+            "local hash dictionary",
+        ),
+        (
+            "SELECT id / 2, time, count(*) FROM readings GROUP BY 1, 2",
+            "hash table on packed u64 key",
+        ),
+        (
+            "SELECT id, count(*) FROM readings GROUP BY 1",
+            "through one hash table",
+        ),
+        ("SELECT time, count(*) FROM readings GROUP BY 1", "disjoint"),
+        (
+            "SELECT id FROM readings ORDER BY name LIMIT 5",
+            "counted per dictionary code",
+        ),
+        (
+            "SELECT name, velocity FROM readings ORDER BY velocity, id LIMIT 5",
+            "candidate buffer with running threshold",
         ),
         (
             "SELECT id, velocity FROM readings ORDER BY velocity DESC LIMIT 5",

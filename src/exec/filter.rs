@@ -23,15 +23,15 @@ use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::kernel::{self, Selection};
+use crate::plan::BinaryOp;
 use crate::plan::eval::compare;
 use crate::plan::{Expr, Func, fold};
-use crate::sql::ast::BinaryOp;
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
 use crate::with_codes;
 
 use super::trace::Trace;
-use super::vector::{Rows, eval_vec, true_positions};
+use super::vector::{Rows, eval, true_positions};
 
 /// Replaces what is constant within `part` by literals and folds: columns
 /// stored as one value (without NULLs), all-NULL columns, and `year(col)` /
@@ -152,7 +152,7 @@ pub fn zone_rules_out(c: &Expr, part: &Partition) -> Option<String> {
                 Some((i, n, v)) => (i, n, v, *op),
                 None => {
                     let (i, n, v) = column_literal(right, left)?;
-                    (i, n, v, flip(*op))
+                    (i, n, v, op.flip())
                 }
             };
             let zone = &part.columns[index].zone;
@@ -368,16 +368,6 @@ enum Compiled {
     Generic,
 }
 
-fn flip(op: BinaryOp) -> BinaryOp {
-    match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        op => op,
-    }
-}
-
 fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
     match c {
         Expr::Literal { value, .. } => match value {
@@ -391,7 +381,7 @@ fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
                 compile_compare(*index, name, *op, value, part)
             }
             (Expr::Literal { value, .. }, Expr::Column { index, name, .. }) => {
-                compile_compare(*index, name, flip(*op), value, part)
+                compile_compare(*index, name, op.flip(), value, part)
             }
             _ => Compiled::Generic,
         },
@@ -895,7 +885,7 @@ pub fn run_filter(
                     Some(s) => Rows::some(s),
                     None => Rows::all(part.rows),
                 };
-                let d = eval_vec(e, part, rows)?;
+                let d = eval(e, part, rows)?;
                 let pos = true_positions(&d, rows.len);
                 match cur {
                     Some(s) => pos.into_iter().map(|j| s[j as usize]).collect(),

@@ -3,670 +3,327 @@
 //! the current rayon pool, and merges their results.
 //!
 //! ```text
-//! partition ─▶ filter (zone-map skip │ code-range / code-set / f64 kernels │ generic)
-//!           ─▶ aggregate (fixed array │ hash map) ─▶ partial ┐
-//!           ─▶ project (all rows │ top-n with threshold) ────┤ merge ─▶ having, sort, limit
+//! access path (zone maps, hash index)            access.rs
+//!   └▶ per partition: filter (codec kernels │ vectorized)   filter.rs, vector/
+//!        ├▶ aggregate (fixed array │ hash table) ─▶ partial ┐  aggregate/
+//!        │                   radix-partitioned merge ◀──────┘  aggregate/merge.rs
+//!        │                   └▶ HAVING, outputs, ORDER BY, LIMIT   finish.rs
+//!        └▶ project: streaming scan │ top-n candidates ─▶ merge ─▶ outputs
+//!                                    (project.rs, topn.rs)
+//! EXPLAIN renders the choices every partition recorded     explain.rs
 //! ```
 //! This is the only layer that dispatches on codecs; kernels stay generic.
+//! Every partition checks the cancel token before it starts, reports its
+//! rows to the progress receiver when done, and what a query holds (group
+//! states, sort candidates, result rows) is reserved against the memory
+//! budget.
 
+pub mod access;
 pub mod aggregate;
-pub mod distinct;
+mod explain;
 mod filter;
-pub mod hll;
+mod finish;
+mod project;
+pub mod topn;
 mod trace;
 pub mod vector;
 
-use std::cmp::Ordering;
-use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit, Reservation};
 use crate::error::{Error, Result};
-use crate::kernel::TopN;
-use crate::plan::eval::{self, RowSource};
-use crate::plan::{Expr, QueryPlan};
-use std::sync::Arc;
+use crate::plan::{AggCall, Expr, QueryPlan};
+use crate::store::Partition;
+use crate::types::{DataType, Value};
 
-use crate::store::{HashIndex, Partition, Table, unpack_location};
-use crate::types::{DataType, Value, cmp_f64};
-
-use aggregate::{AggState, Partial, aggregate_partition};
+pub use access::{IndexProvider, NoIndexes};
+use aggregate::{Partial, aggregate_partition, merge::merge_partials};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
 pub use trace::Trace;
-use vector::{Data, Datum, Rows, eval_vec, order_values};
+use vector::Rows;
 
-/// The rows of a finished query and what it read.
-#[derive(Debug)]
+/// Receives result rows in order, a batch at a time; returns `Ok(false)` to
+/// stop the query early.
+pub type Sink<'s> = &'s mut dyn FnMut(Vec<Vec<Value>>) -> Result<bool>;
+
+/// What a query runs with besides its plan.
+pub struct Context<'c> {
+    /// Record every partition's operator choices (EXPLAIN).
+    pub tracing: bool,
+    /// Polled before every partition and merge step.
+    pub cancel: CancelToken,
+    /// Receives rows-done reports.
+    pub progress: Option<ProgressFn>,
+    /// What the query holds is reserved here.
+    pub memory: Arc<MemoryBudget>,
+    /// Hash indexes for point lookups.
+    pub indexes: &'c dyn IndexProvider,
+    state: ContextState,
+}
+
+struct ContextState {
+    total_rows: u64,
+    done_rows: AtomicU64,
+    start: Instant,
+    last_report: Mutex<Instant>,
+    reservation: Mutex<Reservation>,
+}
+
+impl<'c> Context<'c> {
+    /// A context for one query over a table of `total_rows` rows.
+    pub fn new(
+        total_rows: usize,
+        cancel: CancelToken,
+        progress: Option<ProgressFn>,
+        memory: Arc<MemoryBudget>,
+        indexes: &'c dyn IndexProvider,
+    ) -> Context<'c> {
+        let now = Instant::now();
+        let reservation = Reservation::empty(&memory, "query");
+        Context {
+            tracing: false,
+            cancel,
+            progress,
+            memory,
+            indexes,
+            state: ContextState {
+                total_rows: total_rows as u64,
+                done_rows: AtomicU64::new(0),
+                start: now,
+                last_report: Mutex::new(now),
+                reservation: Mutex::new(reservation),
+            },
+        }
+    }
+
+    /// Counts `rows` table rows as done and reports progress at most every
+    /// 100 ms.
+    pub fn progress_rows(&self, rows: usize) {
+        let done = self
+            .state
+            .done_rows
+            .fetch_add(rows as u64, Ordering::Relaxed)
+            + rows as u64;
+        let Some(report) = &self.progress else {
+            return;
+        };
+        let now = Instant::now();
+        if let Ok(mut last) = self.state.last_report.try_lock()
+            && now.duration_since(*last) >= Duration::from_millis(100)
+        {
+            *last = now;
+            report(Progress {
+                unit: ProgressUnit::Rows,
+                done,
+                total: self.state.total_rows,
+                elapsed: now.duration_since(self.state.start),
+            });
+        }
+    }
+
+    /// Holds `bytes` more for the rest of the query.
+    ///
+    /// # Errors
+    /// [`Error::MemoryLimit`] naming `what`.
+    pub fn reserve(&self, bytes: usize, what: impl FnOnce() -> String) -> Result<()> {
+        match self.state.reservation.lock() {
+            Ok(mut r) => r.grow(bytes, what),
+            Err(_) => Err(Error::Internal("memory reservation poisoned".into())),
+        }
+    }
+}
+
+/// One partition's run: what it chose and how many rows it read.
+pub struct PartRun {
+    /// Partition index.
+    pub part: usize,
+    /// Rows read (after an index lookup's narrowing), 0 when skipped.
+    pub scanned: usize,
+    /// The operators chosen.
+    pub trace: Trace,
+}
+
+impl PartRun {
+    fn new(part: usize, tracing: bool) -> PartRun {
+        PartRun {
+            part,
+            scanned: 0,
+            trace: Trace::new(tracing),
+        }
+    }
+}
+
+/// What a finished query read.
+#[derive(Debug, Default)]
 pub struct Output {
-    /// Result rows, visible columns only.
-    pub rows: Vec<Vec<Value>>,
     /// Table rows in partitions that were not skipped.
     pub rows_scanned: usize,
-    /// Per partition (index, trace), when tracing.
+    /// Per partition read (index, trace), when tracing; sorted by index.
     pub traces: Vec<(usize, Trace)>,
+    /// Steps after the partitions (the merge), for EXPLAIN.
+    pub notes: Vec<String>,
 }
 
-struct PartOut {
-    part: usize,
-    rows: Vec<Vec<Value>>,
-    /// Per row of `rows`, an error raised while evaluating its outputs
-    /// (empty when there is none): it fails the query only if the row is
-    /// returned.
-    errors: Vec<Option<Error>>,
-    partial: Option<Partial>,
-    scanned: usize,
-    trace: Trace,
-}
-
-/// Supplies hash indexes, built on first use and cached by the caller.
-pub trait IndexProvider: Sync {
-    /// The hash index on integer/timestamp column `column` of `table`.
-    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex>;
-}
-
-/// An [`IndexProvider`] that never indexes (every lookup scans).
-pub struct NoIndexes;
-
-impl IndexProvider for NoIndexes {
-    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
-        Arc::new(HashIndex::build(table, column))
-    }
-}
-
-/// One partition to read, possibly starting from a selection found by an
-/// index lookup.
-struct Unit {
-    part: usize,
+/// Compiles and runs the filter of `plan` on `p` from an initial selection
+/// (`None`: all rows): `None` if the partition is skipped, else the
+/// selection (`None` inside: all rows). Sets `run.scanned`.
+fn filter_partition(
+    plan: &QueryPlan,
+    p: &Partition,
     initial: Option<Vec<u32>>,
-}
-
-/// Which partitions a query reads: after zone-map pruning and, for point
-/// lookups that pruning cannot narrow, a hash index lookup.
-struct Access {
-    units: Vec<Unit>,
-    /// Partitions ruled out before compiling, with the reason.
-    pruned: Vec<(usize, String)>,
-    /// How the units were found, for EXPLAIN.
-    note: Option<(String, String)>,
-}
-
-/// Point lookups use the hash index when zone maps leave more than this
-/// many partitions to read.
-const INDEX_MIN_PARTITIONS: usize = 2;
-
-fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
-    let parts = &plan.table.partitions;
-    let conjuncts = plan
-        .filter
-        .as_ref()
-        .map(filter::conjuncts)
-        .unwrap_or_default();
-    let mut pruned = Vec::new();
-    let mut keep = Vec::with_capacity(parts.len());
-    for (i, p) in parts.iter().enumerate() {
-        match conjuncts.iter().find_map(|c| filter::zone_rules_out(c, p)) {
-            Some(reason) => pruned.push((i, reason)),
-            None => keep.push(i),
+    run: &mut PartRun,
+) -> Result<Option<Option<Vec<u32>>>> {
+    let scanned = initial.as_ref().map_or(p.rows, Vec::len);
+    match compile_filter(plan.filter.as_ref(), p, &mut run.trace) {
+        CompiledFilter::Skip => Ok(None),
+        CompiledFilter::Steps(steps) => {
+            run.scanned = scanned;
+            Ok(Some(run_filter(&steps, p, initial)?))
         }
-    }
-    if keep.len() > INDEX_MIN_PARTITIONS
-        && let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup)
-    {
-        let index = indexes.hash_index(&plan.table, column);
-        let mut locations = Vec::new();
-        for k in &keys {
-            index.lookup(*k, &mut locations);
-        }
-        locations.sort_unstable();
-        locations.dedup();
-        let mut units: Vec<Unit> = Vec::new();
-        for loc in locations {
-            let (part, row) = unpack_location(loc);
-            match units.last_mut() {
-                Some(u) if u.part == part => {
-                    u.initial.get_or_insert_with(Vec::new).push(row as u32)
-                }
-                _ => units.push(Unit {
-                    part,
-                    initial: Some(vec![row as u32]),
-                }),
-            }
-        }
-        let hit: Vec<usize> = units.iter().map(|u| u.part).collect();
-        let pruned = (0..parts.len())
-            .filter(|i| !hit.contains(i))
-            .map(|i| (i, format!("hash index on {name} has no matching row here")))
-            .collect();
-        let rows: usize = units
-            .iter()
-            .map(|u| u.initial.as_ref().map_or(0, Vec::len))
-            .sum();
-        return Access {
-            units,
-            pruned,
-            note: Some((
-                format!("hash index lookup on {name} (built on first use)"),
-                format!("{} key(s) → {rows} row(s)", keys.len()),
-            )),
-        };
-    }
-    Access {
-        units: keep
-            .into_iter()
-            .map(|part| Unit {
-                part,
-                initial: None,
-            })
-            .collect(),
-        pruned,
-        note: None,
     }
 }
 
-/// Runs a plan. With `tracing`, every partition records the operators it
-/// chose (for EXPLAIN).
+/// Runs a plan, handing result rows (visible columns) to `sink` in order.
 ///
 /// # Errors
-/// Execution errors from any partition (the first in partition order).
-pub fn execute(plan: &QueryPlan, tracing: bool, indexes: &dyn IndexProvider) -> Result<Output> {
+/// Execution errors from any partition (the first in partition order);
+/// [`Error::Cancelled`]; [`Error::MemoryLimit`].
+pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Output> {
     if plan.limit.is_some_and(|l| l < 0) && plan.offset > 0 {
         return Err(Error::plan(
             "OFFSET cannot be combined with a negative LIMIT",
         ));
     }
-    let access = access_path(plan, indexes);
+    let access = access::access_path(plan, ctx.indexes);
+    let mut notes = Vec::new();
+    let mut runs = match &plan.aggregate {
+        Some(agg) => aggregate_query(plan, agg, ctx, &access.units, sink, &mut notes)?,
+        None => project::run(plan, ctx, &access.units, sink)?,
+    };
+    let rows_scanned = runs.iter().map(|r| r.scanned).sum();
+    let mut traces = Vec::new();
+    if ctx.tracing {
+        if let (Some((shape, detail)), Some(first)) = (&access.note, runs.first_mut()) {
+            first.trace.lines.insert(0, (shape.clone(), detail.clone()));
+        }
+        for (i, reason) in &access.pruned {
+            runs.push(project::pruned_run(*i, reason));
+        }
+        runs.sort_by_key(|r| r.part);
+        traces = runs.into_iter().map(|r| (r.part, r.trace)).collect();
+    }
+    Ok(Output {
+        rows_scanned,
+        traces,
+        notes,
+    })
+}
+
+/// Runs a plan and collects its rows.
+///
+/// # Errors
+/// As [`execute`].
+pub fn execute_collect(plan: &QueryPlan, ctx: &Context<'_>) -> Result<(Vec<Vec<Value>>, Output)> {
+    let mut rows = Vec::new();
+    let out = execute(plan, ctx, &mut |batch| {
+        ctx.reserve(row_bytes(&batch), || {
+            format!("{} result rows", rows.len() + batch.len())
+        })?;
+        rows.extend(batch);
+        Ok(true)
+    })?;
+    Ok((rows, out))
+}
+
+/// Approximate heap bytes of result rows.
+fn row_bytes(rows: &[Vec<Value>]) -> usize {
+    rows.iter()
+        .map(|r| {
+            24 + r.len() * 24
+                + r.iter()
+                    .map(|v| match v {
+                        Value::Str(s) => s.len() + 16,
+                        _ => 0,
+                    })
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
+fn aggregate_query(
+    plan: &QueryPlan,
+    agg: &crate::plan::Aggregate,
+    ctx: &Context<'_>,
+    units: &[access::Unit],
+    sink: Sink<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<PartRun>> {
     let parts = &plan.table.partitions;
-    let mut outs: Vec<PartOut> = if let Some(agg) = &plan.aggregate {
-        run_parallel(&access.units, |u| {
+    let results: Vec<(PartRun, Option<Partial<'_>>)> = units
+        .par_iter()
+        .map(|u| {
+            ctx.cancel.check()?;
             let p = &parts[u.part];
-            let mut trace = Trace::new(tracing);
-            let (sel, scanned) = match filter_partition(plan, p, u.initial.clone(), &mut trace)? {
-                None => return Ok(skipped(u.part, trace)),
-                Some(s) => s,
+            let mut run = PartRun::new(u.part, ctx.tracing);
+            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+            let Some(sel) = sel else {
+                ctx.progress_rows(p.rows);
+                return Ok((run, None));
             };
             let keys: Vec<Expr> = agg.keys.iter().map(|k| specialize(k, p)).collect();
-            let aggs: Vec<_> = agg
+            let aggs: Vec<AggCall> = agg
                 .aggs
                 .iter()
-                .map(|a| crate::plan::AggCall {
+                .map(|a| AggCall {
                     arg: a.arg.as_ref().map(|e| specialize(e, p)),
                     ..a.clone()
                 })
                 .collect();
-            let rows = rows_of(&sel, p);
-            let partial = aggregate_partition(&keys, &aggs, p, rows, &mut trace)?;
-            Ok(PartOut {
-                part: u.part,
-                rows: vec![],
-                errors: vec![],
-                partial: Some(partial),
-                scanned,
-                trace,
-            })
-        })?
-    } else {
-        project(plan, tracing, &access.units)?
-    };
-
-    let rows_scanned = outs.iter().map(|o| o.scanned).sum();
-    let mut traces = Vec::new();
-    if tracing {
-        for (i, reason) in &access.pruned {
-            let mut t = Trace::new(true);
-            t.add("skip partition: ruled out before compiling", reason.clone());
-            traces.push((*i, t));
-        }
-        if let (Some((shape, detail)), Some(first)) = (&access.note, outs.first_mut()) {
-            first.trace.lines.insert(0, (shape.clone(), detail.clone()));
-        }
-    }
-    let mut rows = Vec::new();
-    let mut errors: Vec<Option<Error>> = Vec::new();
-    let mut partials = Vec::new();
-    for o in outs {
-        if tracing {
-            traces.push((o.part, o.trace));
-        }
-        if !o.errors.is_empty() {
-            errors.resize_with(rows.len(), || None);
-            errors.extend(o.errors);
-        }
-        rows.extend(o.rows);
-        if let Some(p) = o.partial {
-            partials.push(p);
-        }
-    }
-    traces.sort_by_key(|(i, _)| *i);
-    if let Some(agg) = &plan.aggregate {
-        rows = finish_aggregate(plan, agg, partials)?;
-    }
-    finish_rows(plan, &mut rows, errors)?;
-    Ok(Output {
-        rows,
-        rows_scanned,
-        traces,
-    })
-}
-
-fn skipped(part: usize, trace: Trace) -> PartOut {
-    PartOut {
-        part,
-        rows: vec![],
-        errors: vec![],
-        partial: None,
-        scanned: 0,
-        trace,
-    }
-}
-
-fn rows_of<'s>(sel: &'s Option<Vec<u32>>, p: &Partition) -> Rows<'s> {
-    match sel {
-        Some(s) => Rows::some(s),
-        None => Rows::all(p.rows),
-    }
-}
-
-/// Runs `f` on every unit in parallel, results in unit order; the first
-/// error in that order wins.
-fn run_parallel<T: Send>(units: &[Unit], f: impl Fn(&Unit) -> Result<T> + Sync) -> Result<Vec<T>> {
-    let results: Vec<Result<T>> = units.par_iter().map(&f).collect();
-    results.into_iter().collect()
-}
-
-/// Compiles and runs the filter from an initial selection (`None`: all
-/// rows): `None` if the partition is skipped, else the selection (`None`
-/// inside: all rows) and the rows scanned.
-fn filter_partition(
-    plan: &QueryPlan,
-    p: &Partition,
-    initial: Option<Vec<u32>>,
-    trace: &mut Trace,
-) -> Result<Option<(Option<Vec<u32>>, usize)>> {
-    let scanned = initial.as_ref().map_or(p.rows, Vec::len);
-    match compile_filter(plan.filter.as_ref(), p, trace) {
-        CompiledFilter::Skip => Ok(None),
-        CompiledFilter::Steps(steps) => Ok(Some((run_filter(&steps, p, initial)?, scanned))),
-    }
-}
-
-/// The first sort key when it is a column that never decreases in load
-/// order (sorted within every partition, partitions in order): then the
-/// best rows sit at one end of the table.
-fn monotone_sort_column(plan: &QueryPlan) -> Option<usize> {
-    let key = plan.order_by.first()?;
-    let Expr::Column { index, .. } = &plan.outputs[key.column] else {
-        return None;
-    };
-    let parts = &plan.table.partitions;
-    let sorted = parts.iter().all(|p| p.columns[*index].zone.sorted);
-    let ordered = parts.windows(2).all(|w| {
-        let (a, b) = (&w[0].columns[*index].zone, &w[1].columns[*index].zone);
-        a.max.total_cmp(&b.min).is_le()
-    });
-    (sorted && ordered).then_some(*index)
-}
-
-/// Projection queries: all rows, top-n, or the first/last rows in load order
-/// with an early stop.
-fn project(plan: &QueryPlan, tracing: bool, units: &[Unit]) -> Result<Vec<PartOut>> {
-    let parts = &plan.table.partitions;
-    let top_n = match plan.limit {
-        Some(n) if n >= 0 && !plan.order_by.is_empty() => Some(n as usize + plan.offset as usize),
-        _ => None,
-    };
-    let run = |u: &Unit, want: Option<usize>| -> Result<PartOut> {
-        let p = &parts[u.part];
-        let mut trace = Trace::new(tracing);
-        let (sel, scanned) = match filter_partition(plan, p, u.initial.clone(), &mut trace)? {
-            None => return Ok(skipped(u.part, trace)),
-            Some(s) => s,
-        };
-        let mut sel = sel;
-        if let Some(n) = top_n {
-            sel = Some(top_n_rows(plan, p, rows_of(&sel, p), n, &mut trace)?);
-        } else if let Some(want) = want {
-            // Early stop: no partition needs to produce more than `want` rows.
-            let mut s = sel.unwrap_or_else(|| (0..p.rows as u32).collect());
-            if plan.limit.is_some_and(|l| l < 0) {
-                let cut = s.len().saturating_sub(want);
-                s.drain(..cut);
-            } else {
-                s.truncate(want);
-            }
-            sel = Some(s);
-        }
-        let rows = rows_of(&sel, p);
-        let mut errors: Vec<Option<Error>> = Vec::new();
-        let mut cols: Vec<Datum> = Vec::with_capacity(plan.outputs.len());
-        for e in &plan.outputs {
-            let e = specialize(e, p);
-            cols.push(match eval_vec(&e, p, rows) {
-                Ok(d) => d,
-                // Some row fails: evaluate row by row and keep each row's
-                // error with it, to be raised only if the row is returned.
-                Err(_) => {
-                    errors.resize_with(rows.len, || None);
-                    let values: Vec<Value> = (0..rows.len)
-                        .map(|j| {
-                            let src = vector::PartitionRow {
-                                part: p,
-                                row: rows.row(j),
-                            };
-                            eval::eval(&e, &src).unwrap_or_else(|err| {
-                                errors[j].get_or_insert(err);
-                                Value::Null
-                            })
-                        })
-                        .collect();
-                    Datum::Array(vector::Array::from_values(e.dtype(), &values))
-                }
-            });
-        }
-        trace.add(
-            "project: evaluate outputs on selected rows",
-            format!("{} rows", rows.len),
-        );
-        let out_rows = (0..rows.len)
-            .map(|j| cols.iter().map(|c| c.value(j)).collect())
-            .collect();
-        Ok(PartOut {
-            part: u.part,
-            rows: out_rows,
-            errors,
-            partial: None,
-            scanned,
-            trace,
-        })
-    };
-    let monotone = top_n.and_then(|_| monotone_sort_column(plan));
-    let (backwards, want) = match (plan.limit, monotone) {
-        (Some(l), _) if plan.order_by.is_empty() => {
-            if l < 0 {
-                (true, l.unsigned_abs() as usize)
-            } else {
-                (false, l as usize + plan.offset as usize)
-            }
-        }
-        (Some(_), Some(_)) => (plan.order_by[0].desc, top_n.unwrap_or(0)),
-        _ => return run_parallel(units, |u| run(u, None)),
-    };
-    // Rows wanted from one end of load order: run partitions in waves of
-    // one per thread from that end, and stop once enough rows are found
-    // (for a monotone sort key: once no unread partition can beat the n-th
-    // best key found).
-    let wave = rayon::current_num_threads().max(1);
-    let order: Vec<&Unit> = if backwards {
-        units.iter().rev().collect()
-    } else {
-        units.iter().collect()
-    };
-    let mut outs: Vec<PartOut> = Vec::new();
-    let mut found = 0;
-    let mut read = 0;
-    for chunk in order.chunks(wave) {
-        if want == 0 {
-            break;
-        }
-        if found >= want {
-            let Some(col) = monotone else { break };
-            // n-th best first-key value so far, against the next partition's bound.
-            let key = &plan.order_by[0];
-            let mut keys: Vec<Value> = outs
-                .iter()
-                .flat_map(|o| o.rows.iter().map(|r| r[key.column].clone()))
-                .collect();
-            keys.sort_by(|a, b| order_values(a, b, key.desc, key.nulls_first));
-            let nth = &keys[want.saturating_sub(1).min(keys.len() - 1)];
-            let zone = &parts[chunk[0].part].columns[col].zone;
-            let bound = if backwards { &zone.max } else { &zone.min };
-            if !nth.is_null() && order_values(bound, nth, key.desc, key.nulls_first).is_gt() {
-                break;
-            }
-        }
-        let need = if monotone.is_some() {
-            want
-        } else {
-            want - found
-        };
-        let results: Vec<Result<PartOut>> = chunk.par_iter().map(|u| run(u, Some(need))).collect();
-        for r in results {
-            let r = r?;
-            found += r.rows.len();
-            outs.push(r);
-        }
-        read += chunk.len();
-    }
-    if tracing
-        && read < units.len()
-        && let Some(o) = outs.last_mut()
-    {
-        o.trace.add(
-            if monotone.is_some() {
-                "early stop: sort key ascends in load order, no unread partition can enter the top n"
-            } else {
-                "early stop: enough rows found"
-            },
-            format!("{} partitions not read", units.len() - read),
-        );
-    }
-    outs.sort_by_key(|o| o.part);
-    Ok(outs)
-}
-
-/// Picks the rows that can be among the best `n` of a partition under the
-/// first sort key (ties kept for the later keys), with a running threshold.
-fn top_n_rows(
-    plan: &QueryPlan,
-    p: &Partition,
-    rows: Rows<'_>,
-    n: usize,
-    trace: &mut Trace,
-) -> Result<Vec<u32>> {
-    // Keys constant over the partition order nothing within it: the first
-    // key that varies decides which rows can make the top n.
-    let mut varying = None;
-    for key in &plan.order_by {
-        let expr = specialize(&plan.outputs[key.column], p);
-        if let Datum::Array(a) = eval_vec(&expr, p, rows)? {
-            varying = Some((key, a));
-            break;
-        }
-    }
-    let row_ids = |j: usize| rows.row(j) as u32;
-    fn cmp_opt<T>(
-        a: &Option<T>,
-        b: &Option<T>,
-        desc: bool,
-        nulls_first: bool,
-        c: impl Fn(&T, &T) -> Ordering,
-    ) -> Ordering {
-        match (a, b) {
-            (None, None) => Ordering::Equal,
-            (None, _) => {
-                if nulls_first {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                }
-            }
-            (_, None) => {
-                if nulls_first {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                }
-            }
-            (Some(x), Some(y)) => {
-                let o = c(x, y);
-                if desc { o.reverse() } else { o }
-            }
-        }
-    }
-    let Some((key, a)) = varying else {
-        trace.add(
-            "top-n: sort keys constant in partition, first rows kept",
-            format!("n = {n}"),
-        );
-        return Ok((0..rows.len.min(n)).map(row_ids).collect());
-    };
-    let (desc, nulls_first): (bool, bool) = (key.desc, key.nulls_first);
-    let selected = match &a.data {
-        Data::Int(v) => {
-            trace.add(
-                "top-n: i64 keys with running threshold",
-                format!("n = {n} of {} rows", rows.len),
-            );
-            let mut t: TopN<Option<i64>> = TopN::new(n);
-            let cmp = |x: &Option<i64>, y: &Option<i64>| {
-                cmp_opt(x, y, desc, nulls_first, |a, b| a.cmp(b))
+            let rows = match &sel {
+                Some(s) => Rows::some(s),
+                None => Rows::all(p.rows),
             };
-            t.offer_all(
-                (0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))),
-                &cmp,
-            );
-            t.into_rows(&cmp)
-        }
-        Data::Float(v) => {
-            trace.add(
-                "top-n: f64 keys with running threshold",
-                format!("n = {n} of {} rows", rows.len),
-            );
-            let mut t: TopN<Option<f64>> = TopN::new(n);
-            let cmp = |x: &Option<f64>, y: &Option<f64>| {
-                cmp_opt(x, y, desc, nulls_first, |a, b| cmp_f64(*a, *b))
-            };
-            t.offer_all(
-                (0..rows.len).map(|j| (a.is_valid(j).then_some(v[j]), row_ids(j))),
-                &cmp,
-            );
-            t.into_rows(&cmp)
-        }
-        _ => {
-            trace.add(
-                "top-n: non-numeric key, all selected rows sorted after merge",
-                String::new(),
-            );
-            (0..rows.len).map(row_ids).collect()
-        }
-    };
-    Ok(selected)
-}
-
-struct GroupRow<'a> {
-    keys: &'a [Value],
-    aggs: &'a [Value],
-}
-
-impl RowSource for GroupRow<'_> {
-    fn column(&self, _: usize) -> Value {
-        Value::Null
-    }
-    fn group_key(&self, index: usize) -> Value {
-        self.keys[index].clone()
-    }
-    fn agg_result(&self, index: usize) -> Value {
-        self.aggs[index].clone()
-    }
-}
-
-fn finish_aggregate(
-    plan: &QueryPlan,
-    agg: &crate::plan::Aggregate,
-    partials: Vec<Partial>,
-) -> Result<Vec<Vec<Value>>> {
-    let mut merged = Partial::merge_all(partials);
-    if agg.keys.is_empty() && merged.groups == 0 {
-        merged = Partial::new(0, agg.aggs.len());
-        merged.push(std::iter::empty(), agg.aggs.iter().map(AggState::empty));
-    }
-    let (nkeys, naggs) = (agg.keys.len(), agg.aggs.len());
-    let mut rows = Vec::with_capacity(merged.groups);
-    let mut states = merged.states.into_iter();
-    for g in 0..merged.groups {
-        let keys = &merged.keys[g * nkeys..(g + 1) * nkeys];
-        let aggs: Vec<Value> = states
-            .by_ref()
-            .take(naggs)
-            .zip(&agg.aggs)
-            .map(|(s, call)| s.finish(call.func))
-            .collect::<Result<_>>()?;
-        let src = GroupRow { keys, aggs: &aggs };
-        if let Some(h) = &plan.having
-            && !matches!(eval::eval(h, &src)?, Value::Bool(true))
-        {
-            continue;
-        }
-        let row = plan
-            .outputs
-            .iter()
-            .map(|e| eval::eval(e, &src))
-            .collect::<Result<Vec<Value>>>()?;
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// Sorts, applies OFFSET/LIMIT and drops hidden sort columns; then fails
-/// with the first error of a returned row, if any (`errors` is empty or
-/// aligned with `rows`).
-fn finish_rows(
-    plan: &QueryPlan,
-    rows: &mut Vec<Vec<Value>>,
-    errors: Vec<Option<Error>>,
-) -> Result<()> {
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    if !plan.order_by.is_empty() {
-        // Stable: rows with equal keys stay in load order.
-        order.sort_by(|&a, &b| {
-            for k in &plan.order_by {
-                let o = order_values(
-                    &rows[a][k.column],
-                    &rows[b][k.column],
-                    k.desc,
-                    k.nulls_first,
-                );
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        });
-    }
-    let window = match plan.limit {
-        Some(l) if l < 0 => order.len().saturating_sub(l.unsigned_abs() as usize)..order.len(),
-        Some(l) => {
-            let start = (plan.offset as usize).min(order.len());
-            start..(start.saturating_add(l as usize)).min(order.len())
-        }
-        None => (plan.offset as usize).min(order.len())..order.len(),
-    };
-    if plan.order_by.is_empty() && window == (0..rows.len()) && errors.iter().all(Option::is_none) {
-        // Nothing to reorder or cut: keep the rows where they are.
-        for r in rows.iter_mut() {
-            r.truncate(plan.visible);
-        }
-        return Ok(());
-    }
-    let kept = &order[window];
-    if !errors.is_empty() {
-        let mut errors = errors;
-        if let Some(e) = kept
-            .iter()
-            .find_map(|&i| errors.get_mut(i).and_then(Option::take))
-        {
-            return Err(e);
-        }
-    }
-    let mut taken: Vec<Option<Vec<Value>>> = std::mem::take(rows).into_iter().map(Some).collect();
-    *rows = kept
-        .iter()
-        .filter_map(|&i| taken[i].take())
-        .map(|mut r| {
-            r.truncate(plan.visible);
-            r
+            let partial = aggregate_partition(&keys, &aggs, p, rows, &mut run.trace)?;
+            ctx.reserve(partial.heap_bytes(), || {
+                format!("{} groups of partition {}", partial.groups, u.part)
+            })?;
+            ctx.progress_rows(p.rows);
+            Ok((run, Some(partial)))
         })
-        .collect();
-    Ok(())
+        .collect::<Result<_>>()?;
+    let mut runs = Vec::with_capacity(results.len());
+    let mut partials = Vec::with_capacity(results.len());
+    for (r, p) in results {
+        runs.push(r);
+        partials.extend(p);
+    }
+    let groups: usize = partials.iter().map(|p| p.groups).sum();
+    let bytes: usize = partials.iter().map(Partial::heap_bytes).sum();
+    ctx.reserve(bytes, || format!("{} groups", human_count(groups)))?;
+    let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
+    notes.push(format!("merge: {how}"));
+    ctx.cancel.check()?;
+    let mut rows = finish::aggregate_rows(plan, agg, chunks)?;
+    ctx.reserve(row_bytes(&rows), || format!("{} result rows", rows.len()))?;
+    finish::order_and_window(plan, &mut rows);
+    if !rows.is_empty() {
+        sink(rows)?;
+    }
+    Ok(runs)
+}
+
+/// `48M`, `1.2K`, `950`: a count for messages.
+fn human_count(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.1}G", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{}M", n / 1_000_000),
+        n if n >= 10_000 => format!("{}K", n / 1_000),
+        n => n.to_string(),
+    }
 }
 
 /// EXPLAIN text: the logical plan, then one block per distinct partition
@@ -675,78 +332,15 @@ fn finish_rows(
 ///
 /// # Errors
 /// As [`execute`] (EXPLAIN runs the query to observe every choice).
-pub fn explain(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Result<String> {
-    let out = execute(plan, true, indexes)?;
-    let mut s = plan.describe();
-    let mut shapes: Vec<(String, Vec<usize>, Trace)> = Vec::new();
-    for (i, t) in out.traces {
-        let shape = t.shape();
-        match shapes.iter_mut().find(|(s, _, _)| *s == shape) {
-            Some((_, ids, _)) => ids.push(i),
-            None => shapes.push((shape, vec![i], t)),
-        }
-    }
-    let _ = writeln!(
-        s,
-        "Partition pipelines: {} shape{} over {} partitions ({} rows scanned)",
-        shapes.len(),
-        if shapes.len() == 1 { "" } else { "s" },
-        plan.table.partitions.len(),
-        out.rows_scanned
-    );
-    let read: usize = shapes.iter().map(|(_, ids, _)| ids.len()).sum();
-    for (_, ids, t) in &shapes {
-        let _ = writeln!(
-            s,
-            "  [{} partition{}: {}]",
-            ids.len(),
-            if ids.len() == 1 { "" } else { "s" },
-            ranges(ids)
-        );
-        if t.lines.is_empty() {
-            let _ = writeln!(s, "    scan all rows");
-        }
-        for (shape, detail) in &t.lines {
-            if detail.is_empty() {
-                let _ = writeln!(s, "    {shape}");
-            } else {
-                let _ = writeln!(s, "    {shape}  ({detail})");
-            }
-        }
-    }
-    if read < plan.table.partitions.len() {
-        let _ = writeln!(
-            s,
-            "  [{} partitions not read: early stop]",
-            plan.table.partitions.len() - read
-        );
-    }
-    Ok(s)
-}
-
-/// `0-3, 7, 9-12` for a sorted list of indices.
-fn ranges(ids: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let start = ids[i];
-        let mut end = start;
-        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
-            i += 1;
-            end = ids[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-        if out.len() >= 8 && i < ids.len() {
-            out.push("…".into());
-            break;
-        }
-    }
-    out.join(", ")
+pub fn explain(plan: &QueryPlan, ctx: &mut Context<'_>) -> Result<String> {
+    ctx.tracing = true;
+    let out = execute(plan, ctx, &mut |_| Ok(true))?;
+    Ok(explain::render(
+        plan,
+        out.traces,
+        out.rows_scanned,
+        &out.notes,
+    ))
 }
 
 /// Types of the visible outputs.

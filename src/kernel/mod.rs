@@ -5,6 +5,7 @@
 //! Kernels know nothing of plans, tables or codecs; `exec` decides which
 //! kernel serves which partition.
 
+pub mod hash;
 pub mod like;
 
 /// Row indices selected in a partition, ascending.

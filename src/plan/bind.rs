@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::sql::ast::{self, BinaryOp, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
+use crate::sql::ast::{self, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
 use crate::store::{Partition, Table};
 use crate::types::{DataType, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
-use super::expr::{AggCall, AggFunc, Expr, Func, TruncUnit};
+use super::expr::{AggCall, AggFunc, BinaryOp, Expr, Func, TruncUnit};
 use super::{Aggregate, Catalog, QueryPlan, SortKey};
 
 /// Binds a parsed SELECT against the catalog.
@@ -483,7 +483,9 @@ impl Binder<'_> {
                     UnaryOp::Not => Expr::Not(Box::new(self.expect_bool(inner, expr)?)),
                 }
             }
-            ExprKind::Binary { op, left, right } => self.bind_binary(*op, left, right, ctx, at)?,
+            ExprKind::Binary { op, left, right } => {
+                self.bind_binary((*op).into(), left, right, ctx, at)?
+            }
             ExprKind::IsNull { expr, negated } => Expr::IsNull {
                 expr: Box::new(self.bind(expr, ctx)?),
                 negated: *negated,

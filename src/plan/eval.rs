@@ -15,9 +15,9 @@
 
 use std::cmp::Ordering;
 
+use super::expr::BinaryOp;
 use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
-use crate::sql::ast::BinaryOp;
 use crate::types::{
     DataType, MICROS_PER_DAY, Value, civil_from_days, days_from_civil, format_timestamp,
     parse_timestamp, timestamp_year,

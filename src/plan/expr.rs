@@ -2,8 +2,118 @@
 
 use std::fmt;
 
-use crate::sql::ast::BinaryOp;
+use crate::sql::ast;
 use crate::types::{DataType, Value};
+
+/// A binary operator of a bound expression. The plan owns its operators, so
+/// the executor never reaches into the SQL syntax tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `OR` (three-valued)
+    Or,
+    /// `AND` (three-valued)
+    And,
+    /// `=`
+    Eq,
+    /// `<>`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `*`
+    Multiply,
+    /// `/` (integer division truncates toward zero)
+    Divide,
+    /// `%` (takes the dividend's sign)
+    Modulo,
+}
+
+impl BinaryOp {
+    /// The operator as written in SQL.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::Plus => "+",
+            BinaryOp::Minus => "-",
+            BinaryOp::Multiply => "*",
+            BinaryOp::Divide => "/",
+            BinaryOp::Modulo => "%",
+        }
+    }
+
+    /// True for `= <> < <= > >=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+        )
+    }
+
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Plus
+                | BinaryOp::Minus
+                | BinaryOp::Multiply
+                | BinaryOp::Divide
+                | BinaryOp::Modulo
+        )
+    }
+
+    /// The comparison with its operands swapped (`a < b` is `b > a`); other
+    /// operators unchanged.
+    pub fn flip(self) -> BinaryOp {
+        match self {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::LtEq => BinaryOp::GtEq,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::GtEq => BinaryOp::LtEq,
+            op => op,
+        }
+    }
+}
+
+impl From<ast::BinaryOp> for BinaryOp {
+    fn from(op: ast::BinaryOp) -> BinaryOp {
+        match op {
+            ast::BinaryOp::Or => BinaryOp::Or,
+            ast::BinaryOp::And => BinaryOp::And,
+            ast::BinaryOp::Eq => BinaryOp::Eq,
+            ast::BinaryOp::NotEq => BinaryOp::NotEq,
+            ast::BinaryOp::Lt => BinaryOp::Lt,
+            ast::BinaryOp::LtEq => BinaryOp::LtEq,
+            ast::BinaryOp::Gt => BinaryOp::Gt,
+            ast::BinaryOp::GtEq => BinaryOp::GtEq,
+            ast::BinaryOp::Plus => BinaryOp::Plus,
+            ast::BinaryOp::Minus => BinaryOp::Minus,
+            ast::BinaryOp::Multiply => BinaryOp::Multiply,
+            ast::BinaryOp::Divide => BinaryOp::Divide,
+            ast::BinaryOp::Modulo => BinaryOp::Modulo,
+        }
+    }
+}
 
 /// A scalar function known to the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

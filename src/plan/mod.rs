@@ -22,7 +22,7 @@ use crate::sql::ast;
 use crate::store::Table;
 
 pub use bind::fold;
-pub use expr::{AggCall, AggFunc, Expr, Func, TruncUnit};
+pub use expr::{AggCall, AggFunc, BinaryOp, Expr, Func, TruncUnit};
 
 /// The tables a query can name.
 pub trait Catalog {

@@ -10,8 +10,6 @@
 //! the register-wise maximum, which is what lets partitions and threads
 //! combine them.
 
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-
 use crate::types::Value;
 
 const P: u32 = 14;
@@ -33,32 +31,7 @@ impl Default for HyperLogLog {
     }
 }
 
-/// SplitMix64's finalizer (Steele, Lea, Flood 2014): a bijective mix that
-/// spreads every input bit over the output.
-#[inline]
-pub fn mix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Hash of an integer or timestamp for the sketch.
-#[inline]
-pub fn hash_i64(v: i64) -> u64 {
-    mix64(v as u64)
-}
-
-/// Hash of a float for the sketch (`-0.0` and `0.0` alike).
-#[inline]
-pub fn hash_f64(v: f64) -> u64 {
-    mix64(crate::types::canonical_f64_bits(v) ^ 0x5555_5555_5555_5555)
-}
-
-/// Hash of a string for the sketch (SipHash with fixed keys, then mixed).
-pub fn hash_str(s: &str) -> u64 {
-    mix64(BuildHasherDefault::<DefaultHasher>::default().hash_one(s))
-}
+pub use crate::kernel::hash::{hash_f64, hash_i64, hash_str, mix64};
 
 /// A 64-bit hash of a value, the same in every process and thread.
 pub fn hash_value(v: &Value) -> u64 {
@@ -149,23 +122,51 @@ impl HyperLogLog {
         }
     }
 
-    /// The estimated number of distinct values.
+    /// The estimated number of distinct values. A sparse sketch is read as
+    /// it is (its pairs sorted in a copy), never turned dense.
     pub fn estimate(&self) -> f64 {
-        let regs = self.registers();
         let m = M as f64;
+        let (sum, zeros) = match self {
+            HyperLogLog::Dense(regs) => {
+                let mut sum = 0.0;
+                let mut zeros = 0usize;
+                for &r in regs.iter() {
+                    sum += 1.0 / (1u64 << r) as f64;
+                    zeros += (r == 0) as usize;
+                }
+                (sum, zeros)
+            }
+            HyperLogLog::Sparse(pairs) => {
+                let mut p = pairs.clone();
+                // Highest rank first within a register, then one per register.
+                p.sort_unstable_by(|a, b| {
+                    (a >> 8).cmp(&(b >> 8)).then((b & 0xff).cmp(&(a & 0xff)))
+                });
+                p.dedup_by_key(|x| *x >> 8);
+                let present: f64 = p.iter().map(|x| 1.0 / (1u64 << (x & 0xff)) as f64).sum();
+                (present + (M - p.len()) as f64, M - p.len())
+            }
+        };
         let alpha = 0.7213 / (1.0 + 1.079 / m);
-        let mut sum = 0.0;
-        let mut zeros = 0usize;
-        for &r in regs.iter() {
-            sum += 1.0 / (1u64 << r) as f64;
-            zeros += (r == 0) as usize;
-        }
         let raw = alpha * m * m / sum;
         if raw <= 2.5 * m && zeros > 0 {
             m * (m / zeros as f64).ln()
         } else {
             raw
         }
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            HyperLogLog::Sparse(p) => p.capacity() * 4,
+            HyperLogLog::Dense(_) => M,
+        }
+    }
+
+    /// True while the sketch is a list of pairs.
+    pub fn is_sparse(&self) -> bool {
+        matches!(self, HyperLogLog::Sparse(_))
     }
 }
 
@@ -215,6 +216,18 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a.estimate(), all.estimate());
+        // A small sketch estimates without turning dense, and agrees with
+        // its dense form.
+        let mut small = HyperLogLog::default();
+        for i in 0..500i64 {
+            small.insert(&Value::Int(i));
+        }
+        assert!(small.is_sparse());
+        let sparse_estimate = small.estimate();
+        assert!(small.is_sparse());
+        let mut dense = small.clone();
+        dense.dense_mut();
+        assert!((sparse_estimate - dense.estimate()).abs() < 1e-9);
         let mut dense = HyperLogLog::default();
         let regs = dense.dense_mut();
         for i in 0..20_000i64 {

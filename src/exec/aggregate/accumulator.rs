@@ -1,0 +1,1136 @@
+//! Accumulators: the state of one aggregate for every group, updated a
+//! batch at a time.
+//!
+//! # Design
+//! In the spirit of DataFusion's `GroupsAccumulator`: an accumulator holds
+//! one state per group id (dense, from 0) in typed vectors, and
+//! [`Accumulator::update`] folds a batch of input values given the group id
+//! of each row — one dispatch per batch on the input's physical type, then a
+//! monomorphic loop. Partials of different partitions combine with
+//! [`Accumulator::take`] (move out the states of some groups, for the
+//! radix-partitioned merge) and [`Accumulator::merge`]. Each aggregate is
+//! written once, generic over its value type, and works for every group-key
+//! shape.
+//!
+//! Per-group distinct sets and HyperLogLog sketches start small (a short
+//! vector; sparse register pairs) and grow only for groups that see many
+//! values.
+
+use std::any::Any;
+
+use crate::error::{Error, Result};
+use crate::kernel::hash::{canonical_f64_bits, hash_f64, hash_i64, hash_str, hash_str128, mix64};
+use crate::plan::{AggCall, AggFunc, Expr};
+use crate::store::{Code, Column, ColumnData};
+use crate::types::{DataType, Value, cmp_f64};
+use crate::with_codes;
+
+use super::distinct::{DistinctKey, DistinctSet};
+use super::hll::{HyperLogLog, update_dense};
+use crate::exec::vector::{Array, Data, Rows, Strs};
+
+/// Which group each input row belongs to.
+#[derive(Debug, Clone, Copy)]
+pub enum Gids<'g> {
+    /// Every row is in group 0 (a global aggregate, or one group in the
+    /// partition); `n` rows.
+    Single(usize),
+    /// Row `j` is in group `ids[j]`.
+    Ids(&'g [u32]),
+}
+
+impl Gids<'_> {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Gids::Single(n) => *n,
+            Gids::Ids(ids) => ids.len(),
+        }
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    fn get(&self, j: usize) -> usize {
+        match self {
+            Gids::Single(_) => 0,
+            Gids::Ids(ids) => ids[j] as usize,
+        }
+    }
+}
+
+/// The values an accumulator folds, at the selected rows.
+#[derive(Clone, Copy)]
+pub enum Input<'x, 'a> {
+    /// Rows only (`count(*)`).
+    Rows,
+    /// Evaluated values.
+    Array(&'x Array<'a>),
+    /// The same value at every row.
+    Scalar(&'x Value),
+    /// A plain column, read from its codec in place.
+    Column(&'x Column, Rows<'x>),
+}
+
+/// The state of one aggregate for every group of a partial.
+pub trait Accumulator: Send {
+    /// Folds a batch: input row `j` belongs to group `gids[j]`; the groups
+    /// are `0..groups` (states grow to fit).
+    ///
+    /// # Errors
+    /// An input the accumulator does not take (a bug in the caller).
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()>;
+
+    /// Moves the states of groups `idx` (in that order) out into a new
+    /// accumulator of the same kind; the states left behind are empty.
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator>;
+
+    /// Folds `other` (an accumulator of the same kind) into this one: its
+    /// group `i` into group `into[i]`; the groups are `0..groups`.
+    ///
+    /// # Errors
+    /// `other` of another kind (a bug).
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()>;
+
+    /// The final value of every group.
+    ///
+    /// # Errors
+    /// An integer sum that does not fit i64.
+    fn finish(self: Box<Self>) -> Result<Vec<Value>>;
+
+    /// Heap bytes held, for the memory budget.
+    fn heap_bytes(&self) -> usize;
+
+    /// The accumulator as `Any`, for [`Accumulator::merge`] to recover its
+    /// concrete type.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
+    other
+        .into_any()
+        .downcast::<T>()
+        .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
+}
+
+fn resize<T: Clone>(v: &mut Vec<T>, groups: usize, fill: T) {
+    if v.len() < groups {
+        v.resize(groups, fill);
+    }
+}
+
+fn take_vec<T: Clone + Default>(v: &mut [T], idx: &[u32]) -> Vec<T> {
+    idx.iter()
+        .map(|&i| std::mem::take(&mut v[i as usize]))
+        .collect()
+}
+
+/// Validity of input row `j`.
+#[inline]
+fn valid_at(a: &Array<'_>, j: usize) -> bool {
+    a.validity.as_ref().is_none_or(|v| v.get(j))
+}
+
+/// A new accumulator for `call`.
+///
+/// # Errors
+/// An aggregate without an argument where one is needed (a bug).
+pub fn new_accumulator(call: &AggCall) -> Result<Box<dyn Accumulator>> {
+    let arg = call.arg.as_ref().map(Expr::dtype);
+    let need = || Error::Internal(format!("{} without argument", call.func.name()));
+    Ok(match call.func {
+        AggFunc::CountStar => Box::new(Count::default()),
+        AggFunc::Count => Box::new(Count::default()),
+        AggFunc::Sum | AggFunc::Avg => {
+            let avg = call.func == AggFunc::Avg;
+            match arg.ok_or_else(need)? {
+                DataType::Int => Box::new(Sum::<i128>::new(avg)),
+                _ => Box::new(Sum::<f64>::new(avg)),
+            }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let min = call.func == AggFunc::Min;
+            match arg.ok_or_else(need)? {
+                DataType::Float => Box::new(MinMax::<f64>::new(min, DataType::Float)),
+                DataType::Str => Box::new(MinMax::<Option<Box<str>>>::new(min, DataType::Str)),
+                DataType::Bool => Box::new(MinMax::<i64>::new(min, DataType::Bool)),
+                t => Box::new(MinMax::<i64>::new(min, t)),
+            }
+        }
+        AggFunc::CountDistinct => match arg.ok_or_else(need)? {
+            DataType::Str => Box::new(Distinct::<u128>::default()),
+            _ => Box::new(Distinct::<u64>::default()),
+        },
+        AggFunc::ApproxCountDistinct => Box::new(Approx::default()),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// count(*), count(x)
+
+/// Rows (or non-NULL values) per group.
+#[derive(Default)]
+struct Count {
+    counts: Vec<u64>,
+}
+
+impl Accumulator for Count {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        resize(&mut self.counts, groups, 0);
+        let c = &mut self.counts;
+        match (input, gids) {
+            (Input::Rows, Gids::Single(n)) => c[0] += n as u64,
+            (Input::Rows, Gids::Ids(ids)) => {
+                for &g in ids {
+                    c[g as usize] += 1;
+                }
+            }
+            (Input::Scalar(v), _) => {
+                if !v.is_null() {
+                    return self.update(Input::Rows, gids, groups);
+                }
+            }
+            (Input::Array(a), _) => match &a.validity {
+                None => return self.update(Input::Rows, gids, groups),
+                Some(v) => {
+                    for j in 0..gids.len() {
+                        c[gids.get(j)] += v.get(j) as u64;
+                    }
+                }
+            },
+            (Input::Column(col, rows), _) => match &col.validity {
+                None => return self.update(Input::Rows, gids, groups),
+                Some(v) => {
+                    for j in 0..gids.len() {
+                        c[gids.get(j)] += v.get(rows.row(j)) as u64;
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(Count {
+            counts: take_vec(&mut self.counts, idx),
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Count>(other)?;
+        resize(&mut self.counts, groups, 0);
+        for (c, &g) in other.counts.iter().zip(into) {
+            self.counts[g as usize] += c;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(self.counts.iter().map(|&c| Value::Int(c as i64)).collect())
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.counts.capacity() * 8
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// sum(x), avg(x)
+
+/// A running sum: exact `i128` for integers, `f64` for floats.
+trait SumType: Copy + Default + Send + 'static + std::ops::AddAssign {
+    fn from_i64(v: i64) -> Self;
+    fn from_f64(v: f64) -> Self;
+    fn finish(self, count: u64, avg: bool) -> Result<Value>;
+    /// `base · count + scale · code_sum`, exactly for integers.
+    fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self;
+}
+
+impl SumType for i128 {
+    #[inline]
+    fn from_i64(v: i64) -> Self {
+        v as i128
+    }
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v as i128
+    }
+    fn finish(self, count: u64, avg: bool) -> Result<Value> {
+        Ok(if count == 0 {
+            Value::Null
+        } else if avg {
+            Value::Float(self as f64 / count as f64)
+        } else {
+            Value::Int(
+                i64::try_from(self)
+                    .map_err(|_| Error::Execution("integer overflow in sum".into()))?,
+            )
+        })
+    }
+    fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self {
+        base as i128 * count as i128 + scale as i128 * code_sum as i128
+    }
+}
+
+impl SumType for f64 {
+    #[inline]
+    fn from_i64(v: i64) -> Self {
+        v as f64
+    }
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn finish(self, count: u64, avg: bool) -> Result<Value> {
+        Ok(if count == 0 {
+            Value::Null
+        } else if avg {
+            Value::Float(self / count as f64)
+        } else {
+            Value::Float(self)
+        })
+    }
+    fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self {
+        (i128::from_offsets(base, scale, count, code_sum)) as f64
+    }
+}
+
+/// `sum` or `avg`: a sum and a count of non-NULL values per group.
+struct Sum<S: SumType> {
+    sums: Vec<S>,
+    counts: Vec<u64>,
+    avg: bool,
+}
+
+impl<S: SumType> Sum<S> {
+    fn new(avg: bool) -> Sum<S> {
+        Sum {
+            sums: Vec::new(),
+            counts: Vec::new(),
+            avg,
+        }
+    }
+
+    #[inline]
+    fn add_all<T: Copy>(
+        &mut self,
+        values: &[T],
+        gids: Gids<'_>,
+        valid: impl Fn(usize) -> bool,
+        conv: impl Fn(T) -> S,
+        all_valid: bool,
+    ) {
+        let (s, c) = (&mut self.sums, &mut self.counts);
+        match (gids, all_valid) {
+            (Gids::Single(_), true) => {
+                let mut acc = S::default();
+                for &x in values {
+                    acc += conv(x);
+                }
+                s[0] += acc;
+                c[0] += values.len() as u64;
+            }
+            (Gids::Ids(ids), true) => {
+                for (&g, &x) in ids.iter().zip(values) {
+                    s[g as usize] += conv(x);
+                    c[g as usize] += 1;
+                }
+            }
+            _ => {
+                for (j, &x) in values.iter().enumerate() {
+                    if valid(j) {
+                        let g = gids.get(j);
+                        s[g] += conv(x);
+                        c[g] += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<S: SumType> Accumulator for Sum<S> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        resize(&mut self.sums, groups, S::default());
+        resize(&mut self.counts, groups, 0);
+        match input {
+            Input::Array(a) => {
+                let all = a.validity.is_none();
+                match &a.data {
+                    Data::Int(v) => self.add_all(v, gids, |j| valid_at(a, j), S::from_i64, all),
+                    Data::Float(v) => self.add_all(v, gids, |j| valid_at(a, j), S::from_f64, all),
+                    _ => return Err(Error::Internal("sum of a non-number".into())),
+                }
+            }
+            Input::Scalar(v) => {
+                let x = match v {
+                    Value::Int(i) => S::from_i64(*i),
+                    Value::Float(f) => S::from_f64(*f),
+                    _ => return Ok(()),
+                };
+                // Repeated addition, to round exactly as a row-by-row sum
+                // would.
+                for j in 0..gids.len() {
+                    let g = gids.get(j);
+                    self.sums[g] += x;
+                    self.counts[g] += 1;
+                }
+            }
+            Input::Column(col, rows) => {
+                let valid = |j: usize| col.validity.as_ref().is_none_or(|b| b.get(rows.row(j)));
+                let all = col.validity.is_none();
+                match &col.data {
+                    ColumnData::Float(v) => match rows.sel {
+                        None => self.add_all(v, gids, valid, S::from_f64, all),
+                        Some(sel) => {
+                            let vals: Vec<f64> = sel.iter().map(|&r| v[r as usize]).collect();
+                            self.add_all(&vals, gids, valid, S::from_f64, all)
+                        }
+                    },
+                    ColumnData::Offset { base, scale, codes } => {
+                        // Sum codes per group, then base·count + scale·sum:
+                        // the offset codec is sum-preserving.
+                        let n = groups;
+                        let mut code_sums = vec![0u128; n];
+                        let mut counts = vec![0u64; n];
+                        with_codes!(codes, k => match (rows.sel, all, gids) {
+                            (None, true, Gids::Single(_)) => {
+                                let mut acc = 0u128;
+                                for &x in k.iter() {
+                                    acc += x.to_u64() as u128;
+                                }
+                                code_sums[0] += acc;
+                                counts[0] += k.len() as u64;
+                            }
+                            (None, true, Gids::Ids(ids)) => {
+                                for (&g, &x) in ids.iter().zip(k.iter()) {
+                                    code_sums[g as usize] += x.to_u64() as u128;
+                                    counts[g as usize] += 1;
+                                }
+                            }
+                            _ => {
+                                for j in 0..gids.len() {
+                                    if valid(j) {
+                                        let g = gids.get(j);
+                                        code_sums[g] += k[rows.row(j)].to_u64() as u128;
+                                        counts[g] += 1;
+                                    }
+                                }
+                            }
+                        });
+                        for g in 0..n {
+                            if counts[g] > 0 {
+                                self.sums[g] +=
+                                    S::from_offsets(*base, *scale, counts[g], code_sums[g]);
+                                self.counts[g] += counts[g];
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(Error::Internal(
+                            "sum read in place from an unsupported codec".into(),
+                        ));
+                    }
+                }
+            }
+            Input::Rows => return Err(Error::Internal("sum without values".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(Sum {
+            sums: take_vec(&mut self.sums, idx),
+            counts: take_vec(&mut self.counts, idx),
+            avg: self.avg,
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Sum<S>>(other)?;
+        resize(&mut self.sums, groups, S::default());
+        resize(&mut self.counts, groups, 0);
+        for (i, &g) in into.iter().enumerate() {
+            if other.counts[i] > 0 {
+                self.sums[g as usize] += other.sums[i];
+                self.counts[g as usize] += other.counts[i];
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        self.sums
+            .iter()
+            .zip(&self.counts)
+            .map(|(&s, &c)| s.finish(c, self.avg))
+            .collect()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.sums.capacity() * std::mem::size_of::<S>() + self.counts.capacity() * 8
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// min(x), max(x)
+
+/// A value type `min`/`max` keep per group.
+trait Extremum: Clone + Default + Send + 'static {
+    /// True if `new` should replace `old` (strictly better: ties keep the
+    /// first value seen, in load order).
+    fn better(new: &Self, old: &Self, min: bool) -> bool;
+    fn to_value(&self, dtype: DataType) -> Value;
+}
+
+impl Extremum for i64 {
+    #[inline]
+    fn better(new: &i64, old: &i64, min: bool) -> bool {
+        if min { new < old } else { new > old }
+    }
+    fn to_value(&self, dtype: DataType) -> Value {
+        match dtype {
+            DataType::Timestamp => Value::Timestamp(*self),
+            DataType::Bool => Value::Bool(*self != 0),
+            _ => Value::Int(*self),
+        }
+    }
+}
+
+impl Extremum for f64 {
+    #[inline]
+    fn better(new: &f64, old: &f64, min: bool) -> bool {
+        let o = cmp_f64(*new, *old);
+        if min { o.is_lt() } else { o.is_gt() }
+    }
+    fn to_value(&self, _: DataType) -> Value {
+        Value::Float(*self)
+    }
+}
+
+impl Extremum for Option<Box<str>> {
+    #[inline]
+    fn better(new: &Self, old: &Self, min: bool) -> bool {
+        match (new, old) {
+            (Some(n), Some(o)) => {
+                let c = n.as_bytes().cmp(o.as_bytes());
+                if min { c.is_lt() } else { c.is_gt() }
+            }
+            _ => false,
+        }
+    }
+    fn to_value(&self, _: DataType) -> Value {
+        self.as_deref().map_or(Value::Null, Value::str)
+    }
+}
+
+/// `min` or `max` per group; `seen` marks groups with a value.
+struct MinMax<T: Extremum> {
+    best: Vec<T>,
+    seen: Vec<bool>,
+    min: bool,
+    dtype: DataType,
+}
+
+impl<T: Extremum> MinMax<T> {
+    fn new(min: bool, dtype: DataType) -> MinMax<T> {
+        MinMax {
+            best: Vec::new(),
+            seen: Vec::new(),
+            min,
+            dtype,
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, g: usize, x: T) {
+        if !self.seen[g] {
+            self.seen[g] = true;
+            self.best[g] = x;
+        } else if T::better(&x, &self.best[g], self.min) {
+            self.best[g] = x;
+        }
+    }
+}
+
+/// Offers every valid value of a typed buffer.
+macro_rules! offer_all {
+    ($self:ident, $values:expr, $gids:expr, $valid:expr, $conv:expr) => {{
+        let values = $values;
+        for j in 0..$gids.len() {
+            if $valid(j) {
+                let g = $gids.get(j);
+                $self.offer(g, $conv(&values[j]));
+            }
+        }
+    }};
+}
+
+impl Accumulator for MinMax<i64> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        resize(&mut self.best, groups, 0);
+        resize(&mut self.seen, groups, false);
+        match input {
+            Input::Array(a) => match &a.data {
+                Data::Int(v) => {
+                    if let (Gids::Single(_), None) = (gids, &a.validity) {
+                        let m = if self.min {
+                            v.iter().min()
+                        } else {
+                            v.iter().max()
+                        };
+                        if let Some(&m) = m {
+                            self.offer(0, m);
+                        }
+                    } else {
+                        offer_all!(self, v, gids, |j| valid_at(a, j), |x: &i64| *x)
+                    }
+                }
+                Data::Bool(b) => {
+                    for j in 0..gids.len() {
+                        if valid_at(a, j) {
+                            self.offer(gids.get(j), b.get(j) as i64);
+                        }
+                    }
+                }
+                _ => return Err(Error::Internal("min/max of unexpected type".into())),
+            },
+            Input::Scalar(v) => {
+                let x = match v {
+                    Value::Int(i) | Value::Timestamp(i) => *i,
+                    Value::Bool(b) => *b as i64,
+                    _ => return Ok(()),
+                };
+                for j in 0..gids.len() {
+                    self.offer(gids.get(j), x);
+                }
+            }
+            _ => return Err(Error::Internal("min/max input".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(MinMax {
+            best: take_vec(&mut self.best, idx),
+            seen: take_vec(&mut self.seen, idx),
+            min: self.min,
+            dtype: self.dtype,
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<MinMax<i64>>(other)?;
+        resize(&mut self.best, groups, 0);
+        resize(&mut self.seen, groups, false);
+        for (i, &g) in into.iter().enumerate() {
+            if other.seen[i] {
+                self.offer(g as usize, other.best[i]);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.best.capacity() * 9
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+fn finish_extrema<T: Extremum>(best: &[T], seen: &[bool], dtype: DataType) -> Vec<Value> {
+    best.iter()
+        .zip(seen)
+        .map(|(b, &s)| if s { b.to_value(dtype) } else { Value::Null })
+        .collect()
+}
+
+impl Accumulator for MinMax<f64> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        resize(&mut self.best, groups, 0.0);
+        resize(&mut self.seen, groups, false);
+        match input {
+            Input::Array(a) => match &a.data {
+                Data::Float(v) => offer_all!(self, v, gids, |j| valid_at(a, j), |x: &f64| *x),
+                Data::Int(v) => offer_all!(self, v, gids, |j| valid_at(a, j), |x: &i64| *x as f64),
+                _ => return Err(Error::Internal("min/max of unexpected type".into())),
+            },
+            Input::Scalar(v) => {
+                if let Some(x) = v.as_f64() {
+                    for j in 0..gids.len() {
+                        self.offer(gids.get(j), x);
+                    }
+                }
+            }
+            _ => return Err(Error::Internal("min/max input".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(MinMax {
+            best: take_vec(&mut self.best, idx),
+            seen: take_vec(&mut self.seen, idx),
+            min: self.min,
+            dtype: self.dtype,
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<MinMax<f64>>(other)?;
+        resize(&mut self.best, groups, 0.0);
+        resize(&mut self.seen, groups, false);
+        for (i, &g) in into.iter().enumerate() {
+            if other.seen[i] {
+                self.offer(g as usize, other.best[i]);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.best.capacity() * 9
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+impl MinMax<Option<Box<str>>> {
+    /// Offers a borrowed string, allocating only when it wins.
+    #[inline]
+    fn offer_str(&mut self, g: usize, x: &str) {
+        let wins = match &self.best[g] {
+            None => true,
+            Some(old) => {
+                let c = x.as_bytes().cmp(old.as_bytes());
+                if self.min { c.is_lt() } else { c.is_gt() }
+            }
+        };
+        if wins || !self.seen[g] {
+            self.seen[g] = true;
+            self.best[g] = Some(x.into());
+        }
+    }
+}
+
+impl Accumulator for MinMax<Option<Box<str>>> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        resize(&mut self.best, groups, None);
+        resize(&mut self.seen, groups, false);
+        match input {
+            Input::Array(a) => match &a.data {
+                Data::Str(Strs::Coded { entries, codes }) if entries.len() < codes.len() => {
+                    // Best entry per group by code first, strings compared
+                    // only when a group's code changes.
+                    let mut best_code: Vec<Option<u32>> = vec![None; groups];
+                    for (j, &c) in codes.iter().enumerate() {
+                        if !valid_at(a, j) {
+                            continue;
+                        }
+                        let g = gids.get(j);
+                        match best_code[g] {
+                            None => best_code[g] = Some(c),
+                            Some(b) if b != c => {
+                                let o = entries
+                                    .get(c as usize)
+                                    .as_bytes()
+                                    .cmp(entries.get(b as usize).as_bytes());
+                                if (self.min && o.is_lt()) || (!self.min && o.is_gt()) {
+                                    best_code[g] = Some(c);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    for (g, c) in best_code.into_iter().enumerate() {
+                        if let Some(c) = c {
+                            self.offer_str(g, entries.get(c as usize));
+                        }
+                    }
+                }
+                Data::Str(s) => {
+                    for j in 0..gids.len() {
+                        if valid_at(a, j) {
+                            self.offer_str(gids.get(j), s.get(j));
+                        }
+                    }
+                }
+                _ => return Err(Error::Internal("min/max of unexpected type".into())),
+            },
+            Input::Scalar(Value::Str(s)) => {
+                for j in 0..gids.len() {
+                    self.offer_str(gids.get(j), s);
+                }
+            }
+            Input::Scalar(_) => {}
+            _ => return Err(Error::Internal("min/max input".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(MinMax {
+            best: take_vec(&mut self.best, idx),
+            seen: take_vec(&mut self.seen, idx),
+            min: self.min,
+            dtype: self.dtype,
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let mut other = downcast::<MinMax<Option<Box<str>>>>(other)?;
+        resize(&mut self.best, groups, None);
+        resize(&mut self.seen, groups, false);
+        for (i, &g) in into.iter().enumerate() {
+            if other.seen[i] {
+                let g = g as usize;
+                let x = other.best[i].take();
+                if !self.seen[g] || Extremum::better(&x, &self.best[g], self.min) {
+                    self.seen[g] = true;
+                    self.best[g] = x;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.best.capacity() * 17
+            + self
+                .best
+                .iter()
+                .map(|s| s.as_ref().map_or(0, |s| s.len()))
+                .sum::<usize>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// count(DISTINCT x)
+
+/// A key for the distinct set of every value kind of an input.
+trait DistinctInput: DistinctKey {
+    /// The keys of a batch's rows (`None` for rows not to count).
+    fn keys(a: &Array<'_>) -> Result<Vec<Self>>;
+    fn scalar(v: &Value) -> Option<Self>;
+}
+
+impl DistinctInput for u64 {
+    fn keys(a: &Array<'_>) -> Result<Vec<u64>> {
+        Ok(match &a.data {
+            Data::Int(v) => v.iter().map(|&x| x as u64).collect(),
+            Data::Float(v) => v.iter().map(|&x| canonical_f64_bits(x)).collect(),
+            Data::Bool(b) => (0..b.len()).map(|i| b.get(i) as u64).collect(),
+            Data::Str(_) => {
+                return Err(Error::Internal(
+                    "string keys in a 64-bit distinct set".into(),
+                ));
+            }
+        })
+    }
+    fn scalar(v: &Value) -> Option<u64> {
+        Some(match v {
+            Value::Int(i) | Value::Timestamp(i) => *i as u64,
+            Value::Float(f) => canonical_f64_bits(*f),
+            Value::Bool(b) => *b as u64,
+            _ => return None,
+        })
+    }
+}
+
+impl DistinctInput for u128 {
+    fn keys(a: &Array<'_>) -> Result<Vec<u128>> {
+        match &a.data {
+            Data::Str(s) => Ok(s.map(hash_str128)),
+            _ => Err(Error::Internal(
+                "non-string keys in a string distinct set".into(),
+            )),
+        }
+    }
+    fn scalar(v: &Value) -> Option<u128> {
+        match v {
+            Value::Str(s) => Some(hash_str128(s)),
+            _ => None,
+        }
+    }
+}
+
+/// Exact distinct values per group.
+#[derive(Default)]
+struct Distinct<K: DistinctKey> {
+    sets: Vec<DistinctSet<K>>,
+}
+
+impl<K: DistinctInput> Accumulator for Distinct<K> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        if self.sets.len() < groups {
+            self.sets.resize_with(groups, DistinctSet::default);
+        }
+        match input {
+            Input::Array(a) => {
+                let keys = K::keys(a)?;
+                if let Gids::Single(n) = gids {
+                    self.sets[0].reserve(n.min(1 << 16));
+                }
+                for (j, &k) in keys.iter().enumerate() {
+                    if valid_at(a, j) {
+                        self.sets[gids.get(j)].insert(k);
+                    }
+                }
+            }
+            Input::Scalar(v) => {
+                if let Some(k) = K::scalar(v) {
+                    for j in 0..gids.len() {
+                        self.sets[gids.get(j)].insert(k);
+                    }
+                }
+            }
+            _ => return Err(Error::Internal("distinct input".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(Distinct {
+            sets: take_vec(&mut self.sets, idx),
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Distinct<K>>(other)?;
+        if self.sets.len() < groups {
+            self.sets.resize_with(groups, DistinctSet::default);
+        }
+        for (set, &g) in other.sets.into_iter().zip(into) {
+            self.sets[g as usize].merge(set);
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(self
+            .sets
+            .iter()
+            .map(|s| Value::Int(s.len() as i64))
+            .collect())
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.sets.capacity() * std::mem::size_of::<DistinctSet<K>>()
+            + self.sets.iter().map(DistinctSet::heap_bytes).sum::<usize>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// approx_count_distinct(x)
+
+/// A HyperLogLog sketch per group.
+#[derive(Default)]
+struct Approx {
+    sketches: Vec<HyperLogLog>,
+}
+
+fn approx_hashes(a: &Array<'_>) -> Vec<u64> {
+    match &a.data {
+        Data::Int(v) => v.iter().map(|&x| hash_i64(x)).collect(),
+        Data::Float(v) => v.iter().map(|&x| hash_f64(x)).collect(),
+        Data::Str(s) => s.map(hash_str),
+        Data::Bool(b) => (0..b.len())
+            .map(|i| mix64(b.get(i) as u64 ^ 0xAAAA))
+            .collect(),
+    }
+}
+
+impl Accumulator for Approx {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        if self.sketches.len() < groups {
+            self.sketches.resize_with(groups, HyperLogLog::default);
+        }
+        match input {
+            Input::Array(a) => {
+                let hashes = approx_hashes(a);
+                if let (Gids::Single(n), true) = (gids, gids.len() >= 1 << 12) {
+                    // One group of many rows: dense registers, tight loop.
+                    let regs = self.sketches[0].dense_mut();
+                    for (j, &h) in hashes.iter().enumerate().take(n) {
+                        if valid_at(a, j) {
+                            update_dense(regs, h);
+                        }
+                    }
+                } else {
+                    for (j, &h) in hashes.iter().enumerate() {
+                        if valid_at(a, j) {
+                            self.sketches[gids.get(j)].insert_hash(h);
+                        }
+                    }
+                }
+            }
+            Input::Scalar(v) => {
+                if !v.is_null() {
+                    let h = super::hll::hash_value(v);
+                    for j in 0..gids.len() {
+                        self.sketches[gids.get(j)].insert_hash(h);
+                    }
+                }
+            }
+            _ => return Err(Error::Internal("approx_count_distinct input".into())),
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        Box::new(Approx {
+            sketches: take_vec(&mut self.sketches, idx),
+        })
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Approx>(other)?;
+        if self.sketches.len() < groups {
+            self.sketches.resize_with(groups, HyperLogLog::default);
+        }
+        for (s, &g) in other.sketches.iter().zip(into) {
+            self.sketches[g as usize].merge(s);
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
+        Ok(self
+            .sketches
+            .iter()
+            .map(|s| Value::Int(s.estimate().round() as i64))
+            .collect())
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.sketches.capacity() * std::mem::size_of::<HyperLogLog>()
+            + self
+                .sketches
+                .iter()
+                .map(HyperLogLog::heap_bytes)
+                .sum::<usize>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// Whether an aggregate can read column `col` in place (without decoding it
+/// into an array first).
+pub fn reads_in_place(func: AggFunc, col: &Column) -> bool {
+    match func {
+        AggFunc::Count => true,
+        AggFunc::Sum | AggFunc::Avg => match &col.data {
+            ColumnData::Float(_) => true,
+            ColumnData::Offset { .. } => col.dtype == DataType::Int,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn call(func: AggFunc, dtype: DataType) -> AggCall {
+        AggCall {
+            func,
+            arg: Some(Expr::Column {
+                index: 0,
+                name: "x".into(),
+                dtype,
+            }),
+            dtype: func.result_type(dtype),
+        }
+    }
+
+    #[test]
+    fn take_and_merge_equal_one_pass() {
+        // Values 0..100 into 7 groups, in one pass, versus two halves taken
+        // apart by group and merged back in another order.
+        let values: Vec<i64> = (0..100).map(|i| (i * 37) % 23 - 5).collect();
+        let gids: Vec<u32> = (0..100).map(|i| (i % 7) as u32).collect();
+        let array = Array::new(DataType::Int, Data::Int(values.clone()));
+        let floats = Array::new(
+            DataType::Float,
+            Data::Float(Cow::Owned(values.iter().map(|&x| x as f64 / 4.0).collect())),
+        );
+        for (func, dtype) in [
+            (AggFunc::Count, DataType::Int),
+            (AggFunc::Sum, DataType::Int),
+            (AggFunc::Avg, DataType::Float),
+            (AggFunc::Min, DataType::Int),
+            (AggFunc::Max, DataType::Float),
+            (AggFunc::CountDistinct, DataType::Int),
+            (AggFunc::ApproxCountDistinct, DataType::Int),
+        ] {
+            let input = if dtype == DataType::Float {
+                &floats
+            } else {
+                &array
+            };
+            let c = call(func, dtype);
+            let mut whole = new_accumulator(&c).unwrap();
+            whole
+                .update(Input::Array(input), Gids::Ids(&gids), 7)
+                .unwrap();
+            let expected = whole.finish().unwrap();
+
+            let (a_in, b_in) = (
+                input.take(&(0..50).collect::<Vec<_>>()),
+                input.take(&(50..100).collect::<Vec<_>>()),
+            );
+            let mut a = new_accumulator(&c).unwrap();
+            a.update(Input::Array(&a_in), Gids::Ids(&gids[..50]), 7)
+                .unwrap();
+            let mut b = new_accumulator(&c).unwrap();
+            b.update(Input::Array(&b_in), Gids::Ids(&gids[50..]), 7)
+                .unwrap();
+            // Groups of b renumbered: group g of b becomes group 6 - g.
+            let moved = b.take(&[0, 1, 2, 3, 4, 5, 6]);
+            let mut merged = new_accumulator(&c).unwrap();
+            merged.merge(moved, &[6, 5, 4, 3, 2, 1, 0], 7).unwrap();
+            let back = merged.take(&[6, 5, 4, 3, 2, 1, 0]);
+            a.merge(back, &[0, 1, 2, 3, 4, 5, 6], 7).unwrap();
+            assert_eq!(a.finish().unwrap(), expected, "{func:?}");
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! Group keys within a partition: every key becomes a dense code per
+//! selected row with a known cardinality, and codes decode back into typed
+//! key columns.
+//!
+//! # Design
+//! - An offset-encoded integer key uses its packed codes in place; a
+//!   dictionary string key its dictionary codes; a key constant over the
+//!   partition has one code. NULL gets a code of its own (0, the others
+//!   shifted up by one).
+//! - An evaluated key is re-coded: integers in a narrow range (or integral
+//!   floats) as offsets from their minimum; anything else through a local
+//!   dictionary, a hash table from the typed value (`i64`, float bits, or
+//!   string bytes by XXH3) to a dense code, never through [`Value`].
+//! - Codes decode into [`Array`]s: dictionary strings stay coded against the
+//!   partition's dictionary (borrowed), so the merge hashes each distinct
+//!   string once.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use hashbrown::HashTable;
+
+use crate::error::Result;
+use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
+use crate::plan::Expr;
+use crate::store::{Bitmap, Code, Codes, ColumnData, Partition};
+use crate::types::{DataType, Value};
+use crate::with_codes;
+
+use crate::exec::vector::{Array, Data, Datum, Rows, StrBuf, Strs, eval};
+
+/// How codes turn back into key values.
+pub enum Decoder<'a> {
+    /// Every code is this value (of the key's type).
+    Const(Value, DataType),
+    /// `base + (code - nullable) · scale`; code 0 is NULL when `nullable`.
+    Offset {
+        /// Smallest value.
+        base: i64,
+        /// Stride.
+        scale: u64,
+        /// Int or Timestamp.
+        dtype: DataType,
+        /// Code 0 is NULL.
+        nullable: bool,
+    },
+    /// Integral floats: `base + (code - nullable)`.
+    FloatOffset {
+        /// Smallest value.
+        base: f64,
+        /// Code 0 is NULL.
+        nullable: bool,
+    },
+    /// A partition dictionary's entries; code 0 is NULL when `nullable`.
+    Dict {
+        /// The entries, sorted.
+        entries: &'a [Arc<str>],
+        /// Code 0 is NULL.
+        nullable: bool,
+    },
+    /// A local dictionary: code `c` is row `c` of `values` (NULL where the
+    /// array's validity says so).
+    Values(Array<'a>),
+    /// Dense codes of the keys present, mapped back to the inner codes.
+    Remapped {
+        /// The decoder of the original codes.
+        inner: Box<Decoder<'a>>,
+        /// Original code of each dense code.
+        codes: Vec<u64>,
+    },
+}
+
+impl<'a> Decoder<'a> {
+    /// The key column of the groups whose codes are `codes`.
+    pub fn decode(&self, codes: &[u64]) -> Array<'a> {
+        let n = codes.len();
+        let nulls = |nullable: bool| -> Option<Bitmap> {
+            (nullable && codes.contains(&0)).then(|| Bitmap::from_fn(n, |i| codes[i] != 0))
+        };
+        match self {
+            Decoder::Const(v, dtype) => Array::repeat(*dtype, v, n),
+            Decoder::Offset {
+                base,
+                scale,
+                dtype,
+                nullable,
+            } => {
+                let shift = *nullable as u64;
+                Array {
+                    dtype: *dtype,
+                    data: Data::Int(
+                        codes
+                            .iter()
+                            .map(|&c| {
+                                base.wrapping_add(
+                                    c.saturating_sub(shift).wrapping_mul(*scale) as i64
+                                )
+                            })
+                            .collect(),
+                    ),
+                    validity: nulls(*nullable),
+                }
+            }
+            Decoder::FloatOffset { base, nullable } => {
+                let shift = *nullable as u64;
+                Array {
+                    dtype: DataType::Float,
+                    data: Data::Float(Cow::Owned(
+                        codes
+                            .iter()
+                            .map(|&c| base + c.saturating_sub(shift) as f64)
+                            .collect(),
+                    )),
+                    validity: nulls(*nullable),
+                }
+            }
+            Decoder::Dict { entries, nullable } => {
+                let shift = *nullable as u64;
+                let views: Vec<&'a str> = entries.iter().map(|s| &**s).collect();
+                Array {
+                    dtype: DataType::Str,
+                    data: Data::Str(Strs::Coded {
+                        entries: Box::new(Strs::Views(views)),
+                        codes: codes
+                            .iter()
+                            .map(|&c| c.saturating_sub(shift) as u32)
+                            .collect(),
+                    }),
+                    validity: nulls(*nullable),
+                }
+            }
+            Decoder::Values(values) => {
+                let idx: Vec<u32> = codes.iter().map(|&c| c as u32).collect();
+                values.take(&idx)
+            }
+            Decoder::Remapped { inner, codes: map } => {
+                let orig: Vec<u64> = codes.iter().map(|&c| map[c as usize]).collect();
+                inner.decode(&orig)
+            }
+        }
+    }
+}
+
+/// Where a key's per-row codes come from.
+pub enum KeySource<'a> {
+    /// The key is constant over the rows (code 0).
+    Const,
+    /// A column's packed codes, read in place; with a validity bitmap, NULL
+    /// is code 0 and every other code is shifted up by one.
+    Packed {
+        /// The codes.
+        codes: &'a Codes,
+        /// The column's validity.
+        validity: Option<&'a Bitmap>,
+    },
+    /// Codes computed for the selected rows.
+    Computed(Vec<u64>),
+}
+
+/// One group key of a partition: its codes, their number, and how to
+/// decode them.
+pub struct KeyCodes<'a> {
+    /// Per-row codes.
+    pub source: KeySource<'a>,
+    /// Codes are `0..card`.
+    pub card: u64,
+    /// Codes back to values.
+    pub decoder: Decoder<'a>,
+    /// For EXPLAIN.
+    pub how: String,
+}
+
+impl KeyCodes<'_> {
+    /// False for a key constant over the rows.
+    pub fn varies(&self) -> bool {
+        !matches!(self.source, KeySource::Const)
+    }
+
+    /// `acc[j] = acc[j] · card + code(j)` for every selected row `j`: one
+    /// pass per key builds the mixed-radix combined key.
+    pub fn combine_into(&self, acc: &mut [u64], rows: Rows<'_>) {
+        let card = self.card;
+        match &self.source {
+            KeySource::Const => {}
+            KeySource::Computed(codes) => {
+                for (a, c) in acc.iter_mut().zip(codes) {
+                    *a = *a * card + c;
+                }
+            }
+            KeySource::Packed {
+                codes,
+                validity: None,
+            } => with_codes!(codes, c => match rows.sel {
+                None => {
+                    for (a, x) in acc.iter_mut().zip(c.iter()) {
+                        *a = *a * card + x.to_u64();
+                    }
+                }
+                Some(sel) => {
+                    for (a, &r) in acc.iter_mut().zip(sel) {
+                        *a = *a * card + c[r as usize].to_u64();
+                    }
+                }
+            }),
+            KeySource::Packed {
+                codes,
+                validity: Some(b),
+            } => with_codes!(codes, c => {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    let r = rows.row(j);
+                    let code = if b.get(r) { c[r].to_u64() + 1 } else { 0 };
+                    *a = *a * card + code;
+                }
+            }),
+        }
+    }
+
+    /// The per-row codes as a vector.
+    pub fn codes(&self, rows: Rows<'_>) -> Vec<u64> {
+        let mut out = vec![0u64; rows.len];
+        self.combine_into(&mut out, rows);
+        out
+    }
+}
+
+fn constant<'a>(v: Value, expr: &Expr) -> KeyCodes<'a> {
+    KeyCodes {
+        source: KeySource::Const,
+        card: 1,
+        decoder: Decoder::Const(v, expr.dtype()),
+        how: format!("{expr}: constant in partition"),
+    }
+}
+
+/// `max - min` of an integer or timestamp column's zone map, as u64.
+fn offset_range(col: &crate::store::Column) -> Option<u64> {
+    match (&col.zone.min, &col.zone.max) {
+        (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+            Some((*b as u64).wrapping_sub(*a as u64))
+        }
+        _ => None,
+    }
+}
+
+/// The codes of key `expr` at the selected rows of `part`.
+///
+/// # Errors
+/// Evaluation errors of the key.
+pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<KeyCodes<'a>> {
+    if let Expr::Literal { value, .. } = expr {
+        return Ok(constant(value.clone(), expr));
+    }
+    if let Expr::Column { index, name, dtype } = expr {
+        let col = &part.columns[*index];
+        let nullable = col.validity.is_some();
+        let shift = nullable as u64;
+        let packed = |codes| KeySource::Packed {
+            codes,
+            validity: col.validity.as_ref(),
+        };
+        match &col.data {
+            ColumnData::Offset { base, scale, codes }
+                if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
+            {
+                let range = offset_range(col).unwrap_or(0) / scale;
+                return Ok(KeyCodes {
+                    source: packed(codes),
+                    card: range.saturating_add(1 + shift),
+                    decoder: Decoder::Offset {
+                        base: *base,
+                        scale: *scale,
+                        dtype: *dtype,
+                        nullable,
+                    },
+                    how: format!("{name}: {} offset codes", codes.width_name()),
+                });
+            }
+            ColumnData::Dict { dict, codes } => {
+                return Ok(KeyCodes {
+                    source: packed(codes),
+                    card: dict.len() as u64 + shift,
+                    decoder: Decoder::Dict {
+                        entries: dict.values(),
+                        nullable,
+                    },
+                    how: format!("{name}: {} dictionary codes", codes.width_name()),
+                });
+            }
+            _ => {}
+        }
+    }
+    let a = match eval(expr, part, rows)? {
+        Datum::Scalar(v) => return Ok(constant(v, expr)),
+        Datum::Array(a) => a,
+    };
+    Ok(recode(a, expr))
+}
+
+/// Re-codes evaluated key values densely.
+fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
+    let n = a.len();
+    let nullable = a.validity.is_some();
+    let shift = nullable as u64;
+    let valid = |i: usize| a.validity.as_ref().is_none_or(|v| v.get(i));
+    match &a.data {
+        Data::Int(v) => {
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for (i, &x) in v.iter().enumerate() {
+                if valid(i) {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+            }
+            let range = (hi as i128 - lo as i128) as u128;
+            if lo <= hi && range < (n as u128).max(1 << 16) * 2 {
+                let codes = (0..n)
+                    .map(|i| {
+                        if valid(i) {
+                            (v[i] as u64).wrapping_sub(lo as u64) + shift
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                return KeyCodes {
+                    source: KeySource::Computed(codes),
+                    card: range as u64 + 1 + shift,
+                    decoder: Decoder::Offset {
+                        base: lo,
+                        scale: 1,
+                        dtype: a.dtype,
+                        nullable,
+                    },
+                    how: format!("{expr}: evaluated, integer range {} codes", range + 1),
+                };
+            }
+        }
+        Data::Float(v) => {
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            let mut integral = true;
+            for (i, &x) in v.iter().enumerate() {
+                if valid(i) {
+                    integral &= x.fract() == 0.0 && x.abs() <= 9.0e15;
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+            }
+            if integral && lo <= hi && hi - lo < ((n as f64).max(65536.0) * 2.0) {
+                let codes = (0..n)
+                    .map(|i| {
+                        if valid(i) {
+                            (v[i] - lo) as u64 + shift
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                return KeyCodes {
+                    source: KeySource::Computed(codes),
+                    card: (hi - lo) as u64 + 1 + shift,
+                    decoder: Decoder::FloatOffset { base: lo, nullable },
+                    how: format!(
+                        "{expr}: evaluated, integral floats, range {} codes",
+                        (hi - lo) as u64 + 1
+                    ),
+                };
+            }
+        }
+        _ => {}
+    }
+    let (codes, first_rows) = local_dictionary(&a);
+    let distinct = first_rows.len();
+    let values = a.take(&first_rows);
+    KeyCodes {
+        source: KeySource::Computed(codes),
+        card: distinct.max(1) as u64,
+        how: format!("{expr}: evaluated, local hash dictionary of {distinct} values"),
+        decoder: Decoder::Values(values),
+    }
+}
+
+/// A dense code per row by hashing the typed values (NULL is a value of
+/// its own), and the first row of each code.
+fn local_dictionary(a: &Array<'_>) -> (Vec<u64>, Vec<u32>) {
+    let n = a.len();
+    let valid = |i: usize| a.validity.as_ref().is_none_or(|v| v.get(i));
+    let mut first: Vec<u32> = Vec::new();
+    let mut null_code: Option<u64> = None;
+    let mut table: HashTable<u32> = HashTable::new();
+    let mut codes = Vec::with_capacity(n);
+    // `bits(i)` is a 64-bit stand-in for the value that equality can use
+    // (exact for numbers); strings compare their bytes on a hash match.
+    macro_rules! by_bits {
+        ($bits:expr) => {{
+            let bits = $bits;
+            let mut keys: Vec<u64> = Vec::new();
+            for i in 0..n {
+                if !valid(i) {
+                    let c = *null_code.get_or_insert_with(|| {
+                        first.push(i as u32);
+                        first.len() as u64 - 1
+                    });
+                    codes.push(c);
+                    continue;
+                }
+                let k = bits(i);
+                let h = mix64(k);
+                let code = match table.find(h, |&g| keys[g as usize] == k) {
+                    Some(&g) => g as u64,
+                    None => {
+                        let g = first.len() as u32;
+                        first.push(i as u32);
+                        keys.resize(first.len(), 0);
+                        keys[g as usize] = k;
+                        table.insert_unique(h, g, |&g| mix64(keys[g as usize]));
+                        g as u64
+                    }
+                };
+                codes.push(code);
+            }
+        }};
+    }
+    match &a.data {
+        Data::Int(v) => by_bits!(|i: usize| v[i] as u64),
+        Data::Float(v) => by_bits!(|i: usize| canonical_f64_bits(v[i])),
+        Data::Bool(b) => by_bits!(|i: usize| b.get(i) as u64),
+        Data::Str(s) => {
+            // Per entry first for coded strings (equal entries merge).
+            let hashes: Vec<u64> = s.map(hash_str);
+            let mut hash_of: Vec<u64> = Vec::new();
+            for (i, &h) in hashes.iter().enumerate() {
+                if !valid(i) {
+                    let c = *null_code.get_or_insert_with(|| {
+                        first.push(i as u32);
+                        hash_of.push(0);
+                        first.len() as u64 - 1
+                    });
+                    codes.push(c);
+                    continue;
+                }
+                let x = s.get(i);
+                let found = table.find(h, |&g| {
+                    hash_of[g as usize] == h
+                        && valid(first[g as usize] as usize)
+                        && s.get(first[g as usize] as usize) == x
+                });
+                let code = match found {
+                    Some(&g) => g as u64,
+                    None => {
+                        let g = first.len() as u32;
+                        first.push(i as u32);
+                        hash_of.push(h);
+                        table.insert_unique(h, g, |&g| hash_of[g as usize]);
+                        g as u64
+                    }
+                };
+                codes.push(code);
+            }
+        }
+    }
+    (codes, first)
+}
+
+/// Keys whose codes span more than this are not re-densified.
+const DENSIFY_MAX_CARD: u64 = 1 << 20;
+
+/// Replaces a key's codes by dense ranks of the codes present in the rows
+/// when fewer than half of its code range occurs: packed codes span the
+/// partition's min..max, but a column such as a PUMA code uses a few dozen
+/// values of a range of hundreds, and dense ranks can turn a hashed key
+/// space into a fixed array. Returns whether it did.
+pub fn densify(k: &mut KeyCodes<'_>, rows: Rows<'_>) -> bool {
+    if !k.varies() || k.card > DENSIFY_MAX_CARD || matches!(k.decoder, Decoder::Remapped { .. }) {
+        return false;
+    }
+    let mut codes = k.codes(rows);
+    let mut rank = vec![u32::MAX; k.card as usize];
+    for &c in &codes {
+        rank[c as usize] = 0;
+    }
+    let mut present = Vec::new();
+    for (c, r) in rank.iter_mut().enumerate() {
+        if *r == 0 {
+            *r = present.len() as u32;
+            present.push(c as u64);
+        }
+    }
+    if present.len() as u64 * 2 > k.card {
+        return false;
+    }
+    for c in codes.iter_mut() {
+        *c = rank[*c as usize] as u64;
+    }
+    k.source = KeySource::Computed(codes);
+    k.card = present.len().max(1) as u64;
+    let inner = std::mem::replace(&mut k.decoder, Decoder::Const(Value::Null, DataType::Int));
+    k.decoder = Decoder::Remapped {
+        inner: Box::new(inner),
+        codes: present,
+    };
+    true
+}
+
+/// A string column of owned strings (for tests and merges).
+pub fn owned_strings(values: &[&str]) -> Strs<'static> {
+    let mut b = StrBuf::with_capacity(values.len());
+    for v in values {
+        b.push(v);
+    }
+    Strs::Owned(b)
+}

@@ -1,0 +1,352 @@
+//! Grouping and aggregation within a partition; the merge of partial
+//! aggregates across partitions is in [`merge`].
+//!
+//! # Design
+//! Group *values* and *accumulators* are separate, as in DataFusion:
+//! - Every group key becomes a dense code per selected row with a known
+//!   cardinality ([`keys`]). The combined key is the mixed-radix number of
+//!   the codes. When the key space has at most as many slots as a fixed
+//!   array should have for the rows it will see (twice the rows, at least
+//!   [`FIXED_ARRAY_MIN_SLOTS`], at most [`FIXED_ARRAY_MAX_SLOTS`]) the
+//!   combined key indexes accumulator arrays directly, with no hashing;
+//!   otherwise a hash table on the packed `u64` key (or on the codes, when
+//!   the space exceeds `u64`) turns it into a dense group id. A sparse key
+//!   space is first re-ranked to the codes present.
+//! - Every aggregate is one [`accumulator::Accumulator`] updated a batch at
+//!   a time with the group id of each row.
+//! - A partition emits a [`Partial`]: its groups' keys as typed columns and
+//!   the accumulators, never [`crate::types::Value`]s per group.
+
+pub mod accumulator;
+pub mod distinct;
+pub mod hll;
+pub mod keys;
+pub mod merge;
+
+use hashbrown::HashTable;
+
+use crate::error::Result;
+use crate::kernel::hash::{combine, mix64};
+use crate::plan::{AggCall, AggFunc, Expr};
+use crate::store::{Code, Partition};
+use crate::with_codes;
+
+use super::trace::Trace;
+use super::vector::{Array, Datum, Rows, eval};
+use accumulator::{Accumulator, Gids, Input, new_accumulator, reads_in_place};
+use keys::{KeyCodes, KeySource, densify, key_codes};
+
+/// Smallest key space a fixed array may always use.
+pub const FIXED_ARRAY_MIN_SLOTS: u64 = 1 << 12;
+/// Largest key space counted in fixed arrays instead of a hash table.
+pub const FIXED_ARRAY_MAX_SLOTS: u64 = 1 << 20;
+
+/// The partial aggregate of one partition (or of several, merged): group
+/// `g` has key values `keys[k].value(g)` and states in `accs[a]`.
+///
+/// # Invariants
+/// Every key column has `groups` rows; every accumulator covers groups
+/// `0..groups`; the keys of distinct groups differ.
+pub struct Partial<'a> {
+    /// Number of groups.
+    pub groups: usize,
+    /// One typed column per group key.
+    pub keys: Vec<Array<'a>>,
+    /// One accumulator per aggregate.
+    pub accs: Vec<Box<dyn Accumulator>>,
+}
+
+impl Partial<'_> {
+    /// Heap bytes held by the states (keys borrowed from the table are not
+    /// counted; computed ones roughly).
+    pub fn heap_bytes(&self) -> usize {
+        self.accs.iter().map(|a| a.heap_bytes()).sum::<usize>() + self.groups * self.keys.len() * 16
+    }
+}
+
+/// Group ids per selected row plus what is needed to decode each group.
+struct Grouping {
+    /// `None`: every row is in group 0.
+    gids: Option<Vec<u32>>,
+    groups: usize,
+    keys: GroupKeys,
+}
+
+enum GroupKeys {
+    /// Group `g` has combined key `g` (fixed array; slots may be empty).
+    Slots,
+    /// Group `g` has combined key `keys[g]`.
+    Packed(Vec<u64>),
+    /// Group `g` has per-key codes `keys[g * n..][..n]` (space beyond u64).
+    Composite(Vec<u64>),
+}
+
+/// Per-key codes of every group in `groups` (combined keys split by the
+/// mixed radix of the varying keys).
+fn group_codes(kind: &GroupKeys, groups: &[u64], keys: &[KeyCodes<'_>]) -> Vec<Vec<u64>> {
+    let nk = keys.len();
+    let mut out: Vec<Vec<u64>> = vec![Vec::with_capacity(groups.len()); nk];
+    for &g in groups {
+        match kind {
+            GroupKeys::Composite(codes) => {
+                for (k, o) in out.iter_mut().enumerate() {
+                    o.push(codes[g as usize * nk + k]);
+                }
+            }
+            _ => {
+                let mut slot = match kind {
+                    GroupKeys::Packed(p) => p[g as usize],
+                    _ => g,
+                };
+                for (k, key) in keys.iter().enumerate().rev() {
+                    if key.varies() {
+                        out[k].push(slot % key.card);
+                        slot /= key.card;
+                    } else {
+                        out[k].push(0);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
+    let n = rows.len;
+    let space = |keys: &[KeyCodes<'_>]| {
+        keys.iter()
+            .filter(|k| k.varies())
+            .try_fold(1u64, |acc, k| acc.checked_mul(k.card.max(1)))
+    };
+    let fixed_limit = (2 * n as u64).clamp(FIXED_ARRAY_MIN_SLOTS, FIXED_ARRAY_MAX_SLOTS);
+    if space(keys).is_none_or(|t| t > fixed_limit) {
+        let mut changed = 0;
+        for k in keys.iter_mut() {
+            changed += densify(k, rows) as usize;
+        }
+        if changed > 0 {
+            trace.add(
+                "group keys re-coded to dense ranks of the codes present",
+                format!("{changed} key(s)"),
+            );
+        }
+    }
+    let keys: &[KeyCodes<'_>] = keys;
+    let varying: Vec<&KeyCodes> = keys.iter().filter(|k| k.varies()).collect();
+    if varying.is_empty() {
+        trace.add(
+            "group by: single group (every key constant in partition)",
+            String::new(),
+        );
+        return Grouping {
+            gids: None,
+            groups: 1,
+            keys: GroupKeys::Slots,
+        };
+    }
+    let combined = || -> Vec<u64> {
+        let mut slots = vec![0u64; n];
+        for k in &varying {
+            k.combine_into(&mut slots, rows);
+        }
+        slots
+    };
+    match space(keys) {
+        Some(total) if total <= fixed_limit => {
+            trace.add(
+                "group by: fixed-size array indexed by combined key (no hashing)",
+                format!("{total} slots for {n} rows"),
+            );
+            let gids = match &varying[..] {
+                [
+                    KeyCodes {
+                        source:
+                            KeySource::Packed {
+                                codes,
+                                validity: None,
+                            },
+                        ..
+                    },
+                ] => with_codes!(codes, c => match rows.sel {
+                    None => c.iter().map(|x| x.to_u64() as u32).collect(),
+                    Some(sel) => sel.iter().map(|&r| c[r as usize].to_u64() as u32).collect(),
+                }),
+                [
+                    KeyCodes {
+                        source: KeySource::Computed(codes),
+                        ..
+                    },
+                ] => codes.iter().map(|&c| c as u32).collect(),
+                _ => combined().into_iter().map(|s| s as u32).collect(),
+            };
+            Grouping {
+                gids: Some(gids),
+                groups: total as usize,
+                keys: GroupKeys::Slots,
+            }
+        }
+        Some(total) => {
+            let slots = combined();
+            let mut table: HashTable<u32> = HashTable::with_capacity(n.min(1 << 16) / 2);
+            let mut packed: Vec<u64> = Vec::new();
+            let gids = slots
+                .into_iter()
+                .map(|s| {
+                    let h = mix64(s);
+                    match table.find(h, |&g| packed[g as usize] == s) {
+                        Some(&g) => g,
+                        None => {
+                            let g = packed.len() as u32;
+                            packed.push(s);
+                            table.insert_unique(h, g, |&g| mix64(packed[g as usize]));
+                            g
+                        }
+                    }
+                })
+                .collect();
+            trace.add(
+                "group by: hash table on packed u64 key",
+                format!("key space {total}, {} groups", packed.len()),
+            );
+            Grouping {
+                gids: Some(gids),
+                groups: packed.len(),
+                keys: GroupKeys::Packed(packed),
+            }
+        }
+        None => {
+            let nk = keys.len();
+            let per_key: Vec<Vec<u64>> = keys.iter().map(|k| k.codes(rows)).collect();
+            let mut table: HashTable<u32> = HashTable::new();
+            let mut codes: Vec<u64> = Vec::new();
+            let mut hashes: Vec<u64> = Vec::new();
+            let gids = (0..n)
+                .map(|j| {
+                    let h = per_key.iter().fold(0u64, |h, c| combine(h, c[j]));
+                    let found = table.find(h, |&g| {
+                        (0..nk).all(|k| codes[g as usize * nk + k] == per_key[k][j])
+                    });
+                    match found {
+                        Some(&g) => g,
+                        None => {
+                            let g = hashes.len() as u32;
+                            hashes.push(h);
+                            codes.extend(per_key.iter().map(|c| c[j]));
+                            table.insert_unique(h, g, |&g| hashes[g as usize]);
+                            g
+                        }
+                    }
+                })
+                .collect();
+            trace.add(
+                "group by: hash table on composite key (key space exceeds u64)",
+                format!("{} groups", hashes.len()),
+            );
+            Grouping {
+                gids: Some(gids),
+                groups: hashes.len(),
+                keys: GroupKeys::Composite(codes),
+            }
+        }
+    }
+}
+
+/// Aggregates the selected rows of one partition into a [`Partial`].
+///
+/// # Errors
+/// Evaluation errors of keys or arguments.
+pub fn aggregate_partition<'a>(
+    keys: &[Expr],
+    aggs: &[AggCall],
+    part: &'a Partition,
+    rows: Rows<'_>,
+    trace: &mut Trace,
+) -> Result<Partial<'a>> {
+    let mut key_codes: Vec<KeyCodes<'a>> = keys
+        .iter()
+        .map(|k| key_codes(k, part, rows))
+        .collect::<Result<_>>()?;
+    for k in &key_codes {
+        trace.add(
+            format!("group key {}", k.how.split(':').next().unwrap_or("")),
+            k.how.clone(),
+        );
+    }
+    let grouping = group_rows(&mut key_codes, rows, trace);
+    let groups = grouping.groups;
+    let gids = match &grouping.gids {
+        None => Gids::Single(rows.len),
+        Some(ids) => Gids::Ids(ids),
+    };
+    let mut accs: Vec<Box<dyn Accumulator>> = Vec::with_capacity(aggs.len());
+    for call in aggs {
+        let mut acc = new_accumulator(call)?;
+        let arg = call.arg.as_ref();
+        match (call.func, arg) {
+            (AggFunc::CountStar, _) | (_, None) => {
+                trace.add("aggregate count(*): per-group row counts", String::new());
+                acc.update(Input::Rows, gids, groups)?;
+            }
+            (func, Some(Expr::Column { index, .. }))
+                if reads_in_place(func, &part.columns[*index]) =>
+            {
+                trace.add(
+                    format!(
+                        "aggregate {}: reads the column's codec in place",
+                        func.name()
+                    ),
+                    call.to_string(),
+                );
+                acc.update(Input::Column(&part.columns[*index], rows), gids, groups)?;
+            }
+            (func, Some(arg)) => match eval(arg, part, rows)? {
+                Datum::Scalar(v) => {
+                    trace.add(
+                        format!("aggregate {}: constant argument", func.name()),
+                        call.to_string(),
+                    );
+                    acc.update(Input::Scalar(&v), gids, groups)?;
+                }
+                Datum::Array(a) => {
+                    trace.add(
+                        format!("aggregate {}: typed accumulator", func.name()),
+                        call.to_string(),
+                    );
+                    acc.update(Input::Array(&a), gids, groups)?;
+                }
+            },
+        }
+        accs.push(acc);
+    }
+    // Which groups to emit: fixed-array slots that saw rows; every group
+    // otherwise. A global aggregate emits its group even over no rows.
+    let emitted: Vec<u64> = match (&grouping.keys, &grouping.gids) {
+        (GroupKeys::Slots, Some(ids)) => {
+            let mut seen = vec![false; groups];
+            for &g in ids {
+                seen[g as usize] = true;
+            }
+            (0..groups as u64).filter(|&g| seen[g as usize]).collect()
+        }
+        (GroupKeys::Slots, None) if !keys.is_empty() && rows.len == 0 => Vec::new(),
+        _ => (0..groups as u64).collect(),
+    };
+    if emitted.len() < groups {
+        let idx: Vec<u32> = emitted.iter().map(|&g| g as u32).collect();
+        for acc in accs.iter_mut() {
+            *acc = acc.take(&idx);
+        }
+    }
+    let codes = group_codes(&grouping.keys, &emitted, &key_codes);
+    let keys = key_codes
+        .iter()
+        .zip(&codes)
+        .map(|(k, c)| k.decoder.decode(c))
+        .collect();
+    Ok(Partial {
+        groups: emitted.len(),
+        keys,
+        accs,
+    })
+}

@@ -1,0 +1,363 @@
+//! Queries without aggregates: a scan that streams rows in load order, or a
+//! top-n / sort, with outputs evaluated only for the rows returned.
+//!
+//! # Design
+//! - Without ORDER BY, partitions run in waves in load order: a wave is
+//!   filtered in parallel, the OFFSET/LIMIT window is laid over its
+//!   selections in order, the outputs are evaluated (in parallel) only for
+//!   the rows inside the window, and the rows go to the sink before the
+//!   next wave starts. A LIMIT stops the scan once it is filled; a sink
+//!   that asks to stop (a closed pipe) stops it too. `LIMIT -n` runs the
+//!   waves from the last partition backwards.
+//! - With ORDER BY, every partition keeps its top `offset + limit`
+//!   candidates by the full sort key ([`super::topn`]); the candidates are
+//!   merged, the window is taken, and only then are the outputs evaluated,
+//!   partition by partition, for the rows returned (late materialization).
+//!   When the first sort key is a column that ascends in load order, waves
+//!   run from the end that holds the best rows and stop once no unread
+//!   partition can beat the current `n`-th best.
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::plan::{Expr, QueryPlan};
+use crate::store::Partition;
+use crate::types::Value;
+
+use super::access::Unit;
+use super::filter::specialize;
+use super::topn::{Candidate, partition_top, sort_candidates};
+use super::vector::{Datum, Rows, eval, order_values};
+use super::{Context, PartRun, Sink, filter_partition, finish};
+
+/// Evaluates the visible outputs of `plan` at `rows` of `part`, as rows.
+///
+/// # Errors
+/// Output evaluation errors (every row evaluated is returned).
+fn materialize(plan: &QueryPlan, part: &Partition, rows: Rows<'_>) -> Result<Vec<Vec<Value>>> {
+    let mut cols: Vec<Datum<'_>> = Vec::with_capacity(plan.visible);
+    for e in &plan.outputs[..plan.visible] {
+        cols.push(eval(&specialize(e, part), part, rows)?);
+    }
+    Ok((0..rows.len)
+        .map(|j| cols.iter().map(|c| c.value(j)).collect())
+        .collect())
+}
+
+/// Runs a query without aggregates, handing rows to `sink`.
+///
+/// # Errors
+/// Filter, sort-key and output errors; [`crate::Error::Cancelled`].
+pub fn run(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    sink: Sink<'_>,
+) -> Result<Vec<PartRun>> {
+    if plan.order_by.is_empty() {
+        if plan.limit.is_some_and(|l| l < 0) {
+            return last_rows(plan, ctx, units, sink);
+        }
+        return scan(plan, ctx, units, sink);
+    }
+    sorted(plan, ctx, units, sink)
+}
+
+/// Partitions per wave: enough to keep every thread busy.
+fn wave_size(limited: bool) -> usize {
+    let t = rayon::current_num_threads().max(1);
+    if limited { t } else { 4 * t }
+}
+
+/// Filters a wave of units in parallel: per unit, its run record and its
+/// selection (`None`: skipped).
+#[allow(clippy::type_complexity)]
+fn filter_wave(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    wave: &[&Unit],
+) -> Result<Vec<(PartRun, Option<Vec<u32>>)>> {
+    wave.par_iter()
+        .map(|u| {
+            ctx.cancel.check()?;
+            let p = &plan.table.partitions[u.part];
+            let mut run = PartRun::new(u.part, ctx.tracing);
+            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?
+                .map(|s| s.unwrap_or_else(|| (0..p.rows as u32).collect()));
+            ctx.progress_rows(p.rows);
+            Ok((run, sel))
+        })
+        .collect()
+}
+
+/// Streams the rows of a scan in load order.
+fn scan(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    sink: Sink<'_>,
+) -> Result<Vec<PartRun>> {
+    let mut offset = usize::try_from(plan.offset).unwrap_or(usize::MAX);
+    let mut remaining = plan
+        .limit
+        .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+    let order: Vec<&Unit> = units.iter().collect();
+    let mut runs = Vec::new();
+    let mut read = 0;
+    for wave in order.chunks(wave_size(plan.limit.is_some())) {
+        if remaining == 0 {
+            break;
+        }
+        let filtered = filter_wave(plan, ctx, wave)?;
+        read += wave.len();
+        // Lay the window over the wave's selections in order.
+        let mut work: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (run, sel) in filtered {
+            let part = run.part;
+            runs.push(run);
+            let Some(mut sel) = sel else { continue };
+            let skip = offset.min(sel.len());
+            offset -= skip;
+            sel.drain(..skip);
+            sel.truncate(remaining);
+            remaining -= sel.len();
+            if !sel.is_empty() {
+                work.push((part, sel));
+            }
+        }
+        let rows: Vec<Vec<Vec<Value>>> = work
+            .par_iter()
+            .map(|(part, sel)| materialize(plan, &plan.table.partitions[*part], Rows::some(sel)))
+            .collect::<Result<_>>()?;
+        for r in rows {
+            if !r.is_empty() && !sink(r)? {
+                return Ok(runs);
+            }
+        }
+    }
+    if read < units.len()
+        && let Some(r) = runs.last_mut()
+    {
+        r.trace.add(
+            "early stop: enough rows found",
+            format!("{} partitions not read", units.len() - read),
+        );
+    }
+    Ok(runs)
+}
+
+/// `LIMIT -n`: the last `n` rows in load order, found from the end.
+fn last_rows(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    sink: Sink<'_>,
+) -> Result<Vec<PartRun>> {
+    let want = plan.limit.map_or(0, |l| {
+        usize::try_from(l.unsigned_abs()).unwrap_or(usize::MAX)
+    });
+    let order: Vec<&Unit> = units.iter().rev().collect();
+    let mut runs = Vec::new();
+    let mut picked: Vec<(usize, Vec<u32>)> = Vec::new();
+    let mut found = 0usize;
+    let mut read = 0;
+    for wave in order.chunks(wave_size(true)) {
+        if found >= want {
+            break;
+        }
+        read += wave.len();
+        for (run, sel) in filter_wave(plan, ctx, wave)? {
+            let part = run.part;
+            runs.push(run);
+            let Some(mut sel) = sel else { continue };
+            let need = want - found;
+            let cut = sel.len().saturating_sub(need);
+            sel.drain(..cut);
+            found += sel.len();
+            if !sel.is_empty() {
+                picked.push((part, sel));
+            }
+            if found >= want {
+                break;
+            }
+        }
+    }
+    if read < units.len()
+        && let Some(r) = runs.last_mut()
+    {
+        r.trace.add(
+            "early stop: enough rows found",
+            format!("{} partitions not read", units.len() - read),
+        );
+    }
+    picked.reverse();
+    let rows: Vec<Vec<Vec<Value>>> = picked
+        .par_iter()
+        .map(|(part, sel)| materialize(plan, &plan.table.partitions[*part], Rows::some(sel)))
+        .collect::<Result<_>>()?;
+    for r in rows {
+        if !r.is_empty() && !sink(r)? {
+            break;
+        }
+    }
+    runs.sort_by_key(|r| r.part);
+    Ok(runs)
+}
+
+/// The first sort key when it is a column that never decreases in load
+/// order (sorted within every partition, partitions in order): then the
+/// best rows sit at one end of the table.
+fn monotone_sort_column(plan: &QueryPlan) -> Option<usize> {
+    let key = plan.order_by.first()?;
+    let Expr::Column { index, .. } = &plan.outputs[key.column] else {
+        return None;
+    };
+    let parts = &plan.table.partitions;
+    let sorted = parts.iter().all(|p| p.columns[*index].zone.sorted);
+    let ordered = parts.windows(2).all(|w| {
+        let (a, b) = (&w[0].columns[*index].zone, &w[1].columns[*index].zone);
+        a.max.total_cmp(&b.min).is_le()
+    });
+    (sorted && ordered).then_some(*index)
+}
+
+/// ORDER BY (with or without LIMIT): top-n candidates per partition, merged,
+/// windowed, then materialized.
+fn sorted(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    sink: Sink<'_>,
+) -> Result<Vec<PartRun>> {
+    let k = match plan.limit {
+        Some(l) if l >= 0 => usize::try_from(l)
+            .unwrap_or(usize::MAX)
+            .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
+        _ => usize::MAX,
+    };
+    let keys_of = |p: &Partition| -> Vec<(Expr, crate::plan::SortKey)> {
+        plan.order_by
+            .iter()
+            .map(|s| (specialize(&plan.outputs[s.column], p), *s))
+            .collect()
+    };
+    let run_unit = |u: &Unit| -> Result<(PartRun, Vec<Candidate>)> {
+        ctx.cancel.check()?;
+        let p = &plan.table.partitions[u.part];
+        let mut run = PartRun::new(u.part, ctx.tracing);
+        let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+        ctx.progress_rows(p.rows);
+        let Some(sel) = sel else {
+            return Ok((run, Vec::new()));
+        };
+        let rows = match &sel {
+            Some(s) => Rows::some(s),
+            None => Rows::all(p.rows),
+        };
+        let c = partition_top(&keys_of(p), p, u.part, rows, k, &mut run.trace)?;
+        Ok((run, c))
+    };
+    let monotone = (k != usize::MAX)
+        .then(|| monotone_sort_column(plan))
+        .flatten();
+    let mut runs: Vec<PartRun> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    match monotone {
+        None => {
+            let results: Vec<(PartRun, Vec<Candidate>)> =
+                units.par_iter().map(run_unit).collect::<Result<_>>()?;
+            for (r, c) in results {
+                runs.push(r);
+                candidates.extend(c);
+            }
+        }
+        Some(col) => {
+            let key = plan.order_by[0];
+            let backwards = key.desc;
+            let order: Vec<&Unit> = if backwards {
+                units.iter().rev().collect()
+            } else {
+                units.iter().collect()
+            };
+            let mut read = 0;
+            for wave in order.chunks(wave_size(true)) {
+                if k == 0 {
+                    break;
+                }
+                if candidates.len() >= k {
+                    // The k-th best first-key value so far, against the next
+                    // partition's bound.
+                    let mut firsts: Vec<&Value> = candidates.iter().map(|c| &c.keys[0]).collect();
+                    firsts.sort_by(|a, b| order_values(a, b, key.desc, key.nulls_first));
+                    let nth = firsts[k - 1];
+                    let zone = &plan.table.partitions[wave[0].part].columns[col].zone;
+                    let bound = if backwards { &zone.max } else { &zone.min };
+                    if !nth.is_null() && order_values(bound, nth, key.desc, key.nulls_first).is_gt()
+                    {
+                        break;
+                    }
+                }
+                let results: Vec<(PartRun, Vec<Candidate>)> = wave
+                    .par_iter()
+                    .map(|u| run_unit(u))
+                    .collect::<Result<_>>()?;
+                for (r, c) in results {
+                    runs.push(r);
+                    candidates.extend(c);
+                }
+                read += wave.len();
+            }
+            if read < units.len()
+                && let Some(r) = runs.last_mut()
+            {
+                r.trace.add(
+                    "early stop: sort key ascends in load order, no unread partition can enter the top n",
+                    format!("{} partitions not read", units.len() - read),
+                );
+            }
+            runs.sort_by_key(|r| r.part);
+        }
+    }
+    ctx.reserve(candidates.len() * (48 + 24 * plan.order_by.len()), || {
+        format!("{} sort candidates", candidates.len())
+    })?;
+    sort_candidates(&mut candidates, &plan.order_by);
+    let window = finish::window(plan, candidates.len());
+    let chosen = &candidates[window];
+    // Materialize per partition, then put the rows back in sorted order.
+    let mut by_part: Vec<(usize, Vec<(u32, usize)>)> = Vec::new();
+    for (i, c) in chosen.iter().enumerate() {
+        match by_part.iter_mut().find(|(p, _)| *p == c.part) {
+            Some((_, v)) => v.push((c.row, i)),
+            None => by_part.push((c.part, vec![(c.row, i)])),
+        }
+    }
+    let mut out: Vec<Option<Vec<Value>>> = vec![None; chosen.len()];
+    let done: Vec<Vec<(usize, Vec<Value>)>> = by_part
+        .par_iter_mut()
+        .map(|(part, rows)| {
+            rows.sort_unstable();
+            let sel: Vec<u32> = rows.iter().map(|r| r.0).collect();
+            let vals = materialize(plan, &plan.table.partitions[*part], Rows::some(&sel))?;
+            Ok(rows.iter().map(|r| r.1).zip(vals).collect())
+        })
+        .collect::<Result<_>>()?;
+    for (i, row) in done.into_iter().flatten() {
+        out[i] = Some(row);
+    }
+    let rows: Vec<Vec<Value>> = out.into_iter().flatten().collect();
+    if !rows.is_empty() {
+        sink(rows)?;
+    }
+    Ok(runs)
+}
+
+/// A run record for partitions pruned before compiling (EXPLAIN).
+pub fn pruned_run(part: usize, reason: &str) -> PartRun {
+    let mut r = PartRun::new(part, true);
+    r.trace.add(
+        "skip partition: ruled out before compiling",
+        reason.to_string(),
+    );
+    r
+}

@@ -1,0 +1,504 @@
+//! Typed arrays: the values of an expression at a partition's selected rows.
+//!
+//! # Design
+//! An expression evaluates to a [`Datum`]: a scalar when it is constant over
+//! the rows (literals stay scalars, never expanded into arrays), otherwise an
+//! [`Array`] with one value per selected row in a typed buffer: `i64`
+//! (integers and timestamps), `f64`, booleans bit-packed in a [`Bitmap`], or
+//! strings ([`Strs`]). NULLs are a validity [`Bitmap`] (a set bit is a
+//! value), absent when no row is NULL; the buffer holds an arbitrary value at
+//! a NULL row, never read as a value.
+//!
+//! Strings are borrowed from the partition where they live (`Views`), kept
+//! as dictionary codes with the dictionary's entries (`Coded`), so that a
+//! string function runs once per distinct entry rather than once per row, or
+//! owned in one buffer when computed (`Owned`).
+
+use std::borrow::Cow;
+
+use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
+use crate::types::{DataType, Value};
+use crate::with_codes;
+
+/// The rows an expression is evaluated on: a selection vector, or every row
+/// of the partition.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'s> {
+    /// Selected row indices (ascending), or `None` for all rows.
+    pub sel: Option<&'s [u32]>,
+    /// Number of rows selected.
+    pub len: usize,
+}
+
+impl<'s> Rows<'s> {
+    /// Every row of a partition with `n` rows.
+    pub fn all(n: usize) -> Rows<'static> {
+        Rows { sel: None, len: n }
+    }
+
+    /// The rows in `sel`.
+    pub fn some(sel: &'s [u32]) -> Rows<'s> {
+        Rows {
+            sel: Some(sel),
+            len: sel.len(),
+        }
+    }
+
+    /// Partition row index of the `j`-th selected row.
+    #[inline]
+    pub fn row(&self, j: usize) -> usize {
+        match self.sel {
+            Some(s) => s[j] as usize,
+            None => j,
+        }
+    }
+}
+
+/// Strings computed into one buffer: string `i` is
+/// `bytes[offsets[i]..offsets[i + 1]]`.
+///
+/// # Invariants
+/// `offsets` starts at 0, is non-decreasing and ends at `bytes.len()`; every
+/// string is whole UTF-8 (pushed as `&str`).
+#[derive(Debug, Clone, Default)]
+pub struct StrBuf {
+    offsets: Vec<usize>,
+    bytes: String,
+}
+
+impl StrBuf {
+    /// An empty buffer with room for `n` strings.
+    pub fn with_capacity(n: usize) -> StrBuf {
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0);
+        StrBuf {
+            offsets,
+            bytes: String::new(),
+        }
+    }
+
+    /// Appends a string.
+    #[inline]
+    pub fn push(&mut self, s: &str) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.bytes.push_str(s);
+        self.offsets.push(self.bytes.len());
+    }
+
+    /// Appends a string written by `f` into the buffer's tail.
+    #[inline]
+    pub fn push_with(&mut self, f: impl FnOnce(&mut String)) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        f(&mut self.bytes);
+        self.offsets.push(self.bytes.len());
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// String `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> &str {
+        &self.bytes[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + self.offsets.capacity() * 8
+    }
+}
+
+/// One string per row.
+#[derive(Debug, Clone)]
+pub enum Strs<'a> {
+    /// Borrowed from the partition (packed strings, dictionary entries).
+    Views(Vec<&'a str>),
+    /// Computed strings.
+    Owned(StrBuf),
+    /// Row `i` is entry `codes[i]` of `entries` (a dictionary column, or a
+    /// string function applied to one entry at a time).
+    Coded {
+        /// The distinct strings.
+        entries: Box<Strs<'a>>,
+        /// One entry index per row.
+        codes: Vec<u32>,
+    },
+}
+
+impl<'a> Strs<'a> {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Strs::Views(v) => v.len(),
+            Strs::Owned(b) => b.len(),
+            Strs::Coded { codes, .. } => codes.len(),
+        }
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The string of row `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> &str {
+        match self {
+            Strs::Views(v) => v[i],
+            Strs::Owned(b) => b.get(i),
+            Strs::Coded { entries, codes } => entries.get(codes[i] as usize),
+        }
+    }
+
+    /// `f` of every row's string; for coded strings `f` runs once per entry
+    /// (when there are fewer entries than rows) and the results are gathered.
+    pub fn map<T: Copy>(&self, f: impl Fn(&str) -> T) -> Vec<T> {
+        match self {
+            Strs::Coded { entries, codes } if entries.len() <= codes.len() => {
+                let per_entry: Vec<T> = (0..entries.len()).map(|i| f(entries.get(i))).collect();
+                codes.iter().map(|&c| per_entry[c as usize]).collect()
+            }
+            _ => (0..self.len()).map(|i| f(self.get(i))).collect(),
+        }
+    }
+
+    /// A bitmap of `f` over every row's string (per entry for coded strings).
+    pub fn map_bits(&self, f: impl Fn(&str) -> bool) -> Bitmap {
+        match self {
+            Strs::Coded { entries, codes } if entries.len() <= codes.len() => {
+                let per_entry = Bitmap::from_fn(entries.len(), |i| f(entries.get(i)));
+                Bitmap::from_fn(codes.len(), |i| per_entry.get(codes[i] as usize))
+            }
+            _ => Bitmap::from_fn(self.len(), |i| f(self.get(i))),
+        }
+    }
+
+    /// Strings written by `f(s, out)` from every row's string (per entry for
+    /// coded strings, keeping the codes).
+    pub fn map_strs(&self, f: impl Fn(&str, &mut String)) -> Strs<'static> {
+        match self {
+            Strs::Coded { entries, codes } if entries.len() <= codes.len() => {
+                let mut out = StrBuf::with_capacity(entries.len());
+                for i in 0..entries.len() {
+                    out.push_with(|buf| f(entries.get(i), buf));
+                }
+                Strs::Coded {
+                    entries: Box::new(Strs::Owned(out)),
+                    codes: codes.clone(),
+                }
+            }
+            _ => {
+                let mut out = StrBuf::with_capacity(self.len());
+                for i in 0..self.len() {
+                    out.push_with(|buf| f(self.get(i), buf));
+                }
+                Strs::Owned(out)
+            }
+        }
+    }
+
+    /// The rows at positions `idx`, as owned-or-borrowed strings.
+    pub fn take(&self, idx: &[u32]) -> Strs<'a> {
+        match self {
+            Strs::Views(v) => Strs::Views(idx.iter().map(|&i| v[i as usize]).collect()),
+            Strs::Coded { entries, codes } => Strs::Coded {
+                entries: entries.clone(),
+                codes: idx.iter().map(|&i| codes[i as usize]).collect(),
+            },
+            Strs::Owned(b) => {
+                let mut out = StrBuf::with_capacity(idx.len());
+                for &i in idx {
+                    out.push(b.get(i as usize));
+                }
+                Strs::Owned(out)
+            }
+        }
+    }
+}
+
+/// Values of one array, by physical type.
+#[derive(Debug, Clone)]
+pub enum Data<'a> {
+    /// Integers, or timestamps in microseconds.
+    Int(Vec<i64>),
+    /// Floats, borrowed from an f64 column read without a selection.
+    Float(Cow<'a, [f64]>),
+    /// Booleans, one bit per row.
+    Bool(Bitmap),
+    /// Strings.
+    Str(Strs<'a>),
+}
+
+/// One value per selected row, with a validity bitmap when any is NULL.
+///
+/// # Invariants
+/// `validity`, when present, has the data's length and at least one unset
+/// bit is allowed but not required; values at unset bits are arbitrary.
+#[derive(Debug, Clone)]
+pub struct Array<'a> {
+    /// Logical type.
+    pub dtype: DataType,
+    /// The values.
+    pub data: Data<'a>,
+    /// Set bits are values, unset bits NULLs; `None` means no NULL.
+    pub validity: Option<Bitmap>,
+}
+
+/// The result of evaluating an expression over a selection.
+#[derive(Debug, Clone)]
+pub enum Datum<'a> {
+    /// The same value for every row.
+    Scalar(Value),
+    /// One value per row.
+    Array(Array<'a>),
+}
+
+impl<'a> Array<'a> {
+    /// An array without NULLs.
+    pub fn new(dtype: DataType, data: Data<'a>) -> Array<'a> {
+        Array {
+            dtype,
+            data,
+            validity: None,
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match &self.data {
+            Data::Int(v) => v.len(),
+            Data::Float(v) => v.len(),
+            Data::Bool(v) => v.len(),
+            Data::Str(v) => v.len(),
+        }
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether row `i` is not NULL.
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v.get(i))
+    }
+
+    /// Number of NULL rows.
+    pub fn null_count(&self) -> usize {
+        self.validity
+            .as_ref()
+            .map_or(0, |v| v.len() - v.count_ones())
+    }
+
+    /// The value of row `i` as a [`Value`] (for results and the reference
+    /// path; kernels read the typed buffers).
+    pub fn value(&self, i: usize) -> Value {
+        if !self.is_valid(i) {
+            return Value::Null;
+        }
+        match &self.data {
+            Data::Int(v) if self.dtype == DataType::Timestamp => Value::Timestamp(v[i]),
+            Data::Int(v) => Value::Int(v[i]),
+            Data::Float(v) => Value::Float(v[i]),
+            Data::Bool(v) => Value::Bool(v.get(i)),
+            Data::Str(v) => Value::str(v.get(i)),
+        }
+    }
+
+    /// The rows at positions `idx` (an index into this array, not the
+    /// partition).
+    pub fn take(&self, idx: &[u32]) -> Array<'a> {
+        let data = match &self.data {
+            Data::Int(v) => Data::Int(idx.iter().map(|&i| v[i as usize]).collect()),
+            Data::Float(v) => Data::Float(Cow::Owned(idx.iter().map(|&i| v[i as usize]).collect())),
+            Data::Bool(b) => Data::Bool(b.gather(idx)),
+            Data::Str(s) => Data::Str(s.take(idx)),
+        };
+        Array {
+            dtype: self.dtype,
+            data,
+            validity: self.validity.as_ref().map(|v| v.gather(idx)),
+        }
+    }
+
+    /// An array of `n` copies of `v` (NULL included), for the rare operator
+    /// that has no scalar form.
+    pub fn repeat(dtype: DataType, v: &Value, n: usize) -> Array<'static> {
+        let validity = v.is_null().then(|| Bitmap::new(n, false));
+        let data = match (dtype, v) {
+            (DataType::Float, Value::Int(x) | Value::Timestamp(x)) => {
+                Data::Float(Cow::Owned(vec![*x as f64; n]))
+            }
+            (_, Value::Int(x) | Value::Timestamp(x)) => Data::Int(vec![*x; n]),
+            (_, Value::Float(x)) => Data::Float(Cow::Owned(vec![*x; n])),
+            (_, Value::Bool(b)) => Data::Bool(Bitmap::new(n, *b)),
+            (_, Value::Str(s)) => {
+                let mut entries = StrBuf::with_capacity(1);
+                entries.push(s);
+                Data::Str(Strs::Coded {
+                    entries: Box::new(Strs::Owned(entries)),
+                    codes: vec![0; n],
+                })
+            }
+            (DataType::Float, Value::Null) => Data::Float(Cow::Owned(vec![0.0; n])),
+            (DataType::Bool, Value::Null) => Data::Bool(Bitmap::new(n, false)),
+            (DataType::Str, Value::Null) => Data::Str(Strs::Views(vec![""; n])),
+            (_, Value::Null) => Data::Int(vec![0; n]),
+        };
+        Array {
+            dtype,
+            data,
+            validity,
+        }
+    }
+
+    /// An array of `dtype` from values (NULLs allowed): the bridge from the
+    /// row-at-a-time reference semantics.
+    pub fn from_values(dtype: DataType, values: &[Value]) -> Array<'static> {
+        let n = values.len();
+        let validity = values
+            .iter()
+            .any(Value::is_null)
+            .then(|| Bitmap::from_fn(n, |i| !values[i].is_null()));
+        let data = match dtype {
+            DataType::Int | DataType::Timestamp => Data::Int(
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(i) | Value::Timestamp(i) => *i,
+                        _ => 0,
+                    })
+                    .collect(),
+            ),
+            DataType::Float => Data::Float(Cow::Owned(
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Value::Float(f) => *f,
+                        Value::Int(i) => *i as f64,
+                        _ => 0.0,
+                    })
+                    .collect(),
+            )),
+            DataType::Bool => Data::Bool(Bitmap::from_fn(n, |i| {
+                matches!(values[i], Value::Bool(true))
+            })),
+            DataType::Str => {
+                let mut b = StrBuf::with_capacity(n);
+                for v in values {
+                    match v {
+                        Value::Str(s) => b.push(s),
+                        _ => b.push(""),
+                    }
+                }
+                Data::Str(Strs::Owned(b))
+            }
+        };
+        Array {
+            dtype,
+            data,
+            validity,
+        }
+    }
+}
+
+impl Datum<'_> {
+    /// The value at row `i` (a scalar is the same for every row).
+    pub fn value(&self, i: usize) -> Value {
+        match self {
+            Datum::Scalar(v) => v.clone(),
+            Datum::Array(a) => a.value(i),
+        }
+    }
+}
+
+/// The validity of a column at the selected rows (`None`: no NULL there).
+pub fn gather_validity(col: &Column, rows: Rows<'_>) -> Option<Bitmap> {
+    let v = col.validity.as_ref()?;
+    let out = match rows.sel {
+        None => v.clone(),
+        Some(sel) => v.gather(sel),
+    };
+    (!out.all_set()).then_some(out)
+}
+
+/// Gathers `values[i]` for `i` in `sel` (or all), mapped through `f`.
+#[inline]
+fn gather<T: Copy, U>(values: &[T], sel: Option<&[u32]>, f: impl Fn(T) -> U) -> Vec<U> {
+    match sel {
+        None => values.iter().map(|&v| f(v)).collect(),
+        Some(sel) => sel.iter().map(|&i| f(values[i as usize])).collect(),
+    }
+}
+
+/// Decodes a column at the selected rows: offsets to `i64` in one loop per
+/// code width, dictionary strings as codes with the dictionary's entries,
+/// packed strings as borrowed views, a constant as a scalar.
+pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
+    let validity = gather_validity(col, rows);
+    let sel = rows.sel;
+    let data = match &col.data {
+        ColumnData::Const(v) => {
+            if validity.is_none() || v.is_null() {
+                return Datum::Scalar(v.clone());
+            }
+            let mut a = Array::repeat(col.dtype, v, rows.len);
+            a.validity = validity;
+            return Datum::Array(a);
+        }
+        ColumnData::Offset { base, scale, codes } => {
+            let (base, scale) = (*base, *scale);
+            Data::Int(if scale == 1 {
+                with_codes!(codes, c => gather(c, sel, |x| base.wrapping_add(x.to_u64() as i64)))
+            } else {
+                with_codes!(codes, c => gather(c, sel, |x| base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64)))
+            })
+        }
+        ColumnData::Float(v) => match sel {
+            None => Data::Float(Cow::Borrowed(v)),
+            Some(sel) => Data::Float(Cow::Owned(gather(v, Some(sel), |x| x))),
+        },
+        ColumnData::Dict { dict, codes } => {
+            let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
+            Data::Str(Strs::Coded {
+                entries: Box::new(Strs::Views(entries)),
+                codes: with_codes!(codes, c => gather(c, sel, |x| x.to_u64() as u32)),
+            })
+        }
+        ColumnData::Packed(p) => Data::Str(Strs::Views(
+            (0..rows.len).map(|j| p.get(rows.row(j))).collect(),
+        )),
+    };
+    Datum::Array(Array {
+        dtype: col.dtype,
+        data,
+        validity,
+    })
+}
+
+/// A [`crate::plan::eval::RowSource`] reading decoded values straight from a
+/// partition (the reference path for rare expression forms).
+pub struct PartitionRow<'a> {
+    /// The partition.
+    pub part: &'a Partition,
+    /// The current row.
+    pub row: usize,
+}
+
+impl crate::plan::eval::RowSource for PartitionRow<'_> {
+    fn column(&self, index: usize) -> Value {
+        self.part.columns[index].value(self.row)
+    }
+}

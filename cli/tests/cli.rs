@@ -586,6 +586,9 @@ fn ctrl_c_outside_the_repl_cancels_and_exits_130() {
         .args([
             "--load",
             arg(&file),
+            // Many partitions: the engine checks the token between them.
+            "--partition-rows",
+            "1000",
             "--query",
             "SELECT n, word FROM many",
             "--format",

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use katydid::{DataType, QueryResult, RowSink, Value};
+use katydid::{CancelToken, DataType, QueryResult, RowSink, Value};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Horizontal alignment of a table column.
@@ -511,15 +511,32 @@ pub fn write_plan(out: &mut dyn Write, result: &QueryResult) -> io::Result<()> {
     Ok(())
 }
 
+/// Rows a sink writes between two looks at the cancel token.
+const SINK_CHUNK_ROWS: usize = 256;
+
 /// A [`RowSink`] over a writer that remembers the first write error (a
 /// closed pipe among others) and then asks the engine to stop, so that the
-/// caller can report it once the statement has returned.
+/// caller can report it once the statement has returned. With a cancel
+/// token it also stops, between chunks of [`SINK_CHUNK_ROWS`] rows, once
+/// Ctrl-C set it: a batch the engine delivered in one piece does not keep
+/// printing after the user asked to stop.
 struct Writer<'a> {
     out: &'a mut dyn Write,
     error: Option<io::Error>,
+    cancel: Option<CancelToken>,
+    cancelled: bool,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    fn new(out: &'a mut dyn Write) -> Writer<'a> {
+        Writer {
+            out,
+            error: None,
+            cancel: None,
+            cancelled: false,
+        }
+    }
+
     /// Runs `f` unless a write failed before; keeps its error. True while
     /// writing goes well.
     fn attempt(&mut self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> bool {
@@ -529,6 +546,28 @@ impl Writer<'_> {
             self.error = Some(e);
         }
         self.error.is_none()
+    }
+
+    /// Writes `rows` a chunk at a time with `write_chunk`, flushing after
+    /// each; false once writing failed or the token was cancelled.
+    fn chunks(
+        &mut self,
+        rows: &[Vec<Value>],
+        mut write_chunk: impl FnMut(&mut dyn Write, &[Vec<Value>]) -> io::Result<()>,
+    ) -> bool {
+        for chunk in rows.chunks(SINK_CHUNK_ROWS) {
+            if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+                self.cancelled = true;
+                return false;
+            }
+            if !self.attempt(|o| {
+                write_chunk(o, chunk)?;
+                o.flush()
+            }) {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -548,9 +587,20 @@ impl<'a> CsvSink<'a> {
     /// timestamps `YYYY-MM-DD HH:MM:SS`, booleans `true`/`false`).
     pub fn new(out: &'a mut dyn Write) -> CsvSink<'a> {
         CsvSink {
-            w: Writer { out, error: None },
+            w: Writer::new(out),
             record: Vec::new(),
         }
+    }
+
+    /// Also stops once `token` is cancelled (Ctrl-C).
+    pub fn with_cancel(mut self, token: CancelToken) -> Self {
+        self.w.cancel = Some(token);
+        self
+    }
+
+    /// True when the sink stopped because the token was cancelled.
+    pub fn was_cancelled(&self) -> bool {
+        self.w.cancelled
     }
 
     /// The write error that stopped the sink, if any.
@@ -588,8 +638,8 @@ impl RowSink for CsvSink<'_> {
 
     fn rows(&mut self, rows: &[Vec<Value>]) -> katydid::Result<bool> {
         let record = &mut self.record;
-        Ok(self.w.attempt(|o| {
-            for row in rows {
+        Ok(self.w.chunks(rows, |o, chunk| {
+            for row in chunk {
                 record.clear();
                 record.extend(row.iter().map(|v| match v {
                     Value::Null => String::new(),
@@ -597,7 +647,7 @@ impl RowSink for CsvSink<'_> {
                 }));
                 Self::write_record(o, record)?;
             }
-            o.flush()
+            Ok(())
         }))
     }
 }
@@ -618,10 +668,21 @@ impl<'a> JsonSink<'a> {
     /// statement to close the array.
     pub fn new(out: &'a mut dyn Write) -> JsonSink<'a> {
         JsonSink {
-            w: Writer { out, error: None },
+            w: Writer::new(out),
             keys: Vec::new(),
             rows: 0,
         }
+    }
+
+    /// Also stops once `token` is cancelled (Ctrl-C).
+    pub fn with_cancel(mut self, token: CancelToken) -> Self {
+        self.w.cancel = Some(token);
+        self
+    }
+
+    /// True when the sink stopped because the token was cancelled.
+    pub fn was_cancelled(&self) -> bool {
+        self.w.cancelled
     }
 
     /// Closes the array (`]`) and returns the write error that stopped the
@@ -650,9 +711,9 @@ impl RowSink for JsonSink<'_> {
     fn rows(&mut self, rows: &[Vec<Value>]) -> katydid::Result<bool> {
         let keys = &self.keys;
         let count = &mut self.rows;
-        Ok(self.w.attempt(|o| {
+        Ok(self.w.chunks(rows, |o, chunk| {
             let mut text = String::new();
-            for row in rows {
+            for row in chunk {
                 text.push_str(if *count == 0 { "[" } else { ",\n" });
                 *count += 1;
                 text.push('{');
@@ -666,8 +727,7 @@ impl RowSink for JsonSink<'_> {
                 }
                 text.push('}');
             }
-            o.write_all(text.as_bytes())?;
-            o.flush()
+            o.write_all(text.as_bytes())
         }))
     }
 }
@@ -1057,6 +1117,21 @@ NULL     |       -3 | -0.25
             sink.into_error().map(|e| e.kind()),
             Some(io::ErrorKind::BrokenPipe)
         );
+    }
+
+    #[test]
+    fn sinks_stop_writing_once_cancelled() {
+        let token = CancelToken::new();
+        let mut buf = Vec::new();
+        let mut sink = CsvSink::new(&mut buf).with_cancel(token.clone());
+        sink.start(&["n".into()], &[DataType::Int]).unwrap();
+        let rows: Vec<Vec<Value>> = (0..1000).map(|i| vec![Value::Int(i)]).collect();
+        assert!(sink.rows(&rows[..10]).unwrap());
+        token.cancel();
+        assert!(!sink.rows(&rows).unwrap());
+        assert!(sink.was_cancelled());
+        assert!(sink.into_error().is_none());
+        assert_eq!(String::from_utf8(buf).unwrap().lines().count(), 11);
     }
 
     #[test]

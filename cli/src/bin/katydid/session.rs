@@ -227,6 +227,12 @@ impl Session {
                 Ok(command) => self.execute(&command, out),
                 Err(message) => Err(CliError::Message(message)),
             };
+            // Ctrl-C outside the REPL ends the run even when the work it
+            // cancelled had already finished.
+            if !self.interactive && self.interrupt.take() {
+                out.flush()?;
+                return Err(CliError::Interrupted);
+            }
             match result {
                 Ok(Flow::Continue) => {}
                 Ok(Flow::Quit) => {
@@ -466,21 +472,24 @@ impl Session {
             let mut cleared = ClearProgress {
                 progress: progress.as_deref(),
             };
-            let (summary, error) = if mode == Format::Json {
-                let mut sink = JsonSink::new(target);
+            let token = self.db.cancel_token();
+            let (summary, error, cancelled) = if mode == Format::Json {
+                let mut sink = JsonSink::new(target).with_cancel(token);
                 let summary = {
                     let mut s = Clearing(&mut sink, &mut cleared);
                     self.db.query_to(sql, &mut s)
                 };
+                let cancelled = sink.was_cancelled();
                 let started = summary.is_ok();
-                (summary, sink.finish(started))
+                (summary, sink.finish(started), cancelled)
             } else {
-                let mut sink = CsvSink::new(target);
+                let mut sink = CsvSink::new(target).with_cancel(token);
                 let summary = {
                     let mut s = Clearing(&mut sink, &mut cleared);
                     self.db.query_to(sql, &mut s)
                 };
-                (summary, sink.into_error())
+                let cancelled = sink.was_cancelled();
+                (summary, sink.into_error(), cancelled)
             };
             drop(busy);
             clear();
@@ -488,6 +497,9 @@ impl Session {
                 return Err(CliError::Output(e));
             }
             let summary = summary.map_err(db_error)?;
+            if cancelled {
+                return Err(db_error(Error::Cancelled));
+            }
             if timer {
                 let _ = writeln!(
                     io::stderr().lock(),

@@ -675,3 +675,29 @@ fn line_and_markdown_modes_from_a_script() {
          |   n |\n| --: |\n|   7 |\n1 row\n"
     );
 }
+
+#[test]
+fn explain_prints_the_whole_plan_in_table_mode_and_rows_in_csv() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(50));
+    let query = "EXPLAIN SELECT word, count(*) FROM t WHERE n > 3 GROUP BY word";
+    let out = run(
+        &["--load", arg(&file), "--maxrows", "1", "--query", query],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan = text(&out.stdout);
+    assert!(plan.lines().count() > 3, "{plan}");
+    assert!(plan.starts_with("Output: word, count(*)\n"), "{plan}");
+    assert!(!plan.contains("rows ("), "no footer under a plan: {plan}");
+    let out = run(
+        &["--load", arg(&file), "--format", "csv", "--query", query],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    assert!(
+        csv.starts_with("plan\n\"Output: word, count(*)\"\n"),
+        "{csv}"
+    );
+}

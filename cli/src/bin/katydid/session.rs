@@ -447,7 +447,13 @@ impl Session {
             None => (out, false),
         };
         let busy = self.interrupt.busy();
-        let result = if mode.is_display() || is_explain(sql) {
+        let result = if mode.is_display() {
+            // A plan is shown whole, however many lines it has.
+            let max_rows = if is_explain(sql) {
+                usize::MAX
+            } else {
+                max_rows
+            };
             let preview = self.db.query_preview(sql, max_rows);
             drop(busy);
             clear();

@@ -1,7 +1,7 @@
 //! The REPL under a pseudo-terminal (expectrl), typed at as a person would:
 //! Tab completion, a wide result fitted to an 80-column terminal, `.mode
 //! line`, Ctrl-C cancelling a running statement while the tables stay, and
-//! the history file.
+//! the history file shared between sessions, with its hints.
 
 mod common;
 
@@ -218,4 +218,11 @@ fn sessions_share_the_history_file() {
     for entry in [".timer on", ".maxrows 5", ".maxwidth 70"] {
         assert!(history.contains(entry), "{entry} missing: {history}");
     }
+    // A new session hints the latest matching entry, dimmed.
+    let mut c = repl(dir.path(), &[]);
+    c.send(".max").unwrap();
+    read_until(&mut c, "\x1b[2mwidth 70");
+    c.send("\x03").unwrap();
+    prompt(&mut c);
+    quit(c);
 }

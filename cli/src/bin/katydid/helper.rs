@@ -1,5 +1,5 @@
-//! The REPL's rustyline [`Helper`]: Tab completion, keyword highlighting and
-//! multi-line entry until `;`.
+//! The REPL's rustyline [`Helper`]: Tab completion, keyword highlighting,
+//! history hints and multi-line entry until `;`.
 //!
 //! Completion works on the text of the statement being typed (all its
 //! lines): SQL keywords, function names, table names (after `FROM`), the
@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use katydid::Database;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::Highlighter;
-use rustyline::hint::Hinter;
+use rustyline::hint::{Hinter, HistoryHinter};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper};
 
@@ -113,6 +113,7 @@ pub struct SqlHelper {
     /// What completion offers as tables and columns.
     pub names: Names,
     files: FilenameCompleter,
+    history_hints: HistoryHinter,
 }
 
 impl SqlHelper {
@@ -121,6 +122,7 @@ impl SqlHelper {
         SqlHelper {
             names,
             files: FilenameCompleter::new(),
+            history_hints: HistoryHinter::new(),
         }
     }
 
@@ -356,14 +358,27 @@ impl Completer for SqlHelper {
     }
 }
 
+/// Fish-style hints: the rest of the latest history entry that starts with
+/// what was typed, shown dimmed after the cursor (→ or End accepts it).
 impl Hinter for SqlHelper {
     type Hint = String;
+
+    fn hint(&self, line: &str, pos: usize, ctx: &Context<'_>) -> Option<String> {
+        // Only on one-line input: a hint in the middle of a multi-line
+        // statement would be the tail of an unrelated entry.
+        if line.contains('\n') {
+            return None;
+        }
+        self.history_hints.hint(line, pos, ctx)
+    }
 }
 
 /// ANSI bold green, as DuckDB's shell shows keywords.
 const KEYWORD_STYLE: &str = "\x1b[1;32m";
 /// ANSI yellow for string literals.
 const STRING_STYLE: &str = "\x1b[33m";
+/// ANSI dim for history hints.
+const HINT_STYLE: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
 /// `line` with SQL keywords and string literals coloured (ANSI codes only:
@@ -428,6 +443,10 @@ pub fn highlight_sql(line: &str) -> Cow<'_, str> {
 impl Highlighter for SqlHelper {
     fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
         highlight_sql(line)
+    }
+
+    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
+        Cow::Owned(format!("{HINT_STYLE}{hint}{RESET}"))
     }
 
     fn highlight_char(&self, _line: &str, _pos: usize, _forced: bool) -> bool {

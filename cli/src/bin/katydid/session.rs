@@ -744,6 +744,35 @@ mod tests {
     }
 
     #[test]
+    fn load_notices_follow_the_report() {
+        let mut s = session();
+        s.interactive = true;
+        let stats = LoadStats {
+            table: "t".into(),
+            rows: 3,
+            columns: 1,
+            partitions: 1,
+            source_bytes: 10,
+            heap_bytes: 10,
+            elapsed: Duration::from_millis(1),
+            notices: vec![
+                "column id: typed as string because of 1 value of 3 (line 4: \"3x\")".into(),
+            ],
+            peak_bytes: None,
+        };
+        let mut out = Vec::new();
+        s.report_load(&mut out, &stats).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].starts_with("loaded t: 3 rows, 1 column in "));
+        assert_eq!(
+            lines[1],
+            "note: column id: typed as string because of 1 value of 3 (line 4: \"3x\")"
+        );
+    }
+
+    #[test]
     fn explain_is_recognized_by_its_first_word() {
         assert!(is_explain("  explain SELECT 1"));
         assert!(is_explain("EXPLAIN\nSELECT 1"));

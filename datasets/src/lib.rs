@@ -1,24 +1,28 @@
 //! Deterministic generators of the synthetic CSV data sets katydid is tested
 //! and benchmarked on.
 //!
-//! Four data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
+//! Six data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
 //! layout of the real 2013 sample), `iot` (TSBS-style truck readings),
-//! `numbers` (four identical counters) and `kv` (unique random ids with
-//! random floats). See [`describe`] and the module docs of each generator for
-//! the exact shapes.
+//! `numbers` (four identical counters), `kv` (unique random ids with random
+//! floats), `hits` (web analytics page views with the columns of
+//! ClickBench's queries) and `shapes` (a column for each query shape of the
+//! `shapes` benchmark). See [`describe`] and the module docs of each
+//! generator for the exact shapes.
 //!
 //! # Output
-//! CSV with a header row, `\n` line ends, no quoting (no field contains a
-//! comma, quote or line break) and empty fields for NULL. Every column keeps
-//! one type: integer (no leading zeros), float, timestamp
-//! (`YYYY-MM-DD HH:MM:SS`) or string.
+//! CSV with a header row, `\n` line ends and empty fields for NULL. No field
+//! contains a comma, quote or line break, so nothing else is quoted; only
+//! `hits` writes an empty string, as `""` (PostgreSQL's `COPY … CSV` rule: a
+//! quoted empty field is an empty string, an unquoted one NULL). Every
+//! column keeps one type: integer (no leading zeros), float, timestamp
+//! (`YYYY-MM-DD HH:MM:SS`), date (`YYYY-MM-DD`, `hits` only) or string.
 //!
 //! # Determinism and speed
 //! The bytes are a pure function of `(dataset, rows, seed)`. Rows are made in
 //! chunks of [`CHUNK_ROWS`]; chunk `c` draws from its own ChaCha8 generator
 //! seeded with `seed` on stream `c`, and anything that spans chunks (time
-//! slots, cab-type runs, weather, truck paths) is a stateless function of the
-//! row number. Chunks are formatted in parallel on the current rayon pool and
+//! slots, cab-type runs, weather, truck paths, a user's attributes) is a
+//! stateless function of the row number or of a key. Chunks are formatted in parallel on the current rayon pool and
 //! written in order, so the output does not depend on the thread count.
 //!
 //! ```
@@ -38,12 +42,14 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+mod hits;
 mod iot;
 mod nta;
 mod out;
+mod shapes;
 mod taxi;
 
-use out::{Out, hash};
+use out::{ID_MASK, Out, hash, id63};
 
 /// Rows per independently generated chunk.
 pub const CHUNK_ROWS: u64 = 1 << 16;
@@ -62,19 +68,35 @@ pub enum Dataset {
     /// Columns `id,value`: a unique pseudo-random non-negative `i64` id and a
     /// random float.
     Kv,
+    /// Web analytics page views over July 2013 with the 25 columns that
+    /// ClickBench's 43 queries name (table `hits`).
+    Hits,
+    /// Columns for the `shapes` benchmark: unique and 4-valued sort keys,
+    /// string keys of 10k, 100k and 1M values, sparse keys, numbers.
+    Shapes,
 }
 
 impl Dataset {
     /// Every data set, in documentation order.
-    pub const ALL: [Dataset; 4] = [Dataset::Taxi, Dataset::Iot, Dataset::Numbers, Dataset::Kv];
+    pub const ALL: [Dataset; 6] = [
+        Dataset::Taxi,
+        Dataset::Iot,
+        Dataset::Numbers,
+        Dataset::Kv,
+        Dataset::Hits,
+        Dataset::Shapes,
+    ];
 
-    /// The name used on the command line: `taxi`, `iot`, `numbers` or `kv`.
+    /// The name used on the command line: `taxi`, `iot`, `numbers`, `kv`,
+    /// `hits` or `shapes`.
     pub fn name(self) -> &'static str {
         match self {
             Dataset::Taxi => "taxi",
             Dataset::Iot => "iot",
             Dataset::Numbers => "numbers",
             Dataset::Kv => "kv",
+            Dataset::Hits => "hits",
+            Dataset::Shapes => "shapes",
         }
     }
 
@@ -98,7 +120,7 @@ impl fmt::Display for UnknownDataset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown data set '{}' (expected one of taxi, iot, numbers, kv)",
+            "unknown data set '{}' (expected one of taxi, iot, numbers, kv, hits, shapes)",
             self.0
         )
     }
@@ -132,6 +154,14 @@ pub fn describe(dataset: Dataset) -> &'static str {
         }
         Dataset::Numbers => "a,b,c,d: all four equal to the row number 1..N",
         Dataset::Kv => "id,value: unique pseudo-random non-negative 63-bit ids, random floats",
+        Dataset::Hits => {
+            "web analytics page views over July 2013 with the 25 columns of ClickBench's \
+             queries (WatchID, EventTime, CounterID, UserID, URL, Referer, SearchPhrase...)"
+        }
+        Dataset::Shapes => {
+            "id, u (unique), k4 and s4 (4 values), g1000, s10k/s100k/s1m (strings of 10k, \
+             100k, 1M values), a/b/c (sparse keys), x, y"
+        }
     }
 }
 
@@ -141,6 +171,8 @@ fn header(dataset: Dataset) -> &'static str {
         Dataset::Iot => iot::HEADER,
         Dataset::Numbers => "a,b,c,d\n",
         Dataset::Kv => "id,value\n",
+        Dataset::Hits => hits::HEADER,
+        Dataset::Shapes => shapes::HEADER,
     }
 }
 
@@ -150,6 +182,8 @@ enum Generator {
     Iot(iot::Iot),
     Numbers,
     Kv { key: u64 },
+    Hits(Box<hits::Hits>),
+    Shapes(shapes::Shapes),
 }
 
 impl Generator {
@@ -161,6 +195,8 @@ impl Generator {
             Dataset::Kv => Generator::Kv {
                 key: hash(&[seed, 0x4B56]) & ID_MASK,
             },
+            Dataset::Hits => Generator::Hits(Box::new(hits::Hits::new(rows, seed))),
+            Dataset::Shapes => Generator::Shapes(shapes::Shapes::new(seed)),
         }
     }
 
@@ -170,6 +206,8 @@ impl Generator {
             Generator::Iot(_) => iot::ROW_BYTES,
             Generator::Numbers => 4 * 8,
             Generator::Kv { .. } => 40,
+            Generator::Hits(_) => hits::ROW_BYTES,
+            Generator::Shapes(_) => shapes::ROW_BYTES,
         }
     }
 
@@ -186,6 +224,8 @@ impl Generator {
         match self {
             Generator::Taxi(t) => t.rows(first, n, &mut rng, &mut out),
             Generator::Iot(g) => g.rows(first, n, &mut rng, &mut out),
+            Generator::Hits(g) => g.rows(first, n, &mut rng, &mut out),
+            Generator::Shapes(g) => g.rows(first, n, &mut rng, &mut out),
             Generator::Numbers => {
                 for i in first + 1..=first + n {
                     let mut b = itoa::Buffer::new();
@@ -198,7 +238,7 @@ impl Generator {
             }
             Generator::Kv { key } => {
                 for i in first + 1..=first + n {
-                    out.int(kv_id(i, *key));
+                    out.int(id63(i, *key));
                     out.comma();
                     // [1, 1000): never printed in exponent notation.
                     out.float(1.0 + 999.0 * out::uniform(&mut rng));
@@ -208,24 +248,6 @@ impl Generator {
         }
         out.buf
     }
-}
-
-const ID_MASK: u64 = (1 << 63) - 1;
-
-/// The `kv` id of row `n` (1-based): a bijection of the 63-bit domain
-/// `[0, 2^63)`, so distinct rows get distinct ids that fit in an `i64`.
-///
-/// `n` is XORed with a seed-derived 63-bit key, then put through the
-/// SplitMix64 finalizer's xorshift-multiply rounds computed modulo 2^63:
-/// `z ^= z >> s` is invertible on any fixed-width domain and multiplication
-/// by an odd constant is invertible modulo a power of two.
-fn kv_id(n: u64, key: u64) -> u64 {
-    let mut z = (n ^ key) & ID_MASK;
-    z ^= z >> 30;
-    z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9) & ID_MASK;
-    z ^= z >> 27;
-    z = z.wrapping_mul(0x94D0_49BB_1331_11EB) & ID_MASK;
-    z ^ (z >> 31)
 }
 
 /// Number of chunks for `rows` rows (at least one, which holds the header).

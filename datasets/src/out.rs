@@ -107,6 +107,36 @@ impl Out {
         self.buf.extend_from_slice(&t);
     }
 
+    /// Appends `YYYY-MM-DD`, the date of `secs` seconds since 1970-01-01.
+    pub(crate) fn date(&mut self, secs: i64) {
+        let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+        let mut t = [0u8; 10];
+        put4(&mut t[0..4], y as u32);
+        t[4] = b'-';
+        put2(&mut t[5..7], m);
+        t[7] = b'-';
+        put2(&mut t[8..10], d);
+        self.buf.extend_from_slice(&t);
+    }
+
+    /// Appends a string field: its bytes as they are, or `""` when it is
+    /// empty, so that an empty string is told apart from NULL (an unquoted
+    /// empty field) as PostgreSQL's `COPY … CSV` does. The text must contain
+    /// no comma, quote or line break.
+    #[inline]
+    pub(crate) fn text(&mut self, text: &[u8]) {
+        debug_assert!(
+            !text
+                .iter()
+                .any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+        );
+        if text.is_empty() {
+            self.buf.extend_from_slice(b"\"\"");
+        } else {
+            self.buf.extend_from_slice(text);
+        }
+    }
+
     /// Appends the 16 bytes of `bytes` as 32 upper-case hex digits.
     pub(crate) fn hex(&mut self, bytes: &[u8]) {
         const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
@@ -151,6 +181,26 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
+}
+
+/// The largest non-negative `i64`, as a mask of the low 63 bits.
+pub(crate) const ID_MASK: u64 = (1 << 63) - 1;
+
+/// A bijection of the 63-bit domain `[0, 2^63)` keyed by `key`, so distinct
+/// `n` get distinct ids that fit in an `i64` (the `kv` ids, `hits` WatchID
+/// and UserID).
+///
+/// `n` is XORed with the 63-bit key, then put through the SplitMix64
+/// finalizer's xorshift-multiply rounds computed modulo 2^63:
+/// `z ^= z >> s` is invertible on any fixed-width domain and multiplication
+/// by an odd constant is invertible modulo a power of two.
+pub(crate) fn id63(n: u64, key: u64) -> u64 {
+    let mut z = (n ^ key) & ID_MASK;
+    z ^= z >> 30;
+    z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9) & ID_MASK;
+    z ^= z >> 27;
+    z = z.wrapping_mul(0x94D0_49BB_1331_11EB) & ID_MASK;
+    z ^ (z >> 31)
 }
 
 /// SplitMix64's finalizer (Steele, Lea and Flood, "Fast splittable
@@ -240,8 +290,21 @@ impl Discrete {
     /// Draws an index into the weights.
     #[inline]
     pub(crate) fn sample(&self, rng: &mut impl RngCore) -> usize {
-        let u = u64::from(rng.next_u32());
+        self.pick(rng.next_u32())
+    }
+
+    /// The index whose cumulative share covers `u / 2^32`: a draw from 32
+    /// given random bits (for stateless per-key choices from a hash).
+    #[inline]
+    pub(crate) fn pick(&self, u: u32) -> usize {
+        let u = u64::from(u);
         self.thresholds.partition_point(|&t| t <= u)
+    }
+
+    /// The probability of index `i`.
+    pub(crate) fn share(&self, i: usize) -> f64 {
+        let lo = if i == 0 { 0 } else { self.thresholds[i - 1] };
+        (self.thresholds[i] - lo) as f64 / (1u64 << 32) as f64
     }
 }
 

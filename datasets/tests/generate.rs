@@ -12,7 +12,9 @@ fn text(dataset: Dataset, rows: u64, seed: u64) -> String {
     String::from_utf8(generate_bytes(dataset, rows, seed)).expect("utf-8 output")
 }
 
-/// Header fields and data records, split on commas (no field is quoted).
+/// Header fields and data records, split on commas (no field contains a
+/// comma; the only quoted field is `""`, the empty string, which comes back
+/// as the two quote characters).
 fn parse(csv: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
     assert!(csv.ends_with('\n'), "output ends with a line break");
     let mut lines = csv.lines();
@@ -20,6 +22,9 @@ fn parse(csv: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
     let records: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     (header, records)
 }
+
+/// The quoted empty field: an empty string, not NULL.
+const EMPTY: &str = "\"\"";
 
 fn column(header: &[&str], name: &str) -> usize {
     header
@@ -46,7 +51,7 @@ fn names_parse_and_print() {
     let err = "trips".parse::<Dataset>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv)"
+        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv, hits, shapes)"
     );
 }
 
@@ -65,7 +70,13 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 fn thread_count_does_not_change_output() {
     // More than two chunks, so batches and parallel formatting are exercised.
     let rows = 2 * CHUNK_ROWS + 123;
-    for d in [Dataset::Taxi, Dataset::Iot, Dataset::Kv] {
+    for d in [
+        Dataset::Taxi,
+        Dataset::Iot,
+        Dataset::Kv,
+        Dataset::Hits,
+        Dataset::Shapes,
+    ] {
         let one = in_pool(1, || generate_bytes(d, rows, 9));
         let two = in_pool(2, || generate_bytes(d, rows, 9));
         let three = in_pool(3, || generate_bytes(d, rows, 9));
@@ -81,6 +92,8 @@ fn every_row_has_the_header_width() {
         (Dataset::Iot, 16),
         (Dataset::Numbers, 4),
         (Dataset::Kv, 2),
+        (Dataset::Hits, 25),
+        (Dataset::Shapes, 13),
     ];
     for (d, width) in widths {
         let csv = text(d, 5000, 1);
@@ -91,7 +104,14 @@ fn every_row_has_the_header_width() {
         for r in &records {
             assert_eq!(r.len(), width, "{d}: {r:?}");
         }
-        assert!(!csv.contains('"'), "{d}: no quoting");
+        if d == Dataset::Hits {
+            // Only whole empty fields are quoted.
+            for r in &records {
+                assert!(r.iter().all(|f| !f.contains('"') || *f == EMPTY), "{r:?}");
+            }
+        } else {
+            assert!(!csv.contains('"'), "{d}: no quoting");
+        }
     }
 }
 
@@ -116,6 +136,7 @@ enum Kind {
     Int,
     Float,
     Timestamp,
+    Date,
     Str,
 }
 
@@ -144,6 +165,9 @@ fn kind(v: &str) -> Kind {
         && b[16] == b':'
     {
         return Kind::Timestamp;
+    }
+    if b.len() == 10 && b[4] == b'-' && b[7] == b'-' && digits(&v[..4]) {
+        return Kind::Date;
     }
     Kind::Str
 }
@@ -438,4 +462,251 @@ fn write_errors_are_returned() {
     }
     let err = generate(Dataset::Taxi, 10, 1, &mut Full).unwrap_err();
     assert_eq!(err.to_string(), "disk full");
+}
+
+/// Counts of each distinct value.
+fn counts<'a>(values: impl Iterator<Item = &'a str>) -> std::collections::HashMap<&'a str, usize> {
+    let mut m = std::collections::HashMap::new();
+    for v in values {
+        *m.entry(v).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn hits_has_the_shapes_of_web_analytics() {
+    let rows = 300_000;
+    let csv = text(Dataset::Hits, rows, 5);
+    let (h, records) = parse(&csv);
+    let n = records.len() as f64;
+    let col = |name: &str| column(&h, name);
+    let share = |name: &str, pred: &dyn Fn(&str) -> bool| {
+        let c = col(name);
+        records.iter().filter(|r| pred(r[c])).count() as f64 / n
+    };
+
+    // One type per column, and no NULL (no unquoted empty field) anywhere.
+    assert!(records.iter().all(|r| r.iter().all(|f| !f.is_empty())));
+    let kinds = column_kinds(&h, &records);
+    for name in [
+        "WatchID",
+        "CounterID",
+        "ClientIP",
+        "UserID",
+        "URLHash",
+        "RefererHash",
+    ] {
+        assert_eq!(kinds[col(name)], Some(Kind::Int), "{name}");
+    }
+    assert_eq!(kinds[col("EventTime")], Some(Kind::Timestamp));
+    assert_eq!(kinds[col("EventDate")], Some(Kind::Date));
+    for name in [
+        "URL",
+        "Title",
+        "Referer",
+        "SearchPhrase",
+        "MobilePhoneModel",
+    ] {
+        assert_eq!(kinds[col(name)], Some(Kind::Str), "{name}");
+    }
+
+    // EventTime ascends over July 2013; EventDate is its date.
+    let (t, d) = (col("EventTime"), col("EventDate"));
+    let mut prev = "";
+    for r in &records {
+        assert!(r[t] >= prev && r[t].starts_with("2013-07-"));
+        assert_eq!(&r[t][..10], r[d]);
+        prev = r[t];
+    }
+    assert!(records[0][t].starts_with("2013-07-01 00:0"));
+    assert!(records.last().unwrap()[t].starts_with("2013-07-31 23:"));
+
+    // CounterID skewed: 62 heaviest, about 15 %.
+    let counters = counts(records.iter().map(|r| r[col("CounterID")]));
+    let c62 = counters["62"] as f64 / n;
+    assert!((0.14..0.16).contains(&c62), "counter 62 share {c62}");
+    assert!(counters.values().all(|&c| c <= counters["62"]));
+    assert!(counters.len() > 1000, "{} counters", counters.len());
+
+    // UserID heavy-tailed, about one distinct per 10 rows, and the user of
+    // ClickBench query 20 occurs.
+    let users = counts(records.iter().map(|r| r[col("UserID")]));
+    let per_row = users.len() as f64 / n;
+    assert!(
+        (0.08..0.12).contains(&per_row),
+        "distinct users per row {per_row}"
+    );
+    // Heavy tail: the most active user has over 100 times the mean.
+    let top = *users.values().max().unwrap();
+    assert!(
+        top as f64 > 100.0 * n / users.len() as f64,
+        "top user {top}"
+    );
+    assert!(users.contains_key("435090932899640449"));
+
+    // SearchPhrase about 85 % empty strings.
+    let empty = share("SearchPhrase", &|v| v == EMPTY);
+    assert!((0.84..0.86).contains(&empty), "empty phrases {empty}");
+
+    // URL, Referer, Title: 20-200 characters when not empty; some Google.
+    for name in ["URL", "Referer", "Title"] {
+        let c = col(name);
+        for r in &records {
+            assert!(
+                r[c] == EMPTY || (20..=200).contains(&r[c].len()),
+                "{name}: {}",
+                r[c]
+            );
+        }
+    }
+    let google = share("URL", &|v| v.contains("google"));
+    assert!((0.01..0.1).contains(&google), "google URLs {google}");
+    assert!(share("URL", &|v| v.contains(".google.")) > 0.0);
+    let (title, url, phrase) = (col("Title"), col("URL"), col("SearchPhrase"));
+    let q23 = records
+        .iter()
+        .filter(|r| {
+            r[title].contains("Google") && !r[url].contains(".google.") && r[phrase] != EMPTY
+        })
+        .count();
+    assert!(q23 > 0, "rows for ClickBench query 23");
+
+    // The ID and flag columns are mostly 0.
+    for name in [
+        "AdvEngineID",
+        "SearchEngineID",
+        "IsRefresh",
+        "IsLink",
+        "IsDownload",
+        "DontCountHits",
+        "MobilePhone",
+    ] {
+        let zero = share(name, &|v| v == "0");
+        assert!(zero > 0.8 && zero < 1.0, "{name}: {zero} zeros");
+    }
+    assert!(share("TraficSourceID", &|v| v == "0") > 0.4);
+    // Mobile users, and only they, have a phone model.
+    let (phone, model) = (col("MobilePhone"), col("MobilePhoneModel"));
+    assert!(
+        records
+            .iter()
+            .all(|r| (r[phone] == "0") == (r[model] == EMPTY))
+    );
+
+    // Queries 41 and 42 select rows of counter 62.
+    let (counter, source, rh, uh) = (
+        col("CounterID"),
+        col("TraficSourceID"),
+        col("RefererHash"),
+        col("URLHash"),
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r[counter] == "62" && r[uh] == "2868770270353813622")
+    );
+    assert!(records.iter().any(|r| r[counter] == "62"
+        && r[rh] == "3594120000172545465"
+        && (r[source] == "-1" || r[source] == "6")));
+
+    // URLHash is a function of URL.
+    let mut hash_of = std::collections::HashMap::new();
+    for r in &records {
+        if r[url] != EMPTY {
+            assert_eq!(*hash_of.entry(r[url]).or_insert(r[uh]), r[uh], "{}", r[url]);
+        }
+    }
+
+    // WatchID unique but for about 0.1 % repeats of the previous row.
+    let w = col("WatchID");
+    let watches = counts(records.iter().map(|r| r[w]));
+    let repeats = records.len() - watches.len();
+    assert!((100..600).contains(&repeats), "{repeats} repeated WatchIDs");
+    for pair in records.windows(2) {
+        if watches[pair[1][w]] > 1 && pair[0][w] == pair[1][w] {
+            assert_eq!(pair[0][col("ClientIP")], pair[1][col("ClientIP")]);
+        }
+    }
+}
+
+#[test]
+fn shapes_has_the_documented_columns() {
+    let rows = 200_000;
+    let csv = text(Dataset::Shapes, rows, 3);
+    let (h, records) = parse(&csv);
+    let col = |name: &str| column(&h, name);
+    let kinds = column_kinds(&h, &records);
+    for name in ["id", "u", "k4", "g1000", "a", "b", "c", "x"] {
+        assert_eq!(kinds[col(name)], Some(Kind::Int), "{name}");
+    }
+    assert_eq!(kinds[col("y")], Some(Kind::Float));
+    for name in ["s4", "s10k", "s100k", "s1m"] {
+        assert_eq!(kinds[col(name)], Some(Kind::Str), "{name}");
+    }
+    let n = records.len() as f64;
+    let (id, u) = (col("id"), col("u"));
+    let mut seen = HashSet::new();
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r[id], (i + 1).to_string());
+        assert!(r[u].parse::<i64>().unwrap() >= 0);
+        assert!(seen.insert(r[u]), "u repeats {}", r[u]);
+    }
+
+    // k4 and s4: four values at 40/30/20/10 %.
+    for (name, values) in [
+        ("k4", ["0", "1", "2", "3"]),
+        ("s4", ["north", "east", "south", "west"]),
+    ] {
+        let c = counts(records.iter().map(|r| r[col(name)]));
+        assert_eq!(c.len(), 4, "{name}");
+        for (v, want) in values.iter().zip([0.4, 0.3, 0.2, 0.1]) {
+            let got = c[v] as f64 / n;
+            assert!((got - want).abs() < 0.01, "{name} = {v}: {got}");
+        }
+    }
+
+    // String keys: `{name}_{j}` with j below K, about K(1 - e^(-n/K)) distinct.
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliett", "kilo", "lima", "mike", "november", "oscar", "papa",
+    ];
+    for (name, k) in [
+        ("s10k", 10_000.0),
+        ("s100k", 100_000.0),
+        ("s1m", 1_000_000.0),
+    ] {
+        let c = counts(records.iter().map(|r| r[col(name)]));
+        let want = k * (1.0 - (-n / k).exp());
+        let got = c.len() as f64;
+        assert!(
+            (got / want - 1.0).abs() < 0.02,
+            "{name}: {got} distinct, ~{want} expected"
+        );
+        for v in c.keys() {
+            let (prefix, j) = v.split_once('_').expect("name_j");
+            let j: u64 = j.parse().unwrap();
+            assert!((j as f64) < k && names[(j % 16) as usize] == prefix, "{v}");
+        }
+    }
+
+    // Sparse keys: 500 values each, at most 3,000 pairs and triples.
+    let (a, b, cc) = (col("a"), col("b"), col("c"));
+    let pairs: HashSet<(&str, &str)> = records.iter().map(|r| (r[a], r[b])).collect();
+    let triples: HashSet<(&str, &str, &str)> =
+        records.iter().map(|r| (r[a], r[b], r[cc])).collect();
+    assert!(
+        pairs.len() <= 3000 && pairs.len() > 2500,
+        "{} pairs",
+        pairs.len()
+    );
+    assert!(triples.len() <= 3000 && triples.len() >= pairs.len());
+    for r in &records {
+        for c in [a, b, cc] {
+            assert!(r[c].parse::<u32>().unwrap() < 500);
+        }
+        assert!(r[col("x")].parse::<u32>().unwrap() < 10_000);
+        assert!(r[col("g1000")].parse::<u32>().unwrap() < 1000);
+        let (i, f) = r[col("y")].split_once('.').expect("two decimals");
+        assert!(f.len() == 2 && i.parse::<u32>().unwrap() < 1000);
+    }
 }

@@ -26,7 +26,7 @@ def _groups(summary):
         for e, v in q["engines"].items():
             if v.get("min_s") is not None:
                 vals[e] = v["min_s"]
-            elif v["status"] in ("unsupported", "error"):
+            elif v["status"] in ("unsupported", "error", "timeout"):
                 vals[e] = v["status"]
         mark = " ≠" if q["answers"] == "MISMATCH" else ""
         groups.append(("Queries (min time)", f"{q['workload']} {q['name']}{mark}", vals))

@@ -6,9 +6,12 @@ and on each requested peer (bench_lib/peer.py in the git-ignored .venv/,
 which this script creates and fills from PyPI), engine after engine, with
 the same data and thread count, everything in memory. Prints a markdown
 table, writes bench-results/<timestamp>.json (raw figures, machine,
-versions, settings), .md and .svg (chart). Targets are reported, never
-enforced: the exit status is 0 unless the harness itself breaks (or, with
---smoke, katydid fails to answer).
+versions, settings), .md and .svg (chart). Each table katydid loads is also
+loaded once more by `katydid-bench --load-peak` in a process of its own, to
+measure the load's peak memory. Targets (benches/workloads/targets.json)
+are reported, never enforced: the exit status is 0 unless the harness
+itself breaks (or, with --smoke, katydid fails to answer). --compare-to
+adds katydid's before/after table against an earlier run's JSON.
 """
 
 import argparse
@@ -20,8 +23,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
-from . import chart, compare, data, report, workloads
+from . import chart, compare, data, report, targets, workloads
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PEERS = ("duckdb", "clickhouse", "polars")
@@ -34,7 +39,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, iot, numbers, kv, ingestion (loads of taxi and iot only). "
+        epilog="Workloads: taxi, iot, numbers, kv, shapes, clickbench (benches/workloads/), "
+               "and ingestion (loads of taxi and iot only). "
                "Results: bench-results/<timestamp>.{json,md,svg}.")
     ap.add_argument("--scale", choices=["small", "default", "large"], default="default",
                     help="data sizes (default: %(default)s; see bench_lib/data.py)")
@@ -63,6 +69,18 @@ def parse_args(argv):
     ap.add_argument("--render", metavar="JSON",
                     help="print the table and rewrite the chart of an earlier run's JSON; "
                          "runs nothing")
+    ap.add_argument("--compare-to", metavar="JSON",
+                    help="an earlier run (bench-results/<timestamp>.json): also print "
+                         "katydid's time per query before and after, flagging changes beyond "
+                         "noise (see benches/workloads/targets.json)")
+    ap.add_argument("--query-timeout", type=float, default=600.0, metavar="SECONDS",
+                    help="give up on a query or lookup series (its warm-up and timed runs "
+                         "together) that takes longer, report it as timed out and go on with "
+                         "the rest; loads are never cut short (default %(default)g; 0: wait "
+                         "forever)")
+    ap.add_argument("--no-load-peak", action="store_true",
+                    help="skip the extra katydid load per table that measures its peak "
+                         "memory")
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are")
     args = ap.parse_args(argv)
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
@@ -170,11 +188,18 @@ def make_plan(engine, selected, paths, keys, args):
     return plan
 
 
-def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads):
+def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0):
+    """Runs `plan` on `engine`, one runner process per workload, and merges
+    their outputs.
+
+    With a `timeout`, a runner that has been on one query or lookup series
+    (a progress line names each load, query and series as it starts) for
+    that many seconds is killed; the step is reported as timed out and the
+    workload runs again without it (already answered queries run again too,
+    since a runner writes its results only at the end). Loads are never cut
+    short."""
     plan_path = os.path.join(tmp, f"plan-{engine}.json")
     out_path = os.path.join(tmp, f"out-{engine}.json")
-    with open(plan_path, "w") as f:
-        json.dump(plan, f)
     if engine == "katydid":
         cmd = [katydid_bench, "--plan", plan_path, "--out", out_path]
         env = dict(os.environ)
@@ -184,20 +209,134 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads):
         env = dict(os.environ, POLARS_MAX_THREADS=str(threads),
                    PYTHONPATH=os.path.join(ROOT, "scripts"))
     print(f"bench: running {engine}", file=sys.stderr, flush=True)
-    proc = subprocess.run(cmd, env=env, stdout=sys.stderr)
-    if proc.returncode != 0 or not os.path.exists(out_path):
-        return {"engine": engine, "error": f"{engine} runner exited with status {proc.returncode}",
-                "workloads": []}
-    with open(out_path) as f:
-        return json.load(f)
+    merged = {"engine": engine, "workloads": []}
+    for w in plan["workloads"]:
+        timed_out = {}  # id -> error, in the order they happened
+        while True:
+            sub = dict(plan, workloads=[_without(w, timed_out)])
+            with open(plan_path, "w") as f:
+                json.dump(sub, f)
+            if os.path.exists(out_path):
+                os.remove(out_path)
+            status, last = _run_watched(cmd, env, timeout,
+                                        lambda line: _step(line, engine) not in (None, "load"))
+            if status == "timeout":
+                step = _step(last, engine)
+                why = f"timed out: no answer within {timeout:g} s (the runner was stopped)"
+                if step in timed_out:  # cannot happen: it is no longer in the plan
+                    merged["workloads"].append(_failed(w, why))
+                    break
+                timed_out[step] = why
+                print(f"bench: {engine}: {step} {why}; running the rest of {w['name']} again",
+                      file=sys.stderr, flush=True)
+                continue
+            if status != 0 or not os.path.exists(out_path):
+                merged["workloads"].append(_failed(
+                    w, f"{engine} runner exited with status {status}"))
+                break
+            with open(out_path) as f:
+                out = json.load(f)
+            for key in ("version", "threads"):
+                merged.setdefault(key, out.get(key))
+            merged["workloads"].append(_with_timeouts(out["workloads"][0], w, timed_out))
+            break
+    return merged
+
+
+def _run_watched(cmd, env, timeout, watched):
+    """Runs `cmd`, echoing its stderr; returns (exit status or "timeout",
+    its last stderr line). Only while `watched(last line)` holds may it time
+    out."""
+    proc = subprocess.Popen(cmd, env=env, stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
+    state = {"at": time.monotonic(), "line": ""}
+
+    def pump():
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            state["at"], state["line"] = time.monotonic(), line.rstrip("\n")
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    while proc.poll() is None:
+        if timeout and watched(state["line"]) and time.monotonic() - state["at"] > timeout:
+            proc.kill()
+            proc.wait()
+            reader.join(5)
+            return "timeout", state["line"]
+        time.sleep(0.2)
+    reader.join(5)
+    return proc.returncode, state["line"]
+
+
+def _step(line, engine):
+    """What a runner's progress line says it started: a query or series id,
+    "load", or None."""
+    prefix = f"{engine}:   "
+    if not line.startswith(prefix):
+        return None
+    step = line[len(prefix):].strip()
+    return "load" if step.startswith("load ") else step
+
+
+def _without(w, skip):
+    return dict(w, queries=[q for q in w["queries"] if q["id"] not in skip],
+                series=[s for s in w["series"] if s["id"] not in skip])
+
+
+def _with_timeouts(out, w, timed_out):
+    """The runner's output for workload `w` with the timed-out queries and
+    series put back in plan order as errors."""
+    for key in ("queries", "series"):
+        got = {r["id"]: r for r in out.get(key, [])}
+        out[key] = [got.get(item["id"]) or {"id": item["id"], "ok": False,
+                                             "error": timed_out.get(item["id"], "missing")}
+                    for item in w[key]]
+    return out
+
+
+def _failed(w, error):
+    """A workload whose runner failed: every table, query and series errs."""
+    return {"name": w["name"], "tables": [{"name": t["name"], "error": error} for t in w["tables"]],
+            "queries": [{"id": q["id"], "ok": False, "error": error} for q in w["queries"]],
+            "series": [{"id": s["id"], "ok": False, "error": error} for s in w["series"]]}
+
+
+def measure_load_peaks(out, plan, tmp, katydid_bench, threads):
+    """Runs `katydid-bench --load-peak` on each table katydid loaded and
+    adds the figures to its output, as `load_peak` (or `{"error": …}`)."""
+    paths = {(w["name"], t["name"]): t["path"] for w in plan["workloads"] for t in w["tables"]}
+    for w in out.get("workloads", []):
+        for t in w.get("tables", []):
+            path = paths.get((w["name"], t["name"]))
+            if "error" in t or path is None:
+                continue
+            print(f"bench: measuring katydid's load peak for {t['name']}", file=sys.stderr,
+                  flush=True)
+            dest = os.path.join(tmp, "load-peak.json")
+            proc = subprocess.run([katydid_bench, "--load-peak", path, "--threads", str(threads),
+                                   "--out", dest], stdout=sys.stderr, stderr=subprocess.PIPE,
+                                  text=True)
+            if proc.returncode != 0 or not os.path.exists(dest):
+                t["load_peak"] = {"error": (proc.stderr or "").strip()[-300:] or
+                                  f"katydid-bench --load-peak exited with {proc.returncode}"}
+                continue
+            with open(dest) as f:
+                t["load_peak"] = json.load(f)
+            os.remove(dest)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    goals = targets.load()
+    old = None
+    if args.compare_to:
+        with open(args.compare_to) as f:
+            old = json.load(f)
     if args.render:
         with open(args.render) as f:
             doc = json.load(f)
-        text = report.markdown(doc, doc["summary"])
+        before = targets.before_after(old, doc, doc["summary"], goals) if old else None
+        text = report.markdown(doc, doc["summary"], goals, before)
         print(text)
         base = os.path.splitext(args.render)[0]
         write_outputs(base, doc, text, args.save_table, write_json=False)
@@ -240,7 +379,10 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="katydid-bench-") as tmp:
         for e in engines:
             plan = make_plan(e, selected, paths, keys, args)
-            outputs[e] = run_engine(e, plan, tmp, katydid_bench, venv_python, args.threads)
+            outputs[e] = run_engine(e, plan, tmp, katydid_bench, venv_python, args.threads,
+                                    args.query_timeout)
+            if e == "katydid" and not args.no_load_peak:
+                measure_load_peaks(outputs[e], plan, tmp, katydid_bench, args.threads)
 
     doc = {
         "started": started.isoformat(timespec="seconds"),
@@ -252,22 +394,35 @@ def main(argv=None):
                      "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,
                      "float_rel_tolerance": compare.FLOAT_REL, "data_seed": data.SEED,
                      "files": {d: {"path": os.path.relpath(p, ROOT),
-                                   "bytes": os.path.getsize(p)} for d, p in paths.items()}},
+                                   "bytes": os.path.getsize(p)} for d, p in paths.items()},
+                     "datasets": {f"{w.name}/{t}": d for w, _ in selected for t, d in w.tables}},
         "versions": {e: outputs[e].get("version") for e in engines},
         "engines": outputs,
     }
     doc["versions"]["rustc"] = _rustc_version()
-    summary = report.analyse(doc, [w for w, want in selected if want], keys)
+    summary = report.analyse(doc, [w for w, want in selected if want], keys, goals)
     doc["summary"] = summary
-    text = report.markdown(doc, summary)
+    before = targets.before_after(old, doc, summary, goals) if old else None
+    text = report.markdown(doc, summary, goals, before)
     print(text)
 
     if args.smoke:
         problems = report.smoke_problems(summary)
+        pending = report.smoke_pending(summary)
+        for qid, reason, error in pending:
+            if error is None:
+                print(f"bench smoke: {qid} answers now: remove its `-- pending:` line "
+                      f"({reason})", file=sys.stderr)
+            else:
+                print(f"bench smoke: PENDING (known gap, not counted as a failure): {qid}: "
+                      f"{reason}; katydid says: {error}", file=sys.stderr)
         for p in problems:
             print(f"bench smoke: FAILED: {p}", file=sys.stderr)
         total = len(summary["queries"]) + len(summary["lookups"]) + len(summary["loads"])
-        print(f"smoke: {total - len(problems)} passed, {len(problems)} failed", file=sys.stderr)
+        waiting = sum(1 for _, _, error in pending if error is not None)
+        print(f"smoke: {total - len(problems) - waiting} passed, {len(problems)} failed"
+              + (f", {waiting} pending (known gaps, listed above)" if waiting else ""),
+              file=sys.stderr)
         return 1 if problems else 0
 
     out_dir = os.path.join(ROOT, "bench-results")

@@ -5,13 +5,25 @@ Rows are compared after normalising each engine's result:
 - `ordered`: in the order returned;
 - `limit N`: LIMIT without ORDER BY; when fewer than N rows match, as `rows`,
   otherwise any N matching rows are right and only the row count is compared;
-- `topn COL`: ORDER BY … LIMIT with ties possible: the row count and the
-  sorted values of the named column(s) only;
-- `approx REL`: approximate distinct counts, equal within a relative REL.
+- `topn COL`: ORDER BY … LIMIT [OFFSET] with ties possible, COL naming
+  the sort key: the row count and the sorted values of COL; and the rows
+  whose key lies strictly between the smallest and largest key returned,
+  which every correct answer must hold, as sorted lists of whole rows (only
+  rows tied with the first or last key may differ);
+- `ties COL`: ORDER BY without LIMIT where ties can come in any order: the
+  rows as sorted lists, and the values of COL in the order returned;
+- `approx REL`: approximate distinct counts, equal within a relative REL or
+  within APPROX_ABS (estimates of small counts), rows sorted first so they
+  pair up by their group keys.
+COL is a column name (case-insensitive), `#N` the N-th column (from 1, for
+names engines spell differently, like count(*)), or several of them
+separated by commas.
 Values: integers exactly; a float against a number within a relative
 tolerance of FLOAT_REL (sums add in different orders on different engines);
-strings and timestamps (as `YYYY-MM-DD HH:MM:SS` text) exactly; NULL only
-equals NULL. Column names are not compared.
+strings and timestamps (as `YYYY-MM-DD HH:MM:SS` text) exactly, a date
+(`YYYY-MM-DD`) equal to the timestamp of its midnight (engines that read a
+date column as a timestamp); NULL only equals NULL. Column names are not
+compared.
 """
 
 FLOAT_REL = 1e-6
@@ -25,28 +37,43 @@ def _sort_key(v):
         return (1, float(v), "")
     if isinstance(v, (int, float)):
         return (1, float(v), "")
-    return (2, 0, str(v))
+    return (2, 0, _midnight(str(v)))
 
 
 def row_key(row):
     return tuple(_sort_key(v) for v in row)
 
 
+APPROX_ABS = 3
+
+
 def values_equal(a, b, rel=FLOAT_REL, approx_ints=False):
     """Equality of two result values; `approx_ints` lets integers differ
-    within `rel` too (approximate counts)."""
+    within `rel`, or by at most APPROX_ABS (estimates of small counts),
+    too (approximate counts)."""
     if a is None or b is None:
         return a is None and b is None
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) \
             and not isinstance(b, bool):
-        if isinstance(a, int) and isinstance(b, int) and not approx_ints:
-            return a == b
+        if isinstance(a, int) and isinstance(b, int):
+            if not approx_ints:
+                return a == b
+            if abs(a - b) <= APPROX_ABS:
+                return True
         a, b = float(a), float(b)
         return abs(a - b) <= max(FLOAT_ABS, rel * max(abs(a), abs(b)))
     if isinstance(a, bool) or isinstance(b, bool):
         return bool(a) == bool(b) if isinstance(a, (bool, int)) and isinstance(b, (bool, int)) else False
-    return str(a) == str(b)
+    a, b = str(a), str(b)
+    return a == b or _midnight(a) == b or a == _midnight(b)
+
+
+def _midnight(text):
+    """`YYYY-MM-DD` as the timestamp of its midnight; anything else as is."""
+    if len(text) == 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit():
+        return text + " 00:00:00"
+    return text
 
 
 def rows_equal(ra, rb, rel=FLOAT_REL, approx_ints=False):
@@ -61,13 +88,20 @@ def rows_equal(ra, rb, rel=FLOAT_REL, approx_ints=False):
 
 
 def _columns(result, names):
-    """Indices of `names` in the result's columns (case-insensitive)."""
-    cols = [c.lower() for c in result["columns"]]
+    """Indices of `names` in the result's columns: a name (case-insensitive)
+    or `#N`, the N-th column from 1. None when one is missing."""
+    cols = [c.lower() for c in result.get("columns", [])]
     idx = []
     for n in names:
-        if n.lower() not in cols:
+        if n.startswith("#") and n[1:].isdigit():
+            i = int(n[1:]) - 1
+            if not 0 <= i < len(cols):
+                return None
+            idx.append(i)
+        elif n.lower() in cols:
+            idx.append(cols.index(n.lower()))
+        else:
             return None
-        idx.append(cols.index(n.lower()))
     return idx
 
 
@@ -84,25 +118,44 @@ def compare(mode, ref, other, ref_name="expected", other_name="got"):
         if len(a) >= n:
             return None
         kind = "rows"
-    if kind == "topn":
+    if kind in ("topn", "ties"):
         if len(a) != len(b):
             return f"{got} {len(b)} rows, {exp} {len(a)}"
         ia, ib = _columns(ref, mode[1]), _columns(other, mode[1])
         if ia is None or ib is None:
             return f"no column {', '.join(mode[1])}"
-        va = sorted((tuple(r[i] for i in ia) for r in a), key=row_key)
-        vb = sorted((tuple(r[i] for i in ib) for r in b), key=row_key)
-        if rows_equal(va, vb):
-            return None
-        return (f"{'/'.join(mode[1])} values differ: {got} {_short([v[0] for v in vb[:5]])}…, "
-                f"{exp} {_short([v[0] for v in va[:5]])}…")
+        ka = [tuple(r[i] for i in ia) for r in a]
+        kb = [tuple(r[i] for i in ib) for r in b]
+        if kind == "ties":
+            if not rows_equal(ka, kb):
+                return (f"{'/'.join(mode[1])} in another order: {got} "
+                        f"{_short([v[0] for v in kb[:5]])}…, {exp} {_short([v[0] for v in ka[:5]])}…")
+        else:
+            va, vb = sorted(ka, key=row_key), sorted(kb, key=row_key)
+            if not rows_equal(va, vb):
+                return (f"{'/'.join(mode[1])} values differ: {got} {_short([v[0] for v in vb[:5]])}…, "
+                        f"{exp} {_short([v[0] for v in va[:5]])}…")
+            if not va:
+                return None
+            # Rows tied with the first or last key may be any of the tied
+            # rows; every other row must be there.
+            ends = [va[0], va[-1]]
+
+            def inner(rows, keys):
+                return [r for r, k in zip(rows, keys)
+                        if not any(rows_equal([k], [e]) for e in ends)]
+            a, b = inner(a, ka), inner(b, kb)
+        kind = "rows"
     if kind == "approx":
+        # No ORDER BY: sorted, so rows pair up by their exact leading
+        # columns (the group keys).
         if len(a) != len(b):
             return f"{got} {len(b)} rows, {exp} {len(a)}"
-        if rows_equal(a, b, rel=mode[1], approx_ints=True):
-            return None
-        return (f"{got} {_short(b[0]) if b else '()'}, {exp} {_short(a[0]) if a else '()'}, "
-                f"not within {mode[1]:g}")
+        a, b = sorted(a, key=row_key), sorted(b, key=row_key)
+        for x, y in zip(a, b):
+            if not rows_equal([x], [y], rel=mode[1], approx_ints=True):
+                return f"{got} {_short(y)}, {exp} {_short(x)}, not within {mode[1]:g}"
+        return None
     if kind == "rows":
         a = sorted(a, key=row_key)
         b = sorted(b, key=row_key)

@@ -73,7 +73,11 @@ class DuckDB:
     def load(self, table, path):
         before = self._table_bytes()
         start = time.perf_counter()
-        self.con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_csv('{path}')")
+        # allow_quoted_nulls = false: a quoted empty field ("") is an empty
+        # string, an unquoted one NULL (PostgreSQL's COPY rule; chdb and
+        # Polars read CSV this way by default).
+        self.con.execute(f"CREATE TABLE {table} AS SELECT * FROM "
+                         f"read_csv('{path}', allow_quoted_nulls = false)")
         load_s = time.perf_counter() - start
         rows = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         return {"rows": rows, "load_s": load_s, "mem_bytes": self._table_bytes() - before,

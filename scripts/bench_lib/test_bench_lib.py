@@ -9,7 +9,7 @@ import os
 import tempfile
 import unittest
 
-from bench_lib import compare, data, workloads
+from bench_lib import cli, compare, data, targets, workloads
 
 WORKLOADS = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "workloads")
 
@@ -17,7 +17,8 @@ WORKLOADS = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "work
 class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
-        self.assertEqual([w.name for w in found], ["taxi", "iot", "numbers", "kv"])
+        self.assertEqual([w.name for w in found],
+                         ["taxi", "iot", "numbers", "kv", "shapes", "clickbench"])
         for w in found:
             self.assertEqual(len(w.tables), 1, w.name)
             for q in w.queries:
@@ -36,6 +37,53 @@ class WorkloadFiles(unittest.TestCase):
         kv = found[3]
         self.assertEqual([(lk.name, lk.keys, lk.hits) for lk in kv.lookups],
                          [("eq", 1, 1), ("in100", 100, 25)])
+
+    def test_clickbench_has_the_43_queries(self):
+        cb = {w.name: w for w in workloads.load_all(WORKLOADS)}["clickbench"]
+        self.assertEqual(cb.tables, [("hits", "hits")])
+        self.assertEqual([q.name for q in cb.queries], [f"q{i}" for i in range(1, 44)])
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "benches", "workloads",
+                               "clickbench.sql")) as f:
+            self.assertIn("ClickBench", f.read(400))
+        q = {q.name: q for q in cb.queries}
+        # The shared statement is ClickBench's; a dialect only where needed.
+        self.assertIn("STRLEN(URL)", q["q28"].statement("duckdb")[1])
+        self.assertIn("length(URL)", q["q28"].statement("clickhouse")[1])
+        self.assertEqual(q["q16"].check_mode(), ("topn", ["#2"]))
+        self.assertEqual(q["q8"].check_mode(), ("ties", ["#2"]))
+        self.assertEqual(q["q43"].check_mode(), ("ordered",))
+        self.assertIn("extract", q["q19"].pending)
+        self.assertEqual(q["q1"].pending, "")
+
+    def test_shapes_pairs_each_tied_top_n_with_a_unique_one(self):
+        shapes = {w.name: w for w in workloads.load_all(WORKLOADS)}["shapes"]
+        q = {q.name: q for q in shapes.queries}
+        for ties, unique in (("topn_ties_asc", "topn_unique_asc"),
+                             ("topn_ties_desc", "topn_unique_desc"),
+                             ("topn_ties_offset", "topn_unique_offset")):
+            self.assertEqual(q[ties].check_mode(), ("topn", ["k4"]))
+            self.assertEqual(q[unique].check_mode(), ("ordered",))
+            self.assertEqual(q[ties].default.replace("k4", "u"), q[unique].default)
+        self.assertEqual(q["or_300_ints"].default.count(" OR "), 299)
+        self.assertEqual(q["or_200_mixed"].default.count(" OR "), 199)
+        self.assertEqual(q["wide_arithmetic"].default.count("sum("), 40)
+        self.assertIn("uniq(", q["approx_distinct_per_group"].statement("clickhouse")[1])
+        self.assertEqual(q["approx_distinct_per_group"].statement("polars")[0], "python")
+
+    def test_directives_continue_on_comment_lines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "w.sql")
+            with open(path, "w") as f:
+                f.write("-- table: t kv\n-- query: a\n-- about: one\n-- two\n"
+                        "-- pending: needs\n-- a feature\nSELECT 1;\n"
+                        "-- for: clickhouse\nSELECT 2;\n-- query: b\n-- check: ties\nSELECT 3;\n")
+            w = workloads.parse(path)
+        a, b = w.queries
+        self.assertEqual((a.about, a.pending), ("one two", "needs a feature"))
+        self.assertEqual(a.statement("clickhouse"), ("sql", "SELECT 2"))
+        self.assertEqual(a.statement("polars"), ("sql", "SELECT 1"))
+        with self.assertRaises(ValueError):
+            b.check_mode()  # ties needs a column
 
     def test_lookup_statements_fill_the_template(self):
         self.assertEqual(data.lookup_statements("SELECT * FROM kv WHERE id = {key}", [[7]]),
@@ -66,8 +114,8 @@ class WorkloadFiles(unittest.TestCase):
         rows = data.rows_for("small", "taxi=2k,kv=1m")
         self.assertEqual((rows["taxi"], rows["kv"]), (2000, 1_000_000))
         self.assertEqual(rows["iot"], data.SCALES["small"]["iot"])
-        self.assertEqual(data.rows_for("default", "500"),
-                         {"taxi": 500, "iot": 500, "numbers": 500, "kv": 500})
+        self.assertEqual(set(data.rows_for("default", "500").values()), {500})
+        self.assertEqual(set(data.rows_for("default", "500")), set(data.SCALES["default"]))
         with self.assertRaises(SystemExit):
             data.rows_for("default", "nosuch=5")
 
@@ -85,7 +133,10 @@ class Compare(unittest.TestCase):
         a, b = {"rows": [[1000]]}, {"rows": [[1001]]}
         self.assertIsNotNone(compare.compare(("rows",), a, b))
         self.assertIsNone(compare.compare(("approx", 0.01), a, b))
-        self.assertIsNotNone(compare.compare(("approx", 0.0001), a, b))
+        self.assertIsNone(compare.compare(("approx", 0.0001), a, b))  # within 3
+        self.assertIsNotNone(compare.compare(("approx", 0.0001), a, {"rows": [[1010]]}))
+        groups = {"rows": [[1, 100], [0, 200]]}
+        self.assertIsNone(compare.compare(("approx", 0.05), {"rows": [[0, 205], [1, 98]]}, groups))
 
     def test_nulls_strings_and_timestamps(self):
         a = {"rows": [[None, "x", "2016-01-01 00:00:00"]]}
@@ -104,6 +155,32 @@ class Compare(unittest.TestCase):
         b["rows"][0][0] = "2016-01-01 00:08:00"
         self.assertIsNotNone(compare.compare(("topn", ["t"]), a, b))
 
+    def test_topn_compares_rows_away_from_the_tied_ends(self):
+        # ORDER BY c DESC LIMIT 3 OFFSET 1: c = 5 is tied at the top edge and
+        # c = 2 at the bottom edge; the c = 4 row is in every right answer.
+        a = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 4], ["z", 2]]}
+        b = {"columns": ["K", "count()"], "rows": [["w", 5], ["y", 4], ["v", 2]]}
+        self.assertIsNone(compare.compare(("topn", ["c"]), a, {**b, "columns": ["k", "c"]}))
+        self.assertIsNone(compare.compare(("topn", ["#2"]), a, b))
+        wrong = {"columns": ["k", "c"], "rows": [["w", 5], ["q", 4], ["v", 2]]}
+        self.assertIn("row 1", compare.compare(("topn", ["c"]), a, wrong))
+        self.assertIn("no column", compare.compare(("topn", ["#3"]), a, b))
+
+    def test_ties_compares_the_set_and_the_key_order(self):
+        a = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 3], ["z", 3]]}
+        swapped = {"columns": ["k", "c"], "rows": [["x", 5], ["z", 3], ["y", 3]]}
+        self.assertIsNone(compare.compare(("ties", ["c"]), a, swapped))
+        misordered = {"columns": ["k", "c"], "rows": [["y", 3], ["x", 5], ["z", 3]]}
+        self.assertIn("order", compare.compare(("ties", ["c"]), a, misordered))
+        other = {"columns": ["k", "c"], "rows": [["x", 5], ["y", 3], ["q", 3]]}
+        self.assertIsNotNone(compare.compare(("ties", ["c"]), a, other))
+
+    def test_a_date_equals_its_midnight_timestamp(self):
+        a = {"rows": [["2013-07-01", 3]]}
+        self.assertIsNone(compare.compare(("rows",), a, {"rows": [["2013-07-01 00:00:00", 3]]}))
+        self.assertIsNotNone(compare.compare(("rows",), a, {"rows": [["2013-07-01 00:00:01", 3]]}))
+        self.assertIsNotNone(compare.compare(("rows",), a, {"rows": [["2013-07-02", 3]]}))
+
     def test_check_query_names_the_odd_engine_out(self):
         good = {"rows": [[1]]}
         status, details = compare.check_query(
@@ -113,6 +190,171 @@ class Compare(unittest.TestCase):
         self.assertEqual(compare.check_query(("rows",), {"katydid": good, "duckdb": good}),
                          ("agree", []))
         self.assertEqual(compare.check_query(("rows",), {"katydid": good})[0], "single")
+
+
+
+def _query(workload, name, times, check="rows"):
+    """A summary entry: `times` maps engine -> min seconds (median 10 % more)."""
+    engines = {e: {"status": "ok", "min_s": t, "median_s": t * 1.1} for e, t in times.items()}
+    return {"id": f"{workload}/{name}", "workload": workload, "name": name, "check": check,
+            "engines": engines}
+
+
+class Targets(unittest.TestCase):
+    def setUp(self):
+        self.goals = targets.load()
+
+    def test_the_file_names_every_limit(self):
+        self.assertEqual(targets.per_query_limit(self.goals, "taxi"), 1.0)
+        self.assertAlmostEqual(targets.per_query_limit(self.goals, "iot"), 1 / 3)
+        self.assertIsNone(targets.per_query_limit(self.goals, "clickbench"))
+        self.assertEqual(self.goals["load_baseline"]["rows_per_s"]["taxi"], 952_000)
+        self.assertEqual(targets.fraction(1 / 3), "⅓")
+
+    def test_noise_needs_min_and_median_beyond_both_bounds(self):
+        noise = {"relative": 0.10, "absolute_ms": 0.2}
+        self.assertEqual(targets.verdict((0.010, 0.011), (0.012, 0.013), noise), "slower")
+        self.assertEqual(targets.verdict((0.010, 0.011), (0.012, 0.0112), noise), "same")
+        self.assertEqual(targets.verdict((0.001, 0.001), (0.00115, 0.00115), noise), "same")
+        self.assertEqual(targets.verdict((0.010, 0.011), (0.008, 0.009), noise), "faster")
+
+    def test_issue7_taxi_sums_and_q8(self):
+        qs = [_query("taxi", f"q{i}", {"katydid": 0.01, "duckdb": 0.02, "clickhouse": 0.04})
+              for i in range(1, 10)]
+        qs[7] = _query("taxi", "q8", {"katydid": 0.05, "duckdb": 0.02, "clickhouse": 0.04})
+        for q in qs:
+            q["target"] = {"met": q["engines"]["katydid"]["min_s"] <= 0.02, "ratio": 1,
+                           "fastest_peer": "duckdb"}
+        summary = {"engines": ["katydid", "duckdb", "clickhouse"], "queries": qs, "loads": []}
+        items = {i["target"]: i for i in targets.issue7({"engines": {}}, summary, self.goals)}
+        every = items["taxi: every query ≤ 1× the fastest peer"]
+        self.assertFalse(every["met"])
+        self.assertIn("8 of 9", every["detail"])
+        total = items["taxi: the sum of the 9 ≤ ⅓ of the fastest peer's sum"]
+        self.assertFalse(total["met"])  # 0.13 s against duckdb's 0.18 s
+        self.assertIn("duckdb", total["detail"])
+        self.assertFalse(items["taxi: q8 ≤ 1× clickhouse"]["met"])
+        self.assertIsNone(items["clickbench: all queries run in katydid"]["met"])
+
+    def test_issue7_clickbench_geomean_and_answers(self):
+        qs = [_query("clickbench", "q1", {"katydid": 0.001, "duckdb": 0.004}),
+              _query("clickbench", "q2", {"katydid": 0.004, "duckdb": 0.004})]
+        doc = {"engines": {e: {"workloads": [{"queries": [
+            {"id": q["id"], "ok": True, "columns": ["c"], "rows": [[1]]} for q in qs]}]}
+            for e in ("katydid", "duckdb")}}
+        summary = {"engines": ["katydid", "duckdb"], "queries": qs, "loads": []}
+        items = {i["target"]: i for i in targets.issue7(doc, summary, self.goals)}
+        self.assertTrue(items["clickbench: all 2 queries run in katydid"]["met"])
+        self.assertTrue(items["clickbench: answers agree with duckdb"]["met"])
+        g = items["clickbench: geometric mean of katydid / duckdb ≤ ½"]
+        self.assertTrue(g["met"])  # sqrt(0.25 * 1) = 0.5
+        self.assertIn("0.50", g["detail"])
+        doc["engines"]["katydid"]["workloads"][0]["queries"][1]["rows"] = [[2]]
+        items = {i["target"]: i for i in targets.issue7(doc, summary, self.goals)}
+        self.assertIn("differ: q2", items["clickbench: answers agree with duckdb"]["detail"])
+
+    def test_issue10_memory_peak_and_rate(self):
+        peak = {"rows": 1000, "csv_bytes": 400_000, "mem_bytes": 100_000, "threads": 2,
+                "partition_rows": 100, "rss_before_bytes": 5_000_000,
+                "peak_rss_bytes": 5_000_000 + 200_000}
+        k = {"status": "ok", "rows": 1000, "rows_per_s": 800_000, "mem_bytes_per_row": 100.0,
+             "peak": peak}
+        summary = {"engines": ["katydid"], "queries": [],
+                   "loads": [{"workload": "taxi", "table": "trips", "engines": {"katydid": k}}]}
+        doc = {"settings": {"datasets": {"taxi/trips": "taxi"}}}
+        items = {i["target"]: i for i in targets.issue10(doc, summary, self.goals)}
+        self.assertFalse(items["memory: taxi ≤ 60 B/row"]["met"])
+        self.assertIsNone(items["memory: iot ≤ 25 B/row"]["met"])
+        # bound = 1.3 * 100 kB + 2 * 100 rows * 400 B = 210 kB >= 200 kB
+        p = [i for i in items.values() if i["target"].startswith("load peak: taxi")][0]
+        self.assertTrue(p["met"], p)
+        peak["peak_rss_bytes"] += 20_000
+        p = [i for i in targets.issue10(doc, summary, self.goals)
+             if i["target"].startswith("load peak: taxi")][0]
+        self.assertFalse(p["met"])
+        rate = items["load rate: taxi ≥ 0.8× 952 k rows/s"]
+        self.assertTrue(rate["met"])  # 800k >= 761.6k
+        self.assertIn("baseline at 2,000,000 rows", rate["detail"])
+
+    def test_before_after_flags_regressions_of_won_queries(self):
+        old_q = _query("taxi", "q1", {"katydid": 0.010, "duckdb": 0.020})
+        old_q["target"] = {"met": True}
+        old_q2 = _query("taxi", "q2", {"katydid": 0.010, "duckdb": 0.020})
+        old_q2["target"] = {"met": True}
+        old = {"summary": {"queries": [old_q, old_q2], "loads": []}}
+        new = [_query("taxi", "q1", {"katydid": 0.013}), _query("taxi", "q2", {"katydid": 0.0101})]
+        ba = targets.before_after(old, {}, {"queries": new, "loads": []}, self.goals)
+        verdicts = {r["id"]: (r["verdict"], r["won_before"]) for r in ba["queries"]}
+        self.assertEqual(verdicts, {"taxi/q1": ("slower", True), "taxi/q2": ("same", True)})
+        self.assertIsNone(ba["faster_target"]["met"])  # q4, q6 missing
+
+
+FAKE_RUNNER = """#!/usr/bin/env python3
+# A stand-in for katydid-bench: answers every query with one row, after a
+# progress line; a query whose SQL says SLEEP hangs.
+import json, sys, time
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+plan = json.load(open(args["--plan"]))
+out = {"engine": "katydid", "version": "0", "threads": 1, "workloads": []}
+for w in plan["workloads"]:
+    print("katydid: workload " + w["name"], file=sys.stderr, flush=True)
+    tables = []
+    for t in w["tables"]:
+        print("katydid:   load " + t["name"] + " from " + t["path"], file=sys.stderr, flush=True)
+        if "SLOW" in t["path"]:
+            time.sleep(2)
+        tables.append({"name": t["name"], "rows": 1, "csv_bytes": 1, "mem_bytes": 1, "load_s": 0.1})
+    queries = []
+    for q in w["queries"]:
+        print("katydid:   " + q["id"], file=sys.stderr, flush=True)
+        if "SLEEP" in q["sql"]:
+            time.sleep(60)
+        queries.append({"id": q["id"], "ok": True, "times_s": [0.001], "columns": ["c"],
+                        "rows": [[1]]})
+    out["workloads"].append({"name": w["name"], "tables": tables, "queries": queries,
+                             "series": []})
+json.dump(out, open(args["--out"], "w"))
+"""
+
+
+class Runner(unittest.TestCase):
+    def test_a_stalled_query_times_out_and_the_rest_still_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "fake-bench")
+            with open(fake, "w") as f:
+                f.write(FAKE_RUNNER)
+            os.chmod(fake, 0o755)
+            plan = {"threads": 1, "runs": 1, "warmup": 0, "workloads": [
+                {"name": "w", "tables": [{"name": "t", "path": "/x.csv"}], "series": [],
+                 "queries": [{"id": "w/a", "sql": "SELECT 1"}, {"id": "w/b", "sql": "SLEEP"},
+                             {"id": "w/c", "sql": "SELECT 3"}]},
+                {"name": "v", "tables": [], "series": [],
+                 "queries": [{"id": "v/a", "sql": "SELECT 1"}]}]}
+            out = cli.run_engine("katydid", plan, tmp, fake, None, 1, timeout=1.5)
+        w, v = out["workloads"]
+        self.assertEqual([q["id"] for q in w["queries"]], ["w/a", "w/b", "w/c"])
+        self.assertEqual([q["ok"] for q in w["queries"]], [True, False, True])
+        self.assertTrue(w["queries"][1]["error"].startswith("timed out"))
+        self.assertEqual(w["tables"][0]["rows"], 1)
+        self.assertEqual([q["ok"] for q in v["queries"]], [True])
+        self.assertEqual(out["version"], "0")
+
+    def test_a_slow_load_is_never_cut_short(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "fake-bench")
+            with open(fake, "w") as f:
+                f.write(FAKE_RUNNER)
+            os.chmod(fake, 0o755)
+            plan = {"threads": 1, "runs": 1, "warmup": 0, "workloads": [
+                {"name": "w", "tables": [{"name": "t", "path": "/SLOW.csv"}], "series": [],
+                 "queries": [{"id": "w/a", "sql": "SELECT 1"}]}]}
+            out = cli.run_engine("katydid", plan, tmp, fake, None, 1, timeout=0.5)
+        self.assertEqual([q["ok"] for q in out["workloads"][0]["queries"]], [True])
+
+    def test_progress_lines_name_the_step(self):
+        self.assertEqual(cli._step("katydid:   taxi/q1", "katydid"), "taxi/q1")
+        self.assertEqual(cli._step("duckdb:   load trips from /a b.csv", "duckdb"), "load")
+        self.assertIsNone(cli._step("katydid: workload taxi", "katydid"))
 
 
 if __name__ == "__main__":

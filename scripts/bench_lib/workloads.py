@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 ENGINES = ("katydid", "duckdb", "clickhouse", "polars")
-WORKLOAD_ORDER = ("taxi", "iot", "numbers", "kv")
+WORKLOAD_ORDER = ("taxi", "iot", "numbers", "kv", "shapes", "clickbench")
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Query:
     by_engine: dict = field(default_factory=dict)  # engine -> (kind, text)
     check: str = ""
     about: str = ""
+    pending: str = ""  # why katydid cannot answer yet (a known gap)
 
     @property
     def id(self):
@@ -38,14 +39,17 @@ class Query:
 
     def check_mode(self):
         """The comparison: ("rows",), ("ordered",), ("limit", n),
-        ("topn", [cols]) or ("approx", rel)."""
+        ("topn", [cols]), ("ties", [cols]) or ("approx", rel)."""
         if self.check:
             word, _, rest = self.check.partition(" ")
             rest = rest.strip()
             if word == "limit":
                 return ("limit", int(rest))
-            if word == "topn":
-                return ("topn", [c.strip() for c in rest.split(",") if c.strip()])
+            if word in ("topn", "ties"):
+                cols = [c.strip() for c in rest.split(",") if c.strip()]
+                if not cols:
+                    raise ValueError(f"query {self.id}: `{word}` needs a column")
+                return (word, cols)
             if word == "approx":
                 return ("approx", float(rest))
             if word in ("rows", "ordered"):
@@ -88,7 +92,7 @@ def parse(path):
     engines = None  # engines the next statement is for, None = shared
     kind = "sql"
     buf = []
-    about_open = False
+    open_key = None  # "about" or "pending" while its text may continue
 
     def flush():
         nonlocal buf, engines, kind
@@ -115,10 +119,10 @@ def parse(path):
         line = raw.strip()
         m = re.match(r"^--\s*(\w+):\s*(.*)$", line)
         if m and m.group(1) in ("table", "query", "lookup", "for", "check",
-                                "about", "keys", "hits"):
+                                "about", "pending", "keys", "hits"):
             key, value = m.group(1), m.group(2).strip()
             flush()
-            about_open = key == "about"
+            open_key = key if key in ("about", "pending") else None
             if key == "table":
                 table, dataset = value.split()
                 w.tables.append((table, dataset))
@@ -139,16 +143,21 @@ def parse(path):
                 current.check = value
             elif key == "about":
                 current.about = value
+            elif key == "pending":
+                if not isinstance(current, Query):
+                    raise ValueError(f"{path}: `-- pending:` outside a query")
+                current.pending = value
             elif key == "keys":
                 current.keys = int(value)
             elif key == "hits":
                 current.hits = int(value)
             continue
         if line.startswith("--"):
-            if about_open and current is not None and line[2:].strip():
-                current.about += " " + line[2:].strip()
+            if open_key and current is not None and line[2:].strip():
+                setattr(current, open_key,
+                        getattr(current, open_key) + " " + line[2:].strip())
             continue
-        about_open = False
+        open_key = None
         if not line:
             continue
         buf.append(line)

@@ -33,6 +33,17 @@
 //! floats as JSON numbers (non-finite floats as the strings `NaN`, `inf`,
 //! `-inf`), timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]` strings, NULL as
 //! `null`.
+//!
+//! # Load peak
+//! `katydid-bench --load-peak FILE [--threads N]` loads one CSV file into a
+//! fresh process's database and prints `{"rows", "csv_bytes", "mem_bytes",
+//! "partitions", "partition_rows", "threads", "load_s", "rss_before_bytes",
+//! "peak_rss_bytes", "loader_peak_bytes"}`: the resident set before the
+//! load and its high-water mark after it (`VmRSS` and `VmHWM` of
+//! `/proc/self/status`; `null` where that file does not exist), so the load's
+//! peak is their difference, measured in a process that has done nothing
+//! else. `loader_peak_bytes` is the loader's own figure (`LoadStats::peak_bytes`)
+//! when it reports one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -47,8 +58,15 @@ use serde_json::{Map, Value as Json, json};
 #[command(version, about)]
 struct Args {
     /// The plan (JSON) written by scripts/bench.
-    #[arg(long)]
-    plan: PathBuf,
+    #[arg(long, required_unless_present = "load_peak")]
+    plan: Option<PathBuf>,
+    /// Instead of a plan: load this CSV file alone and report the process's
+    /// peak resident memory (see the module docs).
+    #[arg(long, value_name = "FILE", conflicts_with = "plan")]
+    load_peak: Option<PathBuf>,
+    /// Threads for --load-peak (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     /// Write the JSON here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -60,7 +78,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let args = Args::parse();
-    match run(&args) {
+    let result = match &args.load_peak {
+        Some(path) => load_peak(path, args.threads, args.out.as_deref()),
+        None => run(&args),
+    };
+    match result {
         Ok(()) => {}
         Err(e) => {
             eprintln!("katydid-bench: {e}");
@@ -70,8 +92,9 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let text = std::fs::read_to_string(&args.plan)
-        .map_err(|e| format!("cannot read plan {}: {e}", args.plan.display()))?;
+    let plan_path = args.plan.as_deref().ok_or("--plan is required")?;
+    let text = std::fs::read_to_string(plan_path)
+        .map_err(|e| format!("cannot read plan {}: {e}", plan_path.display()))?;
     let plan: Json = serde_json::from_str(&text).map_err(|e| format!("bad plan: {e}"))?;
     let threads = plan["threads"].as_u64().unwrap_or(0) as usize;
     let runs = plan["runs"].as_u64().unwrap_or(5) as usize;
@@ -121,13 +144,64 @@ fn run(args: &Args) -> Result<(), String> {
         "threads": used_threads,
         "workloads": out_workloads,
     });
-    let text = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
-    match &args.out {
+    write_json(&doc, args.out.as_deref())
+}
+
+/// Prints `doc`, or writes it to `out`.
+fn write_json(doc: &Json, out: Option<&std::path::Path>) -> Result<(), String> {
+    let text = serde_json::to_string(doc).map_err(|e| e.to_string())?;
+    match out {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
         None => println!("{text}"),
     }
     Ok(())
+}
+
+/// `--load-peak`: one load in this fresh process, with the resident set
+/// before it and its high-water mark after it.
+fn load_peak(
+    path: &std::path::Path,
+    threads: usize,
+    out: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let mut db = Database::new(DatabaseOptions {
+        threads,
+        ..DatabaseOptions::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let options = LoadOptions::default();
+    let before = proc_status_bytes("VmRSS");
+    let start = Instant::now();
+    let stats = db
+        .load_csv(path, "t", &options)
+        .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    let load_s = start.elapsed().as_secs_f64();
+    let doc = json!({
+        "rows": stats.rows,
+        "csv_bytes": stats.source_bytes,
+        "mem_bytes": stats.heap_bytes,
+        "partitions": stats.partitions,
+        "partition_rows": options.partition_rows,
+        "threads": db.threads(),
+        "load_s": load_s,
+        "rss_before_bytes": before,
+        "peak_rss_bytes": proc_status_bytes("VmHWM"),
+        "loader_peak_bytes": stats.peak_bytes,
+    });
+    write_json(&doc, out)
+}
+
+/// A `kB` field of `/proc/self/status` (`VmRSS`, `VmHWM`) in bytes; `None`
+/// when the file or the field is missing.
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| {
+        l.strip_prefix(field)
+            .is_some_and(|rest| rest.starts_with(':'))
+    })?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Loads one table of the plan; the figures, or the error.

@@ -1493,6 +1493,135 @@ fn random_queries_match_reference() {
 }
 
 // ---------------------------------------------------------------------------
+// Real sizes
+
+/// Queries of the shapes the executor specializes for large inputs: many
+/// groups (the radix-partitioned merge), string keys with u16 dictionary
+/// codes, sparse multi-key spaces, distinct counts per group, top-n over
+/// heavy ties (code counting) and unique keys, huge LIMIT and OFFSET.
+const SHAPE_QUERIES: &[&str] = &[
+    "SELECT c, count(*) FROM t GROUP BY c ORDER BY count(*) DESC, c LIMIT 10",
+    "SELECT p, count(*), min(g), max(t) FROM t GROUP BY p ORDER BY 2 DESC, 1 LIMIT 20",
+    "SELECT n, m, count(*) FROM t GROUP BY n, m ORDER BY 1, 2",
+    "SELECT m, p, count(*) FROM t GROUP BY m, p ORDER BY 3 DESC, 1, 2 LIMIT 50",
+    "SELECT n, count(DISTINCT m), count(DISTINCT p), count(DISTINCT c) FROM t GROUP BY n",
+    "SELECT p, count(DISTINCT n), count(DISTINCT m) FROM t GROUP BY p ORDER BY 2 DESC, 1 LIMIT 10",
+    "SELECT c FROM t ORDER BY n LIMIT 10",
+    "SELECT c, n FROM t ORDER BY n DESC LIMIT 10 OFFSET 1000",
+    "SELECT p FROM t ORDER BY p LIMIT 10 OFFSET 5",
+    "SELECT p, c FROM t ORDER BY p DESC, c LIMIT 10",
+    "SELECT c, g FROM t ORDER BY g DESC NULLS LAST, c LIMIT 25",
+    "SELECT c, n FROM t ORDER BY n, s LIMIT 9223372036854775807",
+    "SELECT n FROM t LIMIT 9223372036854775807 OFFSET 9223372036854775807",
+    "SELECT c FROM t ORDER BY c LIMIT 3 OFFSET 9223372036854775807",
+    "SELECT m / 3, count(*) FROM t GROUP BY 1 ORDER BY 1",
+    "SELECT c - m, sum(f) FROM t GROUP BY 1 ORDER BY 2 DESC NULLS LAST, 1 LIMIT 10",
+    "SELECT t, count(*) FROM t GROUP BY t ORDER BY 2 DESC, 1 LIMIT 5",
+    "SELECT count(*), count(DISTINCT c), sum(m), avg(f), min(p), max(s) FROM t",
+    "SELECT n, k, sum(m) FROM t WHERE m > 0 OR p LIKE 's1%' GROUP BY n, k ORDER BY 1, 2",
+    "SELECT s, count(*) FROM t WHERE n IN (1, 3) AND NOT (p LIKE '%7%') GROUP BY s ORDER BY 1",
+    "SELECT u, c FROM t ORDER BY u DESC, c LIMIT 7",
+    "SELECT CASE WHEN n > 2 THEN p ELSE s END AS x, count(*) FROM t GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
+    "SELECT c, p, count(*) FROM t GROUP BY c, p ORDER BY 3 DESC, 1, 2 LIMIT 5",
+    "SELECT h, count(*) FROM t GROUP BY h ORDER BY 1 NULLS FIRST",
+    "SELECT c FROM t WHERE n = 2 LIMIT 10 OFFSET 20000",
+    "SELECT c FROM t LIMIT -5",
+];
+
+/// A table of `rows` rows of the usual schema in partitions of `part_rows`.
+fn real_size_table(seed: u64, rows: usize, part_rows: usize) -> TestTable {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let columns: Vec<Vec<Value>> = SCHEMA
+        .iter()
+        .map(|(_, _, kind)| gen_column(&mut rng, *kind, rows))
+        .collect();
+    let row_major: Vec<Vec<Value>> = (0..rows)
+        .map(|r| columns.iter().map(|c| c[r].clone()).collect())
+        .collect();
+    let sizes: Vec<usize> = (0..rows)
+        .step_by(part_rows)
+        .map(|start| part_rows.min(rows - start))
+        .collect();
+    let table = build_table("t", &schema_fields(), &row_major, &sizes);
+    let samples = columns
+        .iter()
+        .map(|c| {
+            let mut d: Vec<Value> = c.iter().filter(|v| !v.is_null()).cloned().collect();
+            d.sort_by(|a, b| a.total_cmp(b));
+            d.dedup();
+            d.truncate(64);
+            d
+        })
+        .collect();
+    TestTable {
+        table,
+        samples,
+        part_sizes: sizes,
+        rows: row_major,
+    }
+}
+
+/// The differential test at the sizes the specialized paths are built for:
+/// tables of 12k to 160k rows in partitions of up to 65,536 rows (u16
+/// dictionary codes, tens of thousands of groups, heavy ties), the shape
+/// queries above plus random ones.
+#[test]
+fn real_size_tables_match_reference() {
+    let start = Instant::now();
+    let random = env_u64("KATYDID_DIFF_REAL_QUERIES", 12);
+    quiet_panics();
+    let mut dbs = databases();
+    let mut failures: Vec<String> = Vec::new();
+    let mut cases = 0;
+    for (seed, rows, part_rows) in [
+        (7u64, 12_000, 4096),
+        (8, 70_000, 65_536),
+        (9, 160_000, 65_536),
+    ] {
+        let tt = real_size_table(seed, rows, part_rows);
+        let dict_u16 = tt.table.partitions.iter().any(|p| {
+            p.columns[col_index("p")]
+                .encoding_name()
+                .starts_with("dict u16")
+        });
+        assert!(
+            part_rows < 65_536 || dict_u16,
+            "the real-size table has u16 dictionary codes"
+        );
+        for db in &mut dbs {
+            db.add_table(tt.table.clone())
+                .expect("table fits the memory limit");
+        }
+        let mut queries: Vec<String> = SHAPE_QUERIES.iter().map(|q| q.to_string()).collect();
+        for qi in 0..random {
+            let mut g = QueryGen {
+                rng: ChaCha8Rng::seed_from_u64(seed.wrapping_mul(7_919).wrapping_add(qi)),
+                samples: &tt.samples,
+            };
+            queries.push(g.query());
+        }
+        for sql in &queries {
+            for db in &dbs {
+                cases += 1;
+                if let Err(why) = run_case(&tt.table, db, sql) {
+                    let why: String = why.lines().take(12).collect::<Vec<_>>().join("\n    ");
+                    failures.push(format!(
+                        "table of {rows} rows (seed {seed}), threads {}: {sql}\n    {why}",
+                        db.threads()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "real-size differential: {cases} cases, {} failures, {:.1?}",
+        failures.len(),
+        start.elapsed()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+// ---------------------------------------------------------------------------
 // Hand-written cases
 
 /// A small fixed table `t` with NULL groups, an all-NULL column and two

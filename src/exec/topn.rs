@@ -139,6 +139,77 @@ fn best_k(
     buf
 }
 
+/// The first sort key of every row as a `u64` whose unsigned order is the
+/// key's sort order (descending folded in): integers with the sign bit
+/// flipped, floats by their total-order bits (`-0.0` as `0.0`, NaN above
+/// every number, as [`cmp_f64`]), dictionary strings by code (the
+/// dictionary is sorted). `None` for other keys or when the key has NULLs.
+fn normalized_first_key(
+    key: &(Expr, SortKey),
+    datum: &Datum<'_>,
+    part: &Partition,
+) -> Option<Vec<u64>> {
+    let (expr, sort) = key;
+    let flip = |x: u64| if sort.desc { !x } else { x };
+    let a = match datum {
+        Datum::Array(a) if a.validity.is_none() => a,
+        _ => return None,
+    };
+    Some(match &a.data {
+        Data::Int(v) => v.iter().map(|&x| flip((x as u64) ^ (1 << 63))).collect(),
+        Data::Float(v) => v
+            .iter()
+            .map(|&x| {
+                let b = crate::kernel::hash::canonical_f64_bits(x);
+                flip(if b >> 63 == 1 { !b } else { b | (1 << 63) })
+            })
+            .collect(),
+        Data::Str(Strs::Coded { codes, .. }) => match expr {
+            Expr::Column { index, .. }
+                if matches!(part.columns[*index].data, ColumnData::Dict { .. }) =>
+            {
+                codes.iter().map(|&c| flip(c as u64)).collect()
+            }
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// [`best_k`] over normalized first keys: most rows are rejected by one
+/// `u64` comparison with the threshold's key; ties on the first key go to
+/// `rest` (the other keys, then load order).
+fn best_k_normalized(norm: &[u64], k: usize, rest: impl Fn(u32, u32) -> Ordering) -> Vec<u32> {
+    let cmp = |a: u32, b: u32| {
+        norm[a as usize]
+            .cmp(&norm[b as usize])
+            .then_with(|| rest(a, b))
+    };
+    let mut buf: Vec<u32> = Vec::new();
+    let mut threshold: Option<(u64, u32)> = None;
+    for (j, &key) in norm.iter().enumerate() {
+        let j = j as u32;
+        if let Some((tk, tj)) = threshold
+            && (key > tk || (key == tk && rest(j, tj) != Ordering::Less))
+        {
+            continue;
+        }
+        buf.push(j);
+        if buf.len() >= 2 * k {
+            buf.select_nth_unstable_by(k - 1, |&a, &b| cmp(a, b));
+            buf.truncate(k);
+            threshold = buf
+                .iter()
+                .copied()
+                .max_by(|&a, &b| cmp(a, b))
+                .map(|t| (norm[t as usize], t));
+        }
+    }
+    buf.sort_unstable_by(|&a, &b| cmp(a, b));
+    buf.truncate(k);
+    buf
+}
+
 /// The rows of partition `part` (index `part_index`) that can be among the
 /// best `k` of the whole query under `keys`, with their key values.
 ///
@@ -183,6 +254,21 @@ pub fn partition_top(
         (0..n as u32).collect()
     } else if let Some(chosen) = by_code_counts(keys, part, rows, k, &cmp, trace) {
         chosen
+    } else if let Some(norm) = normalized_first_key(&keys[0], &datums[0], part) {
+        trace.add(
+            "top-n: first sort key as order-preserving u64, running threshold",
+            format!("n = {k} of {n} rows"),
+        );
+        let rest = |a: u32, b: u32| -> Ordering {
+            for c in &cols[1..] {
+                let o = c.cmp(a as usize, b as usize);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            a.cmp(&b)
+        };
+        best_k_normalized(&norm, k, rest)
     } else {
         trace.add(
             "top-n: candidate buffer with running threshold on the full sort key",

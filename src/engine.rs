@@ -11,9 +11,14 @@ use std::time::{Duration, Instant};
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::error::{Error, Result};
 use crate::exec;
+use crate::files::{self, FileTables};
 use crate::ingest::{self, LoadOptions};
+use crate::introspect;
 use crate::plan::{self, Catalog};
-use crate::sql::{self, ast::Statement};
+use crate::sql::{
+    self,
+    ast::{Describe, Statement, TableRef},
+};
 use crate::store::{HashIndex, Table};
 use crate::types::{DataType, Value};
 
@@ -176,6 +181,9 @@ pub struct Database {
     cancel: CancelToken,
     progress: Option<ProgressFn>,
     memory: Arc<MemoryBudget>,
+    /// Files queried as tables (`FROM 'hits.csv'`), loaded on first use;
+    /// behind a lock because queries take `&self` (see [`crate::files`]).
+    files: FileTables,
 }
 
 /// Runs `f`, turning a panic into [`Error::Internal`]: the statement fails,
@@ -211,6 +219,7 @@ impl Database {
             cancel: CancelToken::new(),
             progress: None,
             memory: MemoryBudget::new(options.memory_limit.unwrap_or_else(default_memory_limit)),
+            files: FileTables::default(),
         })
     }
 
@@ -417,12 +426,7 @@ impl Database {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-                for p in &table.partitions {
-                    *counts.entry(p.columns[i].encoding_name()).or_default() += 1;
-                }
-                let mut encodings: Vec<(String, usize)> = counts.into_iter().collect();
-                encodings.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                let encodings = introspect::encodings(table, i);
                 ColumnInfo {
                     name: f.name.clone(),
                     dtype: f.dtype,
@@ -443,14 +447,28 @@ impl Database {
         })
     }
 
-    /// Parses, plans and runs one SQL statement (`SELECT …` or
-    /// `EXPLAIN SELECT …`; EXPLAIN returns one text column `plan`, a row per
-    /// line).
+    /// Parses, plans and runs one SQL statement and returns its rows:
+    /// - `SELECT …`, whose `FROM` may name a file (`FROM 'hits.csv'`, also
+    ///   `.csv.gz` and `.tsv`) or `read_csv('path', delim => ';', header =>
+    ///   false, nullstr => 'NA', columns => ['a', 'b'])`: the file is loaded
+    ///   on first use and kept until its size or modification time changes;
+    /// - `EXPLAIN SELECT …`: one text column `plan`, a row per line;
+    /// - `DESCRIBE table` (per column: `column_name`, `column_type`,
+    ///   `encoding`, `null_count`, `memory`) or `DESCRIBE SELECT …`
+    ///   (`column_name`, `column_type` of the result, without running it);
+    /// - `SHOW TABLES`: `name`, `rows`, `columns`, `memory` of every table,
+    ///   then of every file table (named by its quoted path);
+    /// - `SUMMARIZE table`: per column `column_name`, `column_type`,
+    ///   `encoding`, `min`, `max`, `approx_unique`, `avg`, `q25`, `q50`,
+    ///   `q75`, `count`, `null_percentage`; quartiles are exact up to
+    ///   100,000 rows and computed from a uniform sample of about that many
+    ///   rows beyond.
     ///
     /// # Errors
     /// [`Error::Parse`] or [`Error::Plan`] with the byte offset of the
-    /// problem; [`Error::Execution`] for failures while running (division by
-    /// zero).
+    /// problem (a missing file or a bad `read_csv` option points at the
+    /// argument); [`Error::Execution`] for failures while running (division
+    /// by zero); a file's load errors.
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
         self.cancel.reset();
         guarded(|| self.run_query(sql))
@@ -586,27 +604,71 @@ impl Database {
     }
 
     /// Parses and plans one statement; statements that are not queries over
-    /// a table (EXPLAIN) are answered here.
+    /// a table (EXPLAIN, DESCRIBE, SHOW TABLES, SUMMARIZE) are answered
+    /// here. Planning runs on the pool, where a file the query names loads.
     fn prepare(&self, sql: &str) -> Result<Prepared> {
         let start = Instant::now();
         let statement = sql::parse(sql)?;
-        let (select, explain) = match &statement {
-            Statement::Select(s) => (s, false),
-            Statement::Explain(s) => (s, true),
+        let mut result = match &statement {
+            Statement::Select(select) => {
+                let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
+                return Ok(Prepared::Select(plan));
+            }
+            Statement::Explain(select) => {
+                let text = self.pool.install(|| {
+                    let plan = plan::plan_select(select, sql, self)?;
+                    let mut ctx = self.context(&plan);
+                    exec::explain(&plan, &mut ctx)
+                })?;
+                QueryResult {
+                    columns: vec!["plan".into()],
+                    types: vec![DataType::Str],
+                    rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
+                    rows_scanned: 0,
+                    elapsed: Duration::ZERO,
+                }
+            }
+            Statement::Describe(describe) => match describe {
+                Describe::Table(from) => {
+                    let table = self.resolve_table(from)?;
+                    let file = !matches!(from, TableRef::Named(_));
+                    introspect::describe_table(&table, &|column| {
+                        if file {
+                            self.files.index_bytes(&table, column)
+                        } else {
+                            self.index_bytes(&table.name, column)
+                        }
+                    })
+                }
+                Describe::Query(select) => {
+                    let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
+                    introspect::describe_query(&plan)
+                }
+            },
+            Statement::ShowTables => {
+                let mut tables: Vec<(String, Arc<Table>)> = self
+                    .tables
+                    .iter()
+                    .map(|(name, e)| (name.clone(), e.table.clone()))
+                    .collect();
+                for (path, table) in self.files.list() {
+                    let quoted = format!("'{}'", path.display().to_string().replace('\'', "''"));
+                    tables.push((quoted, table));
+                }
+                introspect::show_tables(&tables)
+            }
+            Statement::Summarize(from) => {
+                let table = self.resolve_table(from)?;
+                let run = |plan: &plan::QueryPlan| {
+                    let ctx = self.context(plan);
+                    let (rows, out) = exec::execute_collect(plan, &ctx)?;
+                    Ok((rows, out.rows_scanned))
+                };
+                self.pool.install(|| introspect::summarize(&table, &run))?
+            }
         };
-        let plan = plan::plan_select(select, sql, self)?;
-        if explain {
-            let mut ctx = self.context(&plan);
-            let text = self.pool.install(|| exec::explain(&plan, &mut ctx))?;
-            return Ok(Prepared::Result(QueryResult {
-                columns: vec!["plan".into()],
-                types: vec![DataType::Str],
-                rows: text.lines().map(|l| vec![Value::str(l)]).collect(),
-                rows_scanned: 0,
-                elapsed: start.elapsed(),
-            }));
-        }
-        Ok(Prepared::Select(plan))
+        result.elapsed = start.elapsed();
+        Ok(Prepared::Result(result))
     }
 
     fn execute_plan(&self, plan: plan::QueryPlan, start: Instant) -> Result<QueryResult> {
@@ -618,6 +680,22 @@ impl Database {
             rows,
             rows_scanned: out.rows_scanned,
             elapsed: start.elapsed(),
+        })
+    }
+
+    /// The table `from` names (a loaded table, or a file loaded on the pool
+    /// if need be).
+    fn resolve_table(&self, from: &TableRef) -> Result<Arc<Table>> {
+        self.pool.install(|| plan::resolve_table(from, self))
+    }
+
+    /// The table of a file named in a query, loaded (on the current pool)
+    /// unless cached and unchanged; see [`crate::files`].
+    fn file_table(&self, from: &TableRef) -> Result<Arc<Table>> {
+        let source = files::file_source(from)?;
+        self.files.get_or_load(&source, &self.memory, || {
+            let options = source.load_options(&self.load_options(&LoadOptions::default()));
+            ingest::load_csv(&source.path, &source.table_name, &options)
         })
     }
 
@@ -668,6 +746,9 @@ fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
 
 impl exec::IndexProvider for Database {
     fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
+        if let Some(index) = self.files.hash_index(table, column) {
+            return index;
+        }
         let key = (table.name.clone(), column);
         if let Some(index) = self.indexes.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return index;
@@ -688,6 +769,10 @@ impl Catalog for Database {
 
     fn table_names(&self) -> Vec<String> {
         Database::table_names(self)
+    }
+
+    fn file_table(&self, source: &TableRef) -> Result<Arc<Table>> {
+        Database::file_table(self, source)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::store::{Partition, Table};
 use crate::types::{DataType, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
-use super::expr::{AggCall, AggFunc, BinaryOp, Expr, Func, TruncUnit};
+use super::expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
 use super::{Aggregate, Catalog, QueryPlan, SortKey};
 
 /// Binds a parsed SELECT against the catalog.
@@ -21,17 +21,7 @@ use super::{Aggregate, Catalog, QueryPlan, SortKey};
 /// [`Error::Plan`] with the byte offset of the offending name or expression.
 pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan> {
     let table = match &select.from {
-        Some(ident) => catalog.table(&ident.name).ok_or_else(|| {
-            let names = catalog.table_names();
-            Error::plan_at(
-                format!(
-                    "unknown table \"{}\"{}",
-                    ident.name,
-                    suggest(&ident.name, &names)
-                ),
-                ident.span.start,
-            )
-        })?,
+        Some(from) => resolve_table(from, catalog)?,
         None => Arc::new(Table {
             name: String::new(),
             fields: vec![],
@@ -196,6 +186,29 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         limit: select.limit,
         offset: select.offset.unwrap_or(0),
     })
+}
+
+/// The table `from` names: a loaded table (case-insensitive), or a file or
+/// table function, which the catalog reads.
+///
+/// # Errors
+/// [`Error::Plan`] at the name for an unknown table (with suggestions); the
+/// catalog's errors for files.
+pub fn resolve_table(from: &ast::TableRef, catalog: &dyn Catalog) -> Result<Arc<Table>> {
+    match from {
+        ast::TableRef::Named(ident) => catalog.table(&ident.name).ok_or_else(|| {
+            let names = catalog.table_names();
+            Error::plan_at(
+                format!(
+                    "unknown table \"{}\"{}",
+                    ident.name,
+                    suggest(&ident.name, &names)
+                ),
+                ident.span.start,
+            )
+        }),
+        source => catalog.file_table(source),
+    }
 }
 
 fn select_spans(select: &ast::Select) -> Vec<usize> {
@@ -563,6 +576,13 @@ impl Binder<'_> {
                 star,
                 distinct,
             } => self.bind_function(e, name, args, *star, *distinct, ctx)?,
+            ExprKind::Extract { field, expr } => {
+                let part = DatePart::parse(&field.name)
+                    .ok_or_else(|| Error::plan_at(unknown_part(&field.name), field.span.start))?;
+                let ts = self.bind(expr, ctx)?;
+                let ts = self.expect_type(ts, DataType::Timestamp, expr, "extract()")?;
+                extract_call(part, ts)
+            }
             ExprKind::Cast { expr, to } => {
                 let inner = self.bind(expr, ctx)?;
                 let to = match to {
@@ -974,15 +994,60 @@ impl Binder<'_> {
                 }
                 (Func::Round, t)
             }
-            "lower" | "upper" | "length" => {
+            "lower" | "upper" | "length" | "char_length" | "character_length" | "strlen" => {
                 arity(1..=1)?;
                 let a = bound.remove(0);
                 bound.push(self.expect_type(a, DataType::Str, &args[0], &format!("{lname}()"))?);
                 match lname.as_str() {
                     "lower" => (Func::Lower, DataType::Str),
                     "upper" => (Func::Upper, DataType::Str),
+                    "strlen" => (Func::StrLen, DataType::Int),
                     _ => (Func::Length, DataType::Int),
                 }
+            }
+            "date_part" | "datepart" => {
+                arity(2..=2)?;
+                let part = match bound[0].as_literal() {
+                    Some(Value::Str(s)) => DatePart::parse(s)
+                        .ok_or_else(|| Error::plan_at(unknown_part(s), args[0].span.start))?,
+                    _ => {
+                        return Err(Error::plan_at(
+                            format!("{lname}() needs a part name such as 'minute'"),
+                            args[0].span.start,
+                        ));
+                    }
+                };
+                let ts = bound.remove(1);
+                let ts =
+                    self.expect_type(ts, DataType::Timestamp, &args[1], &format!("{lname}()"))?;
+                return Ok(extract_call(part, ts));
+            }
+            "regexp_replace" => {
+                arity(3..=4)?;
+                let s = bound.remove(0);
+                let s = self.expect_type(s, DataType::Str, &args[0], "regexp_replace()")?;
+                let mut texts = Vec::with_capacity(3);
+                for (e, src) in bound.into_iter().zip(&args[1..]) {
+                    match fold(e).as_literal() {
+                        Some(Value::Str(t)) => texts.push(t.to_string()),
+                        // A NULL pattern, replacement or option gives NULL.
+                        Some(Value::Null) => return Ok(Expr::literal(Value::Null, DataType::Str)),
+                        _ => {
+                            return Err(Error::plan_at(
+                                format!(
+                                    "regexp_replace() needs a constant string here, but \"{}\" is not one",
+                                    self.text(src)
+                                ),
+                                src.span.start,
+                            ));
+                        }
+                    }
+                }
+                let flags = texts.get(2).map_or("", String::as_str);
+                let r = RegexpReplace::new(&texts[0], &texts[1], flags)
+                    .map_err(|(arg, message)| Error::plan_at(message, args[arg].span.start))?;
+                bound = vec![s];
+                (Func::RegexpReplace(Arc::new(r)), DataType::Str)
             }
             _ => {
                 return Err(Error::plan_at(format!("unknown function {name}()"), at));
@@ -1011,6 +1076,26 @@ impl Binder<'_> {
         }
         Ok(t)
     }
+}
+
+/// `extract(part FROM ts)` bound: `year` as [`Func::Year`], which the
+/// executor specializes, every other part as [`Func::Extract`].
+fn extract_call(part: DatePart, ts: Expr) -> Expr {
+    let func = match part {
+        DatePart::Year => Func::Year,
+        part => Func::Extract(part),
+    };
+    Expr::Call {
+        func,
+        args: vec![ts],
+        dtype: part.result_type(),
+    }
+}
+
+fn unknown_part(name: &str) -> String {
+    format!(
+        "unknown date part \"{name}\" (use year, isoyear, quarter, month, week, day, dow, isodow, doy, hour, minute, second, millisecond, microsecond or epoch)"
+    )
 }
 
 fn describe_arity(n: &std::ops::RangeInclusive<usize>) -> String {

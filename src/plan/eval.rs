@@ -23,7 +23,7 @@ use crate::types::{
     parse_timestamp, timestamp_year,
 };
 
-use super::expr::{Expr, Func, TruncUnit};
+use super::expr::{DatePart, Expr, Func, TruncUnit};
 
 /// Where an expression's inputs come from when evaluated on one row.
 pub trait RowSource {
@@ -142,7 +142,7 @@ pub fn eval(expr: &Expr, row: &dyn RowSource) -> Result<Value> {
             for a in args {
                 values.push(eval(a, row)?);
             }
-            call(*func, &values)?
+            call(func, &values)?
         }
         Expr::Cast { expr, dtype } => cast(&eval(expr, row)?, *dtype)?,
         Expr::Agg(_) => {
@@ -312,18 +312,61 @@ pub fn round_f64(x: f64, digits: i64) -> f64 {
     if y.is_finite() { y } else { x }
 }
 
+/// `part` of a timestamp (microseconds since the epoch), as
+/// `extract(part FROM ts)` gives it: an integer for every part but
+/// [`DatePart::Epoch`], which is fractional seconds.
+pub fn date_part(part: DatePart, micros: i64) -> Value {
+    const MICROS_PER_MINUTE: i64 = 60_000_000;
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let time = micros.rem_euclid(MICROS_PER_DAY);
+    // 1970-01-01 was a Thursday: ISO day 4.
+    let iso_dow = (days + 3).rem_euclid(7) + 1;
+    let int = match part {
+        DatePart::Epoch => return Value::Float(micros as f64 / 1e6),
+        DatePart::Year => civil_from_days(days).0,
+        DatePart::Quarter => (i64::from(civil_from_days(days).1) + 2) / 3,
+        DatePart::Month => i64::from(civil_from_days(days).1),
+        DatePart::Day => i64::from(civil_from_days(days).2),
+        DatePart::DayOfWeek => iso_dow % 7,
+        DatePart::IsoDayOfWeek => iso_dow,
+        DatePart::DayOfYear => days - days_from_civil(civil_from_days(days).0, 1, 1) + 1,
+        DatePart::Week | DatePart::IsoYear => {
+            // The ISO week is the one of its Thursday, and so is its year.
+            let thursday = days - iso_dow + 4;
+            let year = civil_from_days(thursday).0;
+            if part == DatePart::IsoYear {
+                year
+            } else {
+                (thursday - days_from_civil(year, 1, 1)) / 7 + 1
+            }
+        }
+        DatePart::Hour => time / 3_600_000_000,
+        DatePart::Minute => time / MICROS_PER_MINUTE % 60,
+        DatePart::Second => time / 1_000_000 % 60,
+        DatePart::Millisecond => time % MICROS_PER_MINUTE / 1_000,
+        DatePart::Microsecond => time % MICROS_PER_MINUTE,
+    };
+    Value::Int(int)
+}
+
 /// A scalar function on evaluated arguments.
 ///
 /// # Errors
 /// Overflow in `abs`/`round` of integers.
-pub fn call(func: Func, args: &[Value]) -> Result<Value> {
+pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
     let arg = &args[0];
     Ok(match (func, arg) {
         (Func::Year, Value::Timestamp(t)) => Value::Int(timestamp_year(*t)),
-        (Func::DateTrunc(unit), Value::Timestamp(t)) => Value::Timestamp(date_trunc(unit, *t)),
+        (Func::DateTrunc(unit), Value::Timestamp(t)) => Value::Timestamp(date_trunc(*unit, *t)),
+        (Func::Extract(part), Value::Timestamp(t)) => date_part(*part, *t),
+        (Func::StrLen, Value::Str(s)) => Value::Int(s.len() as i64),
+        (Func::RegexpReplace(r), Value::Str(s)) => match r.replace(s) {
+            std::borrow::Cow::Borrowed(_) => arg.clone(),
+            std::borrow::Cow::Owned(replaced) => Value::str(&replaced),
+        },
         (Func::Floor, Value::Float(f)) => Value::Float(f.floor()),
         (Func::Ceil, Value::Float(f)) => Value::Float(f.ceil()),
         (Func::Floor | Func::Ceil, Value::Int(i)) => Value::Int(*i),
@@ -364,7 +407,8 @@ pub fn call(func: Func, args: &[Value]) -> Result<Value> {
     })
 }
 
-/// Converts a value to `to`.
+/// Converts a value to `to`. A float becomes an integer by rounding half
+/// to even, as in PostgreSQL.
 ///
 /// # Errors
 /// [`Error::Execution`] when a string does not parse as the target type or a
@@ -376,7 +420,9 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (v, to) if v.data_type() == Some(to) => v.clone(),
         (Value::Int(i), DataType::Float) => Value::Float(*i as f64),
         (Value::Float(f), DataType::Int) => {
-            let r = f.round();
+            // PostgreSQL's float-to-integer cast rounds half to even
+            // (rint): 2.5 → 2, 3.5 → 4, -2.5 → -2.
+            let r = f.round_ties_even();
             if r.is_finite() && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 Value::Int(r as i64)
             } else {
@@ -456,7 +502,7 @@ mod tests {
     fn functions() {
         let ts = parse_timestamp("2013-08-01 08:14:37").unwrap();
         assert_eq!(
-            call(Func::Year, &[Value::Timestamp(ts)]).unwrap(),
+            call(&Func::Year, &[Value::Timestamp(ts)]).unwrap(),
             Value::Int(2013)
         );
         let trunc = |u| format_timestamp(date_trunc(u, ts));
@@ -466,10 +512,286 @@ mod tests {
         assert_eq!(round_f64(2.5, 0), 3.0);
         assert_eq!(round_f64(-2.5, 0), -3.0);
         assert_eq!(round_f64(1.2345, 2), 1.23);
-        let r = |i, d| call(Func::Round, &[Value::Int(i), Value::Int(d)]).unwrap();
+        let r = |i, d| call(&Func::Round, &[Value::Int(i), Value::Int(d)]).unwrap();
         assert_eq!(r(15, -1), Value::Int(20));
         assert_eq!(r(-15, -1), Value::Int(-20));
         assert_eq!(r(14, -1), Value::Int(10));
-        assert!(call(Func::Abs, &[Value::Int(i64::MIN)]).is_err());
+        assert!(call(&Func::Abs, &[Value::Int(i64::MIN)]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod function_tests {
+    use super::*;
+    use crate::plan::expr::RegexpReplace;
+    use std::sync::Arc;
+
+    fn ts(s: &str) -> i64 {
+        parse_timestamp(s).unwrap_or_else(|| panic!("{s:?} is not a timestamp"))
+    }
+
+    #[test]
+    fn date_parts_follow_postgresql_and_duckdb() {
+        use DatePart::*;
+        // DuckDB's documented example, 2021-08-03 11:59:44.123456 (a
+        // Tuesday), plus ISO-week edges, a leap day and times before 1970.
+        let cases: &[(&str, &[(DatePart, i64)])] = &[
+            (
+                "2021-08-03 11:59:44.123456",
+                &[
+                    (Year, 2021),
+                    (IsoYear, 2021),
+                    (Quarter, 3),
+                    (Month, 8),
+                    (Week, 31),
+                    (Day, 3),
+                    (DayOfWeek, 2),
+                    (IsoDayOfWeek, 2),
+                    (DayOfYear, 215),
+                    (Hour, 11),
+                    (Minute, 59),
+                    (Second, 44),
+                    (Millisecond, 44_123),
+                    (Microsecond, 44_123_456),
+                ],
+            ),
+            // A Sunday in week 53 of 2004.
+            (
+                "2005-01-02 00:00:00",
+                &[
+                    (Week, 53),
+                    (IsoYear, 2004),
+                    (Year, 2005),
+                    (DayOfWeek, 0),
+                    (IsoDayOfWeek, 7),
+                    (DayOfYear, 2),
+                    (Quarter, 1),
+                ],
+            ),
+            // A Monday in week 1 of 2013.
+            (
+                "2012-12-31 23:00:00",
+                &[
+                    (Week, 1),
+                    (IsoYear, 2013),
+                    (DayOfWeek, 1),
+                    (DayOfYear, 366),
+                    (Quarter, 4),
+                    (Hour, 23),
+                ],
+            ),
+            (
+                "2016-02-29 12:00:00",
+                &[(DayOfYear, 60), (Month, 2), (Day, 29), (Week, 9)],
+            ),
+            // Half a second before the epoch: a Wednesday.
+            (
+                "1969-12-31 23:59:59.5",
+                &[
+                    (Year, 1969),
+                    (Day, 31),
+                    (Hour, 23),
+                    (Minute, 59),
+                    (Second, 59),
+                    (Millisecond, 59_500),
+                    (DayOfWeek, 3),
+                    (Week, 1),
+                    (IsoYear, 1970),
+                ],
+            ),
+            (
+                "1970-01-01 00:00:00",
+                &[(DayOfWeek, 4), (Week, 1), (DayOfYear, 1)],
+            ),
+        ];
+        for (text, parts) in cases {
+            for (part, expected) in *parts {
+                assert_eq!(
+                    date_part(*part, ts(text)),
+                    Value::Int(*expected),
+                    "{} of {text}",
+                    part.name()
+                );
+            }
+        }
+        assert_eq!(
+            date_part(Epoch, ts("2021-08-03 11:59:44.123456")),
+            Value::Float(1_627_991_984.123_456)
+        );
+        assert_eq!(
+            date_part(Epoch, ts("1969-12-31 23:59:59.5")),
+            Value::Float(-0.5)
+        );
+        // Every part agrees with `year()` and `date_trunc()` over a span of
+        // days crossing years.
+        let start = ts("2011-12-25 00:00:00");
+        for day in 0..800 {
+            let t = start + day * MICROS_PER_DAY + 45_296_789_012 % MICROS_PER_DAY;
+            assert_eq!(date_part(Year, t), Value::Int(timestamp_year(t)));
+            let first_of_month = date_trunc(TruncUnit::Month, t);
+            let Value::Int(d) = date_part(Day, t) else {
+                panic!()
+            };
+            assert_eq!(
+                first_of_month + (d - 1) * MICROS_PER_DAY,
+                date_trunc(TruncUnit::Day, t)
+            );
+            let Value::Int(dow) = date_part(DayOfWeek, t) else {
+                panic!()
+            };
+            let Value::Int(isodow) = date_part(IsoDayOfWeek, t) else {
+                panic!()
+            };
+            assert_eq!(isodow % 7, dow);
+        }
+        let f = Func::Extract(Minute);
+        assert_eq!(call(&f, &[Value::Null]).unwrap(), Value::Null);
+    }
+
+    fn regexp(pattern: &str, replacement: &str, flags: &str) -> Func {
+        let r = RegexpReplace::new(pattern, replacement, flags)
+            .unwrap_or_else(|e| panic!("{pattern:?} {replacement:?} {flags:?}: {e:?}"));
+        Func::RegexpReplace(Arc::new(r))
+    }
+
+    #[test]
+    fn regexp_replace_first_or_every_match_with_backreferences() {
+        let cases = [
+            // ClickBench's query 29.
+            (
+                "https://www.example.com/path/x",
+                r"^https?://(?:www\.)?([^/]+)/.*$",
+                r"\1",
+                "",
+                "example.com",
+            ),
+            ("aaa", "a", "b", "", "baa"),
+            ("aaa", "a", "b", "g", "bbb"),
+            ("abc", "(a)(b)", r"\2\1\0", "", "baabc"),
+            ("abc", "B", "x", "", "abc"),
+            ("abc", "B", "x", "i", "axc"),
+            ("abc", "B", "x", "ic", "abc"),
+            ("a.c", ".", "-", "", "-.c"),
+            ("a.c", ".", "-", "lg", "a-c"),
+            ("abc", "b", "$1 costs $", "", "a$1 costs $c"),
+            ("abc", "b", r"\\", "", r"a\c"),
+            ("abc", "x*", "-", "g", "-a-b-c-"),
+            ("a\nb", "a.b", "x", "", "a\nb"),
+            ("a\nb", "a.b", "x", "s", "x"),
+            ("日本語", "本", "x", "", "日x語"),
+            ("", "^$", "empty", "", "empty"),
+        ];
+        for (s, pattern, replacement, flags, expected) in cases {
+            assert_eq!(
+                call(&regexp(pattern, replacement, flags), &[Value::str(s)]).unwrap(),
+                Value::str(expected),
+                "regexp_replace({s:?}, {pattern:?}, {replacement:?}, {flags:?})"
+            );
+        }
+        assert_eq!(
+            call(&regexp("a", "b", ""), &[Value::Null]).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn regexp_replace_rejects_what_re2_rejects() {
+        let cases = [
+            (
+                "(abc",
+                "x",
+                "",
+                1,
+                "invalid regular expression: unclosed group",
+            ),
+            (
+                "a",
+                r"\1",
+                "",
+                2,
+                "the replacement refers to group \\1, but the pattern has 0 groups",
+            ),
+            (
+                "(a)",
+                r"\2",
+                "",
+                2,
+                "the replacement refers to group \\2, but the pattern has 1 group",
+            ),
+            (
+                "a",
+                r"\n",
+                "",
+                2,
+                "invalid escape \"\\n\" in the replacement (use \\0 to \\9 for groups, \\\\ for a backslash)",
+            ),
+            (
+                "a",
+                "x\\",
+                "",
+                2,
+                "the replacement ends in a lone backslash (use \\\\ for one)",
+            ),
+            (
+                "a",
+                "x",
+                "gz",
+                3,
+                "unknown regexp_replace option \"z\" (use g, i, c, l, s, m, n or p)",
+            ),
+        ];
+        for (pattern, replacement, flags, arg, message) in cases {
+            assert_eq!(
+                RegexpReplace::new(pattern, replacement, flags).err(),
+                Some((arg, message.to_string())),
+                "{pattern:?} {replacement:?} {flags:?}"
+            );
+        }
+        // A pattern whose compiled form is huge is refused, not built.
+        let (arg, message) = RegexpReplace::new("((a{100}){100}){100}", "", "").unwrap_err();
+        assert_eq!(arg, 1);
+        assert!(
+            message.starts_with("invalid regular expression: "),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn float_to_integer_casts_round_half_to_even() {
+        let cases = [
+            (2.5, Some(2)),
+            (3.5, Some(4)),
+            (-2.5, Some(-2)),
+            (-3.5, Some(-4)),
+            (0.5, Some(0)),
+            (-0.5, Some(0)),
+            (1.5000000001, Some(2)),
+            (2.4999999999, Some(2)),
+            (-9.223372036854775e18, Some(-9_223_372_036_854_774_784)),
+            (9.3e18, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+        ];
+        for (x, expected) in cases {
+            assert_eq!(
+                cast(&Value::Float(x), DataType::Int).ok(),
+                expected.map(Value::Int),
+                "CAST({x} AS integer)"
+            );
+        }
+    }
+
+    #[test]
+    fn strlen_counts_bytes_and_length_characters() {
+        for (s, bytes, chars) in [("", 0, 0), ("abc", 3, 3), ("é", 2, 1), ("😈a", 5, 2)] {
+            assert_eq!(
+                call(&Func::StrLen, &[Value::str(s)]).unwrap(),
+                Value::Int(bytes)
+            );
+            assert_eq!(
+                call(&Func::Length, &[Value::str(s)]).unwrap(),
+                Value::Int(chars)
+            );
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Bound expressions: names resolved to column indices, every node typed.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::sql::ast;
 use crate::types::{DataType, Value};
@@ -116,7 +118,10 @@ impl From<ast::BinaryOp> for BinaryOp {
 }
 
 /// A scalar function known to the planner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Not `Copy`: [`Func::RegexpReplace`] carries its compiled pattern, so that
+/// a query compiles it once, at plan time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Func {
     /// `year(ts)` / `to_year(ts)`: calendar year of a timestamp, integer.
     Year,
@@ -136,6 +141,270 @@ pub enum Func {
     Upper,
     /// `length(s)`: characters in a string.
     Length,
+    /// `strlen(s)`: bytes of a string's UTF-8 encoding (DuckDB's `strlen`).
+    StrLen,
+    /// `extract(part FROM ts)` / `date_part('part', ts)`: an integer part of
+    /// a timestamp (a float for [`DatePart::Epoch`]). `extract(year …)`
+    /// binds to [`Func::Year`] instead, which the executor specializes.
+    Extract(DatePart),
+    /// `regexp_replace(s, pattern, replacement[, flags])` with the pattern
+    /// compiled at plan time; the call's one argument is `s`.
+    RegexpReplace(Arc<RegexpReplace>),
+}
+
+/// The parts `extract` and `date_part` take, with PostgreSQL's and DuckDB's
+/// meanings (and DuckDB's integer `second`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatePart {
+    /// Calendar year. The planner binds `extract(year …)` to [`Func::Year`],
+    /// which the executor specializes, so this only appears in plans built
+    /// by hand.
+    Year,
+    /// ISO 8601 week-numbering year: the year of the week's Thursday.
+    IsoYear,
+    /// Quarter of the year, 1 to 4.
+    Quarter,
+    /// Month, 1 to 12.
+    Month,
+    /// ISO 8601 week of the year, 1 to 53 (weeks start on Monday; week 1
+    /// holds the year's first Thursday).
+    Week,
+    /// Day of the month, 1 to 31.
+    Day,
+    /// Day of the week, Sunday 0 to Saturday 6.
+    DayOfWeek,
+    /// ISO day of the week, Monday 1 to Sunday 7.
+    IsoDayOfWeek,
+    /// Day of the year, 1 to 366.
+    DayOfYear,
+    /// Hour, 0 to 23.
+    Hour,
+    /// Minute, 0 to 59.
+    Minute,
+    /// Whole seconds within the minute, 0 to 59.
+    Second,
+    /// Milliseconds within the minute, seconds included: 0 to 59,999.
+    Millisecond,
+    /// Microseconds within the minute, seconds included: 0 to 59,999,999.
+    Microsecond,
+    /// Seconds since 1970-01-01 00:00:00 as a float with the microseconds
+    /// as its fraction (a float in DuckDB and PostgreSQL too).
+    Epoch,
+}
+
+impl DatePart {
+    /// Parses a part name as PostgreSQL and DuckDB accept it
+    /// (case-insensitive, with DuckDB's synonyms such as `dow`, `doy`,
+    /// `minutes`, `ms`).
+    pub fn parse(s: &str) -> Option<DatePart> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "year" | "years" | "yr" | "yrs" | "y" => DatePart::Year,
+            "isoyear" => DatePart::IsoYear,
+            "quarter" | "quarters" => DatePart::Quarter,
+            "month" | "months" | "mon" | "mons" => DatePart::Month,
+            "week" | "weeks" | "w" | "weekofyear" => DatePart::Week,
+            "day" | "days" | "d" | "dayofmonth" => DatePart::Day,
+            "dow" | "dayofweek" | "weekday" => DatePart::DayOfWeek,
+            "isodow" => DatePart::IsoDayOfWeek,
+            "doy" | "dayofyear" => DatePart::DayOfYear,
+            "hour" | "hours" | "hr" | "hrs" | "h" => DatePart::Hour,
+            "minute" | "minutes" | "min" | "mins" | "m" => DatePart::Minute,
+            "second" | "seconds" | "sec" | "secs" | "s" => DatePart::Second,
+            "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => DatePart::Millisecond,
+            "microsecond" | "microseconds" | "us" | "usec" | "usecs" => DatePart::Microsecond,
+            "epoch" => DatePart::Epoch,
+            _ => return None,
+        })
+    }
+
+    /// The canonical name, as EXPLAIN prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatePart::Year => "year",
+            DatePart::IsoYear => "isoyear",
+            DatePart::Quarter => "quarter",
+            DatePart::Month => "month",
+            DatePart::Week => "week",
+            DatePart::Day => "day",
+            DatePart::DayOfWeek => "dow",
+            DatePart::IsoDayOfWeek => "isodow",
+            DatePart::DayOfYear => "doy",
+            DatePart::Hour => "hour",
+            DatePart::Minute => "minute",
+            DatePart::Second => "second",
+            DatePart::Millisecond => "millisecond",
+            DatePart::Microsecond => "microsecond",
+            DatePart::Epoch => "epoch",
+        }
+    }
+
+    /// The result type: integer, except a float for `epoch`.
+    pub fn result_type(self) -> DataType {
+        match self {
+            DatePart::Epoch => DataType::Float,
+            _ => DataType::Int,
+        }
+    }
+}
+
+/// A compiled `regexp_replace`: pattern, replacement and options, as
+/// DuckDB defines them over RE2 (here the `regex` crate, whose syntax is
+/// RE2's).
+///
+/// Two are equal when their source texts and options are, so that equal
+/// calls in a select list and a GROUP BY are recognized as one expression.
+#[derive(Debug)]
+pub struct RegexpReplace {
+    /// The pattern as written.
+    pub pattern: String,
+    /// The replacement as written, `\1` style.
+    pub replacement: String,
+    /// The options as written (`g`, `i`, …), empty when absent.
+    pub flags: String,
+    /// The compiled pattern (options applied).
+    pub regex: regex::Regex,
+    /// The replacement translated to the `regex` crate's `${1}` syntax.
+    pub expansion: String,
+    /// Replace every match (`g`), not only the first.
+    pub global: bool,
+}
+
+impl RegexpReplace {
+    /// Compiles `regexp_replace`'s pattern, replacement and options.
+    ///
+    /// Options (DuckDB's): `g` replaces every match instead of the first;
+    /// `i` matches case-insensitively and `c` case-sensitively (the last
+    /// one wins); `l` takes the pattern literally; `s` lets `.` match a
+    /// newline; `m`, `n` and `p` keep it from doing so (the default).
+    ///
+    /// In the replacement, `\0` to `\9` stand for the match and its groups
+    /// (RE2's rewrite syntax) and `\\` for one backslash; everything else is
+    /// literal, `$` included.
+    ///
+    /// # Errors
+    /// `(argument, message)`: which argument is wrong (1 the pattern, 2 the
+    /// replacement, 3 the options) and why, e.g. an invalid pattern, a
+    /// pattern whose compiled form passes the `regex` crate's size limit,
+    /// a reference to a group the pattern lacks, or an unknown option.
+    pub fn new(
+        pattern: &str,
+        replacement: &str,
+        flags: &str,
+    ) -> Result<RegexpReplace, (usize, String)> {
+        let (mut global, mut ignore_case, mut literal, mut dot_nl) = (false, false, false, false);
+        for c in flags.chars() {
+            match c {
+                'g' => global = true,
+                'i' => ignore_case = true,
+                'c' => ignore_case = false,
+                'l' => literal = true,
+                's' => dot_nl = true,
+                'm' | 'n' | 'p' => dot_nl = false,
+                _ => {
+                    return Err((
+                        3,
+                        format!(
+                            "unknown regexp_replace option \"{c}\" (use g, i, c, l, s, m, n or p)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let source = if literal {
+            regex::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        let regex = regex::RegexBuilder::new(&source)
+            .case_insensitive(ignore_case)
+            .dot_matches_new_line(dot_nl)
+            .build()
+            .map_err(|e| {
+                (
+                    1,
+                    format!("invalid regular expression: {}", regex_message(&e)),
+                )
+            })?;
+        let groups = regex.captures_len() - 1;
+        let mut expansion = String::with_capacity(replacement.len() + 8);
+        let mut chars = replacement.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some('\\') => expansion.push('\\'),
+                    Some(d @ '0'..='9') => {
+                        let group = d as usize - '0' as usize;
+                        if group > groups {
+                            return Err((
+                                2,
+                                format!(
+                                    "the replacement refers to group \\{group}, but the pattern has {groups} group{}",
+                                    if groups == 1 { "" } else { "s" }
+                                ),
+                            ));
+                        }
+                        expansion.push_str(&format!("${{{group}}}"));
+                    }
+                    Some(other) => {
+                        return Err((
+                            2,
+                            format!(
+                                "invalid escape \"\\{other}\" in the replacement (use \\0 to \\9 for groups, \\\\ for a backslash)"
+                            ),
+                        ));
+                    }
+                    None => {
+                        return Err((
+                            2,
+                            "the replacement ends in a lone backslash (use \\\\ for one)".into(),
+                        ));
+                    }
+                },
+                '$' => expansion.push_str("$$"),
+                c => expansion.push(c),
+            }
+        }
+        Ok(RegexpReplace {
+            pattern: pattern.to_string(),
+            replacement: replacement.to_string(),
+            flags: flags.to_string(),
+            regex,
+            expansion,
+            global,
+        })
+    }
+
+    /// `s` with the first match (every match with `g`) replaced; borrowed
+    /// when nothing matched.
+    pub fn replace<'s>(&self, s: &'s str) -> std::borrow::Cow<'s, str> {
+        let limit = if self.global { 0 } else { 1 };
+        self.regex.replacen(s, limit, self.expansion.as_str())
+    }
+}
+
+/// The last line of a `regex` error (`error: unclosed group`) without its
+/// prefix, or the whole message when it has no such line.
+fn regex_message(e: &regex::Error) -> String {
+    let text = e.to_string();
+    match text.lines().rev().find_map(|l| l.strip_prefix("error: ")) {
+        Some(last) => last.to_string(),
+        None => text.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+impl PartialEq for RegexpReplace {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.pattern, &self.replacement, &self.flags)
+            == (&other.pattern, &other.replacement, &other.flags)
+    }
+}
+
+impl Eq for RegexpReplace {}
+
+impl Hash for RegexpReplace {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (&self.pattern, &self.replacement, &self.flags).hash(state);
+    }
 }
 
 /// Units of `date_trunc`.
@@ -533,7 +802,7 @@ fn bx<E>(e: Box<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Bo
     Ok(Box::new(f(*e)?))
 }
 
-fn func_name(func: Func) -> &'static str {
+fn func_name(func: &Func) -> &'static str {
     match func {
         Func::Year => "year",
         Func::DateTrunc(_) => "date_trunc",
@@ -544,7 +813,15 @@ fn func_name(func: Func) -> &'static str {
         Func::Lower => "lower",
         Func::Upper => "upper",
         Func::Length => "length",
+        Func::StrLen => "strlen",
+        Func::Extract(_) => "date_part",
+        Func::RegexpReplace(_) => "regexp_replace",
     }
+}
+
+/// `'text'` as an SQL string literal.
+fn sql_string(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    write!(f, "'{}'", text.replace('\'', "''"))
 }
 
 impl fmt::Display for Expr {
@@ -602,15 +879,27 @@ impl fmt::Display for Expr {
                 write!(f, " ELSE {else_result} END")
             }
             Expr::Call { func, args, .. } => {
-                write!(f, "{}(", func_name(*func))?;
-                if let Func::DateTrunc(unit) = func {
-                    write!(f, "'{}', ", unit.name())?;
+                write!(f, "{}(", func_name(func))?;
+                match func {
+                    Func::DateTrunc(unit) => write!(f, "'{}', ", unit.name())?,
+                    Func::Extract(part) => write!(f, "'{}', ", part.name())?,
+                    _ => {}
                 }
                 for (i, a) in args.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
                     write!(f, "{a}")?;
+                }
+                if let Func::RegexpReplace(r) = func {
+                    f.write_str(", ")?;
+                    sql_string(f, &r.pattern)?;
+                    f.write_str(", ")?;
+                    sql_string(f, &r.replacement)?;
+                    if !r.flags.is_empty() {
+                        f.write_str(", ")?;
+                        sql_string(f, &r.flags)?;
+                    }
                 }
                 f.write_str(")")
             }

@@ -21,8 +21,8 @@ use crate::error::Result;
 use crate::sql::ast;
 use crate::store::Table;
 
-pub use bind::fold;
-pub use expr::{AggCall, AggFunc, BinaryOp, Expr, Func, TruncUnit};
+pub use bind::{fold, resolve_table};
+pub use expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
 
 /// The tables a query can name.
 pub trait Catalog {
@@ -30,6 +30,18 @@ pub trait Catalog {
     fn table(&self, name: &str) -> Option<Arc<Table>>;
     /// All table names, for suggestions.
     fn table_names(&self) -> Vec<String>;
+    /// The table a file or table function names (`FROM 'hits.csv'`,
+    /// `FROM read_csv(…)`), loaded if need be. By default there is none.
+    ///
+    /// # Errors
+    /// [`crate::Error::Plan`] pointing into `source` when it cannot be
+    /// read; loading errors as they come.
+    fn file_table(&self, source: &ast::TableRef) -> Result<Arc<Table>> {
+        Err(crate::Error::plan_at(
+            "files cannot be queried here",
+            source.span().start,
+        ))
+    }
 }
 
 /// Group keys and aggregates of an aggregate query, over table columns.
@@ -99,7 +111,11 @@ impl QueryPlan {
         let _ = writeln!(s, "Output: {}", self.names.join(", "));
         if let Some(limit) = self.limit {
             if limit < 0 {
-                let _ = writeln!(s, "  Limit: last {} rows in load order", -limit);
+                let _ = writeln!(
+                    s,
+                    "  Limit: last {} rows in load order",
+                    limit.unsigned_abs()
+                );
             } else {
                 let _ = writeln!(s, "  Limit: {limit} offset {}", self.offset);
             }
@@ -120,7 +136,7 @@ impl QueryPlan {
                 .collect();
             let kind = match self.limit {
                 Some(n) if n >= 0 && self.aggregate.is_none() => {
-                    format!("TopN (n = {})", n as u64 + self.offset)
+                    format!("TopN (n = {})", (n as u64).saturating_add(self.offset))
                 }
                 _ => "Sort".to_string(),
             };

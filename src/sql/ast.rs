@@ -35,6 +35,89 @@ pub enum Statement {
     Select(Box<Select>),
     /// `EXPLAIN SELECT …`: show the plan instead of running it.
     Explain(Box<Select>),
+    /// `DESCRIBE table` or `DESCRIBE SELECT …`: the columns of a table (with
+    /// their encodings and memory) or of a query's result.
+    Describe(Describe),
+    /// `SHOW TABLES`: every table with its size.
+    ShowTables,
+    /// `SUMMARIZE table`: statistics of every column.
+    Summarize(TableRef),
+}
+
+/// What `DESCRIBE` describes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Describe {
+    /// A table, a file or a table function.
+    Table(TableRef),
+    /// The result of a query (its names and types; nothing is run).
+    Query(Box<Select>),
+}
+
+/// A table as `FROM`, `DESCRIBE` and `SUMMARIZE` name it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableRef {
+    /// A loaded table, by name.
+    Named(Ident),
+    /// `'path.csv'`: a CSV file (plain or gzipped) read as a table.
+    File {
+        /// The path as written, unescaped.
+        path: String,
+        /// Where the quoted path is in the query text.
+        span: Span,
+    },
+    /// `read_csv('path', delim => ';', …)`: a table function.
+    Function {
+        /// The function's name.
+        name: Ident,
+        /// The arguments in order: positional ones, then `name => value`.
+        args: Vec<TableArg>,
+        /// From the name to the closing parenthesis.
+        span: Span,
+    },
+}
+
+impl TableRef {
+    /// Where the table is named in the query text.
+    pub fn span(&self) -> Span {
+        match self {
+            TableRef::Named(ident) => ident.span,
+            TableRef::File { span, .. } | TableRef::Function { span, .. } => *span,
+        }
+    }
+}
+
+/// One argument of a table function: `value` or `name => value` (DuckDB's
+/// named parameters; `name = value` is read the same way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableArg {
+    /// The parameter name of a named argument.
+    pub name: Option<Ident>,
+    /// The value.
+    pub value: TableArgValue,
+}
+
+/// The value of a table-function argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableArgValue {
+    /// An expression (the functions take constants).
+    Expr(Expr),
+    /// `[a, b, …]`, e.g. a list of column names.
+    List {
+        /// The items, possibly none.
+        items: Vec<Expr>,
+        /// From `[` to `]`.
+        span: Span,
+    },
+}
+
+impl TableArgValue {
+    /// Where the value is in the query text.
+    pub fn span(&self) -> Span {
+        match self {
+            TableArgValue::Expr(e) => e.span,
+            TableArgValue::List { span, .. } => *span,
+        }
+    }
 }
 
 /// `SELECT projection FROM from [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT] [OFFSET]`.
@@ -43,7 +126,7 @@ pub struct Select {
     /// The select list, at least one item.
     pub projection: Vec<SelectItem>,
     /// The one table read; `None` for `SELECT 1 + 1`.
-    pub from: Option<Ident>,
+    pub from: Option<TableRef>,
     /// The `WHERE` predicate.
     pub selection: Option<Expr>,
     /// `GROUP BY` items: expressions, names (possibly aliases) or ordinals
@@ -184,6 +267,14 @@ pub enum ExprKind {
         star: bool,
         /// `count(DISTINCT x)`.
         distinct: bool,
+    },
+    /// `EXTRACT(field FROM x)`: a part of a timestamp (the field is checked
+    /// by the planner, which points at it when it is unknown).
+    Extract {
+        /// The part, e.g. `minute`; written as a bare word or a string.
+        field: Ident,
+        /// The timestamp.
+        expr: Box<Expr>,
     },
     /// `CAST(x AS type)` or `x::type`.
     Cast {

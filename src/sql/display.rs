@@ -19,8 +19,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::ast::{
-    BinaryOp, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span, Statement,
-    TypeName, UnaryOp,
+    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span,
+    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
 };
 use super::parser::is_reserved;
 
@@ -29,6 +29,42 @@ impl Display for Statement {
         match self {
             Statement::Select(select) => write!(f, "{select}"),
             Statement::Explain(select) => write!(f, "EXPLAIN {select}"),
+            Statement::Describe(d) => match d {
+                Describe::Table(table) => write!(f, "DESCRIBE {table}"),
+                Describe::Query(select) => write!(f, "DESCRIBE {select}"),
+            },
+            Statement::ShowTables => f.write_str("SHOW TABLES"),
+            Statement::Summarize(table) => write!(f, "SUMMARIZE {table}"),
+        }
+    }
+}
+
+impl Display for TableRef {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            TableRef::Named(name) => write!(f, "{name}"),
+            TableRef::File { path, .. } => write!(f, "{}", Literal::String(path.clone())),
+            TableRef::Function { name, args, .. } => {
+                write!(f, "{name}(")?;
+                comma_separated(f, args)?;
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+impl Display for TableArg {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(name) = &self.name {
+            write!(f, "{name} => ")?;
+        }
+        match &self.value {
+            TableArgValue::Expr(e) => write!(f, "{e}"),
+            TableArgValue::List { items, .. } => {
+                f.write_str("[")?;
+                comma_separated(f, items)?;
+                f.write_str("]")
+            }
         }
     }
 }
@@ -327,6 +363,7 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             comma_separated(f, args)?;
             f.write_str(")")
         }
+        ExprKind::Extract { field, expr } => write!(f, "EXTRACT({field} FROM {expr})"),
         ExprKind::Cast { expr, to } => {
             // `::` binds tighter than unary minus: `(-x)::t`.
             if matches!(
@@ -361,7 +398,18 @@ pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
 
 /// Sets every span in `statement` to `0..0`.
 pub fn clear_spans(statement: &mut Statement) {
-    let (Statement::Select(select) | Statement::Explain(select)) = statement;
+    match statement {
+        Statement::Select(select) | Statement::Explain(select) => clear_select(select),
+        Statement::Describe(d) => match d {
+            Describe::Table(table) => clear_table(table),
+            Describe::Query(select) => clear_select(select),
+        },
+        Statement::ShowTables => {}
+        Statement::Summarize(table) => clear_table(table),
+    }
+}
+
+fn clear_select(select: &mut Select) {
     select.span = Span::default();
     for item in &mut select.projection {
         match item {
@@ -375,7 +423,7 @@ pub fn clear_spans(statement: &mut Statement) {
         }
     }
     if let Some(from) = &mut select.from {
-        from.span = Span::default();
+        clear_table(from);
     }
     let order_keys = select.order_by.iter_mut().map(|o| &mut o.expr);
     let exprs = (select.selection.iter_mut())
@@ -387,6 +435,29 @@ pub fn clear_spans(statement: &mut Statement) {
     }
 }
 
+fn clear_table(table: &mut TableRef) {
+    match table {
+        TableRef::Named(name) => name.span = Span::default(),
+        TableRef::File { span, .. } => *span = Span::default(),
+        TableRef::Function { name, args, span } => {
+            name.span = Span::default();
+            *span = Span::default();
+            for arg in args {
+                if let Some(name) = &mut arg.name {
+                    name.span = Span::default();
+                }
+                match &mut arg.value {
+                    TableArgValue::Expr(e) => clear_expr(e),
+                    TableArgValue::List { items, span } => {
+                        *span = Span::default();
+                        items.iter_mut().for_each(clear_expr);
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn clear_expr(e: &mut Expr) {
     e.span = Span::default();
     match &mut e.kind {
@@ -394,6 +465,10 @@ fn clear_expr(e: &mut Expr) {
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. } => clear_expr(expr),
+        ExprKind::Extract { field, expr } => {
+            field.span = Span::default();
+            clear_expr(expr);
+        }
         ExprKind::Binary { left, right, .. } => {
             clear_expr(left);
             clear_expr(right);

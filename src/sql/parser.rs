@@ -33,6 +33,16 @@
 //! - `INTERVAL` literals are exact fixed lengths in microseconds (fractions
 //!   such as `'1.5 hours'` are allowed, truncated to whole microseconds);
 //!   months and years are rejected.
+//! - A statement is `[EXPLAIN] SELECT …`, `DESCRIBE table`, `DESCRIBE
+//!   SELECT …`, `SHOW TABLES` or `SUMMARIZE table`; their keywords are not
+//!   reserved (they only count first in a statement).
+//! - A table is a name, a quoted path (`FROM 'hits.csv'`) or a table
+//!   function with DuckDB's named arguments, `read_csv('x', delim => ';',
+//!   columns => ['a', 'b'])`. `name = value` is read as a named argument
+//!   too (DuckDB accepts it, and a comparison means nothing there); `[…]`
+//!   lists exist only as such arguments.
+//! - `EXTRACT(field FROM x)` is parsed when the parentheses start with a
+//!   word or string and `FROM`; any other `extract(…)` is an ordinary call.
 //! - Nesting is limited ([`MAX_DEPTH`] levels of recursion, trees at most
 //!   [`MAX_HEIGHT`] deep) so that no input can overflow the stack, here or in
 //!   code that walks the tree.
@@ -51,8 +61,8 @@ use nom::{
 };
 
 use super::ast::{
-    BinaryOp, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span, Statement,
-    TypeName, UnaryOp,
+    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span,
+    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
 };
 use crate::error::{Error, Result};
 
@@ -73,7 +83,8 @@ const RESERVED: &[&str] = &[
 
 /// Punctuation and operators, longest first so `<=` wins over `<`.
 const SYMBOLS: &[&str] = &[
-    "::", "<>", "!=", "<=", ">=", "<", ">", "=", "(", ")", ",", ";", "*", "+", "-", "/", "%",
+    "::", "<>", "!=", "<=", ">=", "=>", "<", ">", "=", "(", ")", "[", "]", ",", ";", "*", "+", "-",
+    "/", "%",
 ];
 
 /// True when `word` is a reserved keyword (case-insensitive), so it must be
@@ -435,7 +446,8 @@ fn height(e: &Expr) -> usize {
         ExprKind::Column(_) | ExprKind::Literal(_) => 0,
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
-        | ExprKind::Cast { expr, .. } => height(expr),
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::Extract { expr, .. } => height(expr),
         ExprKind::Binary { left, right, .. } => height(left).max(height(right)),
         ExprKind::InList { expr, list, .. } => {
             list.iter().map(height).fold(height(expr), usize::max)
@@ -580,15 +592,36 @@ impl<'a> Parser<'a> {
         Ok((i, items))
     }
 
-    /// `[EXPLAIN] select [;]` and nothing after.
+    /// One statement, an optional `;`, and nothing after:
+    /// `[EXPLAIN] select`, `DESCRIBE table`, `DESCRIBE select`,
+    /// `SHOW TABLES` or `SUMMARIZE table`.
     fn statement(&self, i: &'a str) -> PResult<'a, Statement> {
         let first = self.next(i)?;
         if first.tok == Tok::End {
             return Err(failure(first.at, "empty statement"));
         }
-        let explain = first.is_keyword("EXPLAIN");
-        let i = if explain { first.rest } else { i };
-        let (mut i, select) = self.select(i)?;
+        let (i, statement) = if first.is_keyword("EXPLAIN") {
+            let (i, select) = self.select(first.rest)?;
+            (i, Statement::Explain(Box::new(select)))
+        } else if first.is_keyword("DESCRIBE") {
+            if self.keyword(first.rest, "SELECT")?.is_some() {
+                let (i, select) = self.select(first.rest)?;
+                (i, Statement::Describe(Describe::Query(Box::new(select))))
+            } else {
+                let (i, table) = self.table_ref(first.rest)?;
+                (i, Statement::Describe(Describe::Table(table)))
+            }
+        } else if first.is_keyword("SHOW") {
+            let tables = self.expect_keyword(first.rest, "TABLES")?;
+            (tables.rest, Statement::ShowTables)
+        } else if first.is_keyword("SUMMARIZE") {
+            let (i, table) = self.table_ref(first.rest)?;
+            (i, Statement::Summarize(table))
+        } else {
+            let (i, select) = self.select(i)?;
+            (i, Statement::Select(Box::new(select)))
+        };
+        let mut i = i;
         if let Some(semicolon) = self.sym(i, ";")? {
             i = semicolon.rest;
         }
@@ -596,13 +629,66 @@ impl<'a> Parser<'a> {
         if end.tok != Tok::End {
             return Err(expected(end, "end of statement"));
         }
-        let select = Box::new(select);
-        let statement = if explain {
-            Statement::Explain(select)
-        } else {
-            Statement::Select(select)
-        };
         Ok((end.rest, statement))
+    }
+
+    /// A table: `name`, `'path'` or `function(args)`.
+    fn table_ref(&self, i: &'a str) -> PResult<'a, TableRef> {
+        let t = self.next(i)?;
+        if let Tok::Str(raw) = t.tok {
+            let path = unescape(raw, '\'');
+            let span = self.span(t.at, t.rest);
+            return Ok((t.rest, TableRef::File { path, span }));
+        }
+        let name = self.ident(t).ok_or_else(|| expected(t, "a table name"))?;
+        let Some(open) = self.sym(t.rest, "(")? else {
+            return Ok((t.rest, TableRef::Named(name)));
+        };
+        let mut args = Vec::new();
+        let mut i = open.rest;
+        if self.sym(i, ")")?.is_none() {
+            (i, args) = self.comma_list(i, |i| self.table_arg(i))?;
+        }
+        let close = self.next(i)?;
+        if !close.is_sym(")") {
+            return Err(expected(close, "\",\" or \")\""));
+        }
+        let span = Span::new(name.span.start, self.pos(close.rest));
+        Ok((close.rest, TableRef::Function { name, args, span }))
+    }
+
+    /// `value` or `name => value` (also `name = value`), where a value is an
+    /// expression or `[expr, …]`.
+    fn table_arg(&self, i: &'a str) -> PResult<'a, TableArg> {
+        let t = self.next(i)?;
+        let mut name = None;
+        let mut i = i;
+        if let Some(ident) = self.ident(t) {
+            let arrow = self.next(t.rest)?;
+            if arrow.is_sym("=>") || arrow.is_sym("=") {
+                (i, name) = (arrow.rest, Some(ident));
+            }
+        }
+        let (i, value) = match self.sym(i, "[")? {
+            Some(open) => {
+                let mut items = Vec::new();
+                let mut rest = open.rest;
+                if self.sym(rest, "]")?.is_none() {
+                    (rest, items) = self.comma_list(rest, |i| self.expr(i))?;
+                }
+                let close = self.next(rest)?;
+                if !close.is_sym("]") {
+                    return Err(expected(close, "\",\" or \"]\""));
+                }
+                let span = self.span(open.at, close.rest);
+                (close.rest, TableArgValue::List { items, span })
+            }
+            None => {
+                let (rest, e) = self.expr(i)?;
+                (rest, TableArgValue::Expr(e))
+            }
+        };
+        Ok((i, TableArg { name, value }))
     }
 
     fn select(&self, i: &'a str) -> PResult<'a, Select> {
@@ -617,12 +703,8 @@ impl<'a> Parser<'a> {
 
         let mut from = None;
         if let Some(t) = self.keyword(i, "FROM")? {
-            let name = self.next(t.rest)?;
-            from = Some(
-                self.ident(name)
-                    .ok_or_else(|| expected(name, "a table name"))?,
-            );
-            i = name.rest;
+            let (rest, table) = self.table_ref(t.rest)?;
+            (i, from) = (rest, Some(table));
         }
         let mut selection = None;
         if let Some(t) = self.keyword(i, "WHERE")? {
@@ -993,6 +1075,12 @@ impl<'a> Parser<'a> {
                     return Err(expected(t, "an expression"));
                 };
                 match self.sym(t.rest, "(")? {
+                    Some(open) if name.name.eq_ignore_ascii_case("EXTRACT") => {
+                        match self.extract(&name, open)? {
+                            Some(parsed) => Ok(parsed),
+                            None => self.call(name, open),
+                        }
+                    }
                     Some(open) => self.call(name, open),
                     None => {
                         let kind = ExprKind::Column(name.name);
@@ -1030,6 +1118,35 @@ impl<'a> Parser<'a> {
             distinct,
         };
         Ok((close.rest, Expr { kind, span }))
+    }
+
+    /// `EXTRACT ( field FROM expr )` after `EXTRACT (`, where the field is a
+    /// word, a quoted name or a string; `None` (nothing consumed) when the
+    /// parentheses do not start with `field FROM`, so that
+    /// `extract('minute', ts)` stays an ordinary call.
+    fn extract(&self, name: &Ident, open: Token<'a>) -> Res<Option<(&'a str, Expr)>> {
+        let t = self.next(open.rest)?;
+        let field = match t.tok {
+            Tok::Str(s) => Some(Ident {
+                name: unescape(s, '\''),
+                span: self.span(t.at, t.rest),
+            }),
+            _ => self.ident(t),
+        };
+        let Some(field) = field else {
+            return Ok(None);
+        };
+        let Some(from) = self.keyword(t.rest, "FROM")? else {
+            return Ok(None);
+        };
+        let (rest, e) = self.expr(from.rest)?;
+        let close = self.expect_sym(rest, ")")?;
+        let span = Span::new(name.span.start, self.pos(close.rest));
+        let kind = ExprKind::Extract {
+            field,
+            expr: Box::new(e),
+        };
+        Ok(Some((close.rest, Expr { kind, span })))
     }
 
     /// `CASE [operand] (WHEN expr THEN expr)+ [ELSE expr] END` after `CASE`.
@@ -1289,6 +1406,17 @@ mod tests {
         ("INTERVAL '90 minutes'", "INTERVAL '90 minutes'"),
         ("INTERVAL '1 hour 30 minutes'", "INTERVAL '90 minutes'"),
         ("INTERVAL '2' HOUR", "INTERVAL '2 hours'"),
+        ("extract(minute FROM t)", "EXTRACT(minute FROM t)"),
+        ("EXTRACT('Epoch' from a + b)", "EXTRACT(Epoch FROM (a + b))"),
+        (
+            "extract(\"week\" FROM t::timestamp) + 1",
+            "(EXTRACT(week FROM t::TIMESTAMP) + 1)",
+        ),
+        ("extract('a b' FROM t)", "EXTRACT(\"a b\" FROM t)"),
+        ("extract('minute', t)", "extract('minute', t)"),
+        ("extract(x)", "extract(x)"),
+        ("extract(x, y)", "extract(x, y)"),
+        ("extract(1 + 2)", "extract((1 + 2))"),
     ];
 
     /// Expression text and the literal it is.
@@ -1475,6 +1603,50 @@ mod tests {
         (";", 0, "expected SELECT, found \";\""),
         ("SELECT 1;;", 9, "expected end of statement, found \";\""),
         ("SELECT 'a' || 'b'", 11, "unexpected character \"|\""),
+        (
+            "SELECT extract(minute FROM)",
+            26,
+            "expected an expression, found \")\"",
+        ),
+        (
+            "SELECT extract(minute FROM t",
+            28,
+            "expected \")\", found end of input",
+        ),
+        ("SHOW", 4, "expected TABLES, found end of input"),
+        ("SHOW tablez", 5, "expected TABLES, found \"tablez\""),
+        ("DESCRIBE", 8, "expected a table name, found end of input"),
+        ("SUMMARIZE 5", 10, "expected a table name, found \"5\""),
+        (
+            "DESCRIBE t extra",
+            11,
+            "expected end of statement, found \"extra\"",
+        ),
+        (
+            "SELECT a FROM read_csv('x' delim => 1)",
+            27,
+            "expected \",\" or \")\", found \"delim\"",
+        ),
+        (
+            "SELECT a FROM read_csv('x', c => [1, 2)",
+            38,
+            "expected \",\" or \"]\", found \")\"",
+        ),
+        (
+            "SELECT a FROM read_csv('x', delim =>)",
+            36,
+            "expected an expression, found \")\"",
+        ),
+        (
+            "SELECT a FROM 'x.csv' y",
+            22,
+            "expected end of statement, found \"y\"",
+        ),
+        (
+            "SELECT extract(minute FROM t, 2)",
+            28,
+            "expected \")\", found \",\"",
+        ),
     ];
 
     /// More statements for the round-trip and span properties.
@@ -1495,15 +1667,53 @@ mod tests {
         "SELECT +a, - b, - -c, -(-d), -9223372036854775808 - 1 FROM t",
         "SELECT a FROM t ORDER BY a NULLS LAST",
         "SELECT first, last, int, \"end\" FROM t",
+        "SELECT UserID, extract(minute FROM EventTime) AS m, count(*) FROM hits GROUP BY UserID, m",
+        "SELECT REGEXP_REPLACE(Referer, '^https?://(?:www\\.)?([^/]+)/.*$', '\\1') AS k FROM hits",
+        "DESCRIBE trips",
+        "describe SELECT a, count(*) FROM t GROUP BY a",
+        "SHOW TABLES;",
+        "show tables",
+        "SUMMARIZE \"My Table\"",
+        "SELECT count(*) FROM 'data/hits.csv.gz' WHERE a > 1",
+        "SELECT * FROM read_csv('x.txt', delim => ';', header = false, nullstr => 'NA', columns => ['a', 'b'])",
+        "SUMMARIZE read_csv('it''s.csv')",
+        "DESCRIBE 'x.tsv'",
+        "SELECT a FROM read_csv()",
+        "SELECT a FROM f(1 + 2, \"x\" => [], y => [-1])",
+        "EXPLAIN SELECT a FROM READ_CSV_AUTO ( 'a.csv' , sep => '\t' )",
     ];
 
     fn parse_ok(sql: &str) -> Statement {
         parse(sql).unwrap_or_else(|e| panic!("{sql:?} does not parse: {e}"))
     }
 
+    /// The SELECT of a statement that has one.
     fn select(statement: &Statement) -> &Select {
-        let (Statement::Select(s) | Statement::Explain(s)) = statement;
-        s
+        select_of(statement).unwrap_or_else(|| panic!("no SELECT in {statement:?}"))
+    }
+
+    fn select_of(statement: &Statement) -> Option<&Select> {
+        match statement {
+            Statement::Select(s) | Statement::Explain(s) => Some(s),
+            Statement::Describe(d) => match d {
+                Describe::Query(s) => Some(s),
+                Describe::Table(_) => None,
+            },
+            Statement::ShowTables | Statement::Summarize(_) => None,
+        }
+    }
+
+    /// The table a statement names, if any.
+    fn table_of(statement: &Statement) -> Option<&TableRef> {
+        match statement {
+            Statement::Describe(d) => match d {
+                Describe::Table(t) => Some(t),
+                Describe::Query(s) => s.from.as_ref(),
+            },
+            Statement::Summarize(t) => Some(t),
+            Statement::ShowTables => None,
+            Statement::Select(s) | Statement::Explain(s) => s.from.as_ref(),
+        }
     }
 
     /// The first select item's expression of `SELECT {text}`.
@@ -1526,7 +1736,8 @@ mod tests {
                 ExprKind::Column(_) | ExprKind::Literal(_) => {}
                 ExprKind::Unary { expr, .. }
                 | ExprKind::IsNull { expr, .. }
-                | ExprKind::Cast { expr, .. } => walk(expr, out),
+                | ExprKind::Cast { expr, .. }
+                | ExprKind::Extract { expr, .. } => walk(expr, out),
                 ExprKind::Binary { left, right, .. } => {
                     walk(left, out);
                     walk(right, out);
@@ -1561,8 +1772,20 @@ mod tests {
                 ExprKind::Function { args, .. } => args.iter().for_each(|e| walk(e, out)),
             }
         }
-        let s = select(statement);
         let mut out = Vec::new();
+        if let Some(TableRef::Function { args, .. }) = table_of(statement) {
+            for arg in args {
+                match &arg.value {
+                    TableArgValue::Expr(e) => walk(e, &mut out),
+                    TableArgValue::List { items, .. } => {
+                        items.iter().for_each(|e| walk(e, &mut out))
+                    }
+                }
+            }
+        }
+        let Some(s) = select_of(statement) else {
+            return out;
+        };
         for item in &s.projection {
             if let SelectItem::Expr { expr, .. } = item {
                 walk(expr, &mut out);
@@ -1592,25 +1815,58 @@ mod tests {
         );
         assert_eq!(again.to_string(), shown, "display of {sql:?} is not stable");
 
-        let s = select(statement);
-        let text = &sql[s.span.start..s.span.end];
-        assert!(
-            text.len() >= 6 && text[..6].eq_ignore_ascii_case("SELECT"),
-            "{sql:?}: {text:?}"
-        );
-        let idents = s
-            .from
-            .iter()
-            .chain(s.projection.iter().filter_map(|item| match item {
-                SelectItem::Expr { alias, .. } => alias.as_ref(),
-                SelectItem::Wildcard(_) => None,
-            }));
-        for ident in idents {
-            let text = &sql[ident.span.start..ident.span.end];
+        if let Some(table) = table_of(statement) {
+            let span = table.span();
+            let text = &sql[span.start..span.end];
+            assert_eq!(
+                text,
+                text.trim(),
+                "{sql:?}: table span {span:?} is not tight"
+            );
+            let again = parse_ok(&format!("SELECT * FROM {text}"));
+            assert_eq!(
+                select(&again).from.as_ref().map(|t| t.to_string()),
+                Some(table.to_string()),
+                "{sql:?}: table span text {text:?}"
+            );
+            if let TableRef::Function { name, args, .. } = table {
+                let idents =
+                    std::iter::once(name).chain(args.iter().filter_map(|a| a.name.as_ref()));
+                for ident in idents {
+                    let text = &sql[ident.span.start..ident.span.end];
+                    assert!(
+                        text == ident.name || text.starts_with('"'),
+                        "{sql:?}: {text:?}"
+                    );
+                }
+                for arg in args {
+                    let span = arg.value.span();
+                    let text = &sql[span.start..span.end];
+                    assert!(!text.is_empty() && text == text.trim(), "{sql:?}: {text:?}");
+                }
+            }
+        }
+        if let Some(s) = select_of(statement) {
+            let text = &sql[s.span.start..s.span.end];
             assert!(
-                text == ident.name || text.starts_with('"'),
+                text.len() >= 6 && text[..6].eq_ignore_ascii_case("SELECT"),
                 "{sql:?}: {text:?}"
             );
+            let aliases = s.projection.iter().filter_map(|item| match item {
+                SelectItem::Expr { alias, .. } => alias.as_ref(),
+                SelectItem::Wildcard(_) => None,
+            });
+            let named = match &s.from {
+                Some(TableRef::Named(ident)) => Some(ident),
+                _ => None,
+            };
+            for ident in named.into_iter().chain(aliases) {
+                let text = &sql[ident.span.start..ident.span.end];
+                assert!(
+                    text == ident.name || text.starts_with('"'),
+                    "{sql:?}: {text:?}"
+                );
+            }
         }
         for e in all_exprs(statement) {
             let text = sql
@@ -1786,7 +2042,9 @@ mod tests {
         };
         assert_eq!((y.name.as_str(), y.span), ("y", Span::new(17, 18)));
         assert_eq!(s.projection[2], SelectItem::Wildcard(Span::new(20, 21)));
-        let from = s.from.as_ref().expect("from");
+        let Some(TableRef::Named(from)) = s.from.as_ref() else {
+            panic!("from")
+        };
         assert_eq!((from.name.as_str(), from.span), ("t", Span::new(27, 28)));
         assert_eq!(
             s.selection.as_ref().map(|e| e.to_string()),
@@ -1832,6 +2090,54 @@ mod tests {
             panic!()
         };
         assert_eq!(s.limit, Some(i64::MIN));
+    }
+
+    #[test]
+    fn tables_can_be_files_and_table_functions() {
+        let sql = "SELECT * FROM read_csv('a''b.csv', delim = ';', header => false, columns => ['x', 'y'], 7)";
+        let Some(TableRef::Function { name, args, span }) = select(&parse_ok(sql)).from.clone()
+        else {
+            panic!("not a table function");
+        };
+        assert_eq!(
+            (name.name.as_str(), span),
+            ("read_csv", Span::new(14, sql.len()))
+        );
+        let shown: Vec<(Option<String>, String)> = args
+            .iter()
+            .map(|a| (a.name.as_ref().map(|n| n.name.clone()), a.to_string()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (None, "'a''b.csv'".into()),
+                (Some("delim".into()), "delim => ';'".into()),
+                (Some("header".into()), "header => FALSE".into()),
+                (Some("columns".into()), "columns => ['x', 'y']".into()),
+                (None, "7".into()),
+            ]
+        );
+        let TableArgValue::List { items, span } = &args[3].value else {
+            panic!("not a list");
+        };
+        assert_eq!((items.len(), &sql[span.start..span.end]), (2, "['x', 'y']"));
+        let from = |sql: &str| select(&parse_ok(sql)).from.clone();
+        assert_eq!(
+            from("SELECT 1 FROM 'it''s.csv'"),
+            Some(TableRef::File {
+                path: "it's.csv".into(),
+                span: Span::new(14, 25)
+            })
+        );
+        let Statement::Describe(d) = parse_ok("DESCRIBE SELECT 1") else {
+            panic!()
+        };
+        assert!(matches!(d, Describe::Query(_)));
+        assert_eq!(parse_ok(" SHOW TABLES ; "), Statement::ShowTables);
+        let Statement::Summarize(TableRef::Named(t)) = parse_ok("SUMMARIZE t") else {
+            panic!()
+        };
+        assert_eq!((t.name.as_str(), t.span), ("t", Span::new(10, 11)));
     }
 
     #[test]
@@ -1998,6 +2304,15 @@ mod tests {
             " IS ",
             " IN ",
             " BETWEEN ",
+            "=>",
+            "[",
+            "]",
+            "DESCRIBE ",
+            "SHOW TABLES",
+            "SUMMARIZE ",
+            "read_csv(",
+            "EXTRACT(",
+            " FROM ",
         ];
         let mut rng = ChaCha8Rng::seed_from_u64(0x6b61_7479);
         let mut seeds: Vec<String> = BENCHMARK_QUERIES

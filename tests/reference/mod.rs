@@ -137,7 +137,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Column(_) | ExprKind::Literal(_) => vec![],
         ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } => vec![expr],
-        ExprKind::Cast { expr, .. } => vec![expr],
+        ExprKind::Cast { expr, .. } | ExprKind::Extract { expr, .. } => vec![expr],
         ExprKind::Binary { left, right, .. } => vec![left, right],
         ExprKind::InList { expr, list, .. } => {
             let mut v: Vec<&Expr> = vec![expr];
@@ -252,6 +252,13 @@ fn canonical(e: &Expr) -> Expr {
             expr: b(expr),
             to: *to,
         },
+        ExprKind::Extract { field, expr } => ExprKind::Extract {
+            field: katydid::sql::ast::Ident {
+                name: field.name.to_ascii_lowercase(),
+                span: Span::default(),
+            },
+            expr: b(expr),
+        },
     };
     Expr {
         kind,
@@ -321,11 +328,24 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
         ExprKind::Function { name, args, .. } => {
             let name = name.to_ascii_lowercase();
             match name.as_str() {
-                "count" | "year" => Some(DataType::Int),
+                "count" | "year" | "strlen" | "length" => Some(DataType::Int),
                 "avg" => Some(DataType::Float),
+                "date_part" => match args.first().map(|a| &a.kind) {
+                    Some(ExprKind::Literal(Literal::String(p)))
+                        if p.eq_ignore_ascii_case("epoch") =>
+                    {
+                        Some(DataType::Float)
+                    }
+                    _ => Some(DataType::Int),
+                },
                 _ => args.first().and_then(|a| static_type(a, table)),
             }
         }
+        ExprKind::Extract { field, .. } => Some(if field.name.eq_ignore_ascii_case("epoch") {
+            DataType::Float
+        } else {
+            DataType::Int
+        }),
         ExprKind::Cast { to, .. } => Some(match to {
             katydid::sql::ast::TypeName::Int => DataType::Int,
             katydid::sql::ast::TypeName::Float => DataType::Float,
@@ -444,6 +464,178 @@ pub fn like(text: &str, pattern: &str) -> bool {
         m = next;
     }
     m[t.len()]
+}
+
+/// A civil date and time of day, computed by counting whole years and
+/// months from 1970 (slow, and obviously right for the years the tests use).
+struct Civil {
+    year: i64,
+    /// 1 to 12.
+    month: i64,
+    /// 1 to 31.
+    day: i64,
+    /// 1 to 366.
+    day_of_year: i64,
+    /// Microseconds since midnight.
+    time: i64,
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn year_days(y: i64) -> i64 {
+    if is_leap(y) { 366 } else { 365 }
+}
+
+fn month_days(y: i64, m: i64) -> i64 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+fn civil(micros: i64) -> Civil {
+    const DAY: i64 = 86_400_000_000;
+    let mut days = micros.div_euclid(DAY);
+    let time = micros.rem_euclid(DAY);
+    let mut year = 1970;
+    while days < 0 {
+        year -= 1;
+        days += year_days(year);
+    }
+    while days >= year_days(year) {
+        days -= year_days(year);
+        year += 1;
+    }
+    let day_of_year = days + 1;
+    let mut month = 1;
+    while days >= month_days(year, month) {
+        days -= month_days(year, month);
+        month += 1;
+    }
+    Civil {
+        year,
+        month,
+        day: days + 1,
+        day_of_year,
+        time,
+    }
+}
+
+/// Day of the week, Sunday 0, by Sakamoto's method.
+fn weekday(y: i64, m: i64, d: i64) -> i64 {
+    const T: [i64; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
+    let y = if m < 3 { y - 1 } else { y };
+    (y + y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400) + T[(m - 1) as usize] + d)
+        .rem_euclid(7)
+}
+
+/// ISO weeks in year `y`: 53 when it starts on a Thursday, or on a
+/// Wednesday in a leap year.
+fn iso_weeks(y: i64) -> i64 {
+    let jan1 = weekday(y, 1, 1);
+    if jan1 == 4 || (jan1 == 3 && is_leap(y)) {
+        53
+    } else {
+        52
+    }
+}
+
+/// `extract(part FROM t)` from the contract: PostgreSQL's and DuckDB's
+/// parts, integers except `epoch`.
+fn date_part(part: &str, micros: i64) -> Result<Value, RefError> {
+    let c = civil(micros);
+    let iso_dow = match weekday(c.year, c.month, c.day) {
+        0 => 7,
+        d => d,
+    };
+    // The ordinal-date formula for the ISO week, corrected at year ends.
+    let raw_week = (c.day_of_year - iso_dow + 10).div_euclid(7);
+    let (iso_year, week) = if raw_week < 1 {
+        (c.year - 1, iso_weeks(c.year - 1))
+    } else if raw_week > iso_weeks(c.year) {
+        (c.year + 1, 1)
+    } else {
+        (c.year, raw_week)
+    };
+    let second_micros = c.time % 60_000_000;
+    Ok(Value::Int(match part.to_ascii_lowercase().as_str() {
+        "year" => c.year,
+        "isoyear" => iso_year,
+        "quarter" => (c.month - 1) / 3 + 1,
+        "month" => c.month,
+        "week" => week,
+        "day" => c.day,
+        "dow" => iso_dow % 7,
+        "isodow" => iso_dow,
+        "doy" => c.day_of_year,
+        "hour" => c.time / 3_600_000_000,
+        "minute" => c.time / 60_000_000 % 60,
+        "second" => second_micros / 1_000_000,
+        "millisecond" => second_micros / 1_000,
+        "microsecond" => second_micros,
+        "epoch" => return Ok(Value::Float(micros as f64 / 1_000_000.0)),
+        other => return Err(format!("unknown date part {other:?}")),
+    }))
+}
+
+/// `regexp_replace` from DuckDB's contract: the first match (all with `g`)
+/// replaced, `\N` in the replacement is group N, `\\` a backslash; `i`, `c`,
+/// `s`, `l` as DuckDB's options. The match itself comes from the `regex`
+/// crate (RE2's syntax); the options and the replacement text are applied
+/// here.
+fn regexp_replace(
+    s: &str,
+    pattern: &str,
+    replacement: &str,
+    flags: &str,
+) -> Result<String, RefError> {
+    let mut prefix = String::new();
+    let mut pattern = pattern.to_string();
+    for f in flags.chars() {
+        match f {
+            'i' => prefix = prefix.replace("(?-i)", "") + "(?i)",
+            'c' => prefix = prefix.replace("(?i)", "") + "(?-i)",
+            's' => prefix.push_str("(?s)"),
+            'l' => pattern = regex::escape(&pattern),
+            'g' => {}
+            other => return Err(format!("regexp_replace option {other:?}")),
+        }
+    }
+    let re = regex::Regex::new(&format!("{prefix}{pattern}")).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in re.captures_iter(s) {
+        let whole = caps.get(0).expect("group 0");
+        out.push_str(&s[last..whole.start()]);
+        let mut chars = replacement.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('\\') => out.push('\\'),
+                Some(d) if d.is_ascii_digit() => {
+                    let n = d.to_digit(10).expect("digit") as usize;
+                    if n >= caps.len() {
+                        return Err(format!("no group {n}"));
+                    }
+                    out.push_str(caps.get(n).map_or("", |m| m.as_str()));
+                }
+                other => return Err(format!("bad replacement escape {other:?}")),
+            }
+        }
+        last = whole.end();
+        if !flags.contains('g') {
+            break;
+        }
+    }
+    out.push_str(&s[last..]);
+    Ok(out)
 }
 
 fn round_float(x: f64, digits: i64) -> f64 {
@@ -663,9 +855,33 @@ impl Evaluator<'_> {
                     ("round", [Float(f)]) => Float(round_float(*f, 0)),
                     ("round", [Float(f), Int(d)]) => Float(round_float(*f, *d)),
                     ("year", [Timestamp(t)]) => Int(timestamp_year(*t)),
+                    ("date_part", [Str(part), Timestamp(t)]) => date_part(part, *t)?,
+                    ("date_part", [Str(_), Null]) => Null,
+                    ("strlen", [Str(s)]) => Int(s.len() as i64),
+                    ("length", [Str(s)]) => Int(s.chars().count() as i64),
+                    ("regexp_replace", [Str(s), rest @ ..]) => {
+                        let texts = rest
+                            .iter()
+                            .map(|v| match v {
+                                Str(t) => Ok(Some(t.to_string())),
+                                Null => Ok(None),
+                                v => Err(format!("regexp_replace() argument {v:?}")),
+                            })
+                            .collect::<Result<Vec<_>, RefError>>()?;
+                        match texts.as_slice() {
+                            [Some(p), Some(r)] => Value::str(&regexp_replace(s, p, r, "")?),
+                            [Some(p), Some(r), Some(f)] => Value::str(&regexp_replace(s, p, r, f)?),
+                            _ => Null,
+                        }
+                    }
                     _ => return Err(format!("unsupported call {lname}({vals:?})")),
                 }
             }
+            ExprKind::Extract { field, expr } => match self.eval(expr, ctx)? {
+                Null => Null,
+                Timestamp(t) => date_part(&field.name, t)?,
+                v => return Err(format!("extract from {v:?}")),
+            },
             ExprKind::Cast { .. } => return Err("CAST is not supported by the reference".into()),
         })
     }

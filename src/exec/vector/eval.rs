@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, division_by_zero, overflow};
-use crate::plan::{BinaryOp, Expr, Func};
+use crate::plan::{BinaryOp, DatePart, Expr, Func};
 use crate::store::{Bitmap, Partition};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 
@@ -137,7 +137,7 @@ pub fn eval<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datu
             else_result,
             dtype,
         } => case(branches, else_result, *dtype, part, rows),
-        Expr::Call { func, args, dtype } => match call(*func, args, *dtype, part, rows)? {
+        Expr::Call { func, args, dtype } => match call(func, args, *dtype, part, rows)? {
             Some(d) => Ok(d),
             None => fallback(expr, part, rows),
         },
@@ -875,7 +875,7 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
 /// Typed loops for the common functions; `None` for the rest (the caller
 /// falls back to the reference semantics).
 fn call<'a>(
-    func: Func,
+    func: &Func,
     args: &[Expr],
     dtype: DataType,
     part: &'a Partition,
@@ -912,8 +912,19 @@ fn call<'a>(
     let data = match (func, &a.data) {
         (Func::Year, Data::Int(v)) => Data::Int(v.iter().map(|&t| timestamp_year(t)).collect()),
         (Func::DateTrunc(u), Data::Int(v)) => {
-            Data::Int(v.iter().map(|&t| eval::date_trunc(u, t)).collect())
+            Data::Int(v.iter().map(|&t| eval::date_trunc(*u, t)).collect())
         }
+        (Func::Extract(DatePart::Epoch), Data::Int(v)) => {
+            Data::Float(Cow::Owned(v.iter().map(|&t| t as f64 / 1e6).collect()))
+        }
+        (Func::Extract(p), Data::Int(v)) => Data::Int(
+            v.iter()
+                .map(|&t| match eval::date_part(*p, t) {
+                    Value::Int(i) => i,
+                    _ => 0,
+                })
+                .collect(),
+        ),
         (Func::Floor, Data::Float(v)) => {
             Data::Float(Cow::Owned(v.iter().map(|x| x.floor()).collect()))
         }
@@ -941,6 +952,10 @@ fn call<'a>(
             Data::Int(v.iter().map(|x| x.wrapping_abs()).collect())
         }
         (Func::Length, Data::Str(s)) => Data::Int(s.map(|x| x.chars().count() as i64)),
+        (Func::StrLen, Data::Str(s)) => Data::Int(s.map(|x| x.len() as i64)),
+        (Func::RegexpReplace(r), Data::Str(s)) => {
+            Data::Str(s.map_strs(|x, out| out.push_str(&r.replace(x))))
+        }
         (Func::Lower, Data::Str(s)) => {
             Data::Str(s.map_strs(|x, out| out.push_str(&x.to_lowercase())))
         }

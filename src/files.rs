@@ -1,0 +1,646 @@
+//! Files queried as tables: `SELECT … FROM 'hits.csv'` and
+//! `FROM read_csv('data.txt', delim => ';', header => false, …)`.
+//!
+//! # Design
+//! A file is loaded on first use into a table named after it (its stem,
+//! made an identifier: `hits.csv.gz` is `hits`) and kept in a cache of its
+//! own, keyed by canonical path. File tables are a namespace apart from the
+//! tables a user loads: `FROM hits` and `FROM 'hits.csv'` never mix, and
+//! neither replaces the other. A later query of the same path reuses the
+//! table unless the file's size or modification time changed, or it asks
+//! for other CSV options; then the file is loaded again and replaces the
+//! cached table (queries still running keep the old one).
+//!
+//! [`crate::Database::query`] takes `&self`, so the cache sits behind a
+//! `RwLock`: a query of a cached file takes the read lock only to clone an
+//! `Arc`; a load runs outside any lock and takes the write lock only to
+//! insert, so two queries that load the same new file at once load it twice
+//! and the last one's table stays. A file table's bytes count against the
+//! database's memory budget like any table, and its hash indexes are cached
+//! with it (dropped when it is reloaded). A replaced copy that a running
+//! query still reads is no longer counted against the budget; it is freed
+//! when that query ends.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::SystemTime;
+
+use crate::control::{MemoryBudget, Reservation};
+use crate::error::{Error, Result};
+use crate::ingest::LoadOptions;
+use crate::sql::ast::{ExprKind, Literal, TableArg, TableArgValue, TableRef};
+use crate::store::{HashIndex, Table};
+
+/// What a file was when it was loaded: a different size or modification
+/// time means it changed.
+#[derive(Debug, Clone, PartialEq)]
+struct Stamp {
+    bytes: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            bytes: metadata.len(),
+            modified: metadata.modified().ok(),
+        }
+    }
+}
+
+/// The CSV options that decide what a load produces, compared to decide
+/// whether a cached table still answers a query.
+#[derive(Debug, Clone, PartialEq)]
+struct Dialect {
+    header: bool,
+    columns: Option<Vec<String>>,
+    delimiter: Option<u8>,
+    quote: u8,
+    null_string: Option<String>,
+}
+
+impl Dialect {
+    fn apply(&self, options: &mut LoadOptions) {
+        options.header = self.header;
+        options.columns = self.columns.clone();
+        options.delimiter = self.delimiter;
+        options.quote = self.quote;
+        options.null_string = self.null_string.clone();
+    }
+}
+
+/// A file a query names, with the options to read it with.
+#[derive(Debug, Clone)]
+pub struct FileSource {
+    /// The canonical path: the cache key.
+    pub path: PathBuf,
+    /// The table name: the file's stem as an identifier.
+    pub table_name: String,
+    dialect: Dialect,
+    stamp: Stamp,
+}
+
+impl FileSource {
+    /// The load options for this file: `base` (the database's cancel
+    /// token, progress and budget) with the file's dialect.
+    pub fn load_options(&self, base: &LoadOptions) -> LoadOptions {
+        let mut options = base.clone();
+        self.dialect.apply(&mut options);
+        options
+    }
+}
+
+/// One cached file table.
+struct FileTable {
+    table: Arc<Table>,
+    dialect: Dialect,
+    stamp: Stamp,
+    /// Hash indexes built on the table's columns, by column.
+    indexes: Mutex<HashMap<usize, Arc<HashIndex>>>,
+    /// The table's bytes, held against the memory budget.
+    _memory: Reservation,
+}
+
+/// The file tables of a database, by canonical path.
+#[derive(Default)]
+pub struct FileTables {
+    entries: RwLock<HashMap<PathBuf, FileTable>>,
+}
+
+impl FileTables {
+    /// The table for `source`: the cached one when the file and options are
+    /// unchanged, else what `load` reads (which then replaces the cached
+    /// one, its bytes reserved from `memory`).
+    ///
+    /// # Errors
+    /// `load`'s errors; [`Error::MemoryLimit`] when the table does not fit
+    /// (the cache then no longer holds the file).
+    pub fn get_or_load(
+        &self,
+        source: &FileSource,
+        memory: &Arc<MemoryBudget>,
+        load: impl FnOnce() -> Result<Table>,
+    ) -> Result<Arc<Table>> {
+        if let Ok(entries) = self.entries.read()
+            && let Some(e) = entries.get(&source.path)
+            && e.stamp == source.stamp
+            && e.dialect == source.dialect
+        {
+            return Ok(e.table.clone());
+        }
+        // Give back the bytes of a stale copy before loading the new one.
+        if let Ok(mut entries) = self.entries.write() {
+            entries.remove(&source.path);
+        }
+        let table = load()?;
+        let reservation = memory.reserve("load", table.heap_bytes(), || {
+            format!("file {} ({} rows)", source.path.display(), table.rows())
+        })?;
+        let table = Arc::new(table);
+        let entry = FileTable {
+            table: table.clone(),
+            dialect: source.dialect.clone(),
+            stamp: source.stamp.clone(),
+            indexes: Mutex::new(HashMap::new()),
+            _memory: reservation,
+        };
+        if let Ok(mut entries) = self.entries.write() {
+            entries.insert(source.path.clone(), entry);
+        }
+        Ok(table)
+    }
+
+    /// The cached file tables as (canonical path, table), by path.
+    pub fn list(&self) -> Vec<(PathBuf, Arc<Table>)> {
+        let mut out: Vec<(PathBuf, Arc<Table>)> = match self.entries.read() {
+            Ok(entries) => entries
+                .iter()
+                .map(|(p, e)| (p.clone(), e.table.clone()))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Runs `f` on the cache entry whose table is `table` (the same `Arc`),
+    /// if `table` is a file table.
+    fn with_entry<T>(&self, table: &Arc<Table>, f: impl FnOnce(&FileTable) -> T) -> Option<T> {
+        let entries = self.entries.read().ok()?;
+        entries
+            .values()
+            .find(|e| Arc::ptr_eq(&e.table, table))
+            .map(f)
+    }
+
+    /// The hash index on `column` of `table` when `table` is a file table
+    /// (built on first use and cached with the table); `None` for any other
+    /// table.
+    pub fn hash_index(&self, table: &Arc<Table>, column: usize) -> Option<Arc<HashIndex>> {
+        let cached = self.with_entry(table, |e| {
+            e.indexes.lock().ok().and_then(|m| m.get(&column).cloned())
+        })?;
+        if let Some(index) = cached {
+            return Some(index);
+        }
+        // Built outside the locks; a concurrent builder's copy is dropped.
+        let index = Arc::new(HashIndex::build(table, column));
+        self.with_entry(table, |e| {
+            if let Ok(mut m) = e.indexes.lock() {
+                m.entry(column).or_insert_with(|| index.clone());
+            }
+        });
+        Some(index)
+    }
+
+    /// Heap bytes of the hash index on `column` of file table `table`, if
+    /// one has been built.
+    pub fn index_bytes(&self, table: &Arc<Table>, column: usize) -> Option<usize> {
+        self.with_entry(table, |e| {
+            e.indexes
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&column).map(|i| i.heap_bytes()))
+        })
+        .flatten()
+    }
+}
+
+/// Names `FROM 'path'` reads without `read_csv`: CSV and TSV text, plain
+/// or gzipped.
+const CSV_EXTENSIONS: [&str; 4] = ["csv", "tsv", "txt", "tab"];
+
+/// The table name for a file: its name without `.gz` and the CSV extension,
+/// with every character other than `[A-Za-z0-9_]` made `_` (and a leading
+/// `_` before a digit); `file` when nothing is left.
+pub fn table_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut stem = name.as_str();
+    for ext in [".gz", ".gzip"] {
+        if let Some(s) = strip_suffix_ignore_case(stem, ext) {
+            stem = s;
+            break;
+        }
+    }
+    if let Some((s, ext)) = stem.rsplit_once('.')
+        && CSV_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
+    {
+        stem = s;
+    }
+    let mut out: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    if out.is_empty() {
+        out.push_str("file");
+    }
+    out
+}
+
+fn strip_suffix_ignore_case<'a>(s: &'a str, suffix: &str) -> Option<&'a str> {
+    let cut = s.len().checked_sub(suffix.len())?;
+    (s.is_char_boundary(cut) && s[cut..].eq_ignore_ascii_case(suffix)).then(|| &s[..cut])
+}
+
+/// True when `path` names a CSV-like file by its extension (`.csv`, `.tsv`,
+/// `.txt`, `.tab`, each optionally `.gz`).
+fn has_csv_extension(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let base = lower
+        .strip_suffix(".gz")
+        .or_else(|| lower.strip_suffix(".gzip"))
+        .unwrap_or(&lower);
+    CSV_EXTENSIONS
+        .iter()
+        .any(|e| base.ends_with(&format!(".{e}")))
+}
+
+/// True for `.tsv` and `.tab` names (gzipped or not): tab-separated.
+fn is_tab_separated(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let base = lower.strip_suffix(".gz").unwrap_or(&lower);
+    base.ends_with(".tsv") || base.ends_with(".tab")
+}
+
+/// The options `read_csv` takes, with DuckDB's names and aliases.
+const OPTIONS: [&str; 10] = [
+    "delim",
+    "sep",
+    "delimiter",
+    "header",
+    "nullstr",
+    "null",
+    "quote",
+    "columns",
+    "names",
+    "column_names",
+];
+
+/// A string literal's text, or an error at the value.
+fn string_value(arg: &TableArg, what: &str) -> Result<String> {
+    let span = arg.value.span();
+    match &arg.value {
+        TableArgValue::Expr(e) => match &e.kind {
+            ExprKind::Literal(Literal::String(s)) => Ok(s.clone()),
+            _ => Err(Error::plan_at(format!("{what} needs a string"), span.start)),
+        },
+        TableArgValue::List { .. } => {
+            Err(Error::plan_at(format!("{what} needs a string"), span.start))
+        }
+    }
+}
+
+/// One character of CSV syntax: one ASCII character, or `\t` for a tab.
+fn byte_value(arg: &TableArg, what: &str) -> Result<u8> {
+    let s = string_value(arg, what)?;
+    match s.as_str() {
+        "\\t" => Ok(b'\t'),
+        _ if s.len() == 1 && s.is_ascii() && s != "\n" && s != "\r" => Ok(s.as_bytes()[0]),
+        _ => Err(Error::plan_at(
+            format!("{what} needs one character, such as ';' or '\\t', found {s:?}"),
+            arg.value.span().start,
+        )),
+    }
+}
+
+/// What a `FROM 'path'` or `FROM read_csv(…)` asks to read, checked: the
+/// file exists and is a file, the options are known and well typed. Paths
+/// are relative to the current directory.
+///
+/// # Errors
+/// [`Error::Plan`] pointing at the argument at fault: a missing or
+/// unreadable file (at the path), an unknown function or option (at its
+/// name, with the known ones), an option of the wrong type (at its value).
+pub fn file_source(from: &TableRef) -> Result<FileSource> {
+    let mut dialect = Dialect {
+        header: true,
+        columns: None,
+        delimiter: None,
+        quote: b'"',
+        null_string: None,
+    };
+    let (path, path_at) = match from {
+        TableRef::Named(name) => {
+            return Err(Error::Internal(format!(
+                "table \"{}\" is not a file",
+                name.name
+            )));
+        }
+        TableRef::File { path, span } => {
+            if !has_csv_extension(path) {
+                return Err(Error::plan_at(
+                    format!(
+                        "cannot tell that {path:?} is a CSV file (its name does not end in .csv, .tsv, .txt or .tab, optionally .gz); read it with read_csv('…')"
+                    ),
+                    span.start,
+                ));
+            }
+            (path.clone(), span.start)
+        }
+        TableRef::Function { name, args, span } => {
+            let lname = name.name.to_ascii_lowercase();
+            if lname != "read_csv" && lname != "read_csv_auto" {
+                return Err(Error::plan_at(
+                    format!("unknown table function \"{}\" (use read_csv)", name.name),
+                    name.span.start,
+                ));
+            }
+            let Some(first) = args.first().filter(|a| a.name.is_none()) else {
+                return Err(Error::plan_at(
+                    "read_csv() needs a file path first, such as read_csv('data.csv')",
+                    span.start,
+                ));
+            };
+            let path = string_value(first, "the file path")?;
+            let mut seen: Vec<&str> = Vec::new();
+            for arg in &args[1..] {
+                let Some(option) = &arg.name else {
+                    return Err(Error::plan_at(
+                        "read_csv() takes one path; give options by name, such as delim => ';'",
+                        arg.value.span().start,
+                    ));
+                };
+                let key = option.name.to_ascii_lowercase();
+                let Some(known) = OPTIONS.iter().find(|o| **o == key) else {
+                    return Err(Error::plan_at(
+                        format!(
+                            "unknown read_csv option \"{}\" (use delim, header, nullstr, quote or columns)",
+                            option.name
+                        ),
+                        option.span.start,
+                    ));
+                };
+                let canonical = match *known {
+                    "sep" | "delimiter" => "delim",
+                    "null" => "nullstr",
+                    "names" | "column_names" => "columns",
+                    k => k,
+                };
+                if seen.contains(&canonical) {
+                    return Err(Error::plan_at(
+                        format!("read_csv option \"{}\" is given twice", option.name),
+                        option.span.start,
+                    ));
+                }
+                seen.push(canonical);
+                let at = arg.value.span().start;
+                let what = option.name.as_str();
+                match canonical {
+                    "delim" => dialect.delimiter = Some(byte_value(arg, what)?),
+                    "quote" => dialect.quote = byte_value(arg, what)?,
+                    "nullstr" => dialect.null_string = Some(string_value(arg, what)?),
+                    "header" => {
+                        dialect.header = match &arg.value {
+                            TableArgValue::Expr(e) => match e.kind {
+                                ExprKind::Literal(Literal::Bool(b)) => b,
+                                _ => {
+                                    return Err(Error::plan_at(
+                                        format!("{what} needs true or false"),
+                                        at,
+                                    ));
+                                }
+                            },
+                            TableArgValue::List { .. } => {
+                                return Err(Error::plan_at(
+                                    format!("{what} needs true or false"),
+                                    at,
+                                ));
+                            }
+                        }
+                    }
+                    _ => {
+                        let TableArgValue::List { items, .. } = &arg.value else {
+                            return Err(Error::plan_at(
+                                format!("{what} needs a list of names, such as ['a', 'b']"),
+                                at,
+                            ));
+                        };
+                        let mut names = Vec::with_capacity(items.len());
+                        for item in items {
+                            match &item.kind {
+                                ExprKind::Literal(Literal::String(s)) => names.push(s.clone()),
+                                _ => {
+                                    return Err(Error::plan_at(
+                                        "a column name must be a string, such as 'a'",
+                                        item.span.start,
+                                    ));
+                                }
+                            }
+                        }
+                        if names.is_empty() {
+                            return Err(Error::plan_at(
+                                format!("{what} needs at least one name"),
+                                at,
+                            ));
+                        }
+                        dialect.columns = Some(names);
+                    }
+                }
+            }
+            (path, first.value.span().start)
+        }
+    };
+    if dialect.delimiter.is_none() && is_tab_separated(&path) {
+        dialect.delimiter = Some(b'\t');
+    }
+    let cannot = |why: String| Error::plan_at(format!("cannot read {path:?}: {why}"), path_at);
+    let canonical = std::fs::canonicalize(&path).map_err(|e| cannot(e.to_string()))?;
+    let metadata = std::fs::metadata(&canonical).map_err(|e| cannot(e.to_string()))?;
+    if !metadata.is_file() {
+        return Err(cannot("not a file".into()));
+    }
+    Ok(FileSource {
+        table_name: table_name(&canonical),
+        stamp: Stamp::of(&metadata),
+        path: canonical,
+        dialect,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::ast::Statement;
+    use crate::store::{Column, Field, Partition};
+    use crate::types::DataType;
+
+    /// The FROM of `SELECT * FROM {from}`.
+    fn from(text: &str) -> TableRef {
+        match crate::sql::parse(&format!("SELECT * FROM {text}")) {
+            Ok(Statement::Select(s)) => s.from.expect("a FROM"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn table(values: &[i64]) -> Table {
+        Table {
+            name: "t".into(),
+            fields: vec![Field {
+                name: "x".into(),
+                dtype: DataType::Int,
+            }],
+            partitions: vec![Partition {
+                rows: values.len(),
+                first_row: 0,
+                columns: vec![Column::encode_ints(DataType::Int, values, None)],
+            }],
+            source_bytes: 0,
+        }
+    }
+
+    fn source(path: &str, bytes: u64) -> FileSource {
+        FileSource {
+            path: PathBuf::from(path),
+            table_name: "t".into(),
+            dialect: Dialect {
+                header: true,
+                columns: None,
+                delimiter: None,
+                quote: b'"',
+                null_string: None,
+            },
+            stamp: Stamp {
+                bytes,
+                modified: None,
+            },
+        }
+    }
+
+    #[test]
+    fn read_csv_options_become_load_options() {
+        let dir = std::env::temp_dir().join(format!("katydid-files-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.data");
+        std::fs::write(&path, "a;b\n").unwrap();
+        let quoted = path.display().to_string().replace('\'', "''");
+        let src = file_source(&from(&format!(
+            "read_csv('{quoted}', delim => ';', header = false, nullstr => 'NA', quote => '''', names => ['p', 'q'])"
+        )))
+        .unwrap();
+        let options = src.load_options(&LoadOptions {
+            partition_rows: 7,
+            ..LoadOptions::default()
+        });
+        assert_eq!(options.delimiter, Some(b';'));
+        assert!(!options.header);
+        assert_eq!(options.null_string.as_deref(), Some("NA"));
+        assert_eq!(options.quote, b'\'');
+        assert_eq!(
+            options.columns,
+            Some(vec!["p".to_string(), "q".to_string()])
+        );
+        assert_eq!(options.partition_rows, 7, "the base options stay");
+        assert_eq!(src.table_name, "x_data");
+        assert_eq!(src.path, std::fs::canonicalize(&path).unwrap());
+        let tab = file_source(&from(&format!("read_csv('{quoted}', sep => '\\t')"))).unwrap();
+        assert_eq!(tab.dialect.delimiter, Some(b'\t'));
+        let tsv = dir.join("y.tsv");
+        std::fs::write(&tsv, "a\tb\n").unwrap();
+        let src = file_source(&from(&format!("'{}'", tsv.display()))).unwrap();
+        assert_eq!(src.dialect.delimiter, Some(b'\t'), ".tsv means tab");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_cache_reuses_a_table_until_its_file_or_options_change() {
+        let files = FileTables::default();
+        let memory = MemoryBudget::new(usize::MAX);
+        let loads = std::cell::Cell::new(0);
+        let get = |src: &FileSource, values: &[i64]| {
+            files
+                .get_or_load(src, &memory, || {
+                    loads.set(loads.get() + 1);
+                    Ok(table(values))
+                })
+                .unwrap()
+        };
+        let a = get(&source("/a.csv", 10), &[1, 2, 3]);
+        let again = get(&source("/a.csv", 10), &[9]);
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(loads.get(), 1);
+        assert_eq!(memory.used(), a.heap_bytes());
+        // The file grew: loaded again, and only the new copy is held.
+        let b = get(&source("/a.csv", 11), &[4, 5]);
+        assert_eq!((loads.get(), b.rows()), (2, 2));
+        assert_eq!(memory.used(), b.heap_bytes());
+        // Other options: loaded again.
+        let mut other = source("/a.csv", 11);
+        other.dialect.header = false;
+        get(&other, &[6]);
+        assert_eq!(loads.get(), 3);
+        // Another file is another entry.
+        get(&source("/b.csv", 1), &[7]);
+        let listed: Vec<PathBuf> = files.list().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(
+            listed,
+            vec![PathBuf::from("/a.csv"), PathBuf::from("/b.csv")]
+        );
+        // A table over the limit is not kept.
+        memory.set_limit(memory.used());
+        let err = files
+            .get_or_load(&source("/c.csv", 1), &memory, || Ok(table(&[1; 1000])))
+            .unwrap_err();
+        assert!(matches!(err, Error::MemoryLimit { .. }), "{err}");
+        assert_eq!(files.list().len(), 2);
+    }
+
+    #[test]
+    fn file_tables_keep_their_own_hash_indexes() {
+        let files = FileTables::default();
+        let memory = MemoryBudget::new(usize::MAX);
+        let t = files
+            .get_or_load(&source("/a.csv", 1), &memory, || Ok(table(&[5, 6, 5])))
+            .unwrap();
+        assert_eq!(files.index_bytes(&t, 0), None);
+        let index = files.hash_index(&t, 0).expect("a file table");
+        assert!(Arc::ptr_eq(&index, &files.hash_index(&t, 0).unwrap()));
+        assert_eq!(files.index_bytes(&t, 0), Some(index.heap_bytes()));
+        // A table of the same name that is not a file table has none here.
+        let user = Arc::new(table(&[5, 6, 5]));
+        assert!(files.hash_index(&user, 0).is_none());
+        assert_eq!(files.index_bytes(&user, 0), None);
+    }
+
+    #[test]
+    fn table_names_are_sanitized_stems() {
+        let cases = [
+            ("data/hits.csv", "hits"),
+            ("hits.csv.gz", "hits"),
+            ("HITS.CSV.GZ", "HITS"),
+            ("x/my data-2.tsv", "my_data_2"),
+            ("2013 trips.txt", "_2013_trips"),
+            ("weird.name.csv", "weird_name"),
+            ("noext", "noext"),
+            ("archive.json.gz", "archive_json"),
+            (".csv", "file"),
+            ("日本.csv", "__"),
+        ];
+        for (path, name) in cases {
+            assert_eq!(table_name(Path::new(path)), name, "{path}");
+        }
+    }
+
+    #[test]
+    fn csv_names_are_recognized_by_extension() {
+        for (path, csv, tab) in [
+            ("a.csv", true, false),
+            ("a.CSV.gz", true, false),
+            ("a.tsv", true, true),
+            ("a.tab.gz", true, true),
+            ("a.txt", true, false),
+            ("a.parquet", false, false),
+            ("a.csv.zst", false, false),
+            ("csv", false, false),
+        ] {
+            assert_eq!(has_csv_extension(path), csv, "{path}");
+            assert_eq!(is_tab_separated(path), tab, "{path}");
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! Scalar functions end to end through `Database::query`: results over a
+//! small table (several partitionings), and plan errors that point at the
+//! argument at fault.
+
+use std::path::Path;
+
+use katydid::{Database, DatabaseOptions, Error, LoadOptions, Value};
+
+const DATA: &str = "\
+t,s,x
+2021-08-03 11:59:44.123456,https://www.example.com/a/b,2.5
+2005-01-02 00:00:00,http://example.org,3.5
+2012-12-31 23:00:00,,-2.5
+,日本語 text,
+1969-12-31 23:59:59.5,aaa,0.5
+";
+
+fn databases() -> Vec<Database> {
+    [(1, 65_536), (2, 2), (2, 1)]
+        .into_iter()
+        .map(|(threads, partition_rows)| {
+            let mut db = Database::new(DatabaseOptions {
+                threads,
+                ..Default::default()
+            })
+            .expect("thread pool");
+            let options = LoadOptions {
+                partition_rows,
+                ..LoadOptions::default()
+            };
+            db.load_csv_bytes(DATA.as_bytes().to_vec(), Path::new("f.csv"), "f", &options)
+                .expect("loads");
+            db
+        })
+        .collect()
+}
+
+/// The single column of `sql`'s result, in load order.
+fn column(db: &Database, sql: &str) -> Vec<Value> {
+    let result = db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    result.rows.into_iter().map(|mut r| r.remove(0)).collect()
+}
+
+fn ints(xs: &[Option<i64>]) -> Vec<Value> {
+    xs.iter()
+        .map(|x| x.map_or(Value::Null, Value::Int))
+        .collect()
+}
+
+fn strs(xs: &[Option<&str>]) -> Vec<Value> {
+    xs.iter()
+        .map(|x| x.map_or(Value::Null, Value::str))
+        .collect()
+}
+
+#[test]
+fn extract_and_date_part_give_integer_parts() {
+    let cases: &[(&str, &[Option<i64>])] = &[
+        (
+            "extract(year FROM t)",
+            &[Some(2021), Some(2005), Some(2012), None, Some(1969)],
+        ),
+        (
+            "EXTRACT(quarter FROM t)",
+            &[Some(3), Some(1), Some(4), None, Some(4)],
+        ),
+        (
+            "extract('month' FROM t)",
+            &[Some(8), Some(1), Some(12), None, Some(12)],
+        ),
+        (
+            "extract(week FROM t)",
+            &[Some(31), Some(53), Some(1), None, Some(1)],
+        ),
+        (
+            "extract(day FROM t)",
+            &[Some(3), Some(2), Some(31), None, Some(31)],
+        ),
+        (
+            "extract(dow FROM t)",
+            &[Some(2), Some(0), Some(1), None, Some(3)],
+        ),
+        (
+            "extract(isodow FROM t)",
+            &[Some(2), Some(7), Some(1), None, Some(3)],
+        ),
+        (
+            "extract(doy FROM t)",
+            &[Some(215), Some(2), Some(366), None, Some(365)],
+        ),
+        (
+            "extract(hour FROM t)",
+            &[Some(11), Some(0), Some(23), None, Some(23)],
+        ),
+        (
+            "extract(minute FROM t)",
+            &[Some(59), Some(0), Some(0), None, Some(59)],
+        ),
+        (
+            "extract(second FROM t)",
+            &[Some(44), Some(0), Some(0), None, Some(59)],
+        ),
+        (
+            "extract(ms FROM t)",
+            &[Some(44_123), Some(0), Some(0), None, Some(59_500)],
+        ),
+        (
+            "extract(isoyear FROM t)",
+            &[Some(2021), Some(2004), Some(2013), None, Some(1970)],
+        ),
+        (
+            "date_part('minute', t)",
+            &[Some(59), Some(0), Some(0), None, Some(59)],
+        ),
+        (
+            "extract(minute FROM t) + 1",
+            &[Some(60), Some(1), Some(1), None, Some(60)],
+        ),
+    ];
+    for db in databases() {
+        for (expr, expected) in cases {
+            let sql = format!("SELECT {expr} FROM f");
+            assert_eq!(column(&db, &sql), ints(expected), "{sql}");
+        }
+        assert_eq!(
+            column(
+                &db,
+                "SELECT extract(epoch FROM t) FROM f WHERE t < '2000-01-01'"
+            ),
+            vec![Value::Float(-0.5)]
+        );
+        // Grouping and filtering on a part.
+        let rows = db
+            .query("SELECT extract(month FROM t) AS m, count(*) FROM f WHERE extract(day FROM t) > 2 GROUP BY m ORDER BY m")
+            .unwrap()
+            .rows;
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Int(8), Value::Int(1)],
+                vec![Value::Int(12), Value::Int(2)]
+            ]
+        );
+    }
+}
+
+#[test]
+fn strlen_counts_bytes_and_length_counts_characters() {
+    for db in databases() {
+        assert_eq!(
+            column(&db, "SELECT strlen(s) FROM f"),
+            ints(&[Some(27), Some(18), None, Some(14), Some(3)])
+        );
+        assert_eq!(
+            column(&db, "SELECT length(s) FROM f"),
+            ints(&[Some(27), Some(18), None, Some(8), Some(3)])
+        );
+        assert_eq!(
+            column(&db, "SELECT avg(STRLEN(s)) - avg(length(s)) FROM f"),
+            vec![Value::Float(1.5)]
+        );
+    }
+}
+
+#[test]
+fn regexp_replace_replaces_the_first_match_unless_global() {
+    let cases: &[(&str, &[Option<&str>])] = &[
+        (
+            r"regexp_replace(s, '^https?://(?:www\.)?([^/]+)/.*$', '\1')",
+            &[
+                Some("example.com"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ],
+        ),
+        (
+            "regexp_replace(s, 'a', 'b')",
+            &[
+                Some("https://www.exbmple.com/a/b"),
+                Some("http://exbmple.org"),
+                None,
+                Some("日本語 text"),
+                Some("baa"),
+            ],
+        ),
+        (
+            "regexp_replace(s, 'A', '[\\0]', 'gi')",
+            &[
+                Some("https://www.ex[a]mple.com/[a]/b"),
+                Some("http://ex[a]mple.org"),
+                None,
+                Some("日本語 text"),
+                Some("[a][a][a]"),
+            ],
+        ),
+        (
+            "regexp_replace(s, '本(.)', '\\1$', 'g')",
+            &[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日語$ text"),
+                Some("aaa"),
+            ],
+        ),
+        (
+            "regexp_replace(s, 'a', NULL)",
+            &[None, None, None, None, None],
+        ),
+    ];
+    for db in databases() {
+        for (expr, expected) in cases {
+            let sql = format!("SELECT {expr} FROM f");
+            assert_eq!(column(&db, &sql), strs(expected), "{sql}");
+        }
+        // The same call in the select list and GROUP BY is one key.
+        let rows = db
+            .query("SELECT regexp_replace(s, '[a-z]+', 'w'), count(*) FROM f GROUP BY regexp_replace(s, '[a-z]+', 'w') ORDER BY 2 DESC, 1")
+            .unwrap()
+            .rows;
+        assert_eq!(rows.len(), 5);
+    }
+}
+
+#[test]
+fn explain_shows_the_bound_functions() {
+    let db = &databases()[0];
+    let plan: Vec<String> = column(
+        db,
+        "EXPLAIN SELECT count(*) FROM f WHERE regexp_replace(s, 'it''s(.)', '\\1x', 'g') = 'a' \
+         AND extract(minute FROM t) = 1 AND strlen(s) > 1",
+    )
+    .iter()
+    .map(|v| v.to_string())
+    .collect();
+    let text = plan.join("\n");
+    assert!(
+        text.contains("regexp_replace(s, 'it''s(.)', '\\1x', 'g')"),
+        "{text}"
+    );
+    assert!(text.contains("date_part('minute', t)"), "{text}");
+    assert!(text.contains("strlen(s)"), "{text}");
+}
+
+#[test]
+fn errors_point_at_the_argument_at_fault() {
+    let db = &databases()[0];
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "SELECT extract(fortnight FROM t) FROM f",
+            "fortnight",
+            "unknown date part \"fortnight\"",
+        ),
+        (
+            "SELECT date_part('eon', t) FROM f",
+            "'eon'",
+            "unknown date part \"eon\"",
+        ),
+        (
+            "SELECT extract(minute FROM s) FROM f",
+            "s) FROM",
+            "extract() needs a timestamp, but \"s\" is a string",
+        ),
+        (
+            "SELECT date_part(s, t) FROM f",
+            "s, t)",
+            "date_part() needs a part name such as 'minute'",
+        ),
+        (
+            "SELECT regexp_replace(s, '(a', 'b') FROM f",
+            "'(a'",
+            "invalid regular expression: unclosed group",
+        ),
+        (
+            "SELECT regexp_replace(s, 'a', '\\2') FROM f",
+            "'\\2'",
+            "the replacement refers to group \\2, but the pattern has 0 groups",
+        ),
+        (
+            "SELECT regexp_replace(s, 'a', 'b', 'gq') FROM f",
+            "'gq'",
+            "unknown regexp_replace option \"q\"",
+        ),
+        (
+            "SELECT regexp_replace(s, s, 'b') FROM f",
+            "s, 'b'",
+            "regexp_replace() needs a constant string here, but \"s\" is not one",
+        ),
+        (
+            "SELECT regexp_replace(x, 'a', 'b') FROM f",
+            "x, 'a'",
+            "regexp_replace() needs a string, but \"x\" is a float",
+        ),
+        (
+            "SELECT regexp_replace(s, 'a') FROM f",
+            "regexp_replace(s, 'a')",
+            "regexp_replace() takes 3 to 4 argument(s), found 2",
+        ),
+        (
+            "SELECT strlen(x) FROM f",
+            "x)",
+            "strlen() needs a string, but \"x\" is a float",
+        ),
+    ];
+    for (sql, at, message) in cases {
+        match db.query(sql) {
+            Err(Error::Plan {
+                message: m,
+                offset: Some(o),
+            }) => {
+                assert!(m.starts_with(message), "{sql}: {m}");
+                assert_eq!(Some(o), sql.find(at), "{sql}: {m} at {o}");
+            }
+            other => panic!("{sql}: expected a plan error, got {other:?}"),
+        }
+    }
+}

@@ -226,3 +226,50 @@ fn sessions_share_the_history_file() {
     prompt(&mut c);
     quit(c);
 }
+
+#[test]
+fn describe_show_tables_summarize_and_a_file_as_a_table() {
+    let Some(sample) = common::shared_dataset("nyc-taxi-trips-2013-sample.csv.gz") else {
+        return;
+    };
+    let dir = TempDir::new();
+    dir.file(
+        "cities.csv",
+        "city,population\nOslo,709000\nBergen,291000\n",
+    );
+    let sample = sample.to_str().unwrap().to_string();
+    let mut s = repl(dir.path(), &["--load", &sample, "--table", "trips"]);
+    let out = run(&mut s, "SHOW TABLES;");
+    assert!(out.contains("\ntrips | 10000 |      51 | "), "{out}");
+    assert!(out.ends_with("\n1 row\n"), "{out}");
+    let out = run(&mut s, "DESCRIBE trips;");
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row {name}: {out}"))
+            .to_string()
+    };
+    assert!(row("trip_id").contains(" | integer "), "{out}");
+    assert!(row("store_and_fwd_flag").contains(" | string "), "{out}");
+    assert!(out.ends_with("\n51 rows (40 shown)\n"), "{out}");
+    // SUMMARIZE has a dozen columns: fitted to 80, the middle ones elided.
+    let out = run(&mut s, "SUMMARIZE trips;");
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("column_name"))
+        .collect();
+    assert!(rows.iter().all(|l| l.chars().count() <= 80), "{out}");
+    assert!(rows[2].starts_with("trip_id "), "{out}");
+    assert!(rows[2].contains(" | … | "), "{out}");
+    assert!(out.contains("\n51 rows (40 shown), 12 columns ("), "{out}");
+    // A file queried by its path, loaded on first use.
+    let out = run(
+        &mut s,
+        "SELECT city FROM 'cities.csv' ORDER BY population DESC;",
+    );
+    assert!(
+        out.contains("\ncity\n------\nOslo\nBergen\n2 rows\n"),
+        "{out}"
+    );
+    quit(s);
+}

@@ -62,21 +62,31 @@ pub const KEYWORDS: &[&str] = &[
     "WHERE",
 ];
 
-/// Functions katydid binds (scalar and aggregate), lower case.
+/// Functions katydid binds (scalar and aggregate, as `plan/bind.rs` names
+/// them), lower case. Keep in step with the binder.
 pub const FUNCTIONS: &[&str] = &[
     "abs",
     "approx_count_distinct",
     "avg",
     "ceil",
+    "ceiling",
+    "char_length",
+    "character_length",
     "count",
+    "date_part",
     "date_trunc",
+    "datepart",
+    "extract",
     "floor",
     "length",
     "lower",
     "max",
+    "mean",
     "min",
     "read_csv",
+    "regexp_replace",
     "round",
+    "strlen",
     "sum",
     "to_year",
     "upper",

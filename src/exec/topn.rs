@@ -224,6 +224,9 @@ pub fn partition_top(
     trace: &mut Trace,
 ) -> Result<Vec<Candidate>> {
     let n = rows.len;
+    if k == 0 {
+        return Ok(Vec::new());
+    }
     let datums: Vec<Datum<'_>> = keys
         .iter()
         .map(|(e, _)| eval(e, part, rows))

@@ -12,14 +12,35 @@
 //!
 //! The store depends on nothing of katydid but [`crate::types`].
 
+mod alp;
 mod bitmap;
+mod bitpacked;
+mod choose;
+mod cmp;
 mod codes;
 mod column;
+mod delta;
+mod fsst;
+mod hexpoint;
 mod index;
+mod linear;
+mod rle;
 mod table;
 
+pub use alp::{Alp, AlpSum, DecimalSum};
 pub use bitmap::Bitmap;
+pub use bitpacked::{BitPacked, bits_for};
+pub use choose::{
+    Candidate, Choice, CodecKind, choose_floats, choose_ints, choose_strings, dict_code_runs,
+    sample_ranges,
+};
+pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};
+pub use delta::Delta;
+pub use fsst::{Fsst, FsstMatcher, StringBatch};
+pub use hexpoint::{Coords, HexPoints};
 pub use index::{HashIndex, RowLocation, location, unpack_location};
+pub use linear::Linear;
+pub use rle::{Rle, RunValue};
 pub use table::{Field, Partition, Table};

@@ -1,0 +1,589 @@
+//! Choosing a codec per partition and column, by statistics and sampling.
+//!
+//! After BtrBlocks (Kuschewski et al., SIGMOD 2023): cheap statistics come
+//! from one pass over the whole partition (min, max, gcd, run count, the
+//! line through the first and last rows), and the schemes whose size
+//! depends on the data in detail (ALP's exponent and exceptions, FSST's
+//! ratio, delta and residual widths) are estimated on a sample of
+//! [`SAMPLE_RUNS`] runs of [`SAMPLE_RUN_ROWS`] consecutive rows spread
+//! evenly over the partition, scaled to its row count.
+//!
+//! # The rule
+//! Candidates are listed fastest to scan first (see each `choose_*`). The
+//! chosen codec is **the first in that order whose estimated size is at
+//! most the smallest estimate plus 10%** (`size · 10 <= smallest · 11`): a
+//! faster codec wins unless a slower one saves more than about a tenth of
+//! the bytes. A codec whose estimate is zero bytes (an exact line) is
+//! verified on the whole partition before it is trusted.
+//!
+//! The result, a [`Choice`], names the codec and keeps every estimate (for
+//! `.schema` and EXPLAIN); the caller then encodes with that codec and
+//! falls back to the plain codec of the type if the encoder declines
+//! (`Alp::encode`, `Fsst::encode` return `None` when they do not pay on
+//! the whole partition).
+
+use std::ops::Range;
+
+use super::alp::{Alp, EXCEPTION_BYTES, encode_digits};
+use super::bitmap::Bitmap;
+use super::column::Column;
+use super::column::ColumnData;
+use super::delta::ANCHOR_ROWS;
+use super::fsst::{BLOCK_ROWS, Fsst};
+use super::hexpoint::HexPoints;
+use super::linear::Linear;
+use super::rle::{Rle, RunValue};
+use crate::types::cmp_f64;
+
+/// Runs of consecutive rows in a sample (as BtrBlocks: 10 × 64).
+pub const SAMPLE_RUNS: usize = 10;
+/// Rows per sampled run.
+pub const SAMPLE_RUN_ROWS: usize = 64;
+/// Bytes an RLE run costs (an 8-byte value and a u32 end).
+const RUN_BYTES: usize = 12;
+
+/// A codec the chooser can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodecKind {
+    /// One value for the whole partition (`ColumnData::Const`).
+    Const,
+    /// Integers as offsets from the minimum with a gcd scale
+    /// (`ColumnData::Offset`).
+    Offset,
+    /// [`Linear`]: `base + step·row` plus residuals.
+    Linear,
+    /// [`super::Delta`]: deltas with anchors.
+    Delta,
+    /// [`Rle`] of the values (integers, timestamps or floats).
+    Rle,
+    /// Plain f64 (`ColumnData::Float`).
+    Float,
+    /// [`Alp`] digits plus exceptions.
+    Alp,
+    /// A sorted dictionary with u8/u16 codes (`ColumnData::Dict`).
+    Dict,
+    /// A sorted dictionary whose codes are run-length encoded
+    /// (`Rle<i64>` of the codes).
+    DictRle,
+    /// Strings back to back (`ColumnData::Packed`).
+    Packed,
+    /// [`super::HexPoints`]: hex EWKB points as two ALP coordinate columns.
+    HexPoints,
+    /// [`Fsst`]-compressed strings.
+    Fsst,
+}
+
+impl CodecKind {
+    /// Short name for `.schema` and EXPLAIN.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodecKind::Const => "const",
+            CodecKind::Offset => "offset",
+            CodecKind::Linear => "linear",
+            CodecKind::Delta => "delta",
+            CodecKind::Rle => "rle",
+            CodecKind::Float => "f64",
+            CodecKind::Alp => "alp",
+            CodecKind::Dict => "dict",
+            CodecKind::DictRle => "dict+rle",
+            CodecKind::Packed => "packed",
+            CodecKind::HexPoints => "hex-points",
+            CodecKind::Fsst => "fsst",
+        }
+    }
+}
+
+/// One candidate's estimated size for the whole partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// The codec.
+    pub codec: CodecKind,
+    /// Estimated heap bytes of the codec's data (validity not included).
+    pub bytes: usize,
+}
+
+/// The codec chosen for one partition's column, with every estimate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The chosen codec.
+    pub codec: CodecKind,
+    /// Its estimated heap bytes.
+    pub bytes: usize,
+    /// Every applicable candidate, fastest to scan first.
+    pub candidates: Vec<Candidate>,
+}
+
+/// Applies the rule of the module docs to candidates listed fastest first.
+fn pick(candidates: Vec<Candidate>) -> Choice {
+    let smallest = candidates.iter().map(|c| c.bytes).min().unwrap_or(0);
+    let chosen = candidates
+        .iter()
+        .find(|c| c.bytes.saturating_mul(10) <= smallest.saturating_mul(11))
+        .copied()
+        .unwrap_or(Candidate {
+            codec: CodecKind::Const,
+            bytes: 0,
+        });
+    Choice {
+        codec: chosen.codec,
+        bytes: chosen.bytes,
+        candidates,
+    }
+}
+
+/// The sampled row ranges of a partition of `len` rows.
+pub fn sample_ranges(len: usize) -> Vec<Range<usize>> {
+    let run = SAMPLE_RUN_ROWS.min(len);
+    if len <= SAMPLE_RUNS * SAMPLE_RUN_ROWS {
+        return std::iter::once(0..len).collect();
+    }
+    (0..SAMPLE_RUNS)
+        .map(|r| {
+            let start = (len - run) * r / (SAMPLE_RUNS - 1);
+            start..start + run
+        })
+        .collect()
+}
+
+/// Bytes per code for codes up to `max` (as `Codes::pack`).
+fn width_bytes(max: u128) -> usize {
+    match max {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFFFF_FFFF => 4,
+        _ => 8,
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Chooses among const, offset, linear, delta and RLE for integers or
+/// timestamps (values at NULL rows are ignored).
+///
+/// Speed order: const, linear (exact), offset, RLE, linear (residuals),
+/// delta. Full-pass statistics: min, max, gcd (offset), run count (RLE);
+/// sampled: linear residual width, delta width.
+pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
+    let len = values.len();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let Some(first) = (0..len).find(|&i| valid(i)) else {
+        return pick(vec![Candidate {
+            codec: CodecKind::Const,
+            bytes: 0,
+        }]);
+    };
+    let (mut min, mut max) = (values[first], values[first]);
+    for (i, &v) in values.iter().enumerate() {
+        if valid(i) {
+            min = min.min(v);
+            max = max.max(v);
+        }
+    }
+    if min == max {
+        return pick(vec![Candidate {
+            codec: CodecKind::Const,
+            bytes: 0,
+        }]);
+    }
+    let mut scale = 0u128;
+    for (i, &v) in values.iter().enumerate() {
+        if valid(i) && scale != 1 {
+            scale = gcd(scale, (v as i128 - min as i128) as u128);
+        }
+    }
+    let offset = width_bytes((max as i128 - min as i128) as u128 / scale.max(1)) * len;
+    let runs = run_count(values, validity);
+    let samples = sample_ranges(len);
+
+    // Linear: the line through the first and last valid rows, residuals on
+    // the sample.
+    let last = (0..len).rev().find(|&i| valid(i)).unwrap_or(first);
+    let step = if last > first {
+        let rise = values[last] as i128 - values[first] as i128;
+        let run = (last - first) as i128;
+        (2 * rise + run * rise.signum()) / (2 * run)
+    } else {
+        0
+    };
+    let (mut rmin, mut rmax) = (i128::MAX, i128::MIN);
+    for i in samples.iter().cloned().flatten().filter(|&i| valid(i)) {
+        let r = values[i] as i128 - values[first] as i128 - step * (i as i128 - first as i128);
+        rmin = rmin.min(r);
+        rmax = rmax.max(r);
+    }
+    let mut candidates = Vec::new();
+    let linear_bytes = if rmin >= rmax {
+        // Zero on the sample: verify on the whole partition.
+        Linear::encode(values, validity).map(|l| l.heap_bytes())
+    } else {
+        Some(width_bytes((rmax - rmin) as u128) * len)
+    };
+    if linear_bytes == Some(0) {
+        candidates.push(Candidate {
+            codec: CodecKind::Linear,
+            bytes: 0,
+        });
+    }
+    candidates.push(Candidate {
+        codec: CodecKind::Offset,
+        bytes: offset,
+    });
+    candidates.push(Candidate {
+        codec: CodecKind::Rle,
+        bytes: runs * RUN_BYTES,
+    });
+    if let Some(bytes) = linear_bytes.filter(|&b| b > 0) {
+        candidates.push(Candidate {
+            codec: CodecKind::Linear,
+            bytes,
+        });
+    }
+    // Delta: widths of the deltas inside sampled runs.
+    let (mut dmin, mut dmax) = (i128::MAX, i128::MIN);
+    let mut deltas = Vec::new();
+    for r in &samples {
+        for i in r.start + 1..r.end {
+            if valid(i) && valid(i - 1) {
+                let d = values[i] as i128 - values[i - 1] as i128;
+                dmin = dmin.min(d);
+                dmax = dmax.max(d);
+                deltas.push(d);
+            }
+        }
+    }
+    if dmin <= dmax {
+        let dscale = deltas
+            .iter()
+            .fold(0u128, |g, &d| gcd(g, (d - dmin) as u128))
+            .max(1);
+        candidates.push(Candidate {
+            codec: CodecKind::Delta,
+            bytes: width_bytes((dmax - dmin) as u128 / dscale) * len
+                + len.div_ceil(ANCHOR_ROWS) * 8,
+        });
+    }
+    pick(candidates)
+}
+
+/// Runs in the valid rows (NULLs continue the current run, as [`Rle`]).
+fn run_count<T: RunValue>(values: &[T], validity: Option<&Bitmap>) -> usize {
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let mut runs = 0;
+    let mut prev: Option<T> = None;
+    for (i, &v) in values.iter().enumerate() {
+        if valid(i) && prev.is_none_or(|p| !T::same(p, v)) {
+            runs += 1;
+            prev = Some(v);
+        }
+    }
+    runs
+}
+
+/// Chooses among const, f64, ALP and RLE for floats (values at NULL rows
+/// are ignored).
+///
+/// Speed order: const, f64, ALP, RLE. Full-pass statistics: min, max (for
+/// ALP's digit range), run count; sampled: ALP's exponent and exception
+/// rate.
+pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
+    let len = values.len();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let present = || (0..len).filter(|&i| valid(i)).map(|i| values[i]);
+    let Some(first) = present().next() else {
+        return pick(vec![Candidate {
+            codec: CodecKind::Const,
+            bytes: 0,
+        }]);
+    };
+    if present().all(|x| x.to_bits() == first.to_bits()) {
+        return pick(vec![Candidate {
+            codec: CodecKind::Const,
+            bytes: 0,
+        }]);
+    }
+    let mut candidates = vec![Candidate {
+        codec: CodecKind::Float,
+        bytes: 8 * len,
+    }];
+    // ALP: the exponent and exception rate of the sample; the digit range of
+    // the whole partition's finite min and max.
+    let sample: Vec<f64> = sample_ranges(len)
+        .into_iter()
+        .flatten()
+        .filter(|&i| valid(i))
+        .map(|i| values[i])
+        .collect();
+    if let Some(alp) = Alp::encode(&sample, None) {
+        let e = alp.exponent();
+        let exception_share = alp.exceptions().0.len() as f64 / sample.len().max(1) as f64;
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for x in present() {
+            if x.is_finite() {
+                if cmp_f64(x, lo).is_lt() {
+                    lo = x;
+                }
+                if cmp_f64(x, hi).is_gt() {
+                    hi = x;
+                }
+            }
+        }
+        // The extremes may be exceptions themselves: fall back to the
+        // sample's range then.
+        let range = match (encode_digits(lo, e), encode_digits(hi, e)) {
+            (Some(a), Some(b)) => (b - a) as u128,
+            _ => alp.max_code() as u128,
+        };
+        let exceptions = (exception_share * len as f64).ceil() as usize;
+        candidates.push(Candidate {
+            codec: CodecKind::Alp,
+            bytes: width_bytes(range) * len + exceptions * EXCEPTION_BYTES,
+        });
+    }
+    candidates.push(Candidate {
+        codec: CodecKind::Rle,
+        bytes: run_count(values, validity) * RUN_BYTES,
+    });
+    pick(candidates)
+}
+
+/// Chooses among const, dictionary, dictionary with RLE codes, packed, hex
+/// points and FSST for strings (values at NULL rows are ignored).
+///
+/// Speed order: const, dict, dict+RLE, packed, hex points, FSST. The
+/// dictionary and packed sizes are exact (today's encoder,
+/// `Column::encode_strings`, is run in full); the run count is a full pass;
+/// hex points are encoded in full when the sample is all points; FSST's
+/// ratio is measured on the sample (trained and compressed there), plus one
+/// length byte per row, the anchors and the symbol table.
+pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
+    let len = values.len();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let baseline = Column::encode_strings(values, validity.cloned());
+    let baseline_bytes =
+        baseline.heap_bytes() - baseline.validity.as_ref().map_or(0, Bitmap::heap_bytes);
+    let mut candidates = Vec::new();
+    match &baseline.data {
+        ColumnData::Const(_) => {
+            return pick(vec![Candidate {
+                codec: CodecKind::Const,
+                bytes: 0,
+            }]);
+        }
+        ColumnData::Dict { dict, codes } => {
+            candidates.push(Candidate {
+                codec: CodecKind::Dict,
+                bytes: baseline_bytes,
+            });
+            let runs = {
+                let ids: Vec<i64> = (0..len).map(|i| codes.get(i) as i64).collect();
+                run_count(&ids, validity)
+            };
+            candidates.push(Candidate {
+                codec: CodecKind::DictRle,
+                bytes: dict.heap_bytes() + runs * RUN_BYTES,
+            });
+        }
+        _ => candidates.push(Candidate {
+            codec: CodecKind::Packed,
+            bytes: baseline_bytes,
+        }),
+    }
+    let sample: Vec<&str> = sample_ranges(len)
+        .into_iter()
+        .flatten()
+        .filter(|&i| valid(i))
+        .map(|i| values[i])
+        .collect();
+    if HexPoints::encode(&sample, None).is_some()
+        && let Some(points) = HexPoints::encode(values, validity)
+    {
+        candidates.push(Candidate {
+            codec: CodecKind::HexPoints,
+            bytes: points.heap_bytes(),
+        });
+    }
+    let sample_raw: usize = sample.iter().map(|s| s.len()).sum();
+    if sample_raw > 0
+        && let Some(f) = Fsst::encode(&sample, None)
+    {
+        let compressed = f.heap_bytes() - f.symbol_count() * 9;
+        let total_raw: usize = (0..len)
+            .filter(|&i| valid(i))
+            .map(|i| values[i].len())
+            .sum();
+        let ratio = compressed as f64 / (sample_raw + sample.len()) as f64;
+        let bytes = (ratio * (total_raw + len) as f64) as usize
+            + len.div_ceil(BLOCK_ROWS) * 4
+            + f.symbol_count() * 9;
+        candidates.push(Candidate {
+            codec: CodecKind::Fsst,
+            bytes,
+        });
+    }
+    pick(candidates)
+}
+
+/// `Rle::encode` for dictionary codes, for callers that chose
+/// [`CodecKind::DictRle`].
+pub fn dict_code_runs(codes: &super::Codes, validity: Option<&Bitmap>) -> Option<Rle<i64>> {
+    let ids: Vec<i64> = (0..codes.len()).map(|i| codes.get(i) as i64).collect();
+    Rle::encode(&ids, validity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Delta, Fsst};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The true heap bytes of encoding `values` with `codec`.
+    fn actual_int_bytes(codec: CodecKind, values: &[i64]) -> usize {
+        match codec {
+            CodecKind::Const => 0,
+            CodecKind::Offset => {
+                let c = Column::encode_ints(crate::types::DataType::Int, values, None);
+                c.heap_bytes()
+            }
+            CodecKind::Linear => Linear::encode(values, None).unwrap().heap_bytes(),
+            CodecKind::Delta => Delta::encode(values, None).unwrap().heap_bytes(),
+            CodecKind::Rle => Rle::encode(values, None).unwrap().heap_bytes(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rule_prefers_the_faster_codec_within_ten_percent() {
+        let c = |codec, bytes| Candidate { codec, bytes };
+        let choice = pick(vec![c(CodecKind::Float, 1000), c(CodecKind::Alp, 910)]);
+        assert_eq!(choice.codec, CodecKind::Float);
+        let choice = pick(vec![c(CodecKind::Float, 1000), c(CodecKind::Alp, 900)]);
+        assert_eq!(choice.codec, CodecKind::Alp);
+        let choice = pick(vec![c(CodecKind::Offset, 0), c(CodecKind::Rle, 0)]);
+        assert_eq!(choice.codec, CodecKind::Offset);
+    }
+
+    #[test]
+    fn integer_shapes_get_their_codec() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let n = 65_536;
+        let rows: Vec<i64> = (1..=n).collect();
+        let mut t = 1_400_000_000_000_000i64;
+        let pickups: Vec<i64> = (0..n)
+            .map(|_| {
+                t += rng.gen_range(0..20) * 1_000_000;
+                t
+            })
+            .collect();
+        let days: Vec<i64> = (0..n).map(|i| i / 5000).collect();
+        let noise: Vec<i64> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+        let cases: [(&[i64], CodecKind); 5] = [
+            (&rows, CodecKind::Linear),
+            (&pickups, CodecKind::Delta),
+            (&days, CodecKind::Rle),
+            (&noise, CodecKind::Offset),
+            (&[5, 5, 5], CodecKind::Const),
+        ];
+        for (values, expected) in cases {
+            let choice = choose_ints(values, None);
+            assert_eq!(choice.codec, expected, "{:?}", choice.candidates);
+            // Estimates are close to the real sizes.
+            for cand in &choice.candidates {
+                let actual = actual_int_bytes(cand.codec, values);
+                assert!(
+                    cand.bytes.abs_diff(actual) <= actual / 4 + 64,
+                    "{:?} estimated {} actual {actual}",
+                    cand.codec,
+                    cand.bytes
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn float_shapes_get_their_codec() {
+        let mut rng = ChaCha8Rng::seed_from_u64(14);
+        let n = 65_536;
+        let money: Vec<f64> = (0..n)
+            .map(|_| rng.gen_range(0..100_000) as f64 / 100.0)
+            .collect();
+        let weather: Vec<f64> = (0..n).map(|i| (i / 4000) as f64 / 100.0).collect();
+        let random: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>()).collect();
+        for (values, expected) in [
+            (&money, CodecKind::Alp),
+            (&weather, CodecKind::Rle),
+            (&random, CodecKind::Float),
+        ] {
+            let choice = choose_floats(values, None);
+            assert_eq!(choice.codec, expected, "{:?}", choice.candidates);
+        }
+        let alp = Alp::encode(&money, None).unwrap();
+        let estimate = choose_floats(&money, None).bytes;
+        assert!(estimate.abs_diff(alp.heap_bytes()) <= alp.heap_bytes() / 10);
+        let nulls = Bitmap::new(3, false);
+        assert_eq!(
+            choose_floats(&[1.0, 2.0, 3.0], Some(&nulls)).codec,
+            CodecKind::Const
+        );
+    }
+
+    #[test]
+    fn string_shapes_get_their_codec() {
+        let mut rng = ChaCha8Rng::seed_from_u64(15);
+        let n = 20_000;
+        let hex: Vec<String> = (0..n)
+            .map(|_| {
+                let lon: f64 = -74.0 + rng.r#gen::<f64>() * 0.3;
+                let bytes = lon.to_le_bytes();
+                let h: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
+                format!("0101000020E6100000{h}{h}")
+            })
+            .collect();
+        let names: Vec<String> = (0..n)
+            .map(|_| format!("name-{}", rng.gen_range(0..50)))
+            .collect();
+        let runs: Vec<String> = (0..n)
+            .map(|i| ["green", "yellow"][i / 3000 % 2].to_string())
+            .collect();
+        for (owned, expected) in [
+            (&hex, CodecKind::HexPoints),
+            (&names, CodecKind::Dict),
+            (&runs, CodecKind::DictRle),
+        ] {
+            let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+            let choice = choose_strings(&values, None);
+            assert_eq!(choice.codec, expected, "{:?}", choice.candidates);
+        }
+        // Hex with a varying header is not a point column: FSST.
+        let texts: Vec<String> = hex
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("{}{h}", i % 7))
+            .collect();
+        let values: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let choice = choose_strings(&values, None);
+        assert_eq!(choice.codec, CodecKind::Fsst, "{:?}", choice.candidates);
+        let f = Fsst::encode(&values, None).unwrap();
+        let estimate = choice.bytes;
+        assert!(
+            estimate.abs_diff(f.heap_bytes()) <= f.heap_bytes() / 5,
+            "{estimate} vs {}",
+            f.heap_bytes()
+        );
+    }
+
+    #[test]
+    fn samples_cover_the_partition_evenly() {
+        assert_eq!(sample_ranges(100), vec![0..100]);
+        let r = sample_ranges(65_536);
+        assert_eq!(r.len(), SAMPLE_RUNS);
+        assert_eq!(r[0], 0..64);
+        assert_eq!(r[SAMPLE_RUNS - 1].end, 65_536);
+        assert!(r.windows(2).all(|w| w[0].end <= w[1].start));
+    }
+}

@@ -1,0 +1,403 @@
+//! Hex EWKB points: strings like `0101000020E6100000` + 32 hex digits,
+//! stored as their two coordinates with [`Alp`].
+//!
+//! The taxi `pickup` and `dropoff` columns are PostGIS extended WKB points
+//! printed as upper-case hex: an 18-digit header (byte order, type Point
+//! with the SRID flag, SRID 4326), then x and y as little-endian f64. As
+//! text they are 50 bytes a row, and FSST only gets them to about 20 (hex
+//! digits of random mantissa bits do not compress). Parsed, they are two
+//! decimals with six places: two ALP columns of 4 bytes a row each (2.5
+//! bit-packed).
+//!
+//! # Format
+//! A [`HexPoints`] holds the header shared by every valid row and the x and
+//! y coordinates as two [`Alp`] columns. It applies only when every valid
+//! row is exactly the header followed by 32 upper-case hex digits, so
+//! printing the coordinates back gives the row byte for byte; anything else
+//! (lower-case hex, other geometry types, a second SRID) makes
+//! [`HexPoints::encode`] return `None`.
+//!
+//! # Kernels
+//! Equality against a constant parses the constant; a constant that is not
+//! such a point equals no row. The coordinates are compared with ALP's
+//! filter, then rows whose coordinate is a zero or NaN (where f64 equality
+//! and string equality differ) are checked bit for bit.
+
+use std::ops::Range;
+
+use super::alp::Alp;
+use super::bitmap::Bitmap;
+use super::cmp::CmpOp;
+use super::fsst::StringBatch;
+
+/// Hex digits after the header: two f64.
+const COORD_DIGITS: usize = 32;
+
+/// Parses 16 upper-case hex digits as a little-endian f64.
+fn parse_f64(hex: &[u8]) -> Option<f64> {
+    let mut bytes = [0u8; 8];
+    for (k, pair) in hex.chunks_exact(2).enumerate() {
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        };
+        bytes[k] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(f64::from_le_bytes(bytes))
+}
+
+/// Appends `x` as 16 upper-case hex digits of its little-endian bytes
+/// (one 16-byte append, not one push per digit).
+fn push_hex(x: f64, out: &mut Vec<u8>) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut hex = [0u8; 16];
+    for (k, b) in x.to_le_bytes().into_iter().enumerate() {
+        hex[2 * k] = DIGITS[(b >> 4) as usize];
+        hex[2 * k + 1] = DIGITS[(b & 15) as usize];
+    }
+    out.extend_from_slice(&hex);
+}
+
+/// Splits a row into its coordinates if it is `header` + 32 hex digits.
+fn parse_point(s: &[u8], header: &[u8]) -> Option<(f64, f64)> {
+    let coords = s.strip_prefix(header)?;
+    if coords.len() != COORD_DIGITS {
+        return None;
+    }
+    Some((parse_f64(&coords[..16])?, parse_f64(&coords[16..])?))
+}
+
+/// One coordinate column: ALP digits, or plain f64 when ALP declines (the
+/// real 2013 sample's coordinates are float32 values with 14 decimals).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Coords {
+    /// Decimal coordinates.
+    Alp(Alp),
+    /// Anything else, one f64 per row.
+    Plain(Vec<f64>),
+}
+
+impl Coords {
+    fn encode(values: Vec<f64>, validity: Option<&Bitmap>) -> Coords {
+        match Alp::encode(&values, validity) {
+            Some(a) => Coords::Alp(a),
+            None => Coords::Plain(values),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Coords::Alp(a) => a.len(),
+            Coords::Plain(v) => v.len(),
+        }
+    }
+
+    /// The coordinate at row `i`.
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            Coords::Alp(a) => a.get(i),
+            Coords::Plain(v) => v[i],
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Coords::Alp(a) => a.heap_bytes(),
+            Coords::Plain(v) => v.len() * 8,
+        }
+    }
+
+    fn decode_range(&self, range: Range<usize>, out: &mut Vec<f64>) {
+        match self {
+            Coords::Alp(a) => a.decode_range(range, out),
+            Coords::Plain(v) => out.extend_from_slice(&v[range]),
+        }
+    }
+
+    fn decode_selection(&self, selection: &[u32], out: &mut Vec<f64>) {
+        match self {
+            Coords::Alp(a) => a.decode_selection(selection, out),
+            Coords::Plain(v) => out.extend(selection.iter().map(|&i| v[i as usize])),
+        }
+    }
+
+    /// Mask words of the rows equal to `c` under `cmp_f64`.
+    fn filter_eq(&self, c: f64) -> Vec<u64> {
+        match self {
+            Coords::Alp(a) => a.filter(CmpOp::Eq, c, None),
+            Coords::Plain(v) => v
+                .chunks(64)
+                .map(|ch| {
+                    ch.iter().enumerate().fold(0u64, |w, (j, &x)| {
+                        w | ((crate::types::cmp_f64(x, c).is_eq() as u64) << j)
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A partition's hex EWKB points as two coordinate columns.
+///
+/// # Invariants
+/// For every valid row, `header + hex(x.get(i)) + hex(y.get(i))` is the
+/// row's string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HexPoints {
+    header: String,
+    x: Coords,
+    y: Coords,
+}
+
+impl HexPoints {
+    /// Encodes a partition's strings; `None` unless every valid row is a
+    /// point with one shared header (see the module docs), or when the
+    /// result would not be smaller than the packed strings. Each coordinate
+    /// is ALP-encoded, or kept as f64 when ALP declines.
+    pub fn encode(values: &[&str], validity: Option<&Bitmap>) -> Option<HexPoints> {
+        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+        let first = (0..values.len()).find(|&i| valid(i))?;
+        let sample = values[first].as_bytes();
+        let header = sample.get(..sample.len().checked_sub(COORD_DIGITS)?)?;
+        let mut xs = Vec::with_capacity(values.len());
+        let mut ys = Vec::with_capacity(values.len());
+        for (i, s) in values.iter().enumerate() {
+            let (x, y) = if valid(i) {
+                parse_point(s.as_bytes(), header)?
+            } else {
+                (0.0, 0.0)
+            };
+            xs.push(x);
+            ys.push(y);
+        }
+        let points = HexPoints {
+            header: std::str::from_utf8(header).ok()?.to_string(),
+            x: Coords::encode(xs, validity),
+            y: Coords::encode(ys, validity),
+        };
+        (points.heap_bytes() < values.len() * (header.len() + COORD_DIGITS)).then_some(points)
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.x.len() == 0
+    }
+
+    /// The header every row starts with.
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+
+    /// The x (longitude) column.
+    pub fn x(&self) -> &Coords {
+        &self.x
+    }
+
+    /// The y (latitude) column.
+    pub fn y(&self) -> &Coords {
+        &self.y
+    }
+
+    /// Heap bytes held: both coordinate columns and the header.
+    pub fn heap_bytes(&self) -> usize {
+        self.x.heap_bytes() + self.y.heap_bytes() + self.header.len()
+    }
+
+    /// The string at row `i` (meaningless at a NULL row).
+    ///
+    /// # Panics
+    /// If `i >= len`.
+    pub fn get(&self, i: usize) -> String {
+        let mut out = Vec::with_capacity(self.header.len() + COORD_DIGITS);
+        self.push_row(self.x.get(i), self.y.get(i), &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    fn push_row(&self, x: f64, y: f64, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.header.as_bytes());
+        push_hex(x, out);
+        push_hex(y, out);
+    }
+
+    /// Appends the strings of rows `range` to `out`.
+    pub fn decode_range(&self, range: Range<usize>, out: &mut StringBatch) {
+        let (mut xs, mut ys) = (
+            Vec::with_capacity(range.len()),
+            Vec::with_capacity(range.len()),
+        );
+        self.x.decode_range(range.clone(), &mut xs);
+        self.y.decode_range(range, &mut ys);
+        self.push_rows(&xs, &ys, out);
+    }
+
+    /// Appends the strings of the rows in `selection` (ascending) to `out`.
+    pub fn decode_selection(&self, selection: &[u32], out: &mut StringBatch) {
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        self.x.decode_selection(selection, &mut xs);
+        self.y.decode_selection(selection, &mut ys);
+        self.push_rows(&xs, &ys, out);
+    }
+
+    fn push_rows(&self, xs: &[f64], ys: &[f64], out: &mut StringBatch) {
+        let mut row = Vec::with_capacity(self.header.len() + COORD_DIGITS);
+        for (&x, &y) in xs.iter().zip(ys) {
+            row.clear();
+            self.push_row(x, y, &mut row);
+            out.push(&row);
+        }
+    }
+
+    /// Mask words (bit `j` of word `w` is row `64·w + j`; NULL rows 0) of
+    /// the rows equal to `value` (`negated`: not equal).
+    pub fn filter_eq(&self, value: &str, negated: bool, validity: Option<&Bitmap>) -> Vec<u64> {
+        let words = match parse_point(value.as_bytes(), self.header.as_bytes()) {
+            None => vec![0u64; self.len().div_ceil(64)],
+            Some((cx, cy)) => {
+                let mx = self.x.filter_eq(cx);
+                let my = self.y.filter_eq(cy);
+                let mut words: Vec<u64> = mx.iter().zip(&my).map(|(a, b)| a & b).collect();
+                // f64 equality is not bit equality for zeros and NaNs.
+                if cx == 0.0 || cx.is_nan() || cy == 0.0 || cy.is_nan() {
+                    for (w, word) in words.iter_mut().enumerate() {
+                        let mut bits = *word;
+                        while bits != 0 {
+                            let j = bits.trailing_zeros() as usize;
+                            let i = 64 * w + j;
+                            let same = self.x.get(i).to_bits() == cx.to_bits()
+                                && self.y.get(i).to_bits() == cy.to_bits();
+                            if !same {
+                                *word &= !(1u64 << j);
+                            }
+                            bits &= bits - 1;
+                        }
+                    }
+                }
+                words
+            }
+        };
+        let len = self.len();
+        words
+            .into_iter()
+            .enumerate()
+            .map(|(w, word)| {
+                let n = (len - 64 * w).min(64);
+                let live = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                let word = if negated { !word } else { word };
+                word & live & validity.map_or(u64::MAX, |v| v.word(w))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    const HEADER: &str = "0101000020E6100000";
+
+    fn point(x: f64, y: f64) -> String {
+        let mut out = HEADER.as_bytes().to_vec();
+        push_hex(x, &mut out);
+        push_hex(y, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn column(rng: &mut ChaCha8Rng, len: usize) -> Vec<String> {
+        (0..len)
+            .map(|i| {
+                let x = rng.gen_range(-74_050_000i64..-73_750_000) as f64 / 1e6;
+                let y = rng.gen_range(40_600_000i64..40_900_000) as f64 / 1e6;
+                match i % 97 {
+                    5 => point(-0.0, y),
+                    6 => point(0.0, 0.0),
+                    7 => point(f64::NAN, y),
+                    8 => point(x, 0.1 + 0.2),
+                    _ => point(x, y),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_taxi_sample_row_round_trips() {
+        // A row of the 2013 sample (see datasets/src/taxi.rs).
+        let s = "0101000020E610000000000000077C52C00000000001614440";
+        let p = HexPoints::encode(&[s, s], None).unwrap();
+        assert_eq!(p.get(1), s);
+        assert_eq!(p.x().get(0), -73.93792724609375);
+        assert_eq!(p.header(), HEADER);
+        // Float32 coordinates are not decimals: kept as f64.
+        assert!(matches!(p.x(), Coords::Plain(_)));
+    }
+
+    #[test]
+    fn points_round_trip_in_eight_bytes_a_row() {
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let owned = column(&mut rng, 5000);
+        let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let validity = Bitmap::from_bools(&(0..5000).map(|i| i % 11 != 3).collect::<Vec<_>>());
+        for v in [None, Some(&validity)] {
+            let p = HexPoints::encode(&values, v).unwrap();
+            assert!(p.heap_bytes() < 9 * values.len(), "{}", p.heap_bytes());
+            assert!(matches!((p.x(), p.y()), (Coords::Alp(_), Coords::Alp(_))));
+            let valid = |i: usize| v.is_none_or(|b| b.get(i));
+            for (i, s) in values.iter().enumerate() {
+                if valid(i) {
+                    assert_eq!(p.get(i), *s);
+                }
+            }
+            let mut batch = StringBatch::new();
+            p.decode_range(100..300, &mut batch);
+            let sel: Vec<u32> = (0..5000).step_by(13).collect();
+            p.decode_selection(&sel, &mut batch);
+            for (j, i) in (100..300)
+                .chain(sel.iter().map(|&i| i as usize))
+                .enumerate()
+            {
+                if valid(i) {
+                    assert_eq!(batch.get(j), values[i]);
+                }
+            }
+            let mut constants: Vec<String> =
+                values.iter().step_by(37).map(|s| s.to_string()).collect();
+            constants.extend([
+                point(0.0, 0.0),
+                point(-0.0, 0.0),
+                point(f64::NAN, 1.0),
+                "not a point".into(),
+                format!("{HEADER}00"),
+                values[5].to_lowercase(),
+            ]);
+            for c in &constants {
+                for negated in [false, true] {
+                    let words = p.filter_eq(c, negated, v);
+                    for (i, s) in values.iter().enumerate() {
+                        let bit = (words[i / 64] >> (i % 64)) & 1 == 1;
+                        assert_eq!(bit, valid(i) && ((s == c) != negated), "{s} {c}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_strings_are_refused() {
+        let p = point(1.5, 2.5);
+        let mixed = [p.as_str(), "0101000020E6100000XX"];
+        assert!(HexPoints::encode(&mixed, None).is_none());
+        let lower = p.to_lowercase();
+        assert!(HexPoints::encode(&[p.as_str(), lower.as_str()], None).is_none());
+        let other_header = p.replacen("E610", "E611", 1);
+        assert!(HexPoints::encode(&[p.as_str(), other_header.as_str()], None).is_none());
+        assert!(HexPoints::encode(&["short"], None).is_none());
+        assert!(HexPoints::encode(&[], None).is_none());
+    }
+}

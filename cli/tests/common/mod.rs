@@ -42,14 +42,15 @@ impl Drop for TempDir {
 
 /// The path of shared test dataset `file_name`, looked up in
 /// `$KATYDID_SHARED/datasets/` and then in `../shared/datasets/` beside the
-/// repository. When it is in neither, prints a notice to stderr and returns
-/// `None` (or fails when `KATYDID_REQUIRE_SHARED` is set, as in CI).
+/// repository (this crate lives in `cli/`). When it is in neither, the test
+/// fails under `KATYDID_REQUIRE_SHARED=1` (as `.ci/run` sets it); otherwise
+/// a `note: SKIPPED …` line goes straight to stderr, past the test
+/// harness's capture, and the result is `None`.
 pub fn shared_dataset(file_name: &str) -> Option<PathBuf> {
     let mut candidates = Vec::new();
     if let Some(dir) = std::env::var_os("KATYDID_SHARED") {
         candidates.push(PathBuf::from(dir).join("datasets").join(file_name));
     }
-    // This crate lives in cli/ of the repository.
     candidates.push(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../shared/datasets")
@@ -57,11 +58,19 @@ pub fn shared_dataset(file_name: &str) -> Option<PathBuf> {
     );
     let found = candidates.into_iter().find(|p| p.is_file());
     if found.is_none() {
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
         assert!(
-            std::env::var_os("KATYDID_REQUIRE_SHARED").is_none(),
-            "shared dataset {file_name} not found and KATYDID_REQUIRE_SHARED is set"
+            std::env::var("KATYDID_REQUIRE_SHARED").as_deref() != Ok("1"),
+            "{test}: shared dataset {file_name} not found and KATYDID_REQUIRE_SHARED=1"
         );
-        eprintln!("note: skipping, shared dataset {file_name} not found (set KATYDID_SHARED)");
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: SKIPPED {test}: shared dataset {file_name} not found (set KATYDID_SHARED)"
+        );
     }
     found
 }

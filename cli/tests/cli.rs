@@ -701,3 +701,74 @@ fn explain_prints_the_whole_plan_in_table_mode_and_rows_in_csv() {
         "{csv}"
     );
 }
+
+#[test]
+fn tab_and_semicolon_files_load_with_their_columns() {
+    let dir = TempDir::new();
+    let tsv = dir.file("readings.tsv", "id\tname\tval\n1\ta\t2.5\n2\tb\tNA\n");
+    let semi = dir.file("semi.csv", "id;name;val\n1;a;2,5\n2;b;NA\n");
+    // Detected from the first lines.
+    for (file, table) in [(&tsv, "readings"), (&semi, "semi")] {
+        let out = run(
+            &[
+                "--load",
+                arg(file),
+                "--format",
+                "csv",
+                "--query",
+                &format!("SELECT name, id FROM {table} ORDER BY id"),
+            ],
+            "",
+        );
+        assert!(out.status.success(), "{table}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "name,id\na,1\nb,2\n", "{table}");
+    }
+    // Given: -d and --null-string on the command line, and the same as
+    // .load options in a script.
+    let out = run(
+        &[
+            "--load",
+            arg(&tsv),
+            "-d",
+            "tab",
+            "--null-string",
+            "NA",
+            "--format",
+            "csv",
+            "--query",
+            "SELECT count(val) AS n FROM readings",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "n\n1\n");
+    let out = run(
+        &["--format", "csv"],
+        &format!(
+            ".load {} s (delim ';', nullstr 'NA', header true)\nSELECT count(val) AS n, count(*) AS c FROM s;\n",
+            arg(&semi)
+        ),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "n,c\n1,2\n");
+}
+
+#[test]
+fn a_load_prints_its_notices() {
+    let dir = TempDir::new();
+    let mut csv = String::from("id,x\n");
+    for i in 0..1000 {
+        csv.push_str(&format!("{i},{i}\n"));
+    }
+    csv.push_str("1000x,5\n");
+    let file = dir.file("widen.csv", &csv);
+    let out = run(&["--load", arg(&file), "--query", "SELECT 1"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("loaded widen: 1,001 rows"), "{err}");
+    assert_eq!(
+        lines[1],
+        "note: column id: typed as string because of 1 value of 1,001 (line 1002: \"1000x\")"
+    );
+}

@@ -93,12 +93,13 @@ fn rows_message(p: Progress) -> String {
 
 fn new_bar(unit: ProgressUnit, total: u64, label: &str) -> ProgressBar {
     let template = match (unit, total > 0) {
+        // `wide_bar` takes the width the rest leaves: the line never wraps.
         (ProgressUnit::Bytes, true) => {
-            "{prefix} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)"
+            "{prefix} [{wide_bar}] {percent:>3}% {bytes}/{total_bytes} ({bytes_per_sec})"
         }
         (ProgressUnit::Bytes, false) => "{spinner} {prefix} {bytes} ({bytes_per_sec})",
         (ProgressUnit::Rows, true) => {
-            "{prefix} [{bar:30}] {percent:>3}% {human_pos}/{human_len} rows ({msg})"
+            "{prefix} [{wide_bar}] {percent:>3}% {human_pos}/{human_len} rows ({msg})"
         }
         (ProgressUnit::Rows, false) => "{spinner} {prefix} {human_pos} rows ({msg})",
     };

@@ -372,7 +372,8 @@ impl Session {
             .unwrap_or_else(|| table_name_for(&load.path));
         let options = self.options_for(load);
         if let Some(p) = &self.progress {
-            p.begin(&format!("loading {}", load.path.display()));
+            let file = load.path.file_name().unwrap_or(load.path.as_os_str());
+            p.begin(&format!("loading {}", file.to_string_lossy()));
         }
         let result = {
             let _busy = self.interrupt.busy();

@@ -576,6 +576,7 @@ impl Database {
             let full_limit = plan.limit;
             plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
             let count_plan = counting(&plan);
+            let offset = plan.offset;
             let mut result = self.execute_plan(plan, start)?;
             let ctx = self.context(&count_plan);
             let (rows, _) = self
@@ -585,7 +586,7 @@ impl Database {
                 Some(Value::Int(n)) => *n as u64,
                 _ => 0,
             };
-            let after_offset = matching.saturating_sub(count_plan.offset);
+            let after_offset = matching.saturating_sub(offset);
             let total_rows = full_limit.map_or(after_offset, |l| after_offset.min(l as u64));
             result.elapsed = start.elapsed();
             Ok(Preview { result, total_rows })
@@ -717,7 +718,8 @@ enum Prepared {
 }
 
 /// `SELECT count(*)` over the same table and filter as `plan` (which has no
-/// aggregate), with its OFFSET kept for the caller.
+/// aggregate), without its OFFSET: that applies to the rows counted, which
+/// the caller subtracts, not to the one row of the count.
 fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
     let count = plan::AggCall {
         func: plan::AggFunc::CountStar,
@@ -740,7 +742,7 @@ fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
         having: None,
         order_by: Vec::new(),
         limit: None,
-        offset: plan.offset,
+        offset: 0,
     }
 }
 

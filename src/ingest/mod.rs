@@ -84,6 +84,11 @@ pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
 /// Default longest record: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
+/// The most columns a table may have. Each column costs a builder of a few
+/// hundred bytes per partition being parsed before any value is read, so
+/// without a bound a line of a million commas asks for gigabytes.
+pub const MAX_COLUMNS: usize = 100_000;
+
 /// How to read a CSV file.
 #[derive(Clone)]
 pub struct LoadOptions {
@@ -469,6 +474,17 @@ fn column_names<R: BufRead>(
         let width = first_record(&record)?.map_or(0, |f| f.len());
         vec![String::new(); width]
     };
+    if raw.len() > MAX_COLUMNS {
+        return Err(csv_error(
+            origin,
+            1,
+            MAX_COLUMNS as u64 + 1,
+            format!(
+                "{} columns, more than the {MAX_COLUMNS} a table may have",
+                raw.len()
+            ),
+        ));
+    }
     Ok(unique_names(raw))
 }
 

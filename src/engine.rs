@@ -141,6 +141,9 @@ pub struct ColumnInfo {
     pub heap_bytes: usize,
     /// Whether a hash index has been built on the column (by a lookup).
     pub indexed: bool,
+    /// Why the load gave the column its type, when worth saying (see
+    /// [`crate::store::Field::note`]).
+    pub note: Option<String>,
 }
 
 /// A table as `.schema` and `.tables` show it.
@@ -292,12 +295,13 @@ impl Database {
         self.check_new_name(table, options)?;
         let start = Instant::now();
         self.cancel.reset();
+        let own_budget = options.memory.is_none();
         let options = self.load_options(options);
         let loaded = guarded(|| {
             self.pool
-                .install(|| ingest::load_csv(path, table, &options))
+                .install(|| ingest::load_file(path, table, &options))
         })?;
-        self.add_loaded(loaded, start)
+        self.add_loaded(loaded, own_budget, start)
     }
 
     /// Loads CSV text already in memory (plain or gzipped); `origin` names it
@@ -315,15 +319,25 @@ impl Database {
         self.check_new_name(table, options)?;
         let start = Instant::now();
         self.cancel.reset();
+        let own_budget = options.memory.is_none();
         let options = self.load_options(options);
         let loaded = guarded(|| {
             self.pool
-                .install(|| ingest::load_csv_bytes(bytes, origin, table, &options))
+                .install(|| ingest::load_bytes(bytes, origin, table, &options))
         })?;
-        self.add_loaded(loaded, start)
+        self.add_loaded(loaded, own_budget, start)
     }
 
-    fn add_loaded(&mut self, table: Table, start: Instant) -> Result<LoadStats> {
+    /// Adds a loaded table; its reservation is kept when it was made
+    /// against this database's budget (`own_budget`), else the table is
+    /// reserved here.
+    fn add_loaded(
+        &mut self,
+        loaded: ingest::Loaded,
+        own_budget: bool,
+        start: Instant,
+    ) -> Result<LoadStats> {
+        let table = loaded.table;
         let stats = LoadStats {
             table: table.name.clone(),
             rows: table.rows(),
@@ -332,11 +346,31 @@ impl Database {
             source_bytes: table.source_bytes,
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
-            notices: Vec::new(),
-            peak_bytes: None,
+            notices: loaded.notices,
+            peak_bytes: loaded.peak_bytes,
         };
-        self.add_table(table)?;
+        match loaded.memory {
+            Some(memory) if own_budget => self.add_table_reserved(table, memory),
+            _ => self.add_table(table)?,
+        }
         Ok(stats)
+    }
+
+    /// Adds (or replaces) a table whose bytes `memory` already holds
+    /// against this database's budget, as a load reserves them while it
+    /// encodes ([`LoadOptions::memory`]); the bytes of a table it replaces
+    /// are given back.
+    pub fn add_table_reserved(&mut self, table: Table, memory: Reservation) {
+        if let Ok(mut indexes) = self.indexes.lock() {
+            indexes.retain(|(name, _), _| *name != table.name);
+        }
+        self.tables.insert(
+            table.name.clone(),
+            Entry {
+                table: Arc::new(table),
+                _memory: memory,
+            },
+        );
     }
 
     /// Adds (or replaces) a table built elsewhere; its bytes count against
@@ -434,6 +468,7 @@ impl Database {
                     heap_bytes: table.column_heap_bytes(i)
                         + self.index_bytes(&table.name, i).unwrap_or(0),
                     indexed: self.index_bytes(&table.name, i).is_some(),
+                    note: f.note.clone(),
                 }
             })
             .collect();
@@ -575,8 +610,8 @@ impl Database {
             let cap = i64::try_from(max_rows).unwrap_or(i64::MAX);
             let full_limit = plan.limit;
             plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
-            let count_plan = counting(&plan);
             let offset = plan.offset;
+            let count_plan = counting(&plan);
             let mut result = self.execute_plan(plan, start)?;
             let ctx = self.context(&count_plan);
             let (rows, _) = self
@@ -718,8 +753,7 @@ enum Prepared {
 }
 
 /// `SELECT count(*)` over the same table and filter as `plan` (which has no
-/// aggregate), without its OFFSET: that applies to the rows counted, which
-/// the caller subtracts, not to the one row of the count.
+/// aggregate).
 fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
     let count = plan::AggCall {
         func: plan::AggFunc::CountStar,

@@ -485,6 +485,7 @@ mod tests {
             fields: vec![Field {
                 name: "x".into(),
                 dtype: DataType::Int,
+                note: None,
             }],
             partitions: vec![Partition {
                 rows: values.len(),

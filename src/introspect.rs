@@ -364,6 +364,7 @@ mod tests {
             fields: vec![Field {
                 name: "x".into(),
                 dtype: DataType::Int,
+                note: None,
             }],
             partitions,
             source_bytes: 0,
@@ -438,6 +439,7 @@ mod tests {
         t.fields.push(Field {
             name: "s".into(),
             dtype: DataType::Str,
+            note: None,
         });
         assert_eq!(
             stats_query(&t),

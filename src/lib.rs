@@ -15,7 +15,10 @@ pub mod store;
 pub mod types;
 
 pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};
-pub use engine::{ColumnInfo, Database, DatabaseOptions, LoadStats, QueryResult, TableInfo};
+pub use engine::{
+    ColumnInfo, Database, DatabaseOptions, LoadStats, Preview, QueryResult, QuerySummary, RowSink,
+    TableInfo,
+};
 pub use error::{Error, Result};
 pub use ingest::LoadOptions;
 pub use types::{DataType, Value};

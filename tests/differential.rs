@@ -318,6 +318,7 @@ fn build_table(
             .map(|(n, t)| Field {
                 name: n.to_string(),
                 dtype: *t,
+                note: None,
             })
             .collect(),
         partitions,
@@ -1647,6 +1648,12 @@ const SHAPE_QUERIES: &[&str] = &[
     "SELECT h, count(*) FROM t GROUP BY h ORDER BY 1 NULLS FIRST",
     "SELECT c FROM t WHERE n = 2 LIMIT 10 OFFSET 20000",
     "SELECT c FROM t LIMIT -5",
+    "SELECT sum(m + 1), sum(m - 3), sum(2 + m), sum(m), count(*) FROM t",
+    "SELECT n, sum(c + 5), sum(m + 1), avg(m) FROM t GROUP BY n ORDER BY 1",
+    "SELECT sum(w + 1), count(*) FROM t",
+    "SELECT m, m - 1, m + 2, count(*) FROM t GROUP BY m, m - 1, m + 2 ORDER BY 4 DESC, 1 LIMIT 10",
+    "SELECT c, c - 1, count(*) FROM t GROUP BY c, c - 1 ORDER BY 3 DESC, 1 LIMIT 5",
+    "SELECT m - 1, m, count(*) FROM t GROUP BY m - 1, m HAVING count(*) > 1 ORDER BY 1 LIMIT 5",
 ];
 
 /// A table of `rows` rows of the usual schema in partitions of `part_rows`.

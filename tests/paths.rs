@@ -299,6 +299,14 @@ fn explain_names_each_path() {
             "SELECT id, velocity FROM readings ORDER BY velocity DESC LIMIT 5",
             "top-n",
         ),
+        (
+            "SELECT sum(id + 1), sum(id + 2), sum(id - 7) FROM readings",
+            "aggregates [sum(id), count(id)]",
+        ),
+        (
+            "SELECT id, id - 1, count(*) FROM readings GROUP BY id, id - 1",
+            "keys [id] aggregates [count(*)]",
+        ),
     ];
     for (sql, needle) in cases {
         let text = explain(&db, sql);

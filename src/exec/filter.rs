@@ -22,6 +22,7 @@
 use std::cmp::Ordering;
 
 use crate::error::Result;
+use crate::kernel::like::LikePattern;
 use crate::kernel::{self, Selection};
 use crate::plan::BinaryOp;
 use crate::plan::eval::compare;
@@ -295,8 +296,38 @@ pub enum FilterStep {
         /// Column index.
         column: usize,
     },
+    /// Keep rows of a packed string column whose bytes satisfy a predicate,
+    /// read in place (no string is materialized).
+    Packed {
+        /// Column index.
+        column: usize,
+        /// The test.
+        pred: PackedPred,
+    },
     /// Evaluate the expression with the generic vectorized evaluator.
     Generic(Expr),
+}
+
+/// A test on the bytes of one packed string.
+#[derive(Debug, Clone)]
+pub enum PackedPred {
+    /// `value op constant`, bytes compared as strings compare.
+    Compare(BinaryOp, String),
+    /// `value [NOT] LIKE pattern`.
+    Like(LikePattern, bool),
+}
+
+impl PackedPred {
+    #[inline]
+    fn test(&self, b: &[u8]) -> bool {
+        match self {
+            PackedPred::Compare(op, k) => compare(*op, b.cmp(k.as_bytes())),
+            // Packed strings are whole UTF-8 strings.
+            PackedPred::Like(p, negated) => {
+                p.matches(std::str::from_utf8(b).unwrap_or_default()) != *negated
+            }
+        }
+    }
 }
 
 /// A filter compiled for one partition.
@@ -382,6 +413,25 @@ fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
             }
             (Expr::Literal { value, .. }, Expr::Column { index, name, .. }) => {
                 compile_compare(*index, name, op.flip(), value, part)
+            }
+            _ => Compiled::Generic,
+        },
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+        } => match (&**expr, pattern.as_literal()) {
+            (Expr::Column { index, name, .. }, Some(Value::Str(p)))
+                if matches!(part.columns[*index].data, ColumnData::Packed(_)) =>
+            {
+                Compiled::Step(
+                    FilterStep::Packed {
+                        column: *index,
+                        pred: PackedPred::Like(LikePattern::compile(p), *negated),
+                    },
+                    format!("filter {name} LIKE: packed strings tested in place"),
+                    format!("{c}"),
+                )
             }
             _ => Compiled::Generic,
         },
@@ -661,6 +711,17 @@ fn compile_compare(
                 pred,
             )
         }
+        ColumnData::Packed(_) => match k {
+            Value::Str(s) => Compiled::Step(
+                FilterStep::Packed {
+                    column: index,
+                    pred: PackedPred::Compare(op, s.to_string()),
+                },
+                format!("filter {name}: packed strings compared in place"),
+                pred,
+            ),
+            _ => Compiled::Generic,
+        },
         _ => Compiled::Generic,
     }
 }
@@ -879,6 +940,15 @@ pub fn run_filter(
                     None => Vec::new(),
                     Some(b) => all.into_iter().filter(|&i| !b.get(i as usize)).collect(),
                 }
+            }
+            FilterStep::Packed { column, pred } => {
+                let col = &part.columns[*column];
+                let ColumnData::Packed(p) = &col.data else {
+                    return Err(crate::Error::Internal(
+                        "packed filter on a non-packed column".into(),
+                    ));
+                };
+                retain_valid(p.select(cur, |b| pred.test(b)), &col.validity)
             }
             FilterStep::Generic(e) => {
                 let rows = match cur {

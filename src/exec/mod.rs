@@ -263,6 +263,7 @@ fn aggregate_query(
     notes: &mut Vec<String>,
 ) -> Result<Vec<PartRun>> {
     let parts = &plan.table.partitions;
+    let groups_so_far = AtomicU64::new(0);
     let results: Vec<(PartRun, Option<Partial<'_>>)> = units
         .par_iter()
         .map(|u| {
@@ -288,8 +289,10 @@ fn aggregate_query(
                 None => Rows::all(p.rows),
             };
             let partial = aggregate_partition(&keys, &aggs, p, rows, &mut run.trace)?;
+            let groups = groups_so_far.fetch_add(partial.groups as u64, Ordering::Relaxed)
+                + partial.groups as u64;
             ctx.reserve(partial.heap_bytes(), || {
-                format!("{} groups of partition {}", partial.groups, u.part)
+                format!("{} groups", human_count(groups as usize))
             })?;
             ctx.progress_rows(p.rows);
             Ok((run, Some(partial)))

@@ -9,7 +9,8 @@ use hashbrown::{DefaultHashBuilder, HashTable, hash_table::Entry};
 use std::hash::BuildHasher;
 
 use super::infer::{
-    DateCache, IntText, Kind, Number, float_syntax, parse_float, parse_int, parse_number,
+    DateCache, FITS_NUMBER, FITS_TIMESTAMP, IntText, Kind, Number, fits, float_value, parse_float,
+    parse_int, parse_number,
 };
 use crate::store::{Bitmap, MAX_DICTIONARY_LEN};
 
@@ -29,15 +30,17 @@ pub(crate) enum Values {
 /// were removed) copied into `owned`.
 ///
 /// # Invariants
-/// `ranges` has one entry per row; `owned_rows` is strictly increasing. Row
-/// `i` is `owned[ranges[i]]` when `i` is in `owned_rows`, else
-/// `input[ranges[i]]`, `input` being the span's text. The span is shorter
-/// than 4 GiB, so the offsets fit in u32.
+/// `ranges` has one entry per row; `owned_rows` and `null_rows` are
+/// strictly increasing. Row `i` is NULL when it is in `null_rows` (its
+/// range is empty), else `owned[ranges[i]]` when `i` is in `owned_rows`,
+/// else `input[ranges[i]]`, `input` being the span's text. The span is
+/// shorter than 4 GiB, so the offsets fit in u32.
 #[derive(Debug, Default)]
 pub(crate) struct Texts {
     ranges: Vec<(u32, u32)>,
     owned: Vec<u8>,
     owned_rows: Vec<u32>,
+    null_rows: Vec<u32>,
 }
 
 impl Texts {
@@ -64,9 +67,15 @@ impl Texts {
         }
     }
 
-    /// Appends `n` empty rows.
-    pub(crate) fn push_empty(&mut self, n: usize) {
-        self.ranges.resize(self.ranges.len() + n, (0, 0));
+    /// Appends a NULL row.
+    pub(crate) fn push_null(&mut self) {
+        self.null_rows.push(self.ranges.len() as u32);
+        self.ranges.push((0, 0));
+    }
+
+    /// The NULL rows, ascending.
+    pub(crate) fn null_rows(&self) -> &[u32] {
+        &self.null_rows
     }
 
     /// Calls `f` with every row's text in order, `input` being the span's
@@ -222,14 +231,16 @@ impl Interner {
     }
 
     /// The same rows as [`Texts`], every text copied; rows cleared in
-    /// `validity` are empty.
+    /// `validity` are NULL.
     fn into_texts(self, validity: Option<&Bitmap>) -> Texts {
+        let mut null_rows = Vec::new();
         let ranges = self
             .ids
             .iter()
             .enumerate()
             .map(|(row, &id)| {
                 if validity.is_some_and(|v| !v.get(row)) {
+                    null_rows.push(row as u32);
                     return (0, 0);
                 }
                 let id = id as usize;
@@ -241,6 +252,7 @@ impl Interner {
             owned_rows: (0..self.ids.len() as u32).collect(),
             ranges,
             owned: self.arena,
+            null_rows,
         }
     }
 
@@ -314,7 +326,7 @@ impl Strings {
     fn push_null(&mut self) {
         match self {
             Strings::Interned(i) => i.ids.push(0),
-            Strings::Texts(t) => t.push_empty(1),
+            Strings::Texts(t) => t.push_null(),
         }
     }
 }
@@ -342,6 +354,11 @@ pub(crate) struct ColumnBuilder {
     pub bad_utf8: Option<usize>,
     rows: usize,
     dates: DateCache,
+    /// The first non-NULL value.
+    first: Option<Misfit>,
+    /// The census so far, once the column turned into a string after
+    /// other values (see [`ColumnBuilder::census`]).
+    census: Option<Box<Census>>,
 }
 
 impl ColumnBuilder {
@@ -355,6 +372,8 @@ impl ColumnBuilder {
             bad_utf8: None,
             rows,
             dates: DateCache::default(),
+            first: None,
+            census: None,
         }
     }
 
@@ -388,20 +407,19 @@ impl ColumnBuilder {
         }
     }
 
-    /// Observes row `row`'s field (raw bytes, quotes removed), which is
-    /// `input[at..]` of the span's text `input` when `at` is given. Rows come
-    /// in order, each once, and `row` is less than the span's row count.
+    /// Observes row `row`'s field (raw bytes, quotes removed; not NULL, but
+    /// possibly empty), which is `input[at..]` of the span's text `input`
+    /// when `at` is given. Rows come in order, each once (this or
+    /// [`ColumnBuilder::observe_null`]), and `row` is less than the span's
+    /// row count.
     #[inline(always)]
     pub(crate) fn observe(&mut self, row: usize, field: &[u8], at: Option<u32>) {
-        if field.is_empty() {
-            return self.observe_null(row);
-        }
         // The common cases inline; every change of kind out of line.
         match (self.kind, &mut self.values) {
             (Kind::Float, Values::Floats(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x as f64),
                 Number::Float(f) => v.push(f),
-                Number::Decimal => match parse_float(field).filter(|f| f.is_finite()) {
+                Number::Decimal => match parse_float(field) {
                     Some(f) => v.push(f),
                     None => self.become_str(row, field),
                 },
@@ -421,9 +439,9 @@ impl ColumnBuilder {
         }
     }
 
-    /// A NULL (empty) field.
+    /// Observes a NULL field at row `row` (see [`ColumnBuilder::observe`]).
     #[inline(never)]
-    fn observe_null(&mut self, row: usize) {
+    pub(crate) fn observe_null(&mut self, row: usize) {
         let rows = self.rows;
         self.validity
             .get_or_insert_with(|| Bitmap::new(rows, true))
@@ -438,12 +456,17 @@ impl ColumnBuilder {
         }
     }
 
-    /// A non-empty field of a string column.
+    /// A field of a string column.
     #[inline(never)]
     fn observe_str(&mut self, row: usize, field: &[u8], at: Option<u32>) {
         match &mut self.strings {
             Some(s) => s.push(field, at, self.validity.as_ref()),
-            None => self.check_utf8(row, field),
+            None => {
+                if let Some(c) = &mut self.census {
+                    c.observe(row, field, fits(field, &mut self.dates));
+                }
+                self.check_utf8(row, field);
+            }
         }
     }
 
@@ -455,7 +478,10 @@ impl ColumnBuilder {
         };
         match parse_int(field) {
             IntText::Int(x) => v.push(x as f64),
-            IntText::Overflow => self.become_str(row, field),
+            IntText::Overflow => match parse_float(field) {
+                Some(f) => v.push(f),
+                None => self.become_str(row, field),
+            },
             IntText::NotInt => match float_value(field) {
                 Some(f) => v.push(f),
                 None => self.become_str(row, field),
@@ -472,7 +498,10 @@ impl ColumnBuilder {
                     v.push(x);
                 }
             }
-            IntText::Overflow => self.become_str(row, field),
+            IntText::Overflow => match parse_float(field) {
+                Some(f) => self.int_to_float(f),
+                None => self.become_str(row, field),
+            },
             IntText::NotInt => match float_value(field) {
                 Some(f) => self.int_to_float(f),
                 None => self.become_str(row, field),
@@ -495,19 +524,24 @@ impl ColumnBuilder {
         self.values = Values::Floats(floats);
     }
 
-    /// The first non-empty field, at row `row` (earlier rows are NULL).
+    /// The first non-NULL field, at row `row` (earlier rows are NULL).
     #[cold]
     fn first_value(&mut self, row: usize, field: &[u8], at: Option<u32>) {
-        match parse_int(field) {
+        self.first = Some(Misfit::new(row, field));
+        let int = parse_int(field);
+        match int {
             IntText::Int(x) => {
                 let mut v = with_nulls(row, self.rows);
                 v.push(x);
                 self.kind = Kind::Int;
                 self.values = Values::Ints(v);
             }
-            IntText::Overflow => self.first_text(row, field, at),
-            IntText::NotInt => {
-                if let Some(f) = float_value(field) {
+            IntText::Overflow | IntText::NotInt => {
+                let float = match int {
+                    IntText::Overflow => parse_float(field),
+                    _ => float_value(field),
+                };
+                if let Some(f) = float {
                     let mut v = with_nulls(row, self.rows);
                     v.push(f);
                     self.kind = Kind::Float;
@@ -537,11 +571,93 @@ impl ColumnBuilder {
     }
 
     /// Turns a column that held other values into a string column: its text
-    /// is not kept (phase 2 parses the span again).
+    /// is not kept (phase 2 parses the span again), and from here on every
+    /// value is counted for the census.
     fn become_str(&mut self, row: usize, field: &[u8]) {
+        let mut census = self.typed_census(row);
+        census.observe(row, field, fits(field, &mut self.dates));
+        self.census = Some(Box::new(census));
         self.kind = Kind::Str;
         self.values = Values::None;
         self.check_utf8(row, field);
+    }
+
+    /// The census of rows `..row` of a column whose values there are all of
+    /// its (numeric or timestamp) kind.
+    fn typed_census(&self, row: usize) -> Census {
+        let nulls = self
+            .validity
+            .as_ref()
+            .map_or(0, |v| (0..row).filter(|&i| !v.get(i)).count());
+        let values = (row - nulls) as u64;
+        let mut census = Census {
+            values,
+            ..Census::default()
+        };
+        let misfit = match self.kind {
+            Kind::Int | Kind::Float => CENSUS_TIMESTAMP,
+            Kind::Timestamp => CENSUS_NUMBER,
+            Kind::Empty | Kind::Str => return census,
+        };
+        if values > 0 {
+            census.misfits[misfit] = Misfits {
+                count: values,
+                first: self.first.clone(),
+            };
+        }
+        census
+    }
+
+    /// The census of the whole span: how many values fit each narrower
+    /// type. `input` is the span's text. Misfits carry their row; their
+    /// line is for the caller to fill in.
+    pub(crate) fn census(&self, input: &[u8]) -> Census {
+        if self.kind != Kind::Str {
+            return self.typed_census(self.rows);
+        }
+        if let Some(c) = &self.census {
+            return c.as_ref().clone();
+        }
+        let mut census = Census::default();
+        let mut dates = DateCache::default();
+        match &self.strings {
+            Some(Strings::Interned(i)) => {
+                let fit: Vec<u8> = (0..i.ends.len() as u32)
+                    .map(|id| fits(Interner::text(&i.arena, &i.ends, id), &mut dates))
+                    .collect();
+                let valid = |row: usize| self.validity.as_ref().is_none_or(|v| v.get(row));
+                if fit.iter().all(|&f| f == 0) {
+                    // No value fits anything: no need to look at each row.
+                    let values = (0..self.rows).filter(|&r| valid(r)).count() as u64;
+                    let first = (0..self.rows)
+                        .find(|&r| valid(r))
+                        .map(|r| Misfit::new(r, Interner::text(&i.arena, &i.ends, i.ids[r])));
+                    census.values = values;
+                    for m in &mut census.misfits {
+                        m.count = values;
+                        m.first = first.clone();
+                    }
+                    return census;
+                }
+                for (row, &id) in i.ids.iter().enumerate() {
+                    if valid(row) {
+                        census.observe_with(row, fit[id as usize], || {
+                            Interner::text(&i.arena, &i.ends, id)
+                        });
+                    }
+                }
+            }
+            Some(Strings::Texts(t)) => {
+                let mut nulls = t.null_rows().iter().peekable();
+                t.for_each(input, |row, text| {
+                    if nulls.next_if(|&&r| r as usize == row).is_none() {
+                        census.observe(row, text, fits(text, &mut dates));
+                    }
+                });
+            }
+            None => {}
+        }
+        census
     }
 
     fn check_utf8(&mut self, row: usize, field: &[u8]) {
@@ -558,13 +674,96 @@ fn with_nulls<T: Default + Clone>(row: usize, capacity: usize) -> Vec<T> {
     v
 }
 
-/// The value of a field with float syntax and a finite value.
-#[inline]
-fn float_value(field: &[u8]) -> Option<f64> {
-    if !float_syntax(field) {
-        return None;
+/// Longest text of a misfit value kept for a notice, in characters.
+const MISFIT_CHARS: usize = 40;
+
+/// A value that does not fit a type, for a notice: where it is and its
+/// text, shortened to [`MISFIT_CHARS`] characters (the last being `…`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Misfit {
+    /// Row in its span.
+    pub row: usize,
+    /// 1-based line of its record, once placed (0 before).
+    pub line: u64,
+    /// The text, shortened.
+    pub text: String,
+}
+
+impl Misfit {
+    fn new(row: usize, field: &[u8]) -> Misfit {
+        let all = String::from_utf8_lossy(field);
+        let text = if all.chars().count() > MISFIT_CHARS {
+            let mut t: String = all.chars().take(MISFIT_CHARS - 1).collect();
+            t.push('…');
+            t
+        } else {
+            all.into_owned()
+        };
+        Misfit { row, line: 0, text }
     }
-    parse_float(field).filter(|f| f.is_finite())
+}
+
+/// Values of a column that do not fit one narrower type.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Misfits {
+    /// How many.
+    pub count: u64,
+    /// The first, in file order.
+    pub first: Option<Misfit>,
+}
+
+/// How a column's non-NULL values fit the types narrower than string: what
+/// a notice about a column typed as string because of a few values needs.
+///
+/// # Invariants
+/// `misfits[k].count <= values`; `misfits[k].first` is `Some` exactly when
+/// the count is not 0.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Census {
+    /// Non-NULL values.
+    pub values: u64,
+    /// Values that are not numbers (index [`CENSUS_NUMBER`]) and values
+    /// that are not timestamps (index [`CENSUS_TIMESTAMP`]).
+    pub misfits: [Misfits; 2],
+}
+
+/// Index of [`Census::misfits`] counting values that are not numbers.
+pub(crate) const CENSUS_NUMBER: usize = 0;
+/// Index of [`Census::misfits`] counting values that are not timestamps.
+pub(crate) const CENSUS_TIMESTAMP: usize = 1;
+
+impl Census {
+    /// Counts the value `field` at `row`, which fits the types in `fit` (a
+    /// set of `FITS_*` bits).
+    #[inline]
+    fn observe(&mut self, row: usize, field: &[u8], fit: u8) {
+        self.observe_with(row, fit, || field);
+    }
+
+    #[inline]
+    fn observe_with<'a>(&mut self, row: usize, fit: u8, field: impl Fn() -> &'a [u8]) {
+        self.values += 1;
+        for (k, bit) in [FITS_NUMBER, FITS_TIMESTAMP].into_iter().enumerate() {
+            if fit & bit == 0 {
+                let m = &mut self.misfits[k];
+                m.count += 1;
+                if m.first.is_none() {
+                    m.first = Some(Misfit::new(row, field()));
+                }
+            }
+        }
+    }
+
+    /// Adds the census of a later part of the file.
+    pub(crate) fn merge(&mut self, later: &Census) {
+        self.values += later.values;
+        for (m, l) in self.misfits.iter_mut().zip(&later.misfits) {
+            m.count += l.count;
+            if m.first.is_none() {
+                m.first = l.first.clone();
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -575,7 +774,11 @@ mod tests {
     fn build(values: &[&str]) -> ColumnBuilder {
         let mut b = ColumnBuilder::new(values.len());
         for (i, v) in values.iter().enumerate() {
-            b.observe(i, v.as_bytes(), None);
+            if v.is_empty() {
+                b.observe_null(i);
+            } else {
+                b.observe(i, v.as_bytes(), None);
+            }
         }
         b
     }
@@ -611,14 +814,40 @@ mod tests {
     }
 
     #[test]
+    fn big_integers_and_special_floats_make_floats() {
+        for values in [
+            &["1", "99999999999999999999", "nan", "-Infinity", "1e400"][..],
+            &[
+                "99999999999999999999",
+                "99999999999999999999",
+                "NaN",
+                "-inf",
+                "1e400",
+            ],
+            &["1.5", "99999999999999999999", "-nan", "-INF", "inf"],
+        ] {
+            let b = build(values);
+            assert_eq!(b.kind, Kind::Float, "{values:?}");
+            let Values::Floats(v) = &b.values else {
+                panic!("{:?}", b.values)
+            };
+            assert_eq!(v[1], 1e20, "{values:?}");
+            assert!(v[2].is_nan(), "{values:?}");
+            assert_eq!(v[3], f64::NEG_INFINITY, "{values:?}");
+            assert_eq!(v[4], f64::INFINITY, "{values:?}");
+        }
+    }
+
+    #[test]
     fn widening_to_string_drops_values() {
         for values in [
             &["1", "x"][..],
-            &["1.5", "99999999999999999999"],
+            &["1.5", "0099"],
             &["2013-01-01", "1"],
             &["1", "2013-01-01"],
             &["x", "1"],
-            &["1", "1e400"],
+            &["1", "+inf"],
+            &["nan", "2013-01-01"],
         ] {
             let b = build(values);
             assert_eq!(b.kind, Kind::Str, "{values:?}");

@@ -7,9 +7,11 @@
 
 use rayon::prelude::*;
 
-use super::build::{ColumnBuilder, Strings, Texts, Values};
+use super::build::{Census, ColumnBuilder, Strings, Texts, Values};
+use super::dialect::Syntax;
 use super::infer::Kind;
-use super::parse::{Batch, span_texts};
+use super::parse::{Batch, Context, span_texts};
+use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column, ColumnData};
 use crate::types::{DataType, Value};
@@ -17,34 +19,50 @@ use crate::types::{DataType, Value};
 /// What one column of the partition is encoded from.
 enum Source {
     /// What phase 1 kept (values, or text for a string column).
-    Built(ColumnBuilder),
+    Built(Box<ColumnBuilder>),
     /// Text parsed again for a column that became a string late.
     Reparsed(Texts),
 }
 
+/// One span's partition as encoded with the kinds its columns have in it.
+pub(crate) struct SpanColumns {
+    /// The encoded columns.
+    pub columns: Vec<Column>,
+    /// Each column's kind in this span (a column with no value is an
+    /// all-NULL string column of kind [`Kind::Empty`]).
+    pub kinds: Vec<Kind>,
+    /// Each column's census, misfits placed on their lines.
+    pub census: Vec<Census>,
+}
+
 /// Encodes a batch parsed from the span text `input` (which parsing found
-/// to be UTF-8) as one partition's
-/// columns, each column with the kind it has in this span (returned too; a
-/// column with no value is an all-NULL string column of kind
-/// [`Kind::Empty`]). Numeric and timestamp columns reuse the values phase 1
-/// parsed, string columns the text it kept; a string column whose text
-/// phase 1 did not keep (it turned into a string after other values) is
-/// parsed again from `input`. The columns are encoded in parallel on the
-/// current rayon pool.
+/// to be UTF-8 and which starts on line `line`) as one partition's columns,
+/// each column with the kind it has in this span. Numeric and timestamp
+/// columns reuse the values phase 1 parsed, string columns the text it
+/// kept; a string column whose text phase 1 did not keep (it turned into a
+/// string after other values) is parsed again from `input`. The columns
+/// are encoded in parallel on the current rayon pool.
 ///
 /// # Errors
 /// [`Error::Internal`] if phase 1 left a column in an inconsistent state.
-pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, Vec<Kind>)> {
+pub(crate) fn encode_batch(
+    batch: Batch,
+    input: &[u8],
+    line: u64,
+    cx: &Context,
+) -> Result<SpanColumns> {
     let Batch { rows, columns } = batch;
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
+    let mut census: Vec<Census> = columns.iter().map(|c| c.census(input)).collect();
+    place_misfits(&mut census, input, line, cx.dialect.syntax);
     let wanted: Vec<usize> = (0..width)
         .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
     let mut reparsed = if wanted.is_empty() {
         Vec::new()
     } else {
-        span_texts(input, rows, width, &wanted)?
+        span_texts(input, rows, cx, &wanted)?
     }
     .into_iter();
     // Per-row texts are slices of the span's text.
@@ -68,28 +86,73 @@ pub(crate) fn encode_batch(batch: Batch, input: &[u8]) -> Result<(Vec<Column>, V
                     .map(Source::Reparsed)
                     .ok_or_else(|| Error::Internal("missing reparsed text".into()))
             } else {
-                Ok(Source::Built(column))
+                Ok(Source::Built(Box::new(column)))
             }
         })
         .collect::<Result<_>>()?;
     let encoded = sources
         .into_par_iter()
-        .map(|source| encode_column(source, rows, text))
+        .map(|source| {
+            cx.stop.check()?;
+            encode_column(source, rows, text)
+        })
         .collect::<Result<Vec<Column>>>()?;
-    Ok((encoded, kinds))
+    Ok(SpanColumns {
+        columns: encoded,
+        kinds,
+        census,
+    })
 }
 
-/// Encodes the texts of a string column from the span text `text`; empty
-/// texts are NULL.
+/// Sets the line of every first misfit in `census`, from its row in the
+/// span text `input` that starts on line `line`: one scan of the records
+/// up to the last such row.
+fn place_misfits(census: &mut [Census], input: &[u8], line: u64, syntax: Syntax) {
+    let mut rows: Vec<usize> = census
+        .iter()
+        .flat_map(|c| c.misfits.iter().filter_map(|m| Some(m.first.as_ref()?.row)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    let mut lines = Vec::with_capacity(rows.len());
+    let mut scanner = Scanner::partial(input, 0, line, true, syntax);
+    let mut record = 0;
+    'rows: for &row in &rows {
+        loop {
+            match scanner.next_record() {
+                Next::Record { line, .. } => {
+                    record += 1;
+                    if record > row {
+                        lines.push(line);
+                        continue 'rows;
+                    }
+                }
+                _ => break 'rows,
+            }
+        }
+    }
+    for c in census {
+        for m in c.misfits.iter_mut().filter_map(|m| m.first.as_mut()) {
+            if let Ok(k) = rows.binary_search(&m.row) {
+                m.line = lines.get(k).copied().unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// Encodes the texts of a string column from the span text `text`.
 fn encode_texts(texts: &Texts, rows: usize, text: &str) -> Result<Column> {
     let mut values: Vec<&str> = Vec::with_capacity(rows);
     let mut validity: Option<Bitmap> = None;
-    let ok = texts.for_each_str(text, |row, s| {
-        if s.is_empty() {
-            validity
-                .get_or_insert_with(|| Bitmap::new(rows, true))
-                .set(row, false);
-        }
+    for &row in texts.null_rows() {
+        validity
+            .get_or_insert_with(|| Bitmap::new(rows, true))
+            .set(row as usize, false);
+    }
+    let ok = texts.for_each_str(text, |_, s| {
         values.push(s);
     });
     if !ok {
@@ -155,6 +218,7 @@ pub(crate) fn conform(
     local: &[Kind],
     kinds: &[Kind],
     input: &[u8],
+    cx: &Context,
 ) -> Result<()> {
     let width = kinds.len();
     let rows = columns.first().map_or(0, |c| c.len);
@@ -169,7 +233,7 @@ pub(crate) fn conform(
     } else {
         let text = std::str::from_utf8(input)
             .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
-        (text, span_texts(input, rows, width, &wanted)?.into_iter())
+        (text, span_texts(input, rows, cx, &wanted)?.into_iter())
     };
     for c in changed {
         let column = &mut columns[c];

@@ -6,13 +6,15 @@
 //! - Integer: an optional `-`, then ASCII digits with no leading zero unless
 //!   the digits are exactly `0` (`0`, `-0`, `42`, `-17`). `038302` is not an
 //!   integer (loading it as 38302 would lose the zero). A value with integer
-//!   syntax that does not fit in i64 is a string, so nothing is lost.
+//!   syntax that does not fit in i64 is a float (its nearest f64), as
+//!   DuckDB's sniffer would make it a wider number rather than text.
 //! - Float: an optional `-`, then digits with an optional fraction, or a
 //!   fraction alone, with an optional exponent (`2.5`, `.5`, `5.`, `-124.0`,
 //!   `3e-4`, `0.1234E+30`), containing a `.` or an exponent, with the same
-//!   leading-zero rule as integers for the digits before the point. A value
-//!   that overflows to infinity (`1e400`) is a string; so are `nan`, `inf`
-//!   and `infinity` in any case.
+//!   leading-zero rule as integers for the digits before the point; a value
+//!   beyond f64 is ±infinity (`1e400`). Also `nan`, `inf` and `infinity` in
+//!   any case, with an optional `-`: what DuckDB reads as DOUBLE (checked
+//!   with DuckDB 1.x, where `+inf`, like `+5`, is text).
 //! - Timestamp: whatever [`crate::types::parse_timestamp`] accepts.
 //! - Anything else, including text with surrounding spaces (` 5`) or a plus
 //!   sign (`+5`), is a string.
@@ -87,12 +89,12 @@ impl Kind {
     }
 }
 
-/// The type of one non-empty field.
+/// The type of one non-NULL field.
 #[cfg(test)]
 pub(crate) fn classify(field: &[u8]) -> Kind {
     match parse_int(field) {
         IntText::Int(_) => return Kind::Int,
-        IntText::Overflow => return Kind::Str,
+        IntText::Overflow => return Kind::Float,
         IntText::NotInt => {}
     }
     if is_float(field) {
@@ -286,11 +288,54 @@ impl DateCache {
     }
 }
 
-/// True when `b` has float syntax (see the module rules) and a finite value.
+/// True when `b` is a float (see the module rules).
 #[cfg(test)]
 pub(crate) fn is_float(b: &[u8]) -> bool {
-    float_syntax(b) && parse_float(b).is_some_and(f64::is_finite)
+    float_value(b).is_some()
 }
+
+/// The value of a field that is a float by the module rules, other than an
+/// integer: float syntax or a special value.
+#[inline]
+pub(crate) fn float_value(b: &[u8]) -> Option<f64> {
+    if float_syntax(b) {
+        parse_float(b)
+    } else {
+        special_float(b)
+    }
+}
+
+/// `nan`, `inf` or `infinity` in any case, with an optional `-`.
+pub(crate) fn special_float(b: &[u8]) -> Option<f64> {
+    let (neg, word) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    let f = if word.eq_ignore_ascii_case(b"nan") {
+        f64::NAN
+    } else if word.eq_ignore_ascii_case(b"inf") || word.eq_ignore_ascii_case(b"infinity") {
+        f64::INFINITY
+    } else {
+        return None;
+    };
+    Some(if neg { -f } else { f })
+}
+
+/// Which of the narrower-than-string types a non-NULL field fits: a bit set
+/// of [`FITS_NUMBER`] (integer or float) and [`FITS_TIMESTAMP`].
+pub(crate) fn fits(b: &[u8], dates: &mut DateCache) -> u8 {
+    let number = match parse_int(b) {
+        IntText::Int(_) | IntText::Overflow => true,
+        IntText::NotInt => float_value(b).is_some(),
+    };
+    let timestamp = !number && dates.parse(b).is_some();
+    (u8::from(number) * FITS_NUMBER) | (u8::from(timestamp) * FITS_TIMESTAMP)
+}
+
+/// A value that is an integer or a float.
+pub(crate) const FITS_NUMBER: u8 = 1;
+/// A value that is a timestamp.
+pub(crate) const FITS_TIMESTAMP: u8 = 2;
 
 /// True when `b` has float syntax (see the module rules); the value may
 /// still overflow to infinity.
@@ -378,9 +423,9 @@ mod tests {
             ("-17", Int),
             ("9223372036854775807", Int),
             ("-9223372036854775808", Int),
-            ("9223372036854775808", Str),
-            ("-9223372036854775809", Str),
-            ("99999999999999999999999", Str),
+            ("9223372036854775808", Float),
+            ("-9223372036854775809", Float),
+            ("99999999999999999999999", Float),
             ("038302", Str),
             ("00", Str),
             ("-07", Str),
@@ -404,14 +449,22 @@ mod tests {
             ("1e", Str),
             ("e5", Str),
             ("1.2.3", Str),
-            ("1e400", Str),
-            ("-1e400", Str),
-            ("nan", Str),
-            ("NaN", Str),
-            ("inf", Str),
-            ("-inf", Str),
-            ("infinity", Str),
-            ("Infinity", Str),
+            ("1e400", Float),
+            ("-1e400", Float),
+            ("nan", Float),
+            ("NaN", Float),
+            ("inf", Float),
+            ("-inf", Float),
+            ("infinity", Float),
+            ("Infinity", Float),
+            ("-INFINITY", Float),
+            ("-nan", Float),
+            ("+inf", Str),
+            ("+nan", Str),
+            ("infinit", Str),
+            ("nana", Str),
+            ("--inf", Str),
+            ("0099999999999999999999", Str),
             ("+1.5", Str),
             ("2013-01-01", Timestamp),
             ("2013-01-01 23:59:59", Timestamp),
@@ -438,9 +491,11 @@ mod tests {
             (&["0", "1", "N", "Y"], Str),
             (&["N", "Y", "0", "1"], Str),
             (&["1", "038302"], Str),
-            (&["1.5", "99999999999999999999"], Str),
-            (&["99999999999999999999", "1.5"], Str),
-            (&["1", "9223372036854775808"], Str),
+            (&["1.5", "99999999999999999999"], Float),
+            (&["99999999999999999999", "1.5"], Float),
+            (&["1", "9223372036854775808"], Float),
+            (&["9223372036854775808", "1"], Float),
+            (&["2013-01-01", "nan"], Str),
             (&["", "", ""], Empty),
             (&[], Empty),
             (
@@ -452,7 +507,8 @@ mod tests {
             (&["2013-01-01", "1.5"], Str),
             (&["", "2013-01-01", ""], Timestamp),
             (&["1", " 2"], Str),
-            (&["1", "nan"], Str),
+            (&["1", "nan"], Float),
+            (&["-inf", "1"], Float),
         ];
         for &(values, expected) in cases {
             assert_eq!(column_kind(values), expected, "{values:?}");

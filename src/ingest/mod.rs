@@ -4,19 +4,44 @@
 //! - Plain or gzip-compressed text; gzip is recognised by its magic bytes
 //!   `1f 8b` whatever the file is called, and may have several members. A
 //!   UTF-8 byte order mark at the start is skipped.
-//! - RFC 4180 records as read by `csv-core` with its defaults: `,` between
-//!   fields, `"` quotes with `""` inside quotes for a quote, and `\n`, `\r\n`
-//!   or `\r` ending a record. Empty lines are skipped (so a one-column file
-//!   cannot hold a NULL row written as an empty line). Every record must have
-//!   as many fields as the header (or as the first record without one).
+//! - RFC 4180 records as read by `csv-core`: a delimiter between fields
+//!   ([`LoadOptions::delimiter`], else detected among `,` `;` tab `|` from
+//!   the first records, see `dialect.rs`), quotes ([`LoadOptions::quote`],
+//!   `"` by default) doubled inside quotes for a quote, and `\n`, `\r\n` or
+//!   `\r` ending a record. Empty lines are skipped (so a one-column file
+//!   cannot hold a NULL row written as an empty line). Every record must
+//!   have as many fields as the header (or as the first record without
+//!   one); when it has not, the error suggests a delimiter that fits.
 //! - Every field must be UTF-8.
 //!
 //! # Values
-//! An empty field is NULL. A quoted empty field `""` is NULL too: once the
-//! quotes are removed the two cannot be told apart. Column types are inferred
-//! from every value in the file (see the rules in `infer.rs`, summarised on
-//! [`load_csv_bytes`]); a column with no value at all is a string column of
-//! NULLs.
+//! PostgreSQL COPY's rule: an unquoted empty field is NULL, and so is an
+//! unquoted [`LoadOptions::null_string`]; a quoted field never is, so `""`
+//! is the empty string (as DuckDB reads with `allow_quoted_nulls =
+//! false`). The empty string is a string, so a `""`
+//! in a column of numbers makes it a string column, as in DuckDB. Column
+//! types are inferred from every value in the file (see the rules in
+//! `infer.rs`, summarised on [`load_csv_bytes`]); a column with no value at
+//! all is a string column of NULLs.
+//!
+//! # Limits
+//! A record (and so any field) longer than [`LoadOptions::max_line_bytes`]
+//! fails the load, naming its line and the field in which the limit is
+//! passed (`x.csv:1:1: record longer than 64.0 MiB (raise
+//! --max-line-size)`), as soon as that much of it has been read: an input
+//! without line breaks (`/dev/zero`, a 1 GB one-line file) stops there,
+//! holding about the limit in memory. Blank lines are passed without being
+//! kept.
+//!
+//! # Notes on types
+//! A string column whose values are nearly all numbers (or nearly all
+//! timestamps) says why in its [`Field::note`]: when at most a tenth of its
+//! non-NULL values are not numbers (or not timestamps), the note counts
+//! them and shows the first, e.g. `typed as string because of 1 value of
+//! 10,000,000 (line 10000001: "2500000x")` (the value shortened to 40
+//! characters). Each span counts its columns' misfits as it parses (a
+//! string column per distinct text where it interns them); the counts are
+//! added up in file order.
 //!
 //! # Column names
 //! From the header, or [`LoadOptions::columns`], or `column_1`, `column_2`, …
@@ -38,7 +63,8 @@
 //! finds record boundaries (`scan`: newlines with `memchr` where there is
 //! no quote or carriage return, else a scan that tracks quotes) and cuts
 //! the records into spans of exactly `partition_rows` records (`source`),
-//! each handed to the pool as soon as it is complete, at most four ahead.
+//! each handed to a worker as soon as one is free (the reading thread
+//! holds at most one finished span while it waits).
 //! A worker parses its span (`parse`: fields split eight bytes at a time,
 //! `csv-core` for records with quoted fields), with one builder per column
 //! (`build`) inferring the narrowest type and keeping the parsed integers,
@@ -50,13 +76,39 @@
 //! encoded again: integers widened to floats, or the span's text read again
 //! from the input (a file or bytes; input that cannot be read twice, such
 //! as a pipe, keeps every span's text instead) and parsed as strings.
-//! Errors are reported for the first bad record in file order (an input
-//! that cannot be read or inflated first); nothing is returned on error.
+//!
+//! # Errors, cancelling and progress
+//! A cancelled load ([`LoadOptions::cancel`], polled by the reading thread
+//! before each piece and by the parsers every few thousand records) stops
+//! with [`Error::Cancelled`]. Otherwise the error reported is an input
+//! that cannot be read or inflated, else the first bad record in file
+//! order (spans after a bad one are not parsed). Nothing is returned on
+//! error. The reading thread reports the bytes it has read to
+//! [`LoadOptions::on_progress`]; the library draws nothing.
+//!
+//! # Memory
+//! Each partition's bytes are reserved against [`LoadOptions::memory`] as
+//! soon as it is encoded, so a table that will not fit stops the load
+//! early with [`Error::MemoryLimit`] (and stops every other part of it);
+//! the reservation, brought to the final table's size, is handed on in
+//! [`Loaded::memory`].
+//!
+//! Besides the table, a load holds about `threads + 2` spans of text (one
+//! per worker, one finished and one being read by the reading thread) and
+//! each worker's parsed values for one span; [`Loaded::peak_bytes`] reports
+//! what the process's resident memory rose by at the load's highest. On
+//! the 2M-row synthetic taxi file (51 columns, 566 MB encoded, 2 threads)
+//! the binary's peak is about 1.5× the table (it was 1.7× with four spans
+//! queued), most of the excess being memory the allocator (mimalloc) keeps
+//! after it is freed, in proportion to the table: with
+//! `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` it is 1.15–1.25×.
 
 mod build;
+mod dialect;
 mod encode;
 mod infer;
 mod parse;
+mod peak;
 mod progress;
 mod scan;
 mod source;
@@ -65,16 +117,20 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Cursor};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
+use self::build::Census;
+use self::dialect::{Dialect, Syntax, sniff, tab_separated_name};
 use self::infer::Kind;
-use self::parse::{csv_error, first_record, parse_span};
-use self::progress::Progress;
+use self::parse::{Context, csv_error, first_record, parse_span};
+use self::progress::{Reporter, Stop};
 use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
 use std::sync::Arc;
 
-use crate::control::{CancelToken, MemoryBudget, ProgressFn};
+use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation};
 use crate::error::{Error, Result};
 use crate::store::{Column, Field, Partition, Table};
 
@@ -100,16 +156,15 @@ pub struct LoadOptions {
     /// Rows per partition (default [`DEFAULT_PARTITION_ROWS`]); 0 is taken
     /// as 1.
     pub partition_rows: usize,
-    /// Show a progress bar (rows/s) on stderr when it is a terminal and the
-    /// load takes longer than a second.
-    pub progress: bool,
-    /// The field delimiter; `None` detects it from the first lines (`,`
-    /// `;` tab `|`; a `.tsv` name means tab).
+    /// The field delimiter, an ASCII character; `None` detects it from the
+    /// first records (the first of `,` `;` tab `|` that splits them all into
+    /// the same number of fields, more than one; else `,`), and a name
+    /// ending in `.tsv` or `.tsv.gz` means tab.
     pub delimiter: Option<u8>,
-    /// The quote character (default `"`).
+    /// The quote character, ASCII (default `"`).
     pub quote: u8,
-    /// A field equal to this text (unquoted) is NULL too, besides an
-    /// unquoted empty field.
+    /// An unquoted field equal to this text is NULL too, besides an
+    /// unquoted empty field (`NA`, `\N`); a quoted one is text.
     pub null_string: Option<String>,
     /// Longest record (line) in bytes; a longer one fails the load naming
     /// file, line and size (default [`DEFAULT_MAX_LINE_BYTES`]).
@@ -117,12 +172,20 @@ pub struct LoadOptions {
     /// Replace a table of the same name (the [`crate::Database`] refuses to
     /// otherwise).
     pub replace: bool,
-    /// Polled between spans: a cancelled load stops with
-    /// [`Error::Cancelled`] and keeps nothing.
+    /// Polled by the reading thread before each piece it reads and by the
+    /// parsers every few thousand records: a cancelled load stops within
+    /// milliseconds with [`Error::Cancelled`] and keeps nothing.
     pub cancel: Option<CancelToken>,
-    /// Receives [`crate::Progress`] reports in bytes of the input read.
+    /// Receives [`crate::Progress`] reports in [`crate::ProgressUnit::Bytes`]:
+    /// bytes of the input read so far (compressed bytes for gzip) of its
+    /// size (0 for a pipe), at most every 50 ms, from the reading thread,
+    /// the last when the whole input is read.
     pub on_progress: Option<ProgressFn>,
-    /// The budget the loaded table's bytes count against.
+    /// The budget the loaded table's bytes count against: each partition
+    /// is reserved as it is encoded, so a load that would pass the limit
+    /// stops early with [`Error::MemoryLimit`] (`load needs more than 1.2
+    /// GiB for table "trips" after 1,200,000 rows (limit 1.0 GiB)`) and
+    /// keeps nothing; the reservation comes back in [`Loaded::memory`].
     pub memory: Option<Arc<MemoryBudget>>,
 }
 
@@ -132,7 +195,6 @@ impl Default for LoadOptions {
             header: true,
             columns: None,
             partition_rows: DEFAULT_PARTITION_ROWS,
-            progress: false,
             delimiter: None,
             quote: b'"',
             null_string: None,
@@ -163,13 +225,32 @@ impl std::fmt::Debug for LoadOptions {
     }
 }
 
+/// A loaded table and what the load found out on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The table.
+    pub table: Table,
+    /// What the user should know, one sentence each, e.g. `column trip_id:
+    /// typed as string because of 1 value of 10,000,000 (line 10000001:
+    /// "2500000x")` (each also in its [`Field::note`]).
+    pub notices: Vec<String>,
+    /// The load's peak memory in bytes: the highest resident memory of the
+    /// process while it ran, above what was resident when it started (on
+    /// Linux, from `/proc/self/status`; `None` elsewhere).
+    pub peak_bytes: Option<usize>,
+    /// The table's bytes held against [`LoadOptions::memory`] (exactly
+    /// [`Table::heap_bytes`]), when a budget was given: hand it on with the
+    /// table so that it is not counted twice.
+    pub memory: Option<Reservation>,
+}
+
 /// Loads a plain or gzipped CSV file (gzip detected by its magic bytes) into
 /// a table named `table_name`, using the current rayon pool.
 ///
 /// # Errors
-/// [`Error::Io`] if the file cannot be read; [`Error::Csv`] naming file, line
-/// and column for malformed input. Nothing is returned on error.
-pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
+/// As [`load_bytes`], plus [`Error::Io`] if the file cannot be opened or
+/// read. Nothing is returned on error.
+pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Loaded> {
     let open = || -> Result<BufReader<std::fs::File>> {
         let file = std::fs::File::open(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
@@ -179,18 +260,29 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
     };
     let source = open()?;
     // A regular file can be read again; a pipe's text must be kept.
-    let regular = source.get_ref().metadata().is_ok_and(|m| m.is_file());
-    load_from(source, regular.then_some(&open), path, table_name, options)
+    let metadata = source.get_ref().metadata().ok();
+    let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+    let size = metadata.filter(|m| m.is_file()).map_or(0, |m| m.len());
+    load_from(
+        source,
+        regular.then_some(&open),
+        size,
+        path,
+        table_name,
+        options,
+    )
 }
 
-/// Like [`load_csv`] for file contents already in memory; `origin` names the
-/// source in error messages.
+/// Like [`load_file`] for file contents already in memory; `origin` names
+/// the source in error messages.
 ///
 /// Types: an integer is `-`? digits without a leading zero (except `0`
-/// itself) that fits in i64; a float has a `.` or an exponent and is finite
-/// (`nan`, `inf` are not floats); a timestamp is `YYYY-MM-DD`,
-/// `YYYY-MM-DD HH:MM:SS[.f]` or `YYYY-MM-DDTHH:MM:SS[.f][Z]`. A column of
-/// integers and floats is float; any other mix is string.
+/// itself) that fits in i64 (a longer one is a float); a float has a `.` or
+/// an exponent, or is `nan`, `inf` or `infinity` in any case with an
+/// optional `-`; a timestamp is `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS[.f]` or
+/// `YYYY-MM-DDTHH:MM:SS[.f][Z]`. A column of integers and floats is float;
+/// any other mix is string, and says why in [`Field::note`] when at most a
+/// tenth of its values made it so (see the module docs).
 ///
 /// # Errors
 /// - [`Error::Io`] naming `origin` for a corrupt or truncated gzip stream.
@@ -201,22 +293,47 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
 ///   end of the input (`unterminated quoted field`, on the line of the
 ///   opening quote); a field that is not UTF-8 (`invalid utf-8`, on the line
 ///   where its record starts); an empty file (see the module docs); column
-///   names whose count does not match the header.
+///   names whose count does not match the header; a record longer than
+///   [`LoadOptions::max_line_bytes`] (`record longer than 64.0 MiB (raise
+///   --max-line-size)`, at the field where it passes the limit).
 /// - [`Error::NotSupported`] for a partition of 4 GiB of text or more.
+/// - [`Error::Cancelled`] when [`LoadOptions::cancel`] is cancelled.
+pub fn load_bytes(
+    bytes: Vec<u8>,
+    origin: &Path,
+    table_name: &str,
+    options: &LoadOptions,
+) -> Result<Loaded> {
+    let reopen = || Ok(Cursor::new(&bytes[..]));
+    load_from(
+        Cursor::new(&bytes[..]),
+        Some(&reopen),
+        bytes.len() as u64,
+        origin,
+        table_name,
+        options,
+    )
+}
+
+/// [`load_file`]'s table.
+///
+/// # Errors
+/// As [`load_file`].
+pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<Table> {
+    load_file(path, table_name, options).map(|l| l.table)
+}
+
+/// [`load_bytes`]'s table.
+///
+/// # Errors
+/// As [`load_bytes`].
 pub fn load_csv_bytes(
     bytes: Vec<u8>,
     origin: &Path,
     table_name: &str,
     options: &LoadOptions,
 ) -> Result<Table> {
-    let reopen = || Ok(Cursor::new(&bytes[..]));
-    load_from(
-        Cursor::new(&bytes[..]),
-        Some(&reopen),
-        origin,
-        table_name,
-        options,
-    )
+    load_bytes(bytes, origin, table_name, options).map(|l| l.table)
 }
 
 /// One span, parsed and encoded with the types it has on its own.
@@ -224,6 +341,7 @@ struct Encoded {
     rows: usize,
     columns: Vec<Column>,
     kinds: Vec<Kind>,
+    census: Vec<Census>,
     /// Where the span's text is in the input.
     offset: u64,
     len: usize,
@@ -238,33 +356,98 @@ struct Finish {
     total_bytes: u64,
 }
 
-/// Spans read ahead of the parsers at most.
-const SPANS_AHEAD: usize = 4;
+/// Spans queued between the reading thread and the parsers. None: the
+/// reading thread hands each span over as a worker becomes free, holding
+/// at most one finished span while it waits, so the text in memory is
+/// about `threads + 2` spans (a span of 65,536 taxi rows is 26 MB).
+const SPANS_QUEUED: usize = 0;
 
-/// Loads from `source` (see the module docs for the design); `reopen`
-/// opens it again from its start when a span must be read a second time
-/// (without it every span's text is kept until the end instead).
+/// Span buffers kept for reuse (already paged in) when the parsers are
+/// done with them.
+const SPARE_BUFFERS: usize = 1;
+
+/// The error a load ends with, of all that its parts met: the caller's
+/// cancel first, then what stopped the whole load (the memory limit), then
+/// the reading thread's (a file that cannot be read), then the first bad
+/// record in file order.
+fn load_error(
+    stop: &Stop,
+    results: &mut [(usize, Result<Encoded>)],
+    finish: Result<Finish>,
+) -> Result<Finish> {
+    if stop.cancelled() {
+        return Err(Error::Cancelled);
+    }
+    results.sort_unstable_by_key(|(index, _)| *index);
+    let take = |r: &mut Result<Encoded>| std::mem::replace(r, Err(Error::Cancelled)).err();
+    if let Some((_, r)) = results
+        .iter_mut()
+        .find(|(_, r)| matches!(r, Err(Error::MemoryLimit { .. })))
+    {
+        return Err(take(r).unwrap_or(Error::Cancelled));
+    }
+    let mut errors = results.iter_mut().filter(|(_, r)| r.is_err());
+    match finish {
+        Ok(finish) => match errors.find(|(_, r)| !matches!(r, Err(Error::Cancelled))) {
+            Some((_, r)) => Err(take(r).unwrap_or(Error::Cancelled)),
+            None => Ok(finish),
+        },
+        // A record too long to read comes after every span handed over,
+        // so an error in one of them is earlier in the file.
+        Err(e @ Error::Csv { .. }) => Err(errors.next().and_then(|(_, r)| take(r)).unwrap_or(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Loads from `source`, of `total` bytes (0 when unknown; see the module
+/// docs for the design); `reopen` opens it again from its start when a span
+/// must be read a second time (without it every span's text is kept until
+/// the end instead).
 fn load_from<R: BufRead + Send>(
     source: R,
     reopen: Option<&(impl Fn() -> Result<R> + Sync)>,
+    total: u64,
     origin: &Path,
     table_name: &str,
     options: &LoadOptions,
-) -> Result<Table> {
-    let progress = Progress::new(options.progress);
+) -> Result<Loaded> {
+    let start = Instant::now();
+    let meter = peak::PeakMeter::start();
+    let stop = Stop::new(options.cancel.clone());
+    stop.check()?;
     let input = Input::open(source, origin)?;
-    let mut cutter = Cutter::new(input, origin)?;
-    let names = match column_names(&mut cutter, origin, options) {
+    let reporter = Reporter::new(options.on_progress.clone(), total, start);
+    let mut cutter = Cutter::new(input, origin, reporter, stop.clone())?;
+    let (sample, complete) = cutter.sample();
+    let sniffed = sniff(sample, complete, options.quote);
+    let delimiter = match options.delimiter {
+        Some(d) => d,
+        None if tab_separated_name(origin) => b'\t',
+        None => sniffed.choose(),
+    };
+    let dialect = dialect_of(options, delimiter)?;
+    let hint = sniffed.hint(delimiter);
+    cutter.set_syntax(dialect.syntax);
+    cutter.set_max_record_bytes(options.max_line_bytes.max(1));
+    let names = match column_names(&mut cutter, origin, options, &dialect) {
         Ok(names) => names,
         Err(e) => {
-            // A broken gzip stream further on is what the caller hears of.
-            if cutter.is_gzip() {
+            // A broken gzip stream further on is what the caller hears of
+            // (but a record too long to read ends the load at once).
+            if cutter.is_gzip() && !cutter.too_long_seen() && !matches!(e, Error::Cancelled) {
                 cutter.drain()?;
             }
             return Err(e);
         }
     };
     let width = names.len();
+    let cx = Context {
+        origin,
+        dialect: &dialect,
+        width,
+        stop: &stop,
+        hint: hint.as_deref(),
+    };
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();
     let keep_bytes = reopen.is_none();
@@ -272,8 +455,38 @@ fn load_from<R: BufRead + Send>(
         cutter.reuse_buffers(pool.clone());
     }
 
-    progress.rows_phase("loading", None);
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
+    // The table's bytes so far, and its rows.
+    let memory = options
+        .memory
+        .as_ref()
+        .map(|budget| Mutex::new(Reservation::empty(budget, "load")));
+    let rows_done = AtomicUsize::new(0);
+    let reserve = |columns: &[Column], rows: usize| -> Result<()> {
+        let rows = rows_done.fetch_add(rows, Ordering::Relaxed) + rows;
+        let Some(memory) = &memory else {
+            return Ok(());
+        };
+        let bytes = columns.iter().map(Column::heap_bytes).sum();
+        let mut memory = memory
+            .lock()
+            .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
+        memory.grow(bytes, || {
+            format!(
+                "table \"{table_name}\" after {} rows",
+                thousands(rows as u64)
+            )
+        })
+    };
+    // Spans after the first bad one need no parsing.
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let recycle = |bytes: Vec<u8>| {
+        if let Ok(mut p) = pool.lock()
+            && p.len() < SPARE_BUFFERS
+        {
+            p.push(bytes);
+        }
+    };
     let process = |span: Span| {
         let Span {
             index,
@@ -282,12 +495,18 @@ fn load_from<R: BufRead + Send>(
             line,
             records,
         } = span;
-        let encoded = parse_span(&bytes, line, records, width, origin).and_then(|batch| {
+        if stop.stopped() || index > first_bad.load(Ordering::Relaxed) {
+            return recycle(bytes);
+        }
+        let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
-            encode::encode_batch(batch, &bytes).map(|(columns, kinds)| Encoded {
+            let span = encode::encode_batch(batch, &bytes, line, &cx)?;
+            reserve(&span.columns, rows)?;
+            Ok(Encoded {
                 rows,
-                columns,
-                kinds,
+                columns: span.columns,
+                kinds: span.kinds,
+                census: span.census,
                 offset,
                 len: bytes.len(),
                 bytes: None,
@@ -299,21 +518,23 @@ fn load_from<R: BufRead + Send>(
                 Ok(e)
             }
             other => {
-                if let Ok(mut p) = pool.lock()
-                    && p.len() < 2 * SPANS_AHEAD
-                {
-                    p.push(bytes);
+                match &other {
+                    Err(Error::Cancelled | Error::MemoryLimit { .. }) => stop.fail(),
+                    Err(_) => {
+                        first_bad.fetch_min(index, Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
                 }
+                recycle(bytes);
                 other
             }
         };
-        progress.inc(records as u64);
         if let Ok(mut r) = results.lock() {
             r.push((index, encoded));
         }
     };
     let finish: Result<Finish> = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Span>(SPANS_AHEAD);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Span>(SPANS_QUEUED);
         let reader = scope.spawn(move || -> Result<Finish> {
             loop {
                 match cutter.next_span(per_span)? {
@@ -345,17 +566,16 @@ fn load_from<R: BufRead + Send>(
             .unwrap_or_else(|_| Err(Error::Internal("the reading thread panicked".into())))
     });
     drop(pool);
-    let finish = finish?;
     let mut results = results
         .into_inner()
         .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
-    results.sort_unstable_by_key(|(index, _)| *index);
+    let finish = load_error(&stop, &mut results, finish)?;
     let mut encoded = results
         .into_iter()
         .map(|(_, r)| r)
         .collect::<Result<Vec<Encoded>>>()?;
     if let Some(u) = finish.unterminated {
-        return Err(unterminated_error(&u, origin));
+        return Err(unterminated_error(&u, origin, &dialect));
     }
 
     let kinds = encoded.iter().fold(vec![Kind::Empty; width], |mut acc, e| {
@@ -364,6 +584,14 @@ fn load_from<R: BufRead + Send>(
         }
         acc
     });
+    let census = encoded
+        .iter_mut()
+        .fold(vec![Census::default(); width], |mut acc, e| {
+            for (a, c) in acc.iter_mut().zip(std::mem::take(&mut e.census)) {
+                a.merge(&c);
+            }
+            acc
+        });
     // Spans with a column that is text elsewhere need their text again.
     let needs: Vec<bool> = encoded
         .iter()
@@ -383,7 +611,7 @@ fn load_from<R: BufRead + Send>(
             .zip(texts.iter_mut())
             .map(|((e, _), text)| (e.offset, e.len, text))
             .collect();
-        source::reread(Input::open(reopen()?, origin)?, origin, &mut wanted)?;
+        source::reread(Input::open(reopen()?, origin)?, origin, &mut wanted, &stop)?;
         let mut texts = texts.into_iter();
         for (e, _) in encoded.iter_mut().zip(&needs).filter(|(_, n)| **n) {
             e.bytes = texts.next();
@@ -392,8 +620,9 @@ fn load_from<R: BufRead + Send>(
     let conformed: Vec<Result<Partition>> = encoded
         .into_par_iter()
         .map(|mut e| {
+            stop.check()?;
             let bytes = e.bytes.take().unwrap_or_default();
-            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes)?;
+            encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &cx)?;
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,
@@ -401,6 +630,9 @@ fn load_from<R: BufRead + Send>(
             })
         })
         .collect();
+    if stop.cancelled() {
+        return Err(Error::Cancelled);
+    }
     let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
     let mut first_row = 0;
     for p in &mut partitions {
@@ -408,20 +640,110 @@ fn load_from<R: BufRead + Send>(
         first_row += p.rows;
     }
 
-    let fields = names
+    let fields: Vec<Field> = names
         .into_iter()
         .zip(&kinds)
-        .map(|(name, k)| Field {
+        .zip(&census)
+        .map(|((name, &k), c)| Field {
             name,
             dtype: k.data_type(),
+            note: inference_note(k, c),
         })
         .collect();
-    Ok(Table {
+    let notices = fields
+        .iter()
+        .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
+        .collect();
+    let table = Table {
         name: table_name.to_string(),
         fields,
         partitions,
         source_bytes: finish.total_bytes,
+    };
+    // Columns encoded again (integers widened to floats) changed size.
+    let memory = match memory {
+        Some(m) => {
+            let mut m = m
+                .into_inner()
+                .map_err(|_| Error::Internal("a parsing task panicked".into()))?;
+            m.resize(table.heap_bytes(), || {
+                format!(
+                    "table \"{table_name}\" ({} rows)",
+                    thousands(table.rows() as u64)
+                )
+            })?;
+            Some(m)
+        }
+        None => None,
+    };
+    Ok(Loaded {
+        table,
+        notices,
+        peak_bytes: meter.and_then(|m| m.peak_bytes()),
+        memory,
     })
+}
+
+/// The dialect `options` ask for, with `delimiter` (given or detected).
+///
+/// # Errors
+/// [`Error::NotSupported`] for a delimiter or quote that is not ASCII, is a
+/// line break, or is both.
+fn dialect_of(options: &LoadOptions, delimiter: u8) -> Result<Dialect> {
+    let syntax = Syntax {
+        delimiter,
+        quote: options.quote,
+    };
+    let bad = |b: u8| !b.is_ascii() || b == b'\n' || b == b'\r';
+    if bad(syntax.delimiter) || bad(syntax.quote) || syntax.delimiter == syntax.quote {
+        return Err(Error::NotSupported(format!(
+            "delimiter {:?} with quote {:?}: each must be one ASCII character other than a line break, and they must differ",
+            syntax.delimiter as char, syntax.quote as char
+        )));
+    }
+    Ok(Dialect {
+        syntax,
+        null_string: options
+            .null_string
+            .as_ref()
+            .map(|n| n.as_bytes().to_vec().into_boxed_slice()),
+    })
+}
+
+/// The note for a column of kind `kind` whose values are counted in
+/// `census`: a string column of which at most a tenth of the values keep
+/// it from being numbers (or timestamps) says how many and which first.
+fn inference_note(kind: Kind, census: &Census) -> Option<String> {
+    if kind != Kind::Str {
+        return None;
+    }
+    // On a tie, numbers are named.
+    let misfits = census.misfits.iter().min_by_key(|m| m.count)?;
+    if misfits.count == 0 || misfits.count.saturating_mul(10) > census.values {
+        return None;
+    }
+    let first = misfits.first.as_ref()?;
+    Some(format!(
+        "typed as string because of {} value{} of {} (line {}: {:?})",
+        thousands(misfits.count),
+        if misfits.count == 1 { "" } else { "s" },
+        thousands(census.values),
+        first.line,
+        first.text
+    ))
+}
+
+/// `n` with `,` between groups of three digits: `10,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Reads the header (when there is one) and settles the column names,
@@ -430,14 +752,15 @@ fn column_names<R: BufRead>(
     cutter: &mut Cutter<'_, R>,
     origin: &Path,
     options: &LoadOptions,
+    dialect: &Dialect,
 ) -> Result<Vec<String>> {
     let raw: Vec<String> = if options.header {
         let record = match cutter.first_record(true)? {
             Ok(Some(record)) => record,
             Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no header)")),
-            Err(u) => return Err(unterminated_error(&u, origin)),
+            Err(u) => return Err(unterminated_error(&u, origin, dialect)),
         };
-        let fields = first_record(&record)?.unwrap_or_default();
+        let fields = first_record(&record, dialect)?.unwrap_or_default();
         let mut header = Vec::with_capacity(fields.len());
         for (i, f) in fields.into_iter().enumerate() {
             let name = String::from_utf8(f)
@@ -471,7 +794,7 @@ fn column_names<R: BufRead>(
             Err(u) => u.bytes,
             Ok(None) => return Err(csv_error(origin, 1, 1, "empty file (no records)")),
         };
-        let width = first_record(&record)?.map_or(0, |f| f.len());
+        let width = first_record(&record, dialect)?.map_or(0, |f| f.len());
         vec![String::new(); width]
     };
     if raw.len() > MAX_COLUMNS {
@@ -521,8 +844,8 @@ fn unique_names(raw: Vec<String>) -> Vec<String> {
 /// The error for a record whose quoted field runs to the end of the
 /// input; that field is the record's last, so its number is the record's
 /// field count.
-fn unterminated_error(u: &Unterminated, origin: &Path) -> Error {
-    let column = match first_record(&u.bytes) {
+fn unterminated_error(u: &Unterminated, origin: &Path, dialect: &Dialect) -> Error {
+    let column = match first_record(&u.bytes, dialect) {
         Ok(Some(fields)) => fields.len().max(1),
         Ok(None) => 1,
         Err(e) => return e,

@@ -9,7 +9,12 @@
 //! without a copy. Numbers and timestamps are ASCII by their syntax; any
 //! other field is checked for UTF-8 by its builder (interned texts once per
 //! distinct text). A record with a field that starts with `"` is finished
-//! by `csv-core`, whose record grammar the record scan follows. Anything
+//! by `csv-core`, whose record grammar the record scan follows.
+//!
+//! An unquoted field that is empty or the null string is NULL, a quoted
+//! one never is (see `dialect`). `csv-core` removes the quotes, so a record
+//! it parsed with a field that could be NULL is looked at once more to see
+//! which of its fields were quoted. Anything
 //! unusual (a record of the wrong width, bytes that are not UTF-8) sends
 //! the whole span down the slow path, which parses every record with
 //! `csv-core` and finds the first error exactly as before.
@@ -19,6 +24,8 @@ use std::path::Path;
 use csv_core::{ReadRecordResult, Reader};
 
 use super::build::{ColumnBuilder, Texts};
+use super::dialect::{Dialect, quoted_fields};
+use super::progress::Stop;
 use crate::error::{Error, Result};
 
 /// A span of records after phase 1.
@@ -35,10 +42,48 @@ pub(crate) struct Records<'a> {
     input: &'a [u8],
     pos: usize,
     reader: Reader,
+    dialect: &'a Dialect,
     started: bool,
     out: Vec<u8>,
     ends: Vec<usize>,
     fields: usize,
+    /// Which fields of the last record are NULL.
+    nulls: Vec<bool>,
+    quoted: Vec<bool>,
+}
+
+/// Field `i` of a record `csv-core` wrote to `out` with field ends `ends`.
+#[inline]
+fn field_of<'o>(out: &'o [u8], ends: &[usize], i: usize) -> &'o [u8] {
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &out[start..ends[i]]
+}
+
+/// Sets `nulls[i]` for each field `i` of a record parsed from the text
+/// `raw` into `out` and `ends`: true when the field is unquoted and empty or
+/// the null string. The text is looked at again (for which fields are
+/// quoted) only when some field's value could be NULL.
+fn mark_nulls(
+    dialect: &Dialect,
+    raw: &[u8],
+    out: &[u8],
+    ends: &[usize],
+    nulls: &mut Vec<bool>,
+    quoted: &mut Vec<bool>,
+) {
+    nulls.clear();
+    let mut any = false;
+    for i in 0..ends.len() {
+        let null = dialect.is_null_text(field_of(out, ends, i));
+        any |= null;
+        nulls.push(null);
+    }
+    if any {
+        quoted_fields(raw, dialect.syntax, quoted);
+        for (null, &q) in nulls.iter_mut().zip(quoted.iter()) {
+            *null &= !q;
+        }
+    }
 }
 
 /// Doubles whichever csv-core output buffer `res` says is full.
@@ -52,15 +97,18 @@ fn grow(res: &ReadRecordResult, out: &mut Vec<u8>, ends: &mut Vec<usize>) {
 
 impl<'a> Records<'a> {
     /// A reader over `input`, which starts at a record boundary.
-    pub(crate) fn new(input: &'a [u8], expected_width: usize) -> Records<'a> {
+    pub(crate) fn new(input: &'a [u8], expected_width: usize, dialect: &'a Dialect) -> Records<'a> {
         Records {
             input,
             pos: 0,
-            reader: Reader::new(),
+            reader: dialect.syntax.reader(),
+            dialect,
             started: false,
             out: vec![0; 4096],
             ends: vec![0; expected_width.max(1) + 1],
             fields: 0,
+            nulls: Vec::new(),
+            quoted: Vec::new(),
         }
     }
 
@@ -96,6 +144,14 @@ impl<'a> Records<'a> {
                 }
                 ReadRecordResult::Record => {
                     self.fields = fields;
+                    mark_nulls(
+                        self.dialect,
+                        &self.input[start..self.pos],
+                        &self.out,
+                        &self.ends[..fields],
+                        &mut self.nulls,
+                        &mut self.quoted,
+                    );
                     return Ok(Some((start, fields)));
                 }
                 ReadRecordResult::End => return Ok(None),
@@ -106,8 +162,13 @@ impl<'a> Records<'a> {
     /// Field `i` (quotes removed) of the last record read.
     #[inline]
     pub(crate) fn field(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.out[start..self.ends[i]]
+        field_of(&self.out, &self.ends, i)
+    }
+
+    /// Field `i` of the last record read, `None` when it is NULL.
+    #[inline]
+    pub(crate) fn value(&self, i: usize) -> Option<&[u8]> {
+        (!self.nulls[i]).then(|| self.field(i))
     }
 
     /// Number of fields of the last record read.
@@ -118,8 +179,8 @@ impl<'a> Records<'a> {
 
 /// Parses one record from the start of `input` into owned field bytes;
 /// `None` when the input holds no record.
-pub(crate) fn first_record(input: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
-    let mut records = Records::new(input, 16);
+pub(crate) fn first_record(input: &[u8], dialect: &Dialect) -> Result<Option<Vec<Vec<u8>>>> {
+    let mut records = Records::new(input, 16, dialect);
     if records.next()?.is_none() {
         return Ok(None);
     }
@@ -155,16 +216,17 @@ pub(crate) fn csv_error(
     }
 }
 
-/// The separators that end an unquoted field.
+/// The separators that end an unquoted field: the delimiter and line
+/// breaks.
 #[inline]
-fn is_separator(b: u8) -> bool {
-    matches!(b, b',' | b'\n' | b'\r')
+fn is_separator(b: u8, delimiter: u8) -> bool {
+    b == delimiter || b == b'\n' || b == b'\r'
 }
 
-/// Index of the first `,`, `\n` or `\r` in `b` at or after `i`, or
+/// Index of the first `delimiter`, `\n` or `\r` in `b` at or after `i`, or
 /// `b.len()`.
 #[inline]
-fn find_separator(b: &[u8], mut i: usize) -> usize {
+fn find_separator(b: &[u8], mut i: usize, delimiter: u8) -> usize {
     const LO: u64 = u64::from_le_bytes([1; 8]);
     const HI: u64 = u64::from_le_bytes([0x80; 8]);
     // High bit set in each byte of `w` equal to `c`; bits above the lowest
@@ -176,38 +238,57 @@ fn find_separator(b: &[u8], mut i: usize) -> usize {
     }
     while let Some(word) = b.get(i..i + 8) {
         let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let m = matches(w, b',') | matches(w, b'\n') | matches(w, b'\r');
+        let m = matches(w, delimiter) | matches(w, b'\n') | matches(w, b'\r');
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < b.len() && !is_separator(b[i]) {
+    while i < b.len() && !is_separator(b[i], delimiter) {
         i += 1;
     }
     i
 }
 
 /// Finishes records with quoted fields with `csv-core`.
-struct Quoted {
+struct Quoted<'d> {
     reader: Reader,
+    dialect: &'d Dialect,
     out: Vec<u8>,
     ends: Vec<usize>,
+    nulls: Vec<bool>,
+    quoted: Vec<bool>,
 }
 
-impl Quoted {
-    fn new() -> Quoted {
+impl<'d> Quoted<'d> {
+    fn new(dialect: &'d Dialect) -> Quoted<'d> {
         Quoted {
-            reader: Reader::new(),
+            reader: dialect.syntax.reader(),
+            dialect,
             out: vec![0; 4096],
             ends: vec![0; 64],
+            nulls: Vec::new(),
+            quoted: Vec::new(),
         }
     }
 
     /// Parses the rest of a record from the start of `input` (the start of
     /// a field); returns the bytes consumed and the number of fields, which
-    /// are then [`Quoted::field`].
+    /// are then [`Quoted::value`].
     fn parse(&mut self, input: &[u8]) -> (usize, usize) {
+        let (used, fields) = self.parse_fields(input);
+        mark_nulls(
+            self.dialect,
+            &input[..used],
+            &self.out,
+            &self.ends[..fields],
+            &mut self.nulls,
+            &mut self.quoted,
+        );
+        (used, fields)
+    }
+
+    fn parse_fields(&mut self, input: &[u8]) -> (usize, usize) {
         let (mut pos, mut nout_total, mut fields) = (0, 0, 0);
         loop {
             let (res, nin, nout, nend) = self.reader.read_record(
@@ -233,27 +314,37 @@ impl Quoted {
         }
     }
 
-    fn field(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.out[start..self.ends[i]]
+    /// Field `i` of the record parsed last, `None` when it is NULL.
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        (!self.nulls[i]).then(|| field_of(&self.out, &self.ends, i))
     }
 }
 
+/// Records between two looks at whether the load was stopped.
+const STOP_EVERY_ROWS: usize = 4096;
+
 /// Calls `each(column, row, field, at)` for every field of every record of
 /// `input` (text from a record boundary on, UTF-8), `field` having its
-/// quotes removed and being `input[at..]` when `at` is given. Returns false
-/// (after calling `each` for some fields) unless `input` holds exactly
-/// `records` records of `width` fields.
+/// quotes removed (`None` for a NULL field) and being `input[at..]` when
+/// `at` is given. Returns false (after calling `each` for some fields)
+/// unless `input` holds exactly `records` records of `width` fields, or
+/// when `stop` says so.
 pub(crate) fn split_fields(
     input: &[u8],
     width: usize,
     records: usize,
-    mut each: impl FnMut(usize, usize, &[u8], Option<u32>),
+    dialect: &Dialect,
+    stop: &Stop,
+    mut each: impl FnMut(usize, usize, Option<&[u8]>, Option<u32>),
 ) -> bool {
     let n = input.len();
     let mut pos = 0;
     let mut quoted: Option<Quoted> = None;
+    let (delimiter, quote) = (dialect.syntax.delimiter, dialect.syntax.quote);
     for row in 0..records {
+        if row % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 && stop.stopped() {
+            return false;
+        }
         while pos < n && matches!(input[pos], b'\n' | b'\r') {
             pos += 1;
         }
@@ -262,22 +353,27 @@ pub(crate) fn split_fields(
         }
         let mut c = 0;
         loop {
-            if pos < n && input[pos] == b'"' {
-                let q = quoted.get_or_insert_with(Quoted::new);
+            if pos < n && input[pos] == quote {
+                let q = quoted.get_or_insert_with(|| Quoted::new(dialect));
                 let (used, fields) = q.parse(&input[pos..]);
                 if c + fields != width {
                     return false;
                 }
                 for i in 0..fields {
-                    each(c + i, row, q.field(i), None);
+                    each(c + i, row, q.value(i), None);
                 }
                 pos += used;
                 break;
             }
-            let end = find_separator(input, pos);
-            each(c, row, &input[pos..end], Some(pos as u32));
+            let end = find_separator(input, pos, delimiter);
+            let field = &input[pos..end];
+            if dialect.is_null_text(field) {
+                each(c, row, None, None);
+            } else {
+                each(c, row, Some(field), Some(pos as u32));
+            }
             c += 1;
-            if end < n && input[end] == b',' {
+            if end < n && input[end] == delimiter {
                 if c == width {
                     return false;
                 }
@@ -297,23 +393,33 @@ pub(crate) fn split_fields(
     pos == n
 }
 
+/// What every span of one load is parsed with.
+pub(crate) struct Context<'a> {
+    /// The input's name for error messages.
+    pub origin: &'a Path,
+    /// Delimiter, quote and null string.
+    pub dialect: &'a Dialect,
+    /// Fields per record.
+    pub width: usize,
+    /// When to give up.
+    pub stop: &'a Stop,
+    /// What to suggest when a record has the wrong number of fields (a
+    /// delimiter that seems to fit better).
+    pub hint: Option<&'a str>,
+}
+
 /// Parses the records of a span, `input`, which starts at a record boundary
 /// on line `line` and holds `records` records, each of which must have
-/// `width` fields, inferring each column's kind and keeping its parsed
+/// `cx.width` fields, inferring each column's kind and keeping its parsed
 /// values or text.
 ///
 /// # Errors
 /// [`Error::Csv`] for a record of the wrong width (at its first missing or
 /// extra field) or a field that is not UTF-8, naming the record's line,
 /// whichever comes first; [`Error::NotSupported`] when the span holds 4 GiB
-/// or more of text.
-pub(crate) fn parse_span(
-    input: &[u8],
-    line: u64,
-    records: usize,
-    width: usize,
-    origin: &Path,
-) -> Result<Batch> {
+/// or more of text; [`Error::Cancelled`] when the load is stopped.
+pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
+    let width = cx.width;
     if input.len() >= u32::MAX as usize {
         return Err(Error::NotSupported(format!(
             "a partition of {} bytes of text (the limit is 4 GiB); load with fewer rows per partition",
@@ -321,9 +427,17 @@ pub(crate) fn parse_span(
         )));
     }
     let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
-    if split_fields(input, width, records, |c, row, field, at| {
-        columns[c].observe(row, field, at)
-    }) {
+    if split_fields(
+        input,
+        width,
+        records,
+        cx.dialect,
+        cx.stop,
+        |c, row, field, at| match field {
+            Some(field) => columns[c].observe(row, field, at),
+            None => columns[c].observe_null(row),
+        },
+    ) {
         // Every field was checked for UTF-8 on the way, except kept
         // per-row text, for which the whole span is checked.
         let checks: Option<Vec<bool>> = columns.iter().map(ColumnBuilder::utf8_ok).collect();
@@ -341,33 +455,33 @@ pub(crate) fn parse_span(
             });
         }
     }
-    parse_span_slow(input, line, records, width, origin)
+    cx.stop.check()?;
+    parse_span_slow(input, line, records, cx)
 }
 
 /// [`parse_span`] record by record with `csv-core`, reporting the first
 /// error.
-fn parse_span_slow(
-    input: &[u8],
-    line: u64,
-    records: usize,
-    width: usize,
-    origin: &Path,
-) -> Result<Batch> {
+fn parse_span_slow(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
+    let (width, origin) = (cx.width, cx.origin);
     let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
-    let mut reader = Records::new(input, width);
+    let mut reader = Records::new(input, width, cx.dialect);
     let mut rows = 0;
     while let Some((start, n)) = reader.next()? {
         if n != width {
-            if let Some(e) = utf8_error(input, line, &columns, origin)? {
+            if let Some(e) = utf8_error(input, line, &columns, cx)? {
                 return Err(e);
             }
             let line = line_at(input, line, start);
+            let hint = cx.hint.map(|h| format!(" ({h})")).unwrap_or_default();
             return Err(csv_error(
                 origin,
                 line,
                 n.min(width) as u64 + 1,
-                format!("expected {width} fields, found {n}"),
+                format!("expected {width} fields, found {n}{hint}"),
             ));
+        }
+        if rows % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 {
+            cx.stop.check()?;
         }
         if rows == records {
             return Err(Error::Internal(format!(
@@ -375,11 +489,14 @@ fn parse_span_slow(
             )));
         }
         for (c, column) in columns.iter_mut().enumerate() {
-            column.observe(rows, reader.field(c), None);
+            match reader.value(c) {
+                Some(field) => column.observe(rows, field, None),
+                None => column.observe_null(rows),
+            }
         }
         rows += 1;
     }
-    if let Some(e) = utf8_error(input, line, &columns, origin)? {
+    if let Some(e) = utf8_error(input, line, &columns, cx)? {
         return Err(e);
     }
     if rows != records {
@@ -395,7 +512,7 @@ fn utf8_error(
     input: &[u8],
     line: u64,
     columns: &[ColumnBuilder],
-    origin: &Path,
+    cx: &Context,
 ) -> Result<Option<Error>> {
     let first = columns
         .iter()
@@ -405,8 +522,13 @@ fn utf8_error(
     let Some((row, c)) = first else {
         return Ok(None);
     };
-    let line = record_line(input, line, row)?;
-    Ok(Some(csv_error(origin, line, c as u64 + 1, "invalid utf-8")))
+    let line = record_line(input, line, row, cx.dialect)?;
+    Ok(Some(csv_error(
+        cx.origin,
+        line,
+        c as u64 + 1,
+        "invalid utf-8",
+    )))
 }
 
 /// The texts of columns `wanted` (indexes, ascending) of every record of
@@ -414,9 +536,10 @@ fn utf8_error(
 pub(crate) fn span_texts(
     input: &[u8],
     records: usize,
-    width: usize,
+    cx: &Context,
     wanted: &[usize],
 ) -> Result<Vec<Texts>> {
+    let (width, dialect) = (cx.width, cx.dialect);
     let mut slot = vec![usize::MAX; width];
     for (k, &c) in wanted.iter().enumerate() {
         slot[c] = k;
@@ -428,27 +551,46 @@ pub(crate) fn span_texts(
             .collect()
     };
     let mut texts = fresh();
-    let fast = split_fields(input, width, records, |c, _, field, at| {
-        if let Some(t) = texts.get_mut(slot[c]) {
-            t.push(field, at);
-        }
-    });
+    let fast = split_fields(
+        input,
+        width,
+        records,
+        dialect,
+        cx.stop,
+        |c, _, field, at| {
+            if let Some(t) = texts.get_mut(slot[c]) {
+                match field {
+                    Some(field) => t.push(field, at),
+                    None => t.push_null(),
+                }
+            }
+        },
+    );
     if fast {
         return Ok(texts);
     }
+    cx.stop.check()?;
     let mut texts = fresh();
-    let mut reader = Records::new(input, width);
+    let mut reader = Records::new(input, width, dialect);
     while reader.next()?.is_some() {
         for (t, &c) in texts.iter_mut().zip(wanted) {
-            t.push(reader.field(c), None);
+            match reader.value(c) {
+                Some(field) => t.push(field, None),
+                None => t.push_null(),
+            }
         }
     }
     Ok(texts)
 }
 
 /// Line on which record `index` (0-based) of `input` starts.
-fn record_line(input: &[u8], first_line: u64, index: usize) -> Result<u64> {
-    let mut records = Records::new(input, 16);
+pub(crate) fn record_line(
+    input: &[u8],
+    first_line: u64,
+    index: usize,
+    dialect: &Dialect,
+) -> Result<u64> {
+    let mut records = Records::new(input, 16, dialect);
     for _ in 0..index {
         records.next()?;
     }
@@ -466,20 +608,35 @@ mod tests {
     /// Every field of `input`, or None.
     fn fields(input: &str, width: usize, records: usize) -> Option<Vec<Found>> {
         let mut out = Vec::new();
-        split_fields(input.as_bytes(), width, records, |c, r, f, at| {
-            out.push((c, r, String::from_utf8(f.to_vec()).unwrap(), at))
-        })
+        split_fields(
+            input.as_bytes(),
+            width,
+            records,
+            &Dialect::default(),
+            &Stop::default(),
+            |c, r, f, at| {
+                let f = f.map_or("<null>".to_string(), |f| {
+                    String::from_utf8(f.to_vec()).unwrap()
+                });
+                out.push((c, r, f, at))
+            },
+        )
         .then_some(out)
     }
 
     /// The fields of every record as `csv-core` reads them.
     fn reference(input: &str, width: usize) -> Vec<Vec<String>> {
-        let mut records = Records::new(input.as_bytes(), width);
+        let dialect = Dialect::default();
+        let mut records = Records::new(input.as_bytes(), width, &dialect);
         let mut out = Vec::new();
         while records.next().unwrap().is_some() {
             out.push(
                 (0..records.len())
-                    .map(|i| String::from_utf8(records.field(i).to_vec()).unwrap())
+                    .map(|i| {
+                        records.value(i).map_or("<null>".to_string(), |f| {
+                            String::from_utf8(f.to_vec()).unwrap()
+                        })
+                    })
                     .collect(),
             );
         }
@@ -498,19 +655,22 @@ mod tests {
             "é,",
         ] {
             let b = text.as_bytes();
-            let expected = b.iter().position(|&c| is_separator(c)).unwrap_or(b.len());
-            assert_eq!(find_separator(b, 0), expected, "{text:?}");
+            let expected = b
+                .iter()
+                .position(|&c| is_separator(c, b','))
+                .unwrap_or(b.len());
+            assert_eq!(find_separator(b, 0, b','), expected, "{text:?}");
         }
         // Every start offset, every separator position.
         let base = b"0123456789abcdefghijklmnopqrstuv".to_vec();
         for at in 0..base.len() {
-            for sep in [b',', b'\n', b'\r'] {
+            for (sep, delimiter) in [(b',', b','), (b'\n', b','), (b'\r', b';'), (b'\t', b'\t')] {
                 let mut b = base.clone();
                 b[at] = sep;
                 for from in 0..=at {
-                    assert_eq!(find_separator(&b, from), at);
+                    assert_eq!(find_separator(&b, from, delimiter), at);
                 }
-                assert_eq!(find_separator(&b, at + 1), b.len());
+                assert_eq!(find_separator(&b, at + 1, delimiter), b.len());
             }
         }
     }
@@ -546,6 +706,26 @@ mod tests {
             }
             assert_eq!(rebuilt, expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn quoted_empty_fields_are_values_on_both_paths() {
+        let text = ",\"\",a\n\"\",,\"\"\nb,\"x\",\n";
+        let null = "<null>".to_string();
+        let e = String::new;
+        let expected = vec![
+            vec![null.clone(), e(), "a".to_string()],
+            vec![e(), null.clone(), e()],
+            vec!["b".to_string(), "x".to_string(), null.clone()],
+        ];
+        // csv-core record by record.
+        assert_eq!(reference(text, 3), expected);
+        // The splitter (records 2 and 3 finish in csv-core).
+        let mut rebuilt = vec![Vec::new(); 3];
+        for (_, r, f, _) in fields(text, 3, 3).unwrap() {
+            rebuilt[r].push(f);
+        }
+        assert_eq!(rebuilt, expected);
     }
 
     #[test]

@@ -1,91 +1,106 @@
-//! An optional progress bar for long loads.
+//! Progress reports and cancellation of one load.
 //!
-//! The bar is kept hidden and only drawn (on stderr) once the load has run
-//! for more than a second, so quick loads print nothing; it is cleared when
-//! the load ends, successfully or not.
+//! The library draws nothing: it hands [`Progress`] reports in
+//! [`ProgressUnit::Bytes`] (bytes of the input file read so far, compressed
+//! bytes for gzip, of its size; a total of 0 for a pipe) to the caller's
+//! [`ProgressFn`], from the reading thread, at most every
+//! [`REPORT_EVERY`], always once after the first read and once at the end
+//! of the input.
 
-use std::io::IsTerminal;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use crate::control::{CancelToken, Progress, ProgressFn, ProgressUnit};
+use crate::error::{Error, Result};
 
-/// How long a load runs before its progress is shown.
-const SHOW_AFTER: Duration = Duration::from_secs(1);
+/// Shortest time between two reports (but the last).
+pub(crate) const REPORT_EVERY: Duration = Duration::from_millis(50);
 
-/// Progress of one load; does nothing unless enabled and stderr is a terminal.
-pub(crate) struct Progress {
-    bar: Option<ProgressBar>,
+/// Sends a load's progress reports to the caller.
+pub(crate) struct Reporter {
+    to: Option<ProgressFn>,
+    total: u64,
     start: Instant,
-    shown: AtomicBool,
+    last: Option<Instant>,
 }
 
-impl Progress {
-    /// A progress reporter, active when `enabled` and stderr is a terminal.
-    pub(crate) fn new(enabled: bool) -> Progress {
-        let bar = (enabled && std::io::stderr().is_terminal()).then(ProgressBar::hidden);
-        Progress {
-            bar,
-            start: Instant::now(),
-            shown: AtomicBool::new(false),
+impl Reporter {
+    /// A reporter to `to` (if any) for an input of `total` bytes (0 when
+    /// unknown) whose load started at `start`.
+    pub(crate) fn new(to: Option<ProgressFn>, total: u64, start: Instant) -> Reporter {
+        Reporter {
+            to,
+            total,
+            start,
+            last: None,
         }
     }
 
-    /// Starts a phase counting rows, out of `total` when known.
-    pub(crate) fn rows_phase(&self, message: &'static str, total: Option<u64>) {
-        let template = if total.is_some() {
-            "{spinner} {msg} [{bar:30}] {human_pos}/{human_len} rows ({rate} rows/s)"
-        } else {
-            "{spinner} {msg} {human_pos} rows ({rate} rows/s)"
+    /// `done` bytes of the input are read; `end` when that is all of it.
+    pub(crate) fn read(&mut self, done: u64, end: bool) {
+        let Some(to) = &self.to else {
+            return;
         };
-        self.phase(message, total, template);
-    }
-
-    fn phase(&self, message: &'static str, total: Option<u64>, template: &str) {
-        if let Some(bar) = &self.bar {
-            if let Ok(style) = ProgressStyle::with_template(template) {
-                let style = style
-                    .with_key(
-                        "rate",
-                        |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = write!(w, "{}", HumanCount(state.per_sec() as u64));
-                        },
-                    )
-                    .progress_chars("=> ");
-                bar.set_style(style);
-            }
-            bar.reset();
-            if let Some(total) = total {
-                bar.set_length(total);
-            }
-            bar.set_message(message);
-            self.maybe_show(bar);
-        }
-    }
-
-    /// Adds `n` to the current phase's count.
-    pub(crate) fn inc(&self, n: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(n);
-            self.maybe_show(bar);
-        }
-    }
-
-    fn maybe_show(&self, bar: &ProgressBar) {
-        if !self.shown.load(Ordering::Relaxed)
-            && self.start.elapsed() > SHOW_AFTER
-            && !self.shown.swap(true, Ordering::Relaxed)
+        let now = Instant::now();
+        if end
+            || self
+                .last
+                .is_none_or(|t| now.duration_since(t) >= REPORT_EVERY)
         {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-            bar.enable_steady_tick(Duration::from_millis(120));
+            self.last = Some(now);
+            to(Progress {
+                unit: ProgressUnit::Bytes,
+                done,
+                total: self.total,
+                elapsed: now.duration_since(self.start),
+            });
         }
     }
 }
 
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+/// Whether a load must stop: the caller cancelled it, or a part of it
+/// failed in a way that makes the rest pointless (the memory limit).
+#[derive(Clone, Default)]
+pub(crate) struct Stop {
+    user: Option<CancelToken>,
+    failed: Arc<AtomicBool>,
+}
+
+impl Stop {
+    /// Stops when `user` is cancelled (or [`Stop::fail`] is called).
+    pub(crate) fn new(user: Option<CancelToken>) -> Stop {
+        Stop {
+            user,
+            failed: Arc::default(),
         }
+    }
+
+    /// True when the caller cancelled the load.
+    #[inline]
+    pub(crate) fn cancelled(&self) -> bool {
+        self.user.as_ref().is_some_and(CancelToken::is_cancelled)
+    }
+
+    /// True when the load should stop.
+    #[inline]
+    pub(crate) fn stopped(&self) -> bool {
+        self.cancelled() || self.failed.load(Ordering::Relaxed)
+    }
+
+    /// `Err(Error::Cancelled)` when the load should stop (the error that
+    /// stopped it, if any, is reported instead by whoever hit it).
+    #[inline]
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.stopped() {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Asks every part of the load to stop.
+    pub(crate) fn fail(&self) {
+        self.failed.store(true, Ordering::Relaxed);
     }
 }

@@ -20,8 +20,13 @@
 //! A scanner over a prefix of the input ([`Scanner::partial`]) does not
 //! take the end of its data for the end of the last record: it reports
 //! [`Next::Incomplete`] until more data shows where the record ends.
+//!
+//! The delimiter and the quote are those of the load's dialect (`,` and
+//! `"` above by default).
 
 use memchr::{memchr2, memchr3};
+
+use super::dialect::Syntax;
 
 /// What [`Scanner::next_record`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,29 +63,32 @@ pub(crate) struct Scanner<'a> {
     line: u64,
     /// The data is the whole input (not a prefix of it).
     complete: bool,
+    syntax: Syntax,
 }
 
 impl<'a> Scanner<'a> {
     /// A scanner at byte `pos` of `data`, which is on line 1.
     #[cfg(test)]
     pub(crate) fn new(data: &'a [u8], pos: usize) -> Scanner<'a> {
-        Scanner {
-            data,
-            pos,
-            line: 1,
-            complete: true,
-        }
+        Scanner::partial(data, pos, 1, true, Syntax::default())
     }
 
     /// A scanner at byte `pos` (a record boundary, on line `line`) of
     /// `data`, which is the whole input when `complete`, else a prefix of
-    /// it.
-    pub(crate) fn partial(data: &'a [u8], pos: usize, line: u64, complete: bool) -> Scanner<'a> {
+    /// it, for records of the given syntax.
+    pub(crate) fn partial(
+        data: &'a [u8],
+        pos: usize,
+        line: u64,
+        complete: bool,
+        syntax: Syntax,
+    ) -> Scanner<'a> {
         Scanner {
             data,
             pos,
             line,
             complete,
+            syntax,
         }
     }
 
@@ -96,16 +104,10 @@ impl<'a> Scanner<'a> {
     }
 
     /// Finds the next record and moves past it.
+    ///
+    /// Blank lines before a record belong to no record: a partial scan that
+    /// reports [`Next::Incomplete`] has still moved past them.
     pub(crate) fn next_record(&mut self) -> Next {
-        let (pos, line) = (self.pos, self.line);
-        let next = self.next_inner();
-        if next == Next::Incomplete {
-            (self.pos, self.line) = (pos, line);
-        }
-        next
-    }
-
-    fn next_inner(&mut self) -> Next {
         let d = self.data;
         while self.pos < d.len() {
             match d[self.pos] {
@@ -122,11 +124,23 @@ impl<'a> Scanner<'a> {
                 Next::Incomplete
             };
         }
+        let (pos, line) = (self.pos, self.line);
+        let next = self.record();
+        if next == Next::Incomplete {
+            (self.pos, self.line) = (pos, line);
+        }
+        next
+    }
+
+    /// The record at the scan position (not a line break).
+    fn record(&mut self) -> Next {
+        let d = self.data;
         let start = self.pos;
         let line = self.line;
+        let Syntax { delimiter, quote } = self.syntax;
         let mut i = start;
         loop {
-            let Some(k) = memchr3(b'"', b'\n', b'\r', &d[i..]) else {
+            let Some(k) = memchr3(quote, b'\n', b'\r', &d[i..]) else {
                 if !self.complete {
                     return Next::Incomplete;
                 }
@@ -135,11 +149,11 @@ impl<'a> Scanner<'a> {
             };
             let j = i + k;
             match d[j] {
-                b'"' if j == start || d[j - 1] == b',' => {
+                b if b == quote && (j == start || d[j - 1] == delimiter) => {
                     let quote_line = self.line;
                     let mut q = j + 1;
                     loop {
-                        let Some(m) = memchr2(b'"', b'\n', &d[q..]) else {
+                        let Some(m) = memchr2(quote, b'\n', &d[q..]) else {
                             if !self.complete {
                                 return Next::Incomplete;
                             }
@@ -154,7 +168,7 @@ impl<'a> Scanner<'a> {
                         if d[p] == b'\n' {
                             self.line += 1;
                             q = p + 1;
-                        } else if d.get(p + 1) == Some(&b'"') {
+                        } else if d.get(p + 1) == Some(&quote) {
                             q = p + 2;
                         } else if p + 1 == d.len() && !self.complete {
                             // The next byte may be an escaped quote's second half.
@@ -165,16 +179,17 @@ impl<'a> Scanner<'a> {
                         }
                     }
                 }
-                b'"' => i = j + 1,
                 b'\n' => {
                     self.line += 1;
                     self.pos = j + 1;
                     return Next::Record { start, line };
                 }
-                _ => {
+                b'\r' => {
                     self.pos = j + 1;
                     return Next::Record { start, line };
                 }
+                // A quote inside an unquoted field is data.
+                _ => i = j + 1,
             }
         }
     }
@@ -252,7 +267,7 @@ mod tests {
     #[test]
     fn a_partial_scan_waits_for_the_end_of_a_record() {
         let partial = |text: &str| {
-            let mut s = Scanner::partial(text.as_bytes(), 0, 1, false);
+            let mut s = Scanner::partial(text.as_bytes(), 0, 1, false, Syntax::default());
             let mut out = Vec::new();
             loop {
                 let n = s.next_record();
@@ -264,7 +279,11 @@ mod tests {
         };
         assert_eq!(partial("a\nb"), (vec![rec(0, 1), Next::Incomplete], 2, 2));
         assert_eq!(partial("a\r"), (vec![rec(0, 1), Next::Incomplete], 2, 1));
-        assert_eq!(partial("\n\n"), (vec![Next::Incomplete], 0, 1));
+        assert_eq!(partial("\n\n"), (vec![Next::Incomplete], 2, 3));
+        assert_eq!(
+            partial("a\n\r\nb"),
+            (vec![rec(0, 1), Next::Incomplete], 4, 3)
+        );
         // A quote at the end may be the first half of an escaped quote.
         assert_eq!(partial("\"a\""), (vec![Next::Incomplete], 0, 1));
         assert_eq!(partial("\"a\nb"), (vec![Next::Incomplete], 0, 1));

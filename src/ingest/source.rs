@@ -16,11 +16,15 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use flate2::bufread::MultiGzDecoder;
 
+use super::dialect::{Syntax, quoted_fields};
+use super::parse::csv_error;
+use super::progress::{Reporter, Stop};
 use super::scan::{Next, Scanner};
+use crate::control::format_bytes;
 use crate::error::{Error, Result};
 
 /// Bytes read from the input at a time.
@@ -51,18 +55,23 @@ pub(crate) struct Unterminated {
     pub quote_line: u64,
 }
 
-/// A reader that remembers whether the reader it wraps failed, so that a
-/// failing file can be told from a corrupt gzip stream.
+/// A reader that counts the bytes read through it and remembers whether
+/// the reader it wraps failed, so that a failing file can be told from a
+/// corrupt gzip stream.
 struct Watched<R> {
     inner: R,
     failed: Arc<AtomicBool>,
+    read: Arc<AtomicU64>,
 }
 
 impl<R: BufRead> Read for Watched<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let r = self.inner.read(buf);
-        if r.is_err() {
-            self.failed.store(true, Ordering::Relaxed);
+        match &r {
+            Ok(n) => {
+                self.read.fetch_add(*n as u64, Ordering::Relaxed);
+            }
+            Err(_) => self.failed.store(true, Ordering::Relaxed),
         }
         r
     }
@@ -78,6 +87,7 @@ impl<R: BufRead> BufRead for Watched<R> {
     }
 
     fn consume(&mut self, amount: usize) {
+        self.read.fetch_add(amount as u64, Ordering::Relaxed);
         self.inner.consume(amount);
     }
 }
@@ -87,10 +97,11 @@ impl<R: BufRead> BufRead for Watched<R> {
 pub(crate) struct Input<R: BufRead> {
     reader: InputReader<R>,
     source_failed: Arc<AtomicBool>,
+    source_read: Arc<AtomicU64>,
 }
 
 enum InputReader<R: BufRead> {
-    Plain(R),
+    Plain(Watched<R>),
     Gzip(Box<MultiGzDecoder<Watched<R>>>),
 }
 
@@ -103,18 +114,27 @@ impl<R: BufRead> Input<R> {
         let head = source.fill_buf().map_err(|e| io_error(origin, e))?;
         let gzip = head.starts_with(&[0x1f, 0x8b]);
         let source_failed = Arc::new(AtomicBool::new(false));
+        let source_read = Arc::new(AtomicU64::new(0));
+        let watched = Watched {
+            inner: source,
+            failed: source_failed.clone(),
+            read: source_read.clone(),
+        };
         let reader = if gzip {
-            InputReader::Gzip(Box::new(MultiGzDecoder::new(Watched {
-                inner: source,
-                failed: source_failed.clone(),
-            })))
+            InputReader::Gzip(Box::new(MultiGzDecoder::new(watched)))
         } else {
-            InputReader::Plain(source)
+            InputReader::Plain(watched)
         };
         Ok(Input {
             reader,
             source_failed,
+            source_read,
         })
+    }
+
+    /// Bytes of the source read so far (compressed bytes for gzip).
+    pub(crate) fn source_bytes(&self) -> u64 {
+        self.source_read.load(Ordering::Relaxed)
     }
 
     /// True when the input is gzip-compressed.
@@ -152,16 +172,19 @@ fn io_error(origin: &Path, source: std::io::Error) -> Error {
 ///
 /// # Errors
 /// [`Error::Io`] when the input cannot be read; [`Error::Internal`] when it
-/// is shorter than before (it changed while loading).
+/// is shorter than before (it changed while loading); [`Error::Cancelled`]
+/// when `stop` says so.
 pub(crate) fn reread<R: BufRead>(
     mut input: Input<R>,
     origin: &Path,
     wanted: &mut [(u64, usize, &mut Vec<u8>)],
+    stop: &Stop,
 ) -> Result<()> {
     let mut pos = 0u64;
     let mut skip = Vec::new();
     for (offset, len, buf) in wanted.iter_mut() {
         while pos < *offset {
+            stop.check()?;
             skip.clear();
             let n = input.read_into(
                 &mut skip,
@@ -178,7 +201,8 @@ pub(crate) fn reread<R: BufRead>(
         }
         buf.clear();
         while buf.len() < *len {
-            let n = input.read_into(buf, *len - buf.len(), origin)?;
+            stop.check()?;
+            let n = input.read_into(buf, (*len - buf.len()).min(READ_SIZE), origin)?;
             if n == 0 {
                 return Err(Error::Internal(format!(
                     "{} changed while loading",
@@ -213,19 +237,36 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     last_span_len: usize,
     /// Bytes to read at a time.
     read_size: usize,
+    /// Where progress goes, and when to stop.
+    reporter: Reporter,
+    stop: Stop,
     /// Buffers to reuse (already paged in) instead of allocating.
     pool: Option<BufferPool>,
+    /// Delimiter and quote of the records.
+    syntax: Syntax,
+    /// Longest record allowed, in bytes (without its line break).
+    max_record_bytes: usize,
+    /// A record longer than that was met.
+    too_long_seen: bool,
 }
 
 /// Span buffers handed back after use, for the next spans.
 pub(crate) type BufferPool = std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>;
 
 impl<'o, R: BufRead> Cutter<'o, R> {
-    /// A cutter at the start of `input`, skipping a UTF-8 byte order mark.
+    /// A cutter at the start of `input`, skipping a UTF-8 byte order mark,
+    /// that reports the bytes it reads to `reporter` and stops when `stop`
+    /// says so.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
-    pub(crate) fn new(input: Input<R>, origin: &'o Path) -> Result<Cutter<'o, R>> {
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Cancelled`] when stopped.
+    pub(crate) fn new(
+        input: Input<R>,
+        origin: &'o Path,
+        reporter: Reporter,
+        stop: Stop,
+    ) -> Result<Cutter<'o, R>> {
         let mut cutter = Cutter {
             input,
             origin,
@@ -240,7 +281,12 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             spans: 0,
             last_span_len: 0,
             read_size: READ_SIZE,
+            reporter,
+            stop,
             pool: None,
+            syntax: Syntax::default(),
+            max_record_bytes: usize::MAX,
+            too_long_seen: false,
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -249,6 +295,28 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             (cutter.begin, cutter.pos) = (3, 3);
         }
         Ok(cutter)
+    }
+
+    /// Cuts records of the given syntax (before the first record is read).
+    pub(crate) fn set_syntax(&mut self, syntax: Syntax) {
+        self.syntax = syntax;
+    }
+
+    /// Fails on a record longer than `bytes` (without its line break),
+    /// before reading more than about `bytes` of it.
+    pub(crate) fn set_max_record_bytes(&mut self, bytes: usize) {
+        self.max_record_bytes = bytes;
+    }
+
+    /// The text read so far from the first record on, and whether it is
+    /// the whole input: after [`Cutter::new`], the input's first piece.
+    pub(crate) fn sample(&self) -> (&[u8], bool) {
+        (&self.buf[self.begin..], self.eof)
+    }
+
+    /// True once a record longer than the limit was met.
+    pub(crate) fn too_long_seen(&self) -> bool {
+        self.too_long_seen
     }
 
     /// Takes the buffers for new spans from `pool` when it has one.
@@ -266,27 +334,83 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.input.is_gzip()
     }
 
+    /// Reads the next piece of the input onto the buffer.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Cancelled`] when the load is stopped.
     fn fill(&mut self) -> Result<()> {
+        self.stop.check()?;
         let n = self
             .input
-            .read_into(&mut self.buf, READ_SIZE, self.origin)?;
+            .read_into(&mut self.buf, self.read_size, self.origin)?;
         self.total += n as u64;
         self.eof = n == 0;
+        self.reporter.read(self.input.source_bytes(), self.eof);
         Ok(())
     }
 
-    /// The next record after the scan position, reading as needed.
-    fn scan(&mut self) -> Result<Next> {
+    /// The next record after the scan position, reading as needed; blank
+    /// lines before it are passed. With `compact`, blank lines at the start
+    /// of a span are dropped from the buffer, which stays bounded however
+    /// many there are.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
+    fn scan(&mut self, compact: bool) -> Result<Next> {
         loop {
-            let mut scanner = Scanner::partial(&self.buf, self.pos, self.line, self.eof);
-            match scanner.next_record() {
-                Next::Incomplete => self.fill()?,
-                next => {
-                    (self.pos, self.line) = (scanner.pos(), scanner.line());
+            let mut scanner =
+                Scanner::partial(&self.buf, self.pos, self.line, self.eof, self.syntax);
+            let next = scanner.next_record();
+            (self.pos, self.line) = (scanner.pos(), scanner.line());
+            match next {
+                Next::Incomplete => {
+                    if self.buf.len() - self.pos > self.max_record_bytes {
+                        return Err(self.too_long(self.pos, self.line));
+                    }
+                    if compact && self.records == 0 && self.pos >= READ_SIZE {
+                        self.buf.drain(..self.pos);
+                        (self.begin, self.pos, self.begin_line) = (0, 0, self.line);
+                    }
+                    self.fill()?;
+                }
+                Next::Record { start, line } => {
+                    let mut end = self.pos;
+                    while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
+                        end -= 1;
+                    }
+                    if end - start > self.max_record_bytes {
+                        return Err(self.too_long(start, line));
+                    }
                     return Ok(next);
                 }
+                next => return Ok(next),
             }
         }
+    }
+
+    /// The error for a record starting at `buf[start]`, on line `line`, that
+    /// is longer than the limit; it names the field in which the limit is
+    /// passed.
+    fn too_long(&mut self, start: usize, line: u64) -> Error {
+        self.too_long_seen = true;
+        let end = self.buf.len().min(
+            start
+                .saturating_add(self.max_record_bytes)
+                .saturating_add(1),
+        );
+        let mut fields = Vec::new();
+        quoted_fields(&self.buf[start..end], self.syntax, &mut fields);
+        csv_error(
+            self.origin,
+            line,
+            fields.len() as u64,
+            format!(
+                "record longer than {} (raise --max-line-size)",
+                format_bytes(self.max_record_bytes)
+            ),
+        )
     }
 
     /// The first record's text (ending at its terminator), consumed when
@@ -294,13 +418,14 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// closes, `Ok(Ok(None))` when there is no record.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
     pub(crate) fn first_record(
         &mut self,
         consume: bool,
     ) -> Result<std::result::Result<Option<Vec<u8>>, Unterminated>> {
         let (pos, line) = (self.pos, self.line);
-        let found = match self.scan()? {
+        let found = match self.scan(consume)? {
             Next::Record { start, .. } => Ok(Some(self.buf[start..self.pos].to_vec())),
             Next::Unterminated {
                 start, quote_line, ..
@@ -310,8 +435,10 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             }),
             Next::End | Next::Incomplete => Ok(None),
         };
-        if consume && matches!(found, Ok(Some(_))) {
-            (self.begin, self.begin_line) = (self.pos, self.line);
+        if consume {
+            if matches!(found, Ok(Some(_))) {
+                (self.begin, self.begin_line) = (self.pos, self.line);
+            }
         } else {
             (self.pos, self.line) = (pos, line);
         }
@@ -337,17 +464,18 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// input (after the spans before it), or `Ok(Ok(None))` at the end.
     ///
     /// # Errors
-    /// [`Error::Io`] when the input cannot be read or inflated.
+    /// [`Error::Io`] when the input cannot be read or inflated;
+    /// [`Error::Csv`] for a record longer than the limit.
     pub(crate) fn next_span(
         &mut self,
         per_span: usize,
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
         loop {
-            if self.skip_plain_lines(per_span) {
+            if self.skip_plain_lines(per_span)? {
                 return Ok(Ok(Some(self.cut())));
             }
-            match self.scan()? {
+            match self.scan(true)? {
                 Next::Record { .. } => {
                     self.records += 1;
                     if self.records == per_span {
@@ -378,17 +506,24 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     }
 
     /// Counts the records of the text after the scan position up to the
-    /// first `"` or `\r`: there every record is a line and every non-empty
-    /// line a record, so only newlines need finding. Stops after the
-    /// `per_span`-th record (returning true) or at the last newline.
-    fn skip_plain_lines(&mut self, per_span: usize) -> bool {
+    /// first quote or `\r`: there every record is a line and every
+    /// non-empty line a record, so only newlines need finding. Stops after
+    /// the `per_span`-th record (returning true) or at the last newline.
+    ///
+    /// # Errors
+    /// [`Error::Csv`] for a line longer than the limit.
+    fn skip_plain_lines(&mut self, per_span: usize) -> Result<bool> {
         let from = self.pos;
         let rest = &self.buf[from..];
-        let plain = memchr::memchr2(b'"', b'\r', rest).unwrap_or(rest.len());
+        let plain = memchr::memchr2(self.syntax.quote, b'\r', rest).unwrap_or(rest.len());
         let mut line_start = from;
         for k in memchr::memchr_iter(b'\n', &rest[..plain]) {
             let end = from + k;
             if end > line_start {
+                if end - line_start > self.max_record_bytes {
+                    self.pos = line_start;
+                    return Err(self.too_long(line_start, self.line));
+                }
                 self.records += 1;
             }
             self.line += 1;
@@ -398,7 +533,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             }
         }
         self.pos = line_start;
-        self.records == per_span
+        Ok(self.records == per_span)
     }
 
     /// Hands over `buf[begin..pos]` as a span and keeps the rest.
@@ -448,7 +583,8 @@ mod tests {
     fn cut(text: &str, per_span: usize, read_size: usize) -> Cuts {
         let origin = Path::new("t.csv");
         let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
-        let mut cutter = Cutter::new(input, origin).unwrap();
+        let reporter = Reporter::new(None, 0, std::time::Instant::now());
+        let mut cutter = Cutter::new(input, origin, reporter, Stop::default()).unwrap();
         cutter.read_size = read_size;
         let mut spans = Vec::new();
         loop {
@@ -474,7 +610,7 @@ mod tests {
 
     /// The same from a scan of the whole text at once.
     fn reference(text: &str, per_span: usize) -> Cuts {
-        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true);
+        let mut scanner = Scanner::partial(text.as_bytes(), 0, 1, true, Syntax::default());
         let mut spans = Vec::new();
         let (mut begin, mut begin_line, mut records) = (0, 1, 0);
         loop {

@@ -100,11 +100,12 @@ fn inference_per_column() {
         (
             "big",
             &["9223372036854775807", "9223372036854775808"],
-            DataType::Str,
+            DataType::Float,
         ),
         ("space", &["1", " 2"], DataType::Str),
         ("plus", &["+5", "6"], DataType::Str),
-        ("nan", &["1.5", "nan"], DataType::Str),
+        ("nan", &["1.5", "nan", "-inf", "Infinity"], DataType::Float),
+        ("plusinf", &["1.5", "+inf"], DataType::Str),
         (
             "floats",
             &["3e-4", ".5", "-124.0", "0.1234e30"],
@@ -139,6 +140,20 @@ fn inference_per_column() {
         );
         assert_eq!(column(&t, "empty"), vec![Value::Null; 4]);
         assert_eq!(
+            column(&t, "big")[..2],
+            [
+                Value::Float(9223372036854775807.0),
+                Value::Float(9223372036854775808.0)
+            ]
+        );
+        let nan = column(&t, "nan");
+        assert_eq!(nan[0], Value::Float(1.5));
+        assert!(matches!(nan[1], Value::Float(f) if f.is_nan()));
+        assert_eq!(
+            nan[2..],
+            [Value::Float(f64::NEG_INFINITY), Value::Float(f64::INFINITY)]
+        );
+        assert_eq!(
             column(&t, "ts")[..3],
             [
                 ts("2013-01-01 00:00:00"),
@@ -158,17 +173,65 @@ fn inference_per_column() {
     }
 }
 
+/// PostgreSQL COPY's rule: an unquoted empty field is NULL, a quoted one
+/// (`""`) the empty string, in every position and every kind of column. A
+/// `""` in a column of integers makes it a string column, as DuckDB reads
+/// it with `allow_quoted_nulls = false` (checked with DuckDB 1.x: a column
+/// of `""`, `3`, `4` is VARCHAR there).
 #[test]
-fn empty_and_quoted_empty_fields_are_null() {
-    let t = load_ok("a,b,c\n1,\"\",x\n,\"q\",\"\"\n");
-    assert_eq!(
-        rows(&t),
-        vec![
-            vec![int(1), Value::Null, s("x")],
-            vec![Value::Null, s("q"), Value::Null]
-        ]
-    );
-    assert_eq!(t.partitions[0].columns[0].zone.null_count, 1);
+fn an_unquoted_empty_field_is_null_and_a_quoted_one_is_empty() {
+    // Rows 3 and 5 start with a quote (the whole record goes through
+    // csv-core); row 4 switches to csv-core at its third field.
+    let text = "s1,n,m,s2\na,1,1,x\n,2,,y\n\"\",3,4,\"\"\nb,,\"\",\n\"c\",5,6,\"z\"\n";
+    let null = Value::Null;
+    for size in [1, 2, 3, 100] {
+        for bytes in [text.as_bytes().to_vec(), gzip(text.as_bytes())] {
+            let t = load(&bytes, &opts(size)).unwrap();
+            assert_eq!(dtype(&t, "n"), DataType::Int);
+            assert_eq!(dtype(&t, "m"), DataType::Str);
+            assert_eq!(
+                rows(&t),
+                vec![
+                    vec![s("a"), int(1), s("1"), s("x")],
+                    vec![null.clone(), int(2), null.clone(), s("y")],
+                    vec![s(""), int(3), s("4"), s("")],
+                    vec![s("b"), null.clone(), s(""), null.clone()],
+                    vec![s("c"), int(5), s("6"), s("z")],
+                ],
+                "size {size}"
+            );
+        }
+    }
+    // A column that is only empty strings, or empty strings and NULLs.
+    let t = load_ok("a,b\n\"\",\n\"\",\"\"\n");
+    assert_eq!(dtype(&t, "a"), DataType::Str);
+    assert_eq!(column(&t, "a"), vec![s(""), s("")]);
+    assert_eq!(column(&t, "b"), vec![null.clone(), s("")]);
+    assert_eq!(t.partitions[0].columns[1].zone.null_count, 1);
+    // One column: a quoted empty line is a value, a blank line no record.
+    let t = load_ok("a\n\"\"\n\nx\n");
+    assert_eq!(column(&t, "a"), vec![s(""), s("x")]);
+    // Many distinct texts (past a dictionary) keep their NULLs apart too.
+    let mut text = String::from("k,v\n");
+    let mut expected = Vec::new();
+    for i in 0..200_000 {
+        match i % 3 {
+            0 => {
+                text.push_str(&format!("{i},\n"));
+                expected.push(null.clone());
+            }
+            1 => {
+                text.push_str(&format!("{i},\"\"\n"));
+                expected.push(s(""));
+            }
+            _ => {
+                text.push_str(&format!("{i},t{i}\n"));
+                expected.push(s(&format!("t{i}")));
+            }
+        }
+    }
+    let t = load(text.as_bytes(), &opts(200_000)).unwrap();
+    assert_eq!(column(&t, "v"), expected);
 }
 
 #[test]
@@ -419,11 +482,13 @@ fn empty_inputs() {
         vec![
             Field {
                 name: "a".into(),
-                dtype: DataType::Str
+                dtype: DataType::Str,
+                note: None,
             },
             Field {
                 name: "b".into(),
-                dtype: DataType::Str
+                dtype: DataType::Str,
+                note: None,
             }
         ]
     );
@@ -608,4 +673,431 @@ fn invalid_utf8_is_found_in_every_kind_of_column() {
     // Valid multi-byte text in every position loads.
     let t = load_ok("a,b\n€,1\n\"ü,é\",2\n");
     assert_eq!(column(&t, "a"), vec![s("€"), s("ü,é")]);
+}
+
+fn limited(max_line_bytes: usize, partition_rows: usize) -> LoadOptions {
+    LoadOptions {
+        max_line_bytes,
+        partition_rows,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn a_record_longer_than_the_limit_names_line_field_and_limit() {
+    let message = "record longer than 16 B (raise --max-line-size)";
+    // (text, line, field) for a limit of 16 bytes: a plain line, a quoted
+    // record, a quoted field running over lines, the header, CRLF lines.
+    let long = "x".repeat(40);
+    let cases: Vec<(String, u64, u64)> = vec![
+        (format!("a,b\n1,2\n3,{long}\n4,5\n"), 3, 2),
+        (format!("a,b\n1,2\n\"3\",\"{long}\"\n"), 3, 2),
+        (format!("a,b\n1,\"x\n{long}\ny\"\n"), 2, 2),
+        (format!("a,{long}\n1,2\n"), 1, 2),
+        (format!("a,b\r\n1,2\r\n\r\n{long},1\r\n"), 4, 1),
+        (format!("a,b\n1,2\n{long}"), 3, 1),
+    ];
+    for (text, line, field) in &cases {
+        for size in [1, 100] {
+            let (l, c, m) = csv_err(text.as_bytes(), &limited(16, size));
+            assert_eq!((l, c, m.as_str()), (*line, *field, message), "{text:?}");
+            let (l, c, m) = csv_err(&gzip(text.as_bytes()), &limited(16, size));
+            assert_eq!((l, c, m.as_str()), (*line, *field, message), "{text:?}");
+        }
+        // Under a limit that fits, the same text loads (or fails otherwise).
+        let fits = load(text.as_bytes(), &limited(4096, 100));
+        assert!(
+            !matches!(&fits, Err(Error::Csv { message: m, .. }) if m.contains("longer")),
+            "{fits:?}"
+        );
+    }
+    // Exactly at the limit is fine, one byte more is not.
+    let text = format!("a\n{}\n", "y".repeat(16));
+    assert_eq!(load(text.as_bytes(), &limited(16, 10)).unwrap().rows(), 1);
+    let text = format!("a\n{}\n", "y".repeat(17));
+    assert_eq!(csv_err(text.as_bytes(), &limited(16, 10)).0, 2);
+}
+
+#[test]
+fn an_earlier_bad_record_is_reported_before_a_later_long_one() {
+    let text = format!("a,b\n1,2\n3\n{}\n", "z".repeat(100));
+    let (line, _, message) = csv_err(text.as_bytes(), &limited(50, 1));
+    assert_eq!((line, message.as_str()), (3, "expected 2 fields, found 1"));
+}
+
+#[test]
+fn a_line_without_end_stops_after_the_limit() {
+    // 8 MiB of one unterminated line, gzipped; the limit is hit after 64
+    // KiB of it, long before the rest is inflated.
+    let line = vec![b'q'; 8 << 20];
+    let bytes = gzip(&line);
+    let (l, c, m) = csv_err(&bytes, &limited(64 << 10, 100));
+    assert_eq!(
+        (l, c, m.as_str()),
+        (1, 1, "record longer than 64.0 KiB (raise --max-line-size)")
+    );
+}
+
+#[test]
+fn many_blank_lines_load_without_a_record_limit_error() {
+    // Blank lines belong to no record; 3 MiB of them at a span start are
+    // dropped from the buffer as they are passed.
+    let mut text = String::from("a\n1\n");
+    text.push_str(&"\r\n".repeat(3 << 19));
+    text.push_str("2\n");
+    let t = load(text.as_bytes(), &limited(16, 1)).unwrap();
+    assert_eq!(column(&t, "a"), vec![int(1), int(2)]);
+}
+
+/// The note of column `name`.
+fn note(t: &Table, name: &str) -> Option<String> {
+    t.fields[t.column_index(name).unwrap()].note.clone()
+}
+
+#[test]
+fn a_column_widened_by_a_few_values_says_why() {
+    // Regression (issue 8): one bad value in the last row turned `trip_id`
+    // into a string column without a word.
+    let mut text = String::from("trip_id,x\n");
+    for i in 1..=2500 {
+        text.push_str(&format!("{i},{}\n", i % 7));
+    }
+    text.push_str("2500000x,1\n");
+    for size in [1, 100, 1000, 100_000] {
+        for bytes in [text.as_bytes().to_vec(), gzip(text.as_bytes())] {
+            let t = load(&bytes, &opts(size)).unwrap();
+            assert_eq!(dtype(&t, "trip_id"), DataType::Str);
+            assert_eq!(
+                note(&t, "trip_id").as_deref(),
+                Some("typed as string because of 1 value of 2,501 (line 2502: \"2500000x\")"),
+                "size {size}"
+            );
+            assert_eq!(note(&t, "x"), None);
+        }
+    }
+    // Timestamps with a few words; the first misfit is quoted, on a line
+    // after a quoted line break, and long (shortened to 40 characters).
+    let long = "n/a ".repeat(20);
+    let mut text = String::from("when,k\n");
+    for i in 0..30 {
+        text.push_str(&format!("2013-01-{:02},\"a\nb\"\n", i % 28 + 1));
+    }
+    text.push_str(&format!("\"{long}\",x\n,x\n\"\",x\n"));
+    for size in [1, 4, 1000] {
+        let t = load(text.as_bytes(), &opts(size)).unwrap();
+        assert_eq!(
+            note(&t, "when").as_deref(),
+            Some(
+                "typed as string because of 2 values of 32 (line 62: \"n/a n/a n/a n/a n/a n/a n/a n/a n/a n/a…\")"
+            ),
+            "size {size}"
+        );
+    }
+    // No note where many values disagree, or nothing was widened.
+    let t = load_ok("flag,n,s\n0,1,a\n1,2,b\nN,3.5,c\nY,4,d\n");
+    assert_eq!(note(&t, "flag"), None);
+    assert_eq!(note(&t, "n"), None);
+    assert_eq!(note(&t, "s"), None);
+}
+
+/// A value and what it is, by hand: the reference the inference is checked
+/// against (as the text of a CSV field).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Label {
+    Null,
+    Int,
+    /// A number that makes a column float.
+    Float,
+    Timestamp,
+    Text,
+}
+
+const POOL: &[(&str, Label)] = &[
+    ("", Label::Null),
+    ("12", Label::Int),
+    ("-7", Label::Int),
+    ("0", Label::Int),
+    ("9223372036854775807", Label::Int),
+    ("99999999999999999999", Label::Float),
+    ("2.5", Label::Float),
+    ("-1e3", Label::Float),
+    ("nan", Label::Float),
+    ("-Inf", Label::Float),
+    ("1e400", Label::Float),
+    ("2013-01-01", Label::Timestamp),
+    ("2013-01-01 10:00:00", Label::Timestamp),
+    ("2013-02-30", Label::Text),
+    ("x", Label::Text),
+    ("0012", Label::Text),
+    ("+5", Label::Text),
+    ("\"\"", Label::Text),
+    ("\"a,b\"", Label::Text),
+    ("N", Label::Text),
+];
+
+/// The field's text with its quotes removed.
+fn unquoted(text: &str) -> &str {
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text)
+}
+
+/// The type and note a column of these pool values must get, computed the
+/// naive way.
+fn naive_inference(values: &[usize]) -> (DataType, Option<String>) {
+    let labels: Vec<Label> = values.iter().map(|&v| POOL[v].1).collect();
+    let has = |l: Label| labels.contains(&l);
+    let number = has(Label::Int) || has(Label::Float);
+    let dtype = if has(Label::Text)
+        || (number && has(Label::Timestamp))
+        || labels.iter().all(|&l| l == Label::Null)
+    {
+        DataType::Str
+    } else if has(Label::Float) {
+        DataType::Float
+    } else if has(Label::Int) {
+        DataType::Int
+    } else {
+        DataType::Timestamp
+    };
+    if dtype != DataType::Str {
+        return (dtype, None);
+    }
+    let present: Vec<(usize, usize)> = values
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| POOL[v].1 != Label::Null)
+        .map(|(row, &v)| (row, v))
+        .collect();
+    let not_number: Vec<&(usize, usize)> = present
+        .iter()
+        .filter(|(_, v)| !matches!(POOL[*v].1, Label::Int | Label::Float))
+        .collect();
+    let not_timestamp: Vec<&(usize, usize)> = present
+        .iter()
+        .filter(|(_, v)| POOL[*v].1 != Label::Timestamp)
+        .collect();
+    let misfits = if not_timestamp.len() < not_number.len() {
+        not_timestamp
+    } else {
+        not_number
+    };
+    if misfits.is_empty() || misfits.len() * 10 > present.len() {
+        return (dtype, None);
+    }
+    let &&(row, v) = misfits.first().unwrap();
+    let plural = if misfits.len() == 1 { "" } else { "s" };
+    (
+        dtype,
+        Some(format!(
+            "typed as string because of {} value{plural} of {} (line {}: \"{}\")",
+            misfits.len(),
+            present.len(),
+            row + 2,
+            unquoted(POOL[v].0)
+        )),
+    )
+}
+
+#[test]
+fn inference_and_notes_agree_with_a_naive_reading() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let rows = 60;
+    let mut notes = 0;
+    for round in 0..40 {
+        // Columns of one kind of value with a few others at random places,
+        // and columns of anything.
+        let mut columns: Vec<Vec<usize>> = Vec::new();
+        for c in 0..8 {
+            let base: Vec<usize> = match c % 4 {
+                0 => vec![1, 2, 3, 4],
+                1 => vec![6, 7, 1],
+                2 => vec![11, 12],
+                _ => (0..POOL.len()).collect(),
+            };
+            let mut col: Vec<usize> = (0..rows).map(|_| base[next(base.len())]).collect();
+            for _ in 0..next(5) {
+                col[next(rows)] = next(POOL.len());
+            }
+            if next(3) == 0 {
+                col[next(rows)] = 0;
+            }
+            columns.push(col);
+        }
+        let mut text = (0..columns.len())
+            .map(|c| format!("c{c}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        text.push('\n');
+        for r in 0..rows {
+            let row: Vec<&str> = columns.iter().map(|col| POOL[col[r]].0).collect();
+            text.push_str(&row.join(","));
+            text.push('\n');
+        }
+        for size in [1, 7, 25, 1000] {
+            let t = load(text.as_bytes(), &opts(size)).unwrap();
+            for (c, col) in columns.iter().enumerate() {
+                let name = format!("c{c}");
+                let (dtype, note) = naive_inference(col);
+                notes += usize::from(note.is_some() && size == 1);
+                assert_eq!(
+                    (t.fields[c].dtype, t.fields[c].note.clone()),
+                    (dtype, note),
+                    "round {round}, size {size}, column {name}: {:?}",
+                    col.iter().map(|&v| POOL[v].0).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+    // The rounds exercised notes, not only their absence.
+    assert!(notes > 20, "{notes} notes");
+}
+
+fn named(name: &str, text: &[u8], options: &LoadOptions) -> Result<Table> {
+    load_csv_bytes(text.to_vec(), Path::new(name), "t", options)
+}
+
+/// Regression (issue 9): a tab-separated file loaded as one column named
+/// `id\tname\tval`, and a semicolon-separated one failed without a hint.
+#[test]
+fn the_delimiter_is_detected_from_the_first_records() {
+    for (delimiter, text) in [
+        ("tab", "id\tname\tval\n1\tx, y\t2.5\n2\t\"q\tr\"\t\n"),
+        ("semicolon", "id;name;val\n1;x, y;2.5\n2;\"q;r\";\n"),
+        ("pipe", "id|name|val\n1|x, y|2.5\n2|\"q|r\"|\n"),
+    ] {
+        let sep = match delimiter {
+            "tab" => "\t",
+            "semicolon" => ";",
+            _ => "|",
+        };
+        for bytes in [text.as_bytes().to_vec(), gzip(text.as_bytes())] {
+            for size in [1, 100] {
+                let t = named("x.csv", &bytes, &opts(size)).unwrap();
+                let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+                assert_eq!(names, ["id", "name", "val"], "{delimiter}");
+                assert_eq!(column(&t, "id"), vec![int(1), int(2)]);
+                assert_eq!(
+                    column(&t, "name"),
+                    vec![s("x, y"), s(&format!("q{sep}r"))],
+                    "{delimiter}"
+                );
+                assert_eq!(column(&t, "val"), vec![Value::Float(2.5), Value::Null]);
+            }
+        }
+    }
+    // A file without any delimiter stays one column.
+    let t = load_ok("name\nAlice\nBob Smith\n");
+    assert_eq!(t.fields.len(), 1);
+    assert_eq!(column(&t, "name"), vec![s("Alice"), s("Bob Smith")]);
+    // A `.tsv` name means tab, whatever the sample looks like; a given
+    // delimiter wins over both.
+    let text = b"a,b\tc\n1,2\t3\n";
+    let t = named("x.TSV", text, &opts(10)).unwrap();
+    assert_eq!(t.fields[0].name, "a,b");
+    let t = named("x.csv", text, &opts(10)).unwrap();
+    assert_eq!(t.fields[0].name, "a");
+    let comma_forced = LoadOptions {
+        delimiter: Some(b'|'),
+        ..LoadOptions::default()
+    };
+    let t = named("x.tsv", text, &comma_forced).unwrap();
+    assert_eq!(t.fields.len(), 1);
+}
+
+#[test]
+fn a_field_count_error_suggests_a_delimiter_that_fits() {
+    let forced = LoadOptions {
+        delimiter: Some(b','),
+        ..LoadOptions::default()
+    };
+    let (line, col, msg) = csv_err(b"a;b;c\n1;2;3\n4,5;6;7\n", &forced);
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (
+            3,
+            2,
+            "expected 1 fields, found 2 (the file looks ';'-separated: try --delimiter ';')"
+        )
+    );
+    // A header written with commas over records with semicolons.
+    let (line, col, msg) = csv_err(b"a,b,c\n1;2;3\n4;5;6\n", &LoadOptions::default());
+    assert_eq!(
+        (line, col, msg.as_str()),
+        (
+            2,
+            2,
+            "expected 3 fields, found 1 (the file looks ';'-separated: try --delimiter ';')"
+        )
+    );
+    // No hint when no other delimiter fits.
+    let (_, _, msg) = csv_err(b"a,b\n1,2\n3\n", &LoadOptions::default());
+    assert_eq!(msg, "expected 2 fields, found 1");
+}
+
+#[test]
+fn a_quote_other_than_double_quotes() {
+    let single = LoadOptions {
+        quote: b'\'',
+        ..LoadOptions::default()
+    };
+    // `'` quotes (doubled inside), `"` is data; `''` is the empty string.
+    let text = "a,b\n'x,y',\"q\"\n'it''s',''\n'multi\nline',\n";
+    for size in [1, 100] {
+        let t = load(
+            text.as_bytes(),
+            &LoadOptions {
+                partition_rows: size,
+                ..single.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(column(&t, "a"), vec![s("x,y"), s("it's"), s("multi\nline")]);
+        assert_eq!(column(&t, "b"), vec![s("\"q\""), s(""), Value::Null]);
+    }
+    // With a detected delimiter too.
+    let t = load(b"a;b\n'1;2';3\n", &single).unwrap();
+    assert_eq!(rows(&t), vec![vec![s("1;2"), int(3)]]);
+    // A delimiter or quote that cannot be one.
+    for (delimiter, quote) in [(b'\n', b'"'), (b',', b','), (0xe9, b'"'), (b',', b'\r')] {
+        let bad = LoadOptions {
+            delimiter: Some(delimiter),
+            quote,
+            ..LoadOptions::default()
+        };
+        assert!(
+            matches!(load(b"a\n1\n", &bad), Err(Error::NotSupported(_))),
+            "{delimiter} {quote}"
+        );
+    }
+}
+
+#[test]
+fn a_null_string_is_null_unless_quoted() {
+    let na = |null: &str| LoadOptions {
+        null_string: Some(null.to_string()),
+        partition_rows: 2,
+        ..LoadOptions::default()
+    };
+    let text = "n,s,f\n1,NA,2.5\nNA,\"NA\",NA\n3,,\"\"\n";
+    let t = load(text.as_bytes(), &na("NA")).unwrap();
+    assert_eq!(dtype(&t, "n"), DataType::Int);
+    assert_eq!(column(&t, "n"), vec![int(1), Value::Null, int(3)]);
+    assert_eq!(column(&t, "s"), vec![Value::Null, s("NA"), Value::Null]);
+    // The quoted empty field is a string: f is a string column.
+    assert_eq!(dtype(&t, "f"), DataType::Str);
+    assert_eq!(column(&t, "f"), vec![s("2.5"), Value::Null, s("")]);
+    // `\N`, as PostgreSQL writes NULL; other text stays text.
+    let t = load(b"a\tb\n\\N\tx\n7\t\\N\n", &na("\\N")).unwrap();
+    assert_eq!(column(&t, "a"), vec![Value::Null, int(7)]);
+    assert_eq!(column(&t, "b"), vec![s("x"), Value::Null]);
+    // Without the option NA is text.
+    let t = load(text.as_bytes(), &opts(2)).unwrap();
+    assert_eq!(dtype(&t, "n"), DataType::Str);
 }

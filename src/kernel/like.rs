@@ -16,8 +16,9 @@ pub enum LikePattern {
     Prefix(String),
     /// `%abc`.
     Suffix(String),
-    /// `%abc%`.
-    Contains(String),
+    /// `%abc%`, searched with a precompiled SIMD substring finder
+    /// (`memchr::memmem`, Two-Way with a vectorized prefilter).
+    Contains(memchr::memmem::Finder<'static>),
     /// Anything else, as characters.
     General(Vec<char>),
 }
@@ -35,7 +36,9 @@ impl LikePattern {
                     (false, false) => LikePattern::Exact(inner),
                     (false, true) => LikePattern::Prefix(inner),
                     (true, false) => LikePattern::Suffix(inner),
-                    (true, true) => LikePattern::Contains(inner),
+                    (true, true) => {
+                        LikePattern::Contains(memchr::memmem::Finder::new(inner.as_bytes()).into_owned())
+                    }
                 };
             }
         }
@@ -48,7 +51,7 @@ impl LikePattern {
             LikePattern::Exact(p) => s == p,
             LikePattern::Prefix(p) => s.starts_with(p.as_str()),
             LikePattern::Suffix(p) => s.ends_with(p.as_str()),
-            LikePattern::Contains(p) => s.contains(p.as_str()),
+            LikePattern::Contains(f) => f.find(s.as_bytes()).is_some(),
             LikePattern::General(p) => general_match(p, &s.chars().collect::<Vec<_>>()),
         }
     }

@@ -13,6 +13,7 @@
 mod bind;
 pub mod eval;
 pub mod expr;
+mod rewrite;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -101,7 +102,9 @@ pub struct QueryPlan {
 /// # Errors
 /// [`crate::Error::Plan`] pointing at the offending part of the query.
 pub fn plan_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan> {
-    bind::bind_select(select, sql, catalog)
+    let mut plan = bind::bind_select(select, sql, catalog)?;
+    rewrite::simplify(&mut plan);
+    Ok(plan)
 }
 
 impl QueryPlan {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use hashbrown::HashMap;
 
 use super::bitmap::Bitmap;
-use super::codes::Codes;
+use super::codes::{Code, Codes};
 use crate::types::{DataType, Value, cmp_f64};
 
 /// A sorted set of distinct strings; a dictionary code is an index into it.
@@ -127,6 +127,24 @@ impl PackedStrings {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.len() + self.offsets.heap_bytes()
+    }
+
+    /// The bytes of string `i`.
+    #[inline]
+    pub fn bytes_of(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offsets.get(i) as usize..self.offsets.get(i + 1) as usize]
+    }
+
+    /// The rows among `sel` (all rows when `None`) whose bytes satisfy
+    /// `pred`, in order; reads offsets and bytes in place.
+    pub fn select(&self, sel: Option<&[u32]>, pred: impl Fn(&[u8]) -> bool) -> Vec<u32> {
+        crate::with_codes!(&self.offsets, o => {
+            let at = |i: usize| &self.bytes[o[i].to_usize()..o[i + 1].to_usize()];
+            match sel {
+                None => (0..self.len() as u32).filter(|&i| pred(at(i as usize))).collect(),
+                Some(sel) => sel.iter().copied().filter(|&i| pred(at(i as usize))).collect(),
+            }
+        })
     }
 }
 

@@ -137,6 +137,7 @@ mod tests {
             fields: vec![Field {
                 name: "id".into(),
                 dtype: DataType::Int,
+                note: None,
             }],
             partitions: parts,
             source_bytes: 0,

@@ -10,6 +10,10 @@ pub struct Field {
     pub name: String,
     /// The type inferred at load.
     pub dtype: DataType,
+    /// Why the type is what it is, when the load found that worth saying,
+    /// e.g. `typed as string because of 1 value of 10,000,000 (line
+    /// 10000001: "2500000x")`.
+    pub note: Option<String>,
 }
 
 /// A horizontal slice of a table: the unit of parallelism and of

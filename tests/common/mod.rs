@@ -4,9 +4,15 @@ use std::path::PathBuf;
 
 /// The path of shared test dataset `file_name`, looked up in
 /// `$KATYDID_SHARED/datasets/` and then in `../shared/datasets/` beside the
-/// repository. When it is in neither, prints
-/// `note: skipping, shared dataset <name> not found (set KATYDID_SHARED)` to
-/// stderr and returns `None`, so the calling test can return early.
+/// repository.
+///
+/// When it is in neither:
+/// - with `KATYDID_REQUIRE_SHARED=1` (as `.ci/run` sets it) the test fails:
+///   a missing dataset in CI must never pass silently;
+/// - otherwise it writes `note: SKIPPED <test>: shared dataset <name> not
+///   found (set KATYDID_SHARED)` straight to the process's stderr (past the
+///   test harness's capture, so the notice shows in the test output) and
+///   returns `None`, so the calling test can return early.
 #[allow(dead_code)]
 pub fn shared_dataset(file_name: &str) -> Option<PathBuf> {
     let mut candidates = Vec::new();
@@ -22,7 +28,19 @@ pub fn shared_dataset(file_name: &str) -> Option<PathBuf> {
     );
     let found = candidates.into_iter().find(|p| p.is_file());
     if found.is_none() {
-        eprintln!("note: skipping, shared dataset {file_name} not found (set KATYDID_SHARED)");
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
+        assert!(
+            std::env::var("KATYDID_REQUIRE_SHARED").as_deref() != Ok("1"),
+            "{test}: shared dataset {file_name} not found and KATYDID_REQUIRE_SHARED=1"
+        );
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: SKIPPED {test}: shared dataset {file_name} not found (set KATYDID_SHARED)"
+        );
     }
     found
 }

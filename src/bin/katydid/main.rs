@@ -58,7 +58,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let mut load_options = LoadOptions {
         header: !cli.no_header,
         columns: cli.columns.clone(),
-        progress: true,
         ..LoadOptions::default()
     };
     if let Some(rows) = cli.partition_rows {

@@ -36,9 +36,9 @@ impl LikePattern {
                     (false, false) => LikePattern::Exact(inner),
                     (false, true) => LikePattern::Prefix(inner),
                     (true, false) => LikePattern::Suffix(inner),
-                    (true, true) => {
-                        LikePattern::Contains(memchr::memmem::Finder::new(inner.as_bytes()).into_owned())
-                    }
+                    (true, true) => LikePattern::Contains(
+                        memchr::memmem::Finder::new(inner.as_bytes()).into_owned(),
+                    ),
                 };
             }
         }

@@ -481,10 +481,17 @@ impl Binder<'_> {
                         .find(|(a, _)| a.eq_ignore_ascii_case(name))
                         .filter(|_| ctx != Ctx::Select)
                     {
-                        if ctx == Ctx::Where && contains_agg(expr) {
+                        let clause = match ctx {
+                            Ctx::Where => Some("WHERE"),
+                            Ctx::GroupBy => Some("GROUP BY"),
+                            _ => None,
+                        };
+                        if let Some(clause) = clause
+                            && contains_agg(expr)
+                        {
                             return Err(Error::plan_at(
                                 format!(
-                                    "alias \"{name}\" refers to an aggregate, which WHERE cannot use"
+                                    "alias \"{name}\" refers to an aggregate, which {clause} cannot use"
                                 ),
                                 at,
                             ));

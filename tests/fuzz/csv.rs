@@ -46,7 +46,7 @@ pub struct CsvCase {
     pub bytes: Vec<u8>,
     pub options: LoadOptions,
     pub expected: Option<Expected>,
-    /// The text before compression (for counting lines), when gzipped.
+    /// Lines of the text the loader reads (inflated, when gzipped).
     pub plain_len_lines: u64,
 }
 
@@ -232,10 +232,10 @@ pub fn generate(rng: &mut ChaCha8Rng, support: Support) -> CsvCase {
     for _ in 0..rng.gen_range(0..4) {
         mutate(rng, &mut text, max_line_bytes);
     }
-    let plain_len_lines = count_lines(&text);
     if rng.gen_bool(0.12) {
         text = gzip(rng, &text);
     }
+    let plain_len_lines = count_lines(&inflated(&text));
     let columns = rng.gen_bool(0.1).then(|| {
         let n = if rng.gen_bool(0.7) {
             width
@@ -424,6 +424,24 @@ fn gzip(rng: &mut ChaCha8Rng, text: &[u8]) -> Vec<u8> {
         _ => {}
     }
     z
+}
+
+/// `bytes` as the loader reads them: inflated (every gzip member, as far
+/// as they inflate) when they start with gzip's magic bytes.
+fn inflated(bytes: &[u8]) -> Vec<u8> {
+    if !bytes.starts_with(b"\x1f\x8b") {
+        return bytes.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut decoder = flate2::read::MultiGzDecoder::new(bytes);
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = std::io::Read::read(&mut decoder, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
 }
 
 /// Lines of `text` as an editor counts them: newlines plus one.

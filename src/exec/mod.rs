@@ -100,20 +100,20 @@ impl<'c> Context<'c> {
         }
     }
 
-    /// Counts `rows` table rows as done and reports progress at most every
-    /// 100 ms.
+    /// Counts `rows` table rows as done and reports progress: when the
+    /// first partition finishes, then at most every 100 ms.
     pub fn progress_rows(&self, rows: usize) {
-        let done = self
+        let before = self
             .state
             .done_rows
-            .fetch_add(rows as u64, Ordering::Relaxed)
-            + rows as u64;
+            .fetch_add(rows as u64, Ordering::Relaxed);
+        let done = before + rows as u64;
         let Some(report) = &self.progress else {
             return;
         };
         let now = Instant::now();
         if let Ok(mut last) = self.state.last_report.try_lock()
-            && now.duration_since(*last) >= Duration::from_millis(100)
+            && (before == 0 || now.duration_since(*last) >= Duration::from_millis(100))
         {
             *last = now;
             report(Progress {

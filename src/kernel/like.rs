@@ -18,7 +18,7 @@ pub enum LikePattern {
     Suffix(String),
     /// `%abc%`, searched with a precompiled SIMD substring finder
     /// (`memchr::memmem`, Two-Way with a vectorized prefilter).
-    Contains(memchr::memmem::Finder<'static>),
+    Contains(Box<memchr::memmem::Finder<'static>>),
     /// Anything else, as characters.
     General(Vec<char>),
 }
@@ -36,9 +36,9 @@ impl LikePattern {
                     (false, false) => LikePattern::Exact(inner),
                     (false, true) => LikePattern::Prefix(inner),
                     (true, false) => LikePattern::Suffix(inner),
-                    (true, true) => LikePattern::Contains(
+                    (true, true) => LikePattern::Contains(Box::new(
                         memchr::memmem::Finder::new(inner.as_bytes()).into_owned(),
-                    ),
+                    )),
                 };
             }
         }

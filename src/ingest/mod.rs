@@ -295,7 +295,8 @@ pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result
 ///   where its record starts); an empty file (see the module docs); column
 ///   names whose count does not match the header; a record longer than
 ///   [`LoadOptions::max_line_bytes`] (`record longer than 64.0 MiB (raise
-///   --max-line-size)`, at the field where it passes the limit).
+///   --max-line-size)`, at the field where it passes the limit); more than
+///   [`MAX_COLUMNS`] columns (on line 1).
 /// - [`Error::NotSupported`] for a partition of 4 GiB of text or more.
 /// - [`Error::Cancelled`] when [`LoadOptions::cancel`] is cancelled.
 pub fn load_bytes(

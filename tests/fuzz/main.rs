@@ -181,11 +181,15 @@ struct Fixture {
     name: &'static str,
 }
 
-/// The fuzzed databases: the same tables cut into partitions of 3 rows (1
-/// thread), 7 rows (2 threads), and the default size under a memory limit
-/// just above what the tables hold.
+/// The fuzzed databases: the same tables (`t` of 40 rows, `one`, `e` with
+/// none, `edge`, `w` of 3,000) cut into partitions of 3 rows (1 thread), 7
+/// rows (2 threads), and the default size under a memory limit just above
+/// what the tables hold.
 fn fixtures(file: &Path) -> Vec<Fixture> {
     let main = main_table_csv(40);
+    // Enough distinct keys for the hash-map group-by, partitions for the
+    // hash index and waves of early stops.
+    let wide = main_table_csv(3000);
     let one = main_table_csv(1);
     let empty = main_table_csv(0);
     let _ = std::fs::write(file, &main);
@@ -211,6 +215,7 @@ fn fixtures(file: &Path) -> Vec<Fixture> {
                 ("one", one.as_str()),
                 ("e", empty.as_str()),
                 ("edge", EDGE_CSV),
+                ("w", wide.as_str()),
             ] {
                 db.load_csv_bytes(
                     text.as_bytes().to_vec(),
@@ -230,7 +235,7 @@ fn fixtures(file: &Path) -> Vec<Fixture> {
 }
 
 fn schema(db: &Database) -> Vec<TableSchema> {
-    ["t", "one", "e", "edge"]
+    ["t", "one", "e", "edge", "w"]
         .iter()
         .map(|name| {
             let info = db.table_info(name).expect("table");

@@ -315,6 +315,8 @@ pub struct Findings {
     /// How the cases ended (`ok`, `parse error`, …), to see what the
     /// generator reaches.
     outcomes: BTreeMap<&'static str, u64>,
+    /// The slowest case and how long it took.
+    slowest: (Duration, String),
 }
 
 /// Distinct bugs after which a fuzzer stops early.
@@ -327,6 +329,14 @@ impl Findings {
             found: BTreeMap::new(),
             cases: 0,
             outcomes: BTreeMap::new(),
+            slowest: (Duration::ZERO, String::new()),
+        }
+    }
+
+    /// Notes how long a case took, keeping the slowest for the report.
+    pub fn timed(&mut self, elapsed: Duration, input: &str) {
+        if elapsed > self.slowest.0 {
+            self.slowest = (elapsed, input.chars().take(300).collect());
         }
     }
 
@@ -368,6 +378,12 @@ impl Findings {
             elapsed.as_secs_f64(),
             self.found.len(),
             outcomes.join(", ")
+        );
+        eprintln!(
+            "fuzz {}: slowest case {:.3} s: {}",
+            self.name,
+            self.slowest.0.as_secs_f64(),
+            self.slowest.1
         );
         if !self.found.is_empty() {
             let all: Vec<String> = self.found.into_values().collect();

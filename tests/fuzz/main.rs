@@ -587,7 +587,10 @@ fn queries_never_panic() {
         let fx = &fixtures[case.fixture];
         let check_memory = !case.sql.contains(&file_text);
         findings.cases += 1;
-        match run_statement(fx, &case.sql, case.entry, check_memory) {
+        let started = Instant::now();
+        let outcome = run_statement(fx, &case.sql, case.entry, check_memory);
+        findings.timed(started.elapsed(), &case.sql);
+        match outcome {
             Ok(outcome) => findings.outcome(outcome),
             Err(bug) if findings.record(&bug, seed, &case.sql) => {
                 let shrunk = harness::shrink_tokens(&case.sql, Duration::from_secs(20), |s| {
@@ -822,7 +825,10 @@ fn loads_never_panic() {
         };
         db.set_memory_limit(limit);
         findings.cases += 1;
-        match run_load(&mut db, &case) {
+        let started = Instant::now();
+        let outcome = run_load(&mut db, &case);
+        findings.timed(started.elapsed(), &format!("seed {seed}"));
+        match outcome {
             Ok(outcome) => findings.outcome(outcome),
             Err(bug) => {
                 findings.record(&bug, seed, &case.describe());

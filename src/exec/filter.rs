@@ -67,7 +67,10 @@ fn specialize_rec(e: Expr, part: &Partition) -> Expr {
                                     crate::plan::eval::date_trunc(u, *lo),
                                     crate::plan::eval::date_trunc(u, *hi),
                                 );
-                                (a == b).then_some(Value::Timestamp(a))
+                                match (a, b) {
+                                    (Some(a), Some(b)) if a == b => Some(Value::Timestamp(a)),
+                                    _ => None,
+                                }
                             }
                             _ => None,
                         };

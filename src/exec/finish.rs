@@ -59,10 +59,11 @@ fn infallible(e: &Expr) -> bool {
 /// # Design
 /// Every aggregate is checked for every group (an overflow in any group
 /// fails the query), HAVING runs on every group, keys and aggregate results
-/// turn into values only when read. Under ORDER BY … LIMIT with outputs that cannot fail, only the
-/// sort keys are evaluated for every group; the best `offset + limit`
-/// groups are picked with a linear-time selection and only they get their
-/// other outputs.
+/// turn into values only when read. With outputs that cannot fail, only
+/// the groups in the result are evaluated: without ORDER BY, those in the
+/// OFFSET/LIMIT window; under ORDER BY … LIMIT, the sort keys are evaluated
+/// for every group, the best `offset + limit` groups are picked with a
+/// linear-time selection and only they get their other outputs.
 ///
 /// # Errors
 /// Aggregate results that fail (integer sum overflow), HAVING and output
@@ -149,6 +150,18 @@ pub fn aggregate_rows(
             .iter()
             .map(|&i| {
                 let (c, g) = ids[i];
+                outputs(c, g).map(|mut r| {
+                    r.truncate(plan.visible);
+                    r
+                })
+            })
+            .collect();
+    }
+    if plan.order_by.is_empty() && plan.outputs.iter().all(infallible) {
+        // Merge order is the result order: only the window is evaluated.
+        return ids[window(plan, ids.len())]
+            .iter()
+            .map(|&(c, g)| {
                 outputs(c, g).map(|mut r| {
                     r.truncate(plan.visible);
                     r

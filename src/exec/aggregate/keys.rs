@@ -386,14 +386,15 @@ fn local_dictionary(a: &Array<'_>) -> (Vec<u64>, Vec<u32>) {
     let valid = |i: usize| a.validity.as_ref().is_none_or(|v| v.get(i));
     let mut first: Vec<u32> = Vec::new();
     let mut null_code: Option<u64> = None;
-    let mut table: HashTable<u32> = HashTable::new();
+    // Entries hold what a probe compares (the key's bits, or a string's
+    // hash) next to the code, so a probe reads no other array.
+    let mut table: HashTable<(u64, u32)> = HashTable::new();
     let mut codes = Vec::with_capacity(n);
     // `bits(i)` is a 64-bit stand-in for the value that equality can use
     // (exact for numbers); strings compare their bytes on a hash match.
     macro_rules! by_bits {
         ($bits:expr) => {{
             let bits = $bits;
-            let mut keys: Vec<u64> = Vec::new();
             for i in 0..n {
                 if !valid(i) {
                     let c = *null_code.get_or_insert_with(|| {
@@ -405,14 +406,12 @@ fn local_dictionary(a: &Array<'_>) -> (Vec<u64>, Vec<u32>) {
                 }
                 let k = bits(i);
                 let h = mix64(k);
-                let code = match table.find(h, |&g| keys[g as usize] == k) {
-                    Some(&g) => g as u64,
+                let code = match table.find(h, |e| e.0 == k) {
+                    Some(&(_, g)) => g as u64,
                     None => {
                         let g = first.len() as u32;
                         first.push(i as u32);
-                        keys.resize(first.len(), 0);
-                        keys[g as usize] = k;
-                        table.insert_unique(h, g, |&g| mix64(keys[g as usize]));
+                        table.insert_unique(h, (k, g), |e| mix64(e.0));
                         g as u64
                     }
                 };
@@ -427,30 +426,24 @@ fn local_dictionary(a: &Array<'_>) -> (Vec<u64>, Vec<u32>) {
         Data::Str(s) => {
             // Per entry first for coded strings (equal entries merge).
             let hashes: Vec<u64> = s.map(hash_str);
-            let mut hash_of: Vec<u64> = Vec::new();
             for (i, &h) in hashes.iter().enumerate() {
                 if !valid(i) {
                     let c = *null_code.get_or_insert_with(|| {
                         first.push(i as u32);
-                        hash_of.push(0);
                         first.len() as u64 - 1
                     });
                     codes.push(c);
                     continue;
                 }
                 let x = s.get(i);
-                let found = table.find(h, |&g| {
-                    hash_of[g as usize] == h
-                        && valid(first[g as usize] as usize)
-                        && s.get(first[g as usize] as usize) == x
-                });
+                // NULL's code is never in the table, so a match is a string.
+                let found = table.find(h, |e| e.0 == h && s.get(first[e.1 as usize] as usize) == x);
                 let code = match found {
-                    Some(&g) => g as u64,
+                    Some(&(_, g)) => g as u64,
                     None => {
                         let g = first.len() as u32;
                         first.push(i as u32);
-                        hash_of.push(h);
-                        table.insert_unique(h, g, |&g| hash_of[g as usize]);
+                        table.insert_unique(h, (h, g), |e| e.0);
                         g as u64
                     }
                 };

@@ -188,18 +188,20 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
         }
         Some(total) => {
             let slots = combined();
-            let mut table: HashTable<u32> = HashTable::with_capacity(n.min(1 << 16) / 2);
+            // Entries hold the key beside its group id: a probe reads no
+            // other array.
+            let mut table: HashTable<(u64, u32)> = HashTable::with_capacity(n.min(1 << 16) / 2);
             let mut packed: Vec<u64> = Vec::new();
             let gids = slots
                 .into_iter()
                 .map(|s| {
                     let h = mix64(s);
-                    match table.find(h, |&g| packed[g as usize] == s) {
-                        Some(&g) => g,
+                    match table.find(h, |e| e.0 == s) {
+                        Some(&(_, g)) => g,
                         None => {
                             let g = packed.len() as u32;
                             packed.push(s);
-                            table.insert_unique(h, g, |&g| mix64(packed[g as usize]));
+                            table.insert_unique(h, (s, g), |e| mix64(e.0));
                             g
                         }
                     }
@@ -218,22 +220,24 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
         None => {
             let nk = keys.len();
             let per_key: Vec<Vec<u64>> = keys.iter().map(|k| k.codes(rows)).collect();
-            let mut table: HashTable<u32> = HashTable::new();
+            // Entries hold the hash beside the group id: rehashing and
+            // most mismatches read no other array.
+            let mut table: HashTable<(u64, u32)> = HashTable::new();
             let mut codes: Vec<u64> = Vec::new();
-            let mut hashes: Vec<u64> = Vec::new();
+            let mut groups = 0u32;
             let gids = (0..n)
                 .map(|j| {
                     let h = per_key.iter().fold(0u64, |h, c| combine(h, c[j]));
-                    let found = table.find(h, |&g| {
-                        (0..nk).all(|k| codes[g as usize * nk + k] == per_key[k][j])
+                    let found = table.find(h, |&(eh, g)| {
+                        eh == h && (0..nk).all(|k| codes[g as usize * nk + k] == per_key[k][j])
                     });
                     match found {
-                        Some(&g) => g,
+                        Some(&(_, g)) => g,
                         None => {
-                            let g = hashes.len() as u32;
-                            hashes.push(h);
+                            let g = groups;
+                            groups += 1;
                             codes.extend(per_key.iter().map(|c| c[j]));
-                            table.insert_unique(h, g, |&g| hashes[g as usize]);
+                            table.insert_unique(h, (h, g), |e| e.0);
                             g
                         }
                     }
@@ -241,11 +245,11 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 .collect();
             trace.add(
                 "group by: hash table on composite key (key space exceeds u64)",
-                format!("{} groups", hashes.len()),
+                format!("{groups} groups"),
             );
             Grouping {
                 gids: Some(gids),
-                groups: hashes.len(),
+                groups: groups as usize,
                 keys: GroupKeys::Composite(codes),
             }
         }

@@ -169,6 +169,10 @@ struct Entry {
     _memory: Reservation,
 }
 
+/// A column's hash index state: `None` after its first point lookup (which
+/// scans), the index once a second lookup has built it.
+type IndexSlot = Option<Arc<HashIndex>>;
+
 /// An in-memory database: named tables and a thread pool to query them with.
 ///
 /// # Design
@@ -179,8 +183,9 @@ struct Entry {
 pub struct Database {
     tables: BTreeMap<String, Entry>,
     pool: rayon::ThreadPool,
-    /// Hash indexes built on first use, by table name and column.
-    indexes: Mutex<HashMap<(String, usize), Arc<HashIndex>>>,
+    /// Hash indexes by table name and column: `None` after a column's
+    /// first point lookup (which scans), the index from its second on.
+    indexes: Mutex<HashMap<(String, usize), IndexSlot>>,
     cancel: CancelToken,
     progress: Option<ProgressFn>,
     memory: Arc<MemoryBudget>,
@@ -425,7 +430,8 @@ impl Database {
     pub fn index_bytes(&self, table: &str, column: usize) -> Option<usize> {
         let indexes = self.indexes.lock().ok()?;
         indexes
-            .get(&(table.to_string(), column))
+            .get(&(table.to_string(), column))?
+            .as_ref()
             .map(|i| i.heap_bytes())
     }
 
@@ -781,20 +787,30 @@ fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
 }
 
 impl exec::IndexProvider for Database {
-    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
-        if let Some(index) = self.files.hash_index(table, column) {
-            return index;
-        }
+    /// The first point lookup on a column scans; the second builds the
+    /// index (about the cost of several scans), which later lookups reuse.
+    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Option<Arc<HashIndex>> {
         let key = (table.name.clone(), column);
-        if let Some(index) = self.indexes.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return index;
+        match self.indexes.lock().ok()?.entry(key.clone()) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(None);
+                return None;
+            }
+            std::collections::hash_map::Entry::Occupied(e) => {
+                if let Some(index) = e.get() {
+                    return Some(index.clone());
+                }
+            }
+        }
+        if let Some(index) = self.files.hash_index(table, column) {
+            return Some(index);
         }
         // Built outside the lock; a concurrent builder's copy is simply dropped.
         let index = Arc::new(HashIndex::build(table, column));
         if let Ok(mut m) = self.indexes.lock() {
-            m.entry(key).or_insert_with(|| index.clone());
+            m.insert(key, Some(index.clone()));
         }
-        index
+        Some(index)
     }
 }
 

@@ -17,7 +17,7 @@ pub mod types;
 pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};
 pub use engine::{
     ColumnInfo, Database, DatabaseOptions, LoadStats, Preview, QueryResult, QuerySummary, RowSink,
-    TableInfo,
+    TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
 pub use ingest::LoadOptions;

@@ -235,6 +235,12 @@ fn write_f64(f: &mut fmt::Formatter<'_>, v: f64) -> fmt::Result {
         f.write_str("NaN")
     } else if v.is_infinite() {
         f.write_str(if v > 0.0 { "inf" } else { "-inf" })
+    } else if v != 0.0 && !(1e-4..1e16).contains(&v.abs()) {
+        // Very large or small magnitudes in scientific notation (`1e308`,
+        // `2.5e-7`), as Python's `repr` does from the same thresholds:
+        // positional form would print hundreds of digits that carry no
+        // precision. `{:e}` is also the shortest round-trip digits.
+        write!(f, "{v:e}")
     } else {
         // Rust's `{}` for f64 is the shortest representation that round-trips.
         write!(f, "{v}")
@@ -377,6 +383,23 @@ pub fn format_timestamp(micros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_display_in_shortest_round_trip_form() {
+        let shown = |v: f64| Value::Float(v).to_string();
+        assert_eq!(shown(1e308), "1e308");
+        assert_eq!(shown(-2.5e16), "-2.5e16");
+        assert_eq!(shown(1.5e-7), "1.5e-7");
+        assert_eq!(shown(0.1), "0.1");
+        assert_eq!(shown(0.0001), "0.0001");
+        assert_eq!(shown(3.0), "3");
+        assert_eq!(shown(1234567890123456.0), "1234567890123456");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(f64::MIN_POSITIVE), "2.2250738585072014e-308");
+        for v in [1e308, 1.5e-7, 0.1, 123.456, 9.999e15, 1e16, f64::MAX] {
+            assert_eq!(shown(v).parse::<f64>().unwrap(), v);
+        }
+    }
 
     #[test]
     fn timestamp_round_trips_through_text() {

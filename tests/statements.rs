@@ -489,7 +489,6 @@ fn read_csv_takes_the_header_and_column_names() {
 /// Needs the loader to honour `LoadOptions::delimiter` and `null_string`
 /// (the ingest branch); run with `--ignored` once it is merged.
 #[test]
-#[ignore = "needs the loader's delimiter and null_string support (ingest branch)"]
 fn read_csv_takes_the_delimiter_and_null_string_and_tsv_means_tab() {
     let dir = TempDir::new("files-dialect");
     let semi = dir.write("semi.txt", b"a;b\n1;NA\n2;y\n");

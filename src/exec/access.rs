@@ -4,8 +4,10 @@
 //! partition's zone map before anything is compiled; pruned partitions are
 //! never touched. A point lookup (`int_column = k` or `IN (…)`) that zone
 //! maps leave spread over more than [`INDEX_MIN_PARTITIONS`] partitions goes
-//! through a per-column hash index, built on first use and cached by the
-//! caller; its hits become the partitions' starting selections.
+//! through a per-column hash index when the caller has one (the database
+//! builds it on the column's second lookup, since building costs several
+//! scans); its hits become the partitions' starting selections. Without an
+//! index the lookup is an ordinary filtered scan.
 
 use std::sync::Arc;
 
@@ -14,18 +16,22 @@ use crate::store::{HashIndex, Table, unpack_location};
 
 use super::filter;
 
-/// Supplies hash indexes, built on first use and cached by the caller.
+/// Supplies hash indexes, cached by the caller.
 pub trait IndexProvider: Sync {
-    /// The hash index on integer/timestamp column `column` of `table`.
-    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex>;
+    /// The hash index on integer/timestamp column `column` of `table`, or
+    /// `None` when the lookup should scan instead. Building an index reads
+    /// the column and hashes every row, several times the cost of one
+    /// filtered scan, so a provider may build it only once a column has
+    /// been looked up before.
+    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Option<Arc<HashIndex>>;
 }
 
-/// An [`IndexProvider`] that builds a fresh index for every lookup.
+/// An [`IndexProvider`] with no indexes: every point lookup scans.
 pub struct NoIndexes;
 
 impl IndexProvider for NoIndexes {
-    fn hash_index(&self, table: &Arc<Table>, column: usize) -> Arc<HashIndex> {
-        Arc::new(HashIndex::build(table, column))
+    fn hash_index(&self, _table: &Arc<Table>, _column: usize) -> Option<Arc<HashIndex>> {
+        None
     }
 }
 
@@ -71,8 +77,8 @@ pub fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
     }
     if keep.len() > INDEX_MIN_PARTITIONS
         && let Some((column, name, keys)) = conjuncts.iter().find_map(filter::point_lookup)
+        && let Some(index) = indexes.hash_index(&plan.table, column)
     {
-        let index = indexes.hash_index(&plan.table, column);
         let mut locations = Vec::new();
         for k in &keys {
             index.lookup(*k, &mut locations);
@@ -105,7 +111,7 @@ pub fn access_path(plan: &QueryPlan, indexes: &dyn IndexProvider) -> Access {
             units,
             pruned,
             note: Some((
-                format!("hash index lookup on {name} (built on first use)"),
+                format!("hash index lookup on {name} (built on its second lookup)"),
                 format!("{} key(s) → {rows} row(s)", keys.len()),
             )),
         };

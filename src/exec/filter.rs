@@ -68,7 +68,10 @@ fn specialize_rec(e: Expr, part: &Partition) -> Expr {
                                     crate::plan::eval::date_trunc(u, *lo),
                                     crate::plan::eval::date_trunc(u, *hi),
                                 );
-                                (a == b).then_some(Value::Timestamp(a))
+                                match (a, b) {
+                                    (Some(a), Some(b)) if a == b => Some(Value::Timestamp(a)),
+                                    _ => None,
+                                }
                             }
                             _ => None,
                         };
@@ -327,14 +330,20 @@ pub enum PackedPred {
 }
 
 impl PackedPred {
-    #[inline]
-    fn test(&self, b: &[u8]) -> bool {
+    /// `= ''` or `<> ''`: answered from the lengths alone.
+    fn empty_test(&self) -> Option<bool> {
         match self {
-            PackedPred::Compare(op, k) => compare(*op, b.cmp(k.as_bytes())),
-            // Packed strings are whole UTF-8 strings.
-            PackedPred::Like(p, negated) => {
-                p.matches(std::str::from_utf8(b).unwrap_or_default()) != *negated
-            }
+            PackedPred::Compare(BinaryOp::Eq, k) if k.is_empty() => Some(true),
+            PackedPred::Compare(BinaryOp::NotEq, k) if k.is_empty() => Some(false),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn test(&self, s: &str) -> bool {
+        match self {
+            PackedPred::Compare(op, k) => compare(*op, s.as_bytes().cmp(k.as_bytes())),
+            PackedPred::Like(p, negated) => p.matches(s) != *negated,
         }
     }
 }
@@ -1004,7 +1013,11 @@ pub fn run_filter(
                         "packed filter on a non-packed column".into(),
                     ));
                 };
-                retain_valid(p.select(cur, |b| pred.test(b)), &col.validity)
+                let s = match pred.empty_test() {
+                    Some(empty) => p.select_by_len(cur, |len| (len == 0) == empty),
+                    None => p.select(cur, |b| pred.test(b)),
+                };
+                retain_valid(s, &col.validity)
             }
             FilterStep::Codec { column, filter } => {
                 let words = filter.mask(&part.columns[*column]);

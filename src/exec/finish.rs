@@ -5,16 +5,19 @@ use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::plan::eval::{self, RowSource};
-use crate::plan::{Aggregate, QueryPlan};
+use crate::plan::{Aggregate, Expr, QueryPlan};
 use crate::types::Value;
 
 use super::aggregate::Partial;
 use super::aggregate::accumulator::{Gids, Input, new_accumulator};
-use super::vector::order_values;
+use super::vector::{Array, order_values};
 
-struct GroupRow<'a> {
-    keys: &'a [Value],
-    aggs: &'a [Value],
+/// One group of a merged partial, read lazily: a key becomes a [`Value`]
+/// only when an expression asks for it.
+struct GroupRow<'r> {
+    keys: &'r [Array<'r>],
+    aggs: &'r [Vec<Value>],
+    g: usize,
 }
 
 impl RowSource for GroupRow<'_> {
@@ -22,16 +25,44 @@ impl RowSource for GroupRow<'_> {
         Value::Null
     }
     fn group_key(&self, index: usize) -> Value {
-        self.keys[index].clone()
+        self.keys[index].value(self.g)
     }
     fn agg_result(&self, index: usize) -> Value {
-        self.aggs[index].clone()
+        self.aggs[index][self.g].clone()
     }
 }
 
-/// The output rows (every output, hidden sort keys included) of the groups
-/// in `chunks` that pass HAVING. A global aggregate over no rows yields one
-/// row of empty aggregates.
+/// True when evaluating `e` over group results cannot fail: it only reads
+/// keys, aggregates and constants through operators without errors.
+fn infallible(e: &Expr) -> bool {
+    match e {
+        Expr::GroupKey { .. } | Expr::AggResult { .. } | Expr::Literal { .. } => true,
+        Expr::Binary {
+            op, left, right, ..
+        } => !op.is_arithmetic() && infallible(left) && infallible(right),
+        Expr::Not(x) | Expr::IsNull { expr: x, .. } => infallible(x),
+        Expr::Case {
+            branches,
+            else_result,
+            ..
+        } => {
+            branches.iter().all(|(w, t)| infallible(w) && infallible(t)) && infallible(else_result)
+        }
+        _ => false,
+    }
+}
+
+/// The result rows of the groups in `chunks` that pass HAVING, ordered,
+/// windowed by OFFSET/LIMIT and cut to the visible outputs. A global
+/// aggregate over no rows yields one row of empty aggregates.
+///
+/// # Design
+/// Aggregates are finished for every group (an overflow in any group fails
+/// the query), HAVING runs on every group, keys turn into values only when
+/// read. Under ORDER BY … LIMIT with outputs that cannot fail, only the
+/// sort keys are evaluated for every group; the best `offset + limit`
+/// groups are picked with a linear-time selection and only they get their
+/// other outputs.
 ///
 /// # Errors
 /// Aggregate results that fail (integer sum overflow), HAVING and output
@@ -54,39 +85,87 @@ pub fn aggregate_rows(
             accs,
         }];
     }
-    let total: usize = chunks.iter().map(|c| c.groups).sum();
-    let mut rows = Vec::with_capacity(total);
-    let naggs = agg.aggs.len();
+    // Finish every aggregate of every group.
+    let mut parts: Vec<(Vec<Array<'_>>, Vec<Vec<Value>>, usize)> = Vec::with_capacity(chunks.len());
     for chunk in chunks {
         let finished: Vec<Vec<Value>> = chunk
             .accs
             .into_iter()
             .map(|a| a.finish())
             .collect::<Result<_>>()?;
-        let mut keys: Vec<Value> = Vec::with_capacity(chunk.keys.len());
-        let mut aggs: Vec<Value> = Vec::with_capacity(naggs);
-        for g in 0..chunk.groups {
-            keys.clear();
-            keys.extend(chunk.keys.iter().map(|k| k.value(g)));
-            aggs.clear();
-            aggs.extend(finished.iter().map(|f| f[g].clone()));
-            let src = GroupRow {
-                keys: &keys,
-                aggs: &aggs,
-            };
+        parts.push((chunk.keys, finished, chunk.groups));
+    }
+    let row = |c: usize, g: usize| GroupRow {
+        keys: &parts[c].0,
+        aggs: &parts[c].1,
+        g,
+    };
+    // Groups that pass HAVING, in merge order.
+    let mut ids: Vec<(u32, u32)> = Vec::new();
+    for (c, part) in parts.iter().enumerate() {
+        for g in 0..part.2 {
             if let Some(h) = &plan.having
-                && !matches!(eval::eval(h, &src)?, Value::Bool(true))
+                && !matches!(eval::eval(h, &row(c, g))?, Value::Bool(true))
             {
                 continue;
             }
-            let row = plan
-                .outputs
-                .iter()
-                .map(|e| eval::eval(e, &src))
-                .collect::<Result<Vec<Value>>>()?;
-            rows.push(row);
+            ids.push((c as u32, g as u32));
         }
     }
+    let outputs = |c: u32, g: u32| -> Result<Vec<Value>> {
+        let src = row(c as usize, g as usize);
+        plan.outputs.iter().map(|e| eval::eval(e, &src)).collect()
+    };
+    let k = match plan.limit {
+        Some(l) if l >= 0 => usize::try_from(l)
+            .unwrap_or(usize::MAX)
+            .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
+        _ => usize::MAX,
+    };
+    if !plan.order_by.is_empty() && k < ids.len() / 2 && plan.outputs.iter().all(infallible) {
+        // Sort keys only, then the best k groups.
+        let keys: Vec<Vec<Value>> = ids
+            .iter()
+            .map(|&(c, g)| {
+                let src = row(c as usize, g as usize);
+                plan.order_by
+                    .iter()
+                    .map(|s| eval::eval(&plan.outputs[s.column], &src))
+                    .collect::<Result<Vec<Value>>>()
+            })
+            .collect::<Result<_>>()?;
+        let cmp = |a: &usize, b: &usize| -> Ordering {
+            for (i, s) in plan.order_by.iter().enumerate() {
+                let o = order_values(&keys[*a][i], &keys[*b][i], s.desc, s.nulls_first);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            a.cmp(b)
+        };
+        let mut best: Vec<usize> = (0..ids.len()).collect();
+        if k > 0 {
+            best.select_nth_unstable_by(k - 1, cmp);
+        }
+        best.truncate(k);
+        best.sort_unstable_by(cmp);
+        let w = window(plan, best.len());
+        return best[w]
+            .iter()
+            .map(|&i| {
+                let (c, g) = ids[i];
+                outputs(c, g).map(|mut r| {
+                    r.truncate(plan.visible);
+                    r
+                })
+            })
+            .collect();
+    }
+    let mut rows = ids
+        .iter()
+        .map(|&(c, g)| outputs(c, g))
+        .collect::<Result<Vec<_>>>()?;
+    order_and_window(plan, &mut rows);
     Ok(rows)
 }
 

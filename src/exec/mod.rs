@@ -311,9 +311,8 @@ fn aggregate_query(
     let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
     notes.push(format!("merge: {how}"));
     ctx.cancel.check()?;
-    let mut rows = finish::aggregate_rows(plan, agg, chunks)?;
+    let rows = finish::aggregate_rows(plan, agg, chunks)?;
     ctx.reserve(row_bytes(&rows), || format!("{} result rows", rows.len()))?;
-    finish::order_and_window(plan, &mut rows);
     if !rows.is_empty() {
         sink(rows)?;
     }

@@ -387,7 +387,13 @@ impl ColumnBuilder {
             return Some(false);
         }
         match &self.strings {
-            Some(Strings::Interned(i)) => Some(std::str::from_utf8(&i.arena).is_ok()),
+            // The arena being UTF-8 is not enough: two invalid texts can
+            // join into a valid one ("\xf0\x9f" + "\x98\x88" is 😈), so
+            // every text must also end on a character boundary.
+            Some(Strings::Interned(i)) => Some(
+                std::str::from_utf8(&i.arena)
+                    .is_ok_and(|all| i.ends.iter().all(|&e| all.is_char_boundary(e as usize))),
+            ),
             Some(Strings::Texts(_)) => None,
             None => Some(true),
         }

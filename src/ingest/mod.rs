@@ -140,6 +140,11 @@ pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
 /// Default longest record: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
+/// The most columns a table may have. Each column costs a builder of a few
+/// hundred bytes per partition being parsed before any value is read, so
+/// without a bound a line of a million commas asks for gigabytes.
+pub const MAX_COLUMNS: usize = 100_000;
+
 /// How to read a CSV file.
 #[derive(Clone)]
 pub struct LoadOptions {
@@ -290,7 +295,8 @@ pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result
 ///   where its record starts); an empty file (see the module docs); column
 ///   names whose count does not match the header; a record longer than
 ///   [`LoadOptions::max_line_bytes`] (`record longer than 64.0 MiB (raise
-///   --max-line-size)`, at the field where it passes the limit).
+///   --max-line-size)`, at the field where it passes the limit); more than
+///   [`MAX_COLUMNS`] columns (on line 1).
 /// - [`Error::NotSupported`] for a partition of 4 GiB of text or more.
 /// - [`Error::Cancelled`] when [`LoadOptions::cancel`] is cancelled.
 pub fn load_bytes(
@@ -792,6 +798,17 @@ fn column_names<R: BufRead>(
         let width = first_record(&record, dialect)?.map_or(0, |f| f.len());
         vec![String::new(); width]
     };
+    if raw.len() > MAX_COLUMNS {
+        return Err(csv_error(
+            origin,
+            1,
+            MAX_COLUMNS as u64 + 1,
+            format!(
+                "{} columns, more than the {MAX_COLUMNS} a table may have",
+                raw.len()
+            ),
+        ));
+    }
     Ok(unique_names(raw))
 }
 

@@ -85,7 +85,15 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         .map(|e| binder.bind_predicate(e, Ctx::Where))
         .transpose()?;
 
-    let has_agg = items.iter().any(contains_agg);
+    // An aggregate in ORDER BY makes the query an aggregate as much as one
+    // in the select list does (`SELECT 1 FROM t ORDER BY count(*)`).
+    let order_has_agg = select.order_by.iter().any(|o| {
+        matches!(order_target(o, &items, &names, select), Ok(None))
+            && binder
+                .bind(&o.expr, Ctx::OrderBy)
+                .is_ok_and(|e| contains_agg(&e))
+    });
+    let has_agg = items.iter().any(contains_agg) || order_has_agg;
     let is_aggregate = has_agg || !select.group_by.is_empty() || select.having.is_some();
 
     let visible = items.len();
@@ -265,6 +273,26 @@ fn order_target(
                     }
                     _ => None,
                 });
+            // The alias's projection item as an output position: each `*`
+            // stands for every column of the table.
+            let stars = select
+                .projection
+                .iter()
+                .filter(|it| matches!(it, SelectItem::Wildcard(_)))
+                .count();
+            let star_width = match stars {
+                0 => 0,
+                n => (names.len() - (select.projection.len() - n)) / n,
+            };
+            let aliased = aliased.map(|i| {
+                select.projection[..i]
+                    .iter()
+                    .map(|it| match it {
+                        SelectItem::Wildcard(_) => star_width,
+                        SelectItem::Expr { .. } => 1,
+                    })
+                    .sum::<usize>()
+            });
             Ok(aliased.or_else(|| {
                 // An output named like the key but not a plain column of the
                 // table (e.g. `count(*)` is not a name) is bound normally.
@@ -453,10 +481,17 @@ impl Binder<'_> {
                         .find(|(a, _)| a.eq_ignore_ascii_case(name))
                         .filter(|_| ctx != Ctx::Select)
                     {
-                        if ctx == Ctx::Where && contains_agg(expr) {
+                        let clause = match ctx {
+                            Ctx::Where => Some("WHERE"),
+                            Ctx::GroupBy => Some("GROUP BY"),
+                            _ => None,
+                        };
+                        if let Some(clause) = clause
+                            && contains_agg(expr)
+                        {
                             return Err(Error::plan_at(
                                 format!(
-                                    "alias \"{name}\" refers to an aggregate, which WHERE cannot use"
+                                    "alias \"{name}\" refers to an aggregate, which {clause} cannot use"
                                 ),
                                 at,
                             ));

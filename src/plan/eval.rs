@@ -284,8 +284,10 @@ pub fn float_arith(op: BinaryOp, a: f64, b: f64) -> Result<f64> {
     }
 }
 
-/// Truncates a timestamp to a unit.
-pub fn date_trunc(unit: TruncUnit, micros: i64) -> i64 {
+/// Truncates a timestamp to a unit; `None` when the start of the unit is
+/// before the first representable timestamp (within a unit of `i64::MIN`
+/// microseconds, in the year -290308).
+pub fn date_trunc(unit: TruncUnit, micros: i64) -> Option<i64> {
     let step = match unit {
         TruncUnit::Second => 1_000_000,
         TruncUnit::Minute => 60_000_000,
@@ -294,10 +296,15 @@ pub fn date_trunc(unit: TruncUnit, micros: i64) -> i64 {
         TruncUnit::Month | TruncUnit::Year => {
             let (y, m, _) = civil_from_days(micros.div_euclid(MICROS_PER_DAY));
             let m = if unit == TruncUnit::Year { 1 } else { m };
-            return days_from_civil(y, m, 1) * MICROS_PER_DAY;
+            return days_from_civil(y, m, 1).checked_mul(MICROS_PER_DAY);
         }
     };
-    micros - micros.rem_euclid(step)
+    micros.checked_sub(micros.rem_euclid(step))
+}
+
+/// The error for a timestamp result outside the representable range.
+pub fn timestamp_out_of_range() -> Error {
+    Error::Execution("timestamp out of range".into())
 }
 
 /// Rounds half away from zero to `digits` decimal places (negative digits
@@ -360,7 +367,9 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
     let arg = &args[0];
     Ok(match (func, arg) {
         (Func::Year, Value::Timestamp(t)) => Value::Int(timestamp_year(*t)),
-        (Func::DateTrunc(unit), Value::Timestamp(t)) => Value::Timestamp(date_trunc(*unit, *t)),
+        (Func::DateTrunc(unit), Value::Timestamp(t)) => {
+            Value::Timestamp(date_trunc(*unit, *t).ok_or_else(timestamp_out_of_range)?)
+        }
         (Func::Extract(part), Value::Timestamp(t)) => date_part(*part, *t),
         (Func::StrLen, Value::Str(s)) => Value::Int(s.len() as i64),
         (Func::RegexpReplace(r), Value::Str(s)) => match r.replace(s) {
@@ -505,7 +514,7 @@ mod tests {
             call(&Func::Year, &[Value::Timestamp(ts)]).unwrap(),
             Value::Int(2013)
         );
-        let trunc = |u| format_timestamp(date_trunc(u, ts));
+        let trunc = |u| format_timestamp(date_trunc(u, ts).unwrap());
         assert_eq!(trunc(TruncUnit::Hour), "2013-08-01 08:00:00");
         assert_eq!(trunc(TruncUnit::Month), "2013-08-01 00:00:00");
         assert_eq!(trunc(TruncUnit::Year), "2013-01-01 00:00:00");
@@ -628,13 +637,13 @@ mod function_tests {
         for day in 0..800 {
             let t = start + day * MICROS_PER_DAY + 45_296_789_012 % MICROS_PER_DAY;
             assert_eq!(date_part(Year, t), Value::Int(timestamp_year(t)));
-            let first_of_month = date_trunc(TruncUnit::Month, t);
+            let first_of_month = date_trunc(TruncUnit::Month, t).unwrap();
             let Value::Int(d) = date_part(Day, t) else {
                 panic!()
             };
             assert_eq!(
                 first_of_month + (d - 1) * MICROS_PER_DAY,
-                date_trunc(TruncUnit::Day, t)
+                date_trunc(TruncUnit::Day, t).unwrap()
             );
             let Value::Int(dow) = date_part(DayOfWeek, t) else {
                 panic!()

@@ -85,26 +85,29 @@ impl Dictionary {
 ///
 /// # Invariants
 /// `offsets` has `len + 1` entries, non-decreasing, the last equal to
-/// `bytes.len()`; row `i` is `bytes[offsets[i]..offsets[i + 1]]`, valid UTF-8.
+/// `text.len()`, each at a character boundary; row `i` is
+/// `text[offsets[i]..offsets[i + 1]]`. Keeping the text as one `String`
+/// makes reading a row a slice (two boundary checks), not a UTF-8
+/// validation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackedStrings {
     offsets: Codes,
-    bytes: Vec<u8>,
+    text: String,
 }
 
 impl PackedStrings {
     /// Packs the strings in order.
     pub fn new<'a>(values: impl Iterator<Item = &'a str>) -> PackedStrings {
-        let mut bytes = Vec::new();
+        let mut text = String::new();
         let mut offsets = vec![0u64];
         for s in values {
-            bytes.extend_from_slice(s.as_bytes());
-            offsets.push(bytes.len() as u64);
+            text.push_str(s);
+            offsets.push(text.len() as u64);
         }
-        let max = bytes.len() as u64;
+        let max = text.len() as u64;
         PackedStrings {
             offsets: Codes::pack(offsets.into_iter(), max),
-            bytes,
+            text,
         }
     }
 
@@ -125,27 +128,41 @@ impl PackedStrings {
             self.offsets.get(i) as usize,
             self.offsets.get(i + 1) as usize,
         );
-        // SAFETY-free: the bytes were copied from `&str`s at whole-string
-        // boundaries, so every row slice is valid UTF-8.
-        std::str::from_utf8(&self.bytes[a..b]).unwrap_or_default()
+        self.text.get(a..b).unwrap_or_default()
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.len() + self.offsets.heap_bytes()
+        self.text.len() + self.offsets.heap_bytes()
     }
 
     /// The bytes of string `i`.
     #[inline]
     pub fn bytes_of(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets.get(i) as usize..self.offsets.get(i + 1) as usize]
+        &self.text.as_bytes()[self.offsets.get(i) as usize..self.offsets.get(i + 1) as usize]
     }
 
-    /// The rows among `sel` (all rows when `None`) whose bytes satisfy
-    /// `pred`, in order; reads offsets and bytes in place.
-    pub fn select(&self, sel: Option<&[u32]>, pred: impl Fn(&[u8]) -> bool) -> Vec<u32> {
+    /// The rows among `sel` (all rows when `None`) whose string's length in
+    /// bytes satisfies `pred` (offsets only, no text read).
+    pub fn select_by_len(&self, sel: Option<&[u32]>, pred: impl Fn(usize) -> bool) -> Vec<u32> {
         crate::with_codes!(&self.offsets, o => {
-            let at = |i: usize| &self.bytes[o[i].to_usize()..o[i + 1].to_usize()];
+            let len = |i: usize| o[i + 1].to_usize() - o[i].to_usize();
+            match sel {
+                None => crate::kernel::select_where(&o[1..], None, |_| true)
+                    .into_iter()
+                    .filter(|&i| pred(len(i as usize)))
+                    .collect(),
+                Some(sel) => sel.iter().copied().filter(|&i| pred(len(i as usize))).collect(),
+            }
+        })
+    }
+
+    /// The rows among `sel` (all rows when `None`) whose string satisfies
+    /// `pred`, in order; reads offsets and text in place.
+    pub fn select(&self, sel: Option<&[u32]>, pred: impl Fn(&str) -> bool) -> Vec<u32> {
+        crate::with_codes!(&self.offsets, o => {
+            let text = self.text.as_str();
+            let at = |i: usize| text.get(o[i].to_usize()..o[i + 1].to_usize()).unwrap_or_default();
             match sel {
                 None => (0..self.len() as u32).filter(|&i| pred(at(i as usize))).collect(),
                 Some(sel) => sel.iter().copied().filter(|&i| pred(at(i as usize))).collect(),

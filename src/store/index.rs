@@ -27,7 +27,8 @@ pub fn unpack_location(loc: RowLocation) -> (usize, usize) {
 /// rows holding them; NULLs are not indexed.
 ///
 /// # Design
-/// Built on first use by a lookup that zone maps cannot narrow, then kept
+/// Built by the second lookup on the column that zone maps cannot narrow
+/// (the first scans), then kept
 /// with the database until the table is replaced. Most keys occur once, so
 /// the map holds the first location inline and only repeated values spill
 /// into a side table.

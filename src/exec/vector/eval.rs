@@ -912,7 +912,13 @@ fn call<'a>(
     let data = match (func, &a.data) {
         (Func::Year, Data::Int(v)) => Data::Int(v.iter().map(|&t| timestamp_year(t)).collect()),
         (Func::DateTrunc(u), Data::Int(v)) => {
-            Data::Int(v.iter().map(|&t| eval::date_trunc(*u, t)).collect())
+            // A value out of range (near i64::MIN) takes the reference
+            // path, which reports it for non-NULL rows only.
+            let truncated: Option<Vec<i64>> = v.iter().map(|&t| eval::date_trunc(*u, t)).collect();
+            match truncated {
+                Some(t) => Data::Int(t),
+                None => return Ok(None),
+            }
         }
         (Func::Extract(DatePart::Epoch), Data::Int(v)) => {
             Data::Float(Cow::Owned(v.iter().map(|&t| t as f64 / 1e6).collect()))

@@ -82,11 +82,19 @@ pub fn load_demo(
             duration_short(start.elapsed())
         ),
     )?;
-    // The loader draws its own progress bar (LoadOptions::progress).
-    session
-        .db
-        .load_csv_bytes(csv, Path::new("<demo>"), DEMO_TABLE, &session.load_options)
-        .map_err(|error| CliError::Db { error, query: None })
+    if let Some(p) = &session.progress {
+        p.begin("loading the demo table");
+    }
+    let loaded = {
+        let _busy = session.interrupt.busy();
+        session
+            .db
+            .load_csv_bytes(csv, Path::new("<demo>"), DEMO_TABLE, &session.load_options)
+    };
+    if let Some(p) = &session.progress {
+        p.finish();
+    }
+    loaded.map_err(|error| CliError::Db { error, query: None })
 }
 
 /// One line describing the demo data set, for the banner.

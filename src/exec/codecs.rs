@@ -453,6 +453,69 @@ impl CodecFilter {
     }
 }
 
+impl CodecFilter {
+    /// True when [`CodecFilter::block_mask`] evaluates this filter a 64-row
+    /// block at a time (cheaply enough that blocks an earlier step emptied
+    /// are worth skipping); the others yield the whole partition's mask
+    /// words through [`CodecFilter::mask`].
+    pub fn per_block(&self) -> bool {
+        matches!(self, CodecFilter::Alp { .. } | CodecFilter::DictRuns { .. })
+    }
+
+    /// Rows `start..end` (at most 64, `start` a multiple of 64) of `col`
+    /// passing the filter, as a mask (bit `j` is row `start + j`), validity
+    /// not applied; for the filters [`CodecFilter::per_block`] accepts (0
+    /// for the others).
+    pub fn block_mask(&self, col: &Column, start: usize, end: usize) -> u64 {
+        match (self, &col.data) {
+            (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
+                let (lo, span) = (
+                    pred.codes.start,
+                    pred.codes.end.saturating_sub(pred.codes.start),
+                );
+                let negated = pred.negated;
+                let mut mask = with_codes!(a.codes(), k => crate::kernel::block_mask(
+                    &k[start..end],
+                    |x| (x.to_u64().wrapping_sub(lo) < span) != negated,
+                ));
+                let (rows, values) = a.exceptions();
+                let first = rows.partition_point(|&r| (r as usize) < start);
+                for (&row, &x) in rows[first..].iter().zip(&values[first..]) {
+                    let row = row as usize;
+                    if row >= end {
+                        break;
+                    }
+                    let b = row - start;
+                    let hit = op.holds(cmp_f64(x, *constant)) as u64;
+                    mask = (mask & !(1 << b)) | (hit << b);
+                }
+                mask
+            }
+            (CodecFilter::DictRuns { member }, ColumnData::DictRuns { runs, .. }) => {
+                let (ends, values) = (runs.ends(), runs.values());
+                let mut mask = 0u64;
+                let mut k = runs.run_of(start);
+                let mut at = start;
+                while at < end && k < ends.len() {
+                    let run_end = (ends[k] as usize).min(end);
+                    if member.get(values[k] as usize).copied().unwrap_or(false) {
+                        let n = run_end - at;
+                        let bits = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                        mask |= bits << (at - start);
+                    }
+                    at = run_end;
+                    k += 1;
+                }
+                mask
+            }
+            _ => {
+                debug_assert!(false, "no block kernel for {}", col.encoding_name());
+                0
+            }
+        }
+    }
+}
+
 /// A filter run on a column it was not compiled for: a bug; no row matches
 /// (debug builds stop).
 fn unexpected(col: &Column) -> Vec<u64> {
@@ -558,6 +621,32 @@ fn linear_mask(l: &crate::store::Linear, op: CmpOp, c: i64, v: Option<&Bitmap>) 
     };
     let ranges: Vec<Range<usize>> = ranges.into_iter().filter(|r| !r.is_empty()).collect();
     mask_from_ranges(n, &ranges, v)
+}
+
+// ---------------------------------------------------------------------------
+// Group keys
+
+/// Group-key codes of a run-length dictionary column at the selected rows:
+/// each row's dictionary code, expanded a run at a time; with NULLs in the
+/// column, NULL is code 0 and every other code is shifted up by one (as
+/// `exec::aggregate`'s packed key codes). `None` for other codecs.
+pub fn dict_run_key_codes(col: &Column, rows: Rows<'_>) -> Option<Vec<u64>> {
+    let ColumnData::DictRuns { runs, .. } = &col.data else {
+        return None;
+    };
+    let mut codes = Vec::with_capacity(rows.len);
+    match rows.sel {
+        None => runs.decode_range(0..rows.len, &mut codes),
+        Some(sel) => runs.decode_selection(sel, &mut codes),
+    }
+    Some(match &col.validity {
+        None => codes.into_iter().map(|c| c as u64).collect(),
+        Some(v) => codes
+            .into_iter()
+            .enumerate()
+            .map(|(j, c)| if v.get(rows.row(j)) { c as u64 + 1 } else { 0 })
+            .collect(),
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -798,6 +887,20 @@ mod tests {
             .collect()
     }
 
+    /// Block masks (ANDed with validity) agree with the whole mask.
+    fn check_blocks(f: &CodecFilter, col: &Column) {
+        if !f.per_block() {
+            return;
+        }
+        let words = f.mask(col);
+        for (block, &word) in words.iter().enumerate() {
+            let start = block * 64;
+            let end = (start + 64).min(col.len);
+            let v = col.validity.as_ref().map_or(u64::MAX, |b| b.word(block));
+            assert_eq!(f.block_mask(col, start, end) & v, word, "block {block}");
+        }
+    }
+
     const OPS: [BinaryOp; 6] = [
         BinaryOp::Eq,
         BinaryOp::NotEq,
@@ -886,6 +989,7 @@ mod tests {
                         "{} {op:?} {k:?}",
                         col.encoding_name()
                     );
+                    check_blocks(&f, col);
                 }
             }
         }
@@ -912,6 +1016,7 @@ mod tests {
                         if let Some((f, _)) = compile_compare(&col, op, &kv) {
                             let got = valid_bits(&f.mask(&col), n);
                             assert_eq!(got, oracle(&col, op, &kv), "{op:?} {k}");
+                            check_blocks(&f, &col);
                         }
                     }
                 }
@@ -939,6 +1044,30 @@ mod tests {
                             .collect();
                         assert_eq!(got, want, "{pattern}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn run_length_dictionary_key_codes_follow_the_rows() {
+        let n = 1000usize;
+        let values: Vec<&str> = (0..n).map(|i| ["x", "a", "m"][i / 150 % 3]).collect();
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 9 != 4).collect::<Vec<_>>());
+        for v in [None, Some(validity)] {
+            let col = Column::encode_strings(&values, v.clone());
+            let ColumnData::DictRuns { dict, .. } = &col.data else {
+                panic!("{}", col.encoding_name())
+            };
+            let sel: Vec<u32> = (0..n as u32).filter(|i| i % 4 != 1).collect();
+            for rows in [Rows::all(n), Rows::some(&sel)] {
+                let codes = dict_run_key_codes(&col, rows).expect("dict+rle");
+                for (j, &c) in codes.iter().enumerate() {
+                    let want = match col.value(rows.row(j)) {
+                        Value::Str(s) => dict.code_of(&s).unwrap() + v.is_some() as u64,
+                        _ => 0,
+                    };
+                    assert_eq!(c, want);
                 }
             }
         }

@@ -921,7 +921,7 @@ pub fn run_filter(
             let masks: Vec<Option<Vec<u64>>> = steps[..fused]
                 .iter()
                 .map(|s| match s {
-                    FilterStep::Codec { column, filter } => {
+                    FilterStep::Codec { column, filter } if !filter.per_block() => {
                         Some(filter.mask(&part.columns[*column]))
                     }
                     _ => None,
@@ -1096,6 +1096,10 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             let mask = with_float_pred!(*op, *constant, pred => kernel::block_mask(v, pred));
             (*column, mask)
         }
+        FilterStep::Codec { column, filter } => (
+            *column,
+            filter.block_mask(&part.columns[*column], start, end),
+        ),
         _ => return 0,
     };
     match &part.columns[column].validity {
@@ -1105,7 +1109,7 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
 }
 
 /// Runs fusable steps together over 64-row blocks; `masks[i]` holds the
-/// mask words of step `i` when it is a codec kernel.
+/// mask words of step `i` when it is a codec kernel without a block kernel.
 fn fused_select(steps: &[FilterStep], masks: &[Option<Vec<u64>>], part: &Partition) -> Selection {
     let n = part.rows;
     let mut out = Vec::with_capacity(n / 4);

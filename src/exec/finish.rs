@@ -9,14 +9,14 @@ use crate::plan::{Aggregate, Expr, QueryPlan};
 use crate::types::Value;
 
 use super::aggregate::Partial;
-use super::aggregate::accumulator::{Gids, Input, new_accumulator};
+use super::aggregate::accumulator::{Accumulator, Gids, Input, new_accumulator};
 use super::vector::{Array, order_values};
 
 /// One group of a merged partial, read lazily: a key becomes a [`Value`]
 /// only when an expression asks for it.
 struct GroupRow<'r> {
     keys: &'r [Array<'r>],
-    aggs: &'r [Vec<Value>],
+    aggs: &'r [Box<dyn Accumulator>],
     g: usize,
 }
 
@@ -28,7 +28,7 @@ impl RowSource for GroupRow<'_> {
         self.keys[index].value(self.g)
     }
     fn agg_result(&self, index: usize) -> Value {
-        self.aggs[index][self.g].clone()
+        self.aggs[index].value(self.g)
     }
 }
 
@@ -57,9 +57,9 @@ fn infallible(e: &Expr) -> bool {
 /// aggregate over no rows yields one row of empty aggregates.
 ///
 /// # Design
-/// Aggregates are finished for every group (an overflow in any group fails
-/// the query), HAVING runs on every group, keys turn into values only when
-/// read. Under ORDER BY … LIMIT with outputs that cannot fail, only the
+/// Every aggregate is checked for every group (an overflow in any group
+/// fails the query), HAVING runs on every group, keys and aggregate results
+/// turn into values only when read. Under ORDER BY … LIMIT with outputs that cannot fail, only the
 /// sort keys are evaluated for every group; the best `offset + limit`
 /// groups are picked with a linear-time selection and only they get their
 /// other outputs.
@@ -85,25 +85,20 @@ pub fn aggregate_rows(
             accs,
         }];
     }
-    // Finish every aggregate of every group.
-    let mut parts: Vec<(Vec<Array<'_>>, Vec<Vec<Value>>, usize)> = Vec::with_capacity(chunks.len());
-    for chunk in chunks {
-        let finished: Vec<Vec<Value>> = chunk
-            .accs
-            .into_iter()
-            .map(|a| a.finish())
-            .collect::<Result<_>>()?;
-        parts.push((chunk.keys, finished, chunk.groups));
+    // Every aggregate of every group must have a value.
+    for acc in chunks.iter().flat_map(|c| &c.accs) {
+        acc.check()?;
     }
+    let parts = chunks;
     let row = |c: usize, g: usize| GroupRow {
-        keys: &parts[c].0,
-        aggs: &parts[c].1,
+        keys: &parts[c].keys,
+        aggs: &parts[c].accs,
         g,
     };
     // Groups that pass HAVING, in merge order.
     let mut ids: Vec<(u32, u32)> = Vec::new();
     for (c, part) in parts.iter().enumerate() {
-        for g in 0..part.2 {
+        for g in 0..part.groups {
             if let Some(h) = &plan.having
                 && !matches!(eval::eval(h, &row(c, g))?, Value::Bool(true))
             {
@@ -123,20 +118,20 @@ pub fn aggregate_rows(
         _ => usize::MAX,
     };
     if !plan.order_by.is_empty() && k < ids.len() / 2 && plan.outputs.iter().all(infallible) {
-        // Sort keys only, then the best k groups.
-        let keys: Vec<Vec<Value>> = ids
-            .iter()
-            .map(|&(c, g)| {
-                let src = row(c as usize, g as usize);
-                plan.order_by
-                    .iter()
-                    .map(|s| eval::eval(&plan.outputs[s.column], &src))
-                    .collect::<Result<Vec<Value>>>()
-            })
-            .collect::<Result<_>>()?;
+        // Sort keys only (flat: group i's keys at i·width…), then the best
+        // k groups.
+        let width = plan.order_by.len();
+        let mut keys: Vec<Value> = Vec::with_capacity(ids.len() * width);
+        for &(c, g) in &ids {
+            let src = row(c as usize, g as usize);
+            for s in &plan.order_by {
+                keys.push(eval::eval(&plan.outputs[s.column], &src)?);
+            }
+        }
         let cmp = |a: &usize, b: &usize| -> Ordering {
             for (i, s) in plan.order_by.iter().enumerate() {
-                let o = order_values(&keys[*a][i], &keys[*b][i], s.desc, s.nulls_first);
+                let (x, y) = (&keys[a * width + i], &keys[b * width + i]);
+                let o = order_values(x, y, s.desc, s.nulls_first);
                 if o != Ordering::Equal {
                     return o;
                 }

@@ -96,11 +96,21 @@ pub trait Accumulator: Send {
     /// `other` of another kind (a bug).
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()>;
 
-    /// The final value of every group.
+    /// Checks that every group's final value can be represented; call it
+    /// once before reading [`Accumulator::value`].
     ///
     /// # Errors
     /// An integer sum that does not fit i64.
-    fn finish(self: Box<Self>) -> Result<Vec<Value>>;
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The final value of group `g`, read one group at a time so a top-n
+    /// over groups finishes only the groups it keeps. A group the states
+    /// never grew to reads as empty (count 0, else NULL). Meaningful only
+    /// after [`Accumulator::check`] succeeded (a sum that does not fit
+    /// reads as NULL).
+    fn value(&self, g: usize) -> Value;
 
     /// Heap bytes held, for the memory budget.
     fn heap_bytes(&self) -> usize;
@@ -229,8 +239,8 @@ impl Accumulator for Count {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(self.counts.iter().map(|&c| Value::Int(c as i64)).collect())
+    fn value(&self, g: usize) -> Value {
+        Value::Int(self.counts.get(g).map_or(0, |&c| c as i64))
     }
 
     fn heap_bytes(&self) -> usize {
@@ -495,12 +505,18 @@ impl<S: SumType> Accumulator for Sum<S> {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        self.sums
-            .iter()
-            .zip(&self.counts)
-            .map(|(&s, &c)| s.finish(c, self.avg))
-            .collect()
+    fn check(&self) -> Result<()> {
+        for (&s, &c) in self.sums.iter().zip(&self.counts) {
+            s.finish(c, self.avg)?;
+        }
+        Ok(())
+    }
+
+    fn value(&self, g: usize) -> Value {
+        match (self.sums.get(g), self.counts.get(g)) {
+            (Some(&s), Some(&c)) => s.finish(c, self.avg).unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
     }
 
     fn heap_bytes(&self) -> usize {
@@ -671,8 +687,8 @@ impl Accumulator for MinMax<i64> {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    fn value(&self, g: usize) -> Value {
+        extremum_value(&self.best, &self.seen, self.dtype, g)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -684,11 +700,12 @@ impl Accumulator for MinMax<i64> {
     }
 }
 
-fn finish_extrema<T: Extremum>(best: &[T], seen: &[bool], dtype: DataType) -> Vec<Value> {
-    best.iter()
-        .zip(seen)
-        .map(|(b, &s)| if s { b.to_value(dtype) } else { Value::Null })
-        .collect()
+/// Group `g`'s extremum, NULL when it saw no value.
+fn extremum_value<T: Extremum>(best: &[T], seen: &[bool], dtype: DataType, g: usize) -> Value {
+    match (best.get(g), seen.get(g)) {
+        (Some(b), Some(true)) => b.to_value(dtype),
+        _ => Value::Null,
+    }
 }
 
 impl Accumulator for MinMax<f64> {
@@ -734,8 +751,8 @@ impl Accumulator for MinMax<f64> {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    fn value(&self, g: usize) -> Value {
+        extremum_value(&self.best, &self.seen, self.dtype, g)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -846,8 +863,8 @@ impl Accumulator for MinMax<Option<Box<str>>> {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(finish_extrema(&self.best, &self.seen, self.dtype))
+    fn value(&self, g: usize) -> Value {
+        extremum_value(&self.best, &self.seen, self.dtype, g)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -966,12 +983,8 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(self
-            .sets
-            .iter()
-            .map(|s| Value::Int(s.len() as i64))
-            .collect())
+    fn value(&self, g: usize) -> Value {
+        Value::Int(self.sets.get(g).map_or(0, |s| s.len() as i64))
     }
 
     fn heap_bytes(&self) -> usize {
@@ -1058,12 +1071,12 @@ impl Accumulator for Approx {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<Value>> {
-        Ok(self
-            .sketches
-            .iter()
-            .map(|s| Value::Int(s.estimate().round() as i64))
-            .collect())
+    fn value(&self, g: usize) -> Value {
+        Value::Int(
+            self.sketches
+                .get(g)
+                .map_or(0, |s| s.estimate().round() as i64),
+        )
     }
 
     fn heap_bytes(&self) -> usize {
@@ -1111,6 +1124,12 @@ mod tests {
         }
     }
 
+    /// The values of the 7 groups the test uses.
+    fn finish(acc: &dyn Accumulator) -> Vec<Value> {
+        acc.check().unwrap();
+        (0..7).map(|g| acc.value(g)).collect()
+    }
+
     #[test]
     fn take_and_merge_equal_one_pass() {
         // Values 0..100 into 7 groups, in one pass, versus two halves taken
@@ -1141,7 +1160,7 @@ mod tests {
             whole
                 .update(Input::Array(input), Gids::Ids(&gids), 7)
                 .unwrap();
-            let expected = whole.finish().unwrap();
+            let expected = finish(&*whole);
 
             let (a_in, b_in) = (
                 input.take(&(0..50).collect::<Vec<_>>()),
@@ -1159,7 +1178,7 @@ mod tests {
             merged.merge(moved, &[6, 5, 4, 3, 2, 1, 0], 7).unwrap();
             let back = merged.take(&[6, 5, 4, 3, 2, 1, 0]);
             a.merge(back, &[0, 1, 2, 3, 4, 5, 6], 7).unwrap();
-            assert_eq!(a.finish().unwrap(), expected, "{func:?}");
+            assert_eq!(finish(&*a), expected, "{func:?}");
         }
     }
 }

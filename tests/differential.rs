@@ -58,10 +58,32 @@ enum Kind {
     Years,
     /// Timestamps within 2014.
     OneYear,
+    /// Float with two decimals and exceptions for ALP: NaN, ±inf, -0.0,
+    /// values that do not round-trip as decimals (0.1 + 0.2, 1/3) and a
+    /// huge one, some NULLs.
+    Exceptional,
+    /// Int in long runs (run-length encoded), some NULLs.
+    IntRuns,
+    /// Float with one decimal in long runs (weather per day).
+    FloatRuns,
+    /// Int row numbers from a random start and step, exact or with small
+    /// residuals, sometimes with NULLs (the linear codec).
+    Sequence,
+    /// Timestamps increasing by a few seconds, now and then a step back
+    /// (deltas).
+    NearSorted,
+    /// Long strings with a shared prefix (FSST).
+    Urls,
+    /// Long strings of random words, no shared prefix (FSST or packed).
+    Words,
+    /// Hex EWKB points (`0101000020E6100000` + two f64), some NULLs.
+    HexPoints,
+    /// A few strings in long runs (dictionary codes run-length encoded).
+    StrRuns,
 }
 
 /// The schema every random table has; the values differ by seed.
-const SCHEMA: [(&str, DataType, Kind); 13] = [
+const SCHEMA: [(&str, DataType, Kind); 22] = [
     ("n", DataType::Int, Kind::Narrow),
     ("m", DataType::Int, Kind::Moderate),
     ("k", DataType::Int, Kind::Constant),
@@ -75,7 +97,34 @@ const SCHEMA: [(&str, DataType, Kind); 13] = [
     ("p", DataType::Str, Kind::ManyStrings),
     ("t", DataType::Timestamp, Kind::Years),
     ("u", DataType::Timestamp, Kind::OneYear),
+    ("d", DataType::Float, Kind::Exceptional),
+    ("r", DataType::Int, Kind::IntRuns),
+    ("e", DataType::Float, Kind::FloatRuns),
+    ("q", DataType::Int, Kind::Sequence),
+    ("v", DataType::Timestamp, Kind::NearSorted),
+    ("l", DataType::Str, Kind::Urls),
+    ("o", DataType::Str, Kind::Words),
+    ("x", DataType::Str, Kind::HexPoints),
+    ("y", DataType::Str, Kind::StrRuns),
 ];
+
+/// Words for [`Kind::Words`] and [`Kind::Urls`].
+const WORDS: [&str; 16] = [
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett",
+    "kilo", "lima", "mike", "é", "😈", "november",
+];
+
+/// A hex EWKB point as the taxi data writes it: SRID 4326 header, then x
+/// and y as little-endian f64 in upper-case hex.
+fn hex_point(x: f64, y: f64) -> String {
+    let mut s = String::from("0101000020E6100000");
+    for v in [x, y] {
+        for b in v.to_le_bytes() {
+            let _ = write!(s, "{b:02X}");
+        }
+    }
+    s
+}
 
 const PART_SIZES: [usize; 5] = [1, 3, 7, 64, 1000];
 
@@ -243,6 +292,111 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                     Value::Null
                 } else {
                     Value::Timestamp(x)
+                });
+            }
+        }
+        Kind::Exceptional => {
+            for _ in 0..rows {
+                v.push(match rng.gen_range(0..100) {
+                    0..8 => Value::Null,
+                    8..10 => Value::Float(f64::NAN),
+                    10 => Value::Float(f64::INFINITY),
+                    11 => Value::Float(f64::NEG_INFINITY),
+                    12..14 => Value::Float(-0.0),
+                    14..16 => Value::Float(0.1 + 0.2),
+                    16 => Value::Float(1.0 / 3.0),
+                    17 => Value::Float(1.5e300),
+                    18 => Value::Float(
+                        rng.gen_range(-9_000_000_000_000i64..9_000_000_000_000) as f64 / 1000.0,
+                    ),
+                    _ => Value::Float(rng.gen_range(-100_000..=100_000) as f64 / 100.0),
+                });
+            }
+        }
+        Kind::IntRuns | Kind::FloatRuns | Kind::StrRuns => {
+            let p = *[0.0, 0.0, 0.05].choose(rng).unwrap();
+            let mut left = 0;
+            let mut x = 0i64;
+            for _ in 0..rows {
+                if left == 0 {
+                    left = rng.gen_range(1..120);
+                    x = rng.gen_range(-50..=50);
+                }
+                left -= 1;
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    match kind {
+                        Kind::IntRuns => Value::Int(x),
+                        Kind::FloatRuns => Value::Float(x as f64 / 10.0),
+                        _ => Value::str(FEW_STRINGS[x.unsigned_abs() as usize % FEW_STRINGS.len()]),
+                    }
+                });
+            }
+        }
+        Kind::Sequence => {
+            let start = rng.gen_range(-1_000_000..1_000_000i64);
+            let step = *[1i64, 1, -1, 3, 1000].choose(rng).unwrap();
+            let noise = *[0i64, 0, 3, 200].choose(rng).unwrap();
+            let p = *[0.0, 0.0, 0.05].choose(rng).unwrap();
+            for i in 0..rows as i64 {
+                let x = start + step * i + rng.gen_range(0..=noise);
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Int(x)
+                });
+            }
+        }
+        Kind::NearSorted => {
+            let mut t = ts("2013-06-01") + rng.gen_range(0..86_400) * 1_000_000;
+            for _ in 0..rows {
+                t += rng.gen_range(0..30) * 1_000_000;
+                let x = if rng.gen_bool(0.05) {
+                    t - rng.gen_range(0..600) * 1_000_000
+                } else {
+                    t
+                };
+                v.push(if null(rng, 0.02) {
+                    Value::Null
+                } else {
+                    Value::Timestamp(x)
+                });
+            }
+        }
+        Kind::Urls | Kind::Words => {
+            for _ in 0..rows {
+                if null(rng, 0.05) {
+                    v.push(Value::Null);
+                    continue;
+                }
+                let mut s = String::new();
+                if kind == Kind::Urls {
+                    s.push_str("https://example.com/trips/");
+                }
+                for k in 0..rng.gen_range(2..8) {
+                    if k > 0 {
+                        s.push(if kind == Kind::Urls { '/' } else { ' ' });
+                    }
+                    s.push_str(WORDS.choose(rng).unwrap());
+                }
+                if kind == Kind::Urls || rng.gen_bool(0.5) {
+                    let _ = write!(s, "-{}", rng.gen_range(0..100_000));
+                }
+                v.push(Value::str(&s));
+            }
+        }
+        Kind::HexPoints => {
+            for _ in 0..rows {
+                v.push(if null(rng, 0.05) {
+                    Value::Null
+                } else if rng.gen_bool(0.03) {
+                    // A coordinate that is not a short decimal.
+                    Value::str(&hex_point(-73.9 - 1e-9 * rng.gen_range(1..9) as f64, 40.7))
+                } else {
+                    let x = -(73_000_000 + rng.gen_range(0..2_000_000)) as f64 / 1e6;
+                    let y = (40_000_000 + rng.gen_range(0..2_000_000)) as f64 / 1e6;
+                    Value::str(&hex_point(x, y))
                 });
             }
         }
@@ -491,10 +645,10 @@ enum Ty {
 }
 
 /// Columns usable in arithmetic (values small enough never to overflow).
-const SAFE_INTS: [&str; 5] = ["n", "m", "k", "h", "z"];
-const FLOATS: [&str; 2] = ["f", "g"];
-const STRS: [&str; 2] = ["s", "p"];
-const TSS: [&str; 2] = ["t", "u"];
+const SAFE_INTS: [&str; 6] = ["n", "m", "k", "h", "z", "r"];
+const FLOATS: [&str; 4] = ["f", "g", "d", "e"];
+const STRS: [&str; 6] = ["s", "p", "l", "o", "x", "y"];
+const TSS: [&str; 3] = ["t", "u", "v"];
 /// `extract` parts whose values are small enough for arithmetic.
 const SMALL_PARTS: [&str; 13] = [
     "year", "isoyear", "quarter", "month", "week", "day", "dow", "isodow", "doy", "hour", "minute",
@@ -547,8 +701,9 @@ const REPLACEMENTS: [(&str, usize); 9] = [
     ("[\\1]", 1),
     ("\\2\\1", 2),
 ];
-const ALL_COLS: [&str; 13] = [
-    "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u",
+const ALL_COLS: [&str; 22] = [
+    "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u", "d", "r", "e", "q", "v", "l",
+    "o", "x", "y",
 ];
 
 struct QueryGen<'a> {
@@ -629,25 +784,40 @@ impl QueryGen<'_> {
                     self.rng.gen_range(-1..=7i64).to_string()
                 }
             }
-            "m" => self.rng.gen_range(-1100..=1100i64).to_string(),
+            "m" | "r" => self.rng.gen_range(-1100..=1100i64).to_string(),
+            "q" => self.rng.gen_range(-1_100_000..=1_100_000i64).to_string(),
             "c" => self
                 .rng
                 .gen_range(-2_100_000_000..=2_100_000_000i64)
                 .to_string(),
-            "f" | "g" => {
+            "d" => {
+                (*self.pick(&["0.30000000000000004", "0.3", "-0.0", "1.5e300", "0.1"])).to_string()
+            }
+            "f" | "g" | "e" => {
                 if self.chance(0.3) {
                     self.rng.gen_range(-100..=100i64).to_string()
                 } else {
                     self.float_lit()
                 }
             }
-            "s" | "p" => {
+            "l" | "o" => {
+                let absent = [
+                    "https://example.com/trips/",
+                    "https://example.com/trips/alpha",
+                    "alpha bravo",
+                    "",
+                    "zulu",
+                ];
+                sql_str(self.pick::<&str>(&absent))
+            }
+            "x" => sql_str(&hex_point(-73.5, 40.5)),
+            "s" | "p" | "y" => {
                 let absent = [
                     "", "a", "aa", "zz", "b", "s1", "s2500", "s99999", "é", "😈", "A", "apple",
                 ];
                 sql_str(self.pick::<&str>(&absent))
             }
-            "t" | "u" => {
+            "t" | "u" | "v" => {
                 let year = self.rng.gen_range(2011..=2017);
                 let month = self.rng.gen_range(1..=12);
                 let day = self.rng.gen_range(1..=28);
@@ -805,8 +975,24 @@ impl QueryGen<'_> {
             72..82 => {
                 let col = *self.pick(&STRS);
                 let pat = *self.pick(&[
-                    "a%", "%a", "%a%", "_", "__", "s1%", "s_2%", "%é%", "😈%", "b_", "%", "", "A%",
+                    "a%",
+                    "%a",
+                    "%a%",
+                    "_",
+                    "__",
+                    "s1%",
+                    "s_2%",
+                    "%é%",
+                    "😈%",
+                    "b_",
+                    "%",
+                    "",
+                    "A%",
                     "%9",
+                    "https://example.com/trips/a%",
+                    "%bravo%",
+                    "0101000020E6100000%",
+                    "alpha%",
                 ]);
                 let not = if self.chance(0.3) { " NOT" } else { "" };
                 format!("{col}{not} LIKE {}", sql_str(pat))
@@ -872,7 +1058,9 @@ impl QueryGen<'_> {
         if let Some(s) = lit.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
             let s = s.replace("''", "'");
             return match col {
-                "t" | "u" => Value::Timestamp(parse_timestamp(&s).expect("timestamp literal")),
+                "t" | "u" | "v" => {
+                    Value::Timestamp(parse_timestamp(&s).expect("timestamp literal"))
+                }
                 _ => Value::str(&s),
             };
         }
@@ -931,7 +1119,7 @@ impl QueryGen<'_> {
             match g.rng.gen_range(0..10) {
                 0..4 => g.pick(&SAFE_INTS).to_string(),
                 4..7 => g.pick(&FLOATS).to_string(),
-                7 => (*g.pick(&["w", "c"])).to_string(),
+                7 => (*g.pick(&["w", "c", "q"])).to_string(),
                 _ => g.num(2).0,
             }
         };
@@ -963,6 +1151,16 @@ impl QueryGen<'_> {
             "f",
             "w",
             "c",
+            "d",
+            "e",
+            "q",
+            "r",
+            "v",
+            "l",
+            "x",
+            "y",
+            "floor(d)",
+            "round(e)",
             "year(t)",
             "year(u)",
             "(m / 5)",
@@ -1482,6 +1680,55 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The codecs the generated tables must exercise, as the column type and
+/// an `encoding_name` prefix: every codec of the store, so the
+/// differential test checks each against the reference.
+const CODECS: [(DataType, &str); 17] = [
+    (DataType::Int, "const"),
+    (DataType::Int, "offset"),
+    (DataType::Int, "linear"),
+    (DataType::Int, "linear+"),
+    (DataType::Int, "delta"),
+    (DataType::Int, "rle"),
+    (DataType::Timestamp, "offset"),
+    (DataType::Timestamp, "delta"),
+    (DataType::Float, "f64"),
+    (DataType::Float, "alp"),
+    (DataType::Float, "rle"),
+    (DataType::Str, "dict u"),
+    (DataType::Str, "dict+rle"),
+    (DataType::Str, "packed"),
+    (DataType::Str, "fsst"),
+    (DataType::Str, "hex points alp"),
+    (DataType::Str, "hex points alp/f64"),
+];
+
+/// The random tables of [`random_queries_match_reference`] (default seeds)
+/// exercise every codec; a codec no table uses would go untested.
+#[test]
+fn random_tables_use_every_codec() {
+    let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
+    let tables = env_u64("KATYDID_DIFF_TABLES", 150);
+    let mut seen: std::collections::BTreeSet<(String, String)> = Default::default();
+    for seed in base..base + tables {
+        let t = random_table(seed).table;
+        for p in &t.partitions {
+            for (c, f) in p.columns.iter().zip(&t.fields) {
+                let name = c.encoding_name();
+                let name = name.strip_suffix("+nulls").unwrap_or(&name).to_string();
+                seen.insert((f.dtype.to_string(), name));
+            }
+        }
+    }
+    for (dtype, codec) in CODECS {
+        assert!(
+            seen.iter()
+                .any(|(t, n)| *t == dtype.to_string() && n.starts_with(codec)),
+            "no random table has a {dtype} column in {codec}: {seen:?}"
+        );
+    }
 }
 
 #[test]

@@ -31,6 +31,7 @@ use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
 use crate::with_codes;
 
+use super::codecs::{self, CodecFilter};
 use super::trace::Trace;
 use super::vector::{Rows, eval, true_positions};
 
@@ -307,6 +308,14 @@ pub enum FilterStep {
         /// The test.
         pred: PackedPred,
     },
+    /// Keep rows passing a kernel on a compressed codec (`exec::codecs`),
+    /// evaluated to mask words on the compressed form.
+    Codec {
+        /// Column index.
+        column: usize,
+        /// The kernel, compiled for this partition's codec.
+        filter: CodecFilter,
+    },
     /// Evaluate the expression with the generic vectorized evaluator.
     Generic(Expr),
 }
@@ -442,6 +451,16 @@ fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
                     format!("{c}"),
                 )
             }
+            (Expr::Column { index, name, .. }, Some(Value::Str(p)))
+                if codecs::is_compressed(&part.columns[*index]) =>
+            {
+                codec_step(
+                    *index,
+                    name,
+                    codecs::compile_like(&part.columns[*index], p, *negated),
+                    format!("{c}"),
+                )
+            }
             _ => Compiled::Generic,
         },
         Expr::InList {
@@ -543,6 +562,9 @@ fn compile_compare(
         op.symbol(),
         Expr::literal(k.clone(), DataType::Int)
     );
+    if codecs::is_compressed(col) {
+        return codec_step(index, name, codecs::compile_compare(col, op, k), pred);
+    }
     match &col.data {
         ColumnData::Offset { base, scale, codes } => {
             let Some((lo, hi, negate)) = int_range(op, k) else {
@@ -840,7 +862,31 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                 ),
             )
         }
+        _ if codecs::is_compressed(col) => codec_step(
+            index,
+            name,
+            codecs::compile_in(col, values),
+            format!("{} list values", values.len()),
+        ),
         _ => Compiled::Generic,
+    }
+}
+
+/// A step running a kernel of `exec::codecs`, or the general path when it
+/// has none for the form.
+fn codec_step(
+    column: usize,
+    name: &str,
+    compiled: Option<(CodecFilter, String)>,
+    detail: String,
+) -> Compiled {
+    match compiled {
+        Some((filter, how)) => Compiled::Step(
+            FilterStep::Codec { column, filter },
+            format!("filter {name}: {how}"),
+            detail,
+        ),
+        None => Compiled::Generic,
     }
 }
 
@@ -871,7 +917,17 @@ pub fn run_filter(
         // ANDed, and only surviving rows become indices.
         let fused = steps.iter().take_while(|s| fusable(s, part)).count();
         if fused > 0 {
-            let s = fused_select(&steps[..fused], part);
+            // Codec kernels yield the whole partition's mask words at once.
+            let masks: Vec<Option<Vec<u64>>> = steps[..fused]
+                .iter()
+                .map(|s| match s {
+                    FilterStep::Codec { column, filter } if !filter.per_block() => {
+                        Some(filter.mask(&part.columns[*column]))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let s = fused_select(&steps[..fused], &masks, part);
             let empty = s.is_empty();
             sel = Some(s);
             steps = &steps[fused..];
@@ -963,6 +1019,14 @@ pub fn run_filter(
                 };
                 retain_valid(s, &col.validity)
             }
+            FilterStep::Codec { column, filter } => {
+                let words = filter.mask(&part.columns[*column]);
+                let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
+                match cur {
+                    Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
+                    None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
+                }
+            }
             FilterStep::Generic(e) => {
                 let rows = match cur {
                     Some(s) => Rows::some(s),
@@ -994,6 +1058,7 @@ fn fusable(step: &FilterStep, part: &Partition) -> bool {
         FilterStep::FloatCompare { column, .. } => {
             matches!(part.columns[*column].data, ColumnData::Float(_))
         }
+        FilterStep::Codec { .. } => true,
         _ => false,
     }
 }
@@ -1031,6 +1096,10 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             let mask = with_float_pred!(*op, *constant, pred => kernel::block_mask(v, pred));
             (*column, mask)
         }
+        FilterStep::Codec { column, filter } => (
+            *column,
+            filter.block_mask(&part.columns[*column], start, end),
+        ),
         _ => return 0,
     };
     match &part.columns[column].validity {
@@ -1039,8 +1108,9 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
     }
 }
 
-/// Runs fusable steps together over 64-row blocks.
-fn fused_select(steps: &[FilterStep], part: &Partition) -> Selection {
+/// Runs fusable steps together over 64-row blocks; `masks[i]` holds the
+/// mask words of step `i` when it is a codec kernel without a block kernel.
+fn fused_select(steps: &[FilterStep], masks: &[Option<Vec<u64>>], part: &Partition) -> Selection {
     let n = part.rows;
     let mut out = Vec::with_capacity(n / 4);
     for block in 0..n.div_ceil(64) {
@@ -1051,8 +1121,11 @@ fn fused_select(steps: &[FilterStep], part: &Partition) -> Selection {
         } else {
             (1u64 << (end - start)) - 1
         };
-        for step in steps {
-            mask &= step_mask(step, part, block, start, end);
+        for (step, pre) in steps.iter().zip(masks) {
+            mask &= match pre {
+                Some(words) => words[block],
+                None => step_mask(step, part, block, start, end),
+            };
             if mask == 0 {
                 break;
             }

@@ -20,6 +20,7 @@
 
 pub mod access;
 pub mod aggregate;
+pub mod codecs;
 mod explain;
 mod filter;
 mod finish;

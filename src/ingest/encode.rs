@@ -13,8 +13,8 @@ use super::infer::Kind;
 use super::parse::{Batch, Context, span_texts};
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
-use crate::store::{Bitmap, Column, ColumnData};
-use crate::types::{DataType, Value};
+use crate::store::{Bitmap, Column, Decoded};
+use crate::types::DataType;
 
 /// What one column of the partition is encoded from.
 enum Source {
@@ -266,13 +266,11 @@ pub(crate) fn conform(
     Ok(())
 }
 
-/// The integers of an encoded integer column (some value at NULL rows).
+/// The integers of an encoded integer column (some value at NULL rows),
+/// whatever its codec.
 fn ints_of(column: &Column) -> Result<Vec<i64>> {
-    match &column.data {
-        ColumnData::Const(Value::Int(v)) => Ok(vec![*v; column.len]),
-        ColumnData::Offset { base, scale, codes } => Ok((0..column.len)
-            .map(|i| base.wrapping_add(codes.get(i).wrapping_mul(*scale) as i64))
-            .collect()),
+    match column.decode_range(0..column.len) {
+        Decoded::Ints(v) if column.dtype == DataType::Int => Ok(v),
         _ => Err(Error::Internal(format!(
             "an integer column encoded as {}",
             column.encoding_name()

@@ -586,7 +586,12 @@ fn strings_beyond_a_dictionary_per_partition() {
     let t = load(text.as_bytes(), &opts(n)).unwrap();
     assert_eq!(t.partitions.len(), 1);
     let c = &t.partitions[0].columns[1];
-    assert_eq!(c.encoding_name(), "packed+nulls");
+    // Not a dictionary: packed, or FSST when that is smaller.
+    let name = c.encoding_name();
+    assert!(
+        ["packed+nulls", "fsst+nulls"].contains(&name.as_str()),
+        "{name}"
+    );
     assert_eq!(c.zone.min, s("a,\"quoted\""));
     assert_eq!(c.zone.max, s("zzz"));
     assert_eq!(c.value(5), Value::Null);

@@ -288,6 +288,27 @@ impl Alp {
         }
         let valid = |i: usize| validity.is_none_or(|v| v.get(i));
         let exponent = choose_exponent(values, &valid)?;
+        Self::encode_with_exponent(values, validity, exponent)
+    }
+
+    /// Encodes a partition's floats with a given exponent (one the caller
+    /// found on a sample, as [`super::choose_floats`] does), skipping the
+    /// search of [`Alp::encode`]; the same `None` cases, and `None` for an
+    /// exponent outside `MIN_EXPONENT..=MAX_EXPONENT`.
+    ///
+    /// # Panics
+    /// Debug builds assert that `validity` has `values.len()` bits.
+    pub fn encode_with_exponent(
+        values: &[f64],
+        validity: Option<&Bitmap>,
+        exponent: i8,
+    ) -> Option<Alp> {
+        debug_assert!(validity.is_none_or(|v| v.len() == values.len()));
+        let len = values.len();
+        if len > u32::MAX as usize || !(MIN_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
+            return None;
+        }
+        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
         let mut min = i64::MAX;
         let mut max = i64::MIN;
         let mut exception_rows = Vec::new();

@@ -111,6 +111,9 @@ pub struct Choice {
     pub bytes: usize,
     /// Every applicable candidate, fastest to scan first.
     pub candidates: Vec<Candidate>,
+    /// For floats: the ALP exponent found on the sample (what
+    /// [`Alp::encode_with_exponent`] takes), `None` otherwise.
+    pub alp_exponent: Option<i8>,
 }
 
 /// Applies the rule of the module docs to candidates listed fastest first.
@@ -128,6 +131,7 @@ fn pick(candidates: Vec<Candidate>) -> Choice {
         codec: chosen.codec,
         bytes: chosen.bytes,
         candidates,
+        alp_exponent: None,
     }
 }
 
@@ -318,8 +322,10 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
         .filter(|&i| valid(i))
         .map(|i| values[i])
         .collect();
+    let mut alp_exponent = None;
     if let Some(alp) = Alp::encode(&sample, None) {
         let e = alp.exponent();
+        alp_exponent = Some(e);
         let exception_share = alp.exceptions().0.len() as f64 / sample.len().max(1) as f64;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for x in present() {
@@ -348,64 +354,83 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
         codec: CodecKind::Rle,
         bytes: run_count(values, validity) * RUN_BYTES,
     });
-    pick(candidates)
+    Choice {
+        alp_exponent,
+        ..pick(candidates)
+    }
 }
 
 /// Chooses among const, dictionary, dictionary with RLE codes, packed, hex
 /// points and FSST for strings (values at NULL rows are ignored).
 ///
 /// Speed order: const, dict, dict+RLE, packed, hex points, FSST. The
-/// dictionary and packed sizes are exact (today's encoder,
-/// `Column::encode_strings`, is run in full); the run count is a full pass;
-/// hex points are encoded in full when the sample is all points; FSST's
-/// ratio is measured on the sample (trained and compressed there), plus one
-/// length byte per row, the anchors and the symbol table.
+/// dictionary and packed sizes are exact (the plain encoder,
+/// `Column::encode_strings_plain`, is run in full); the run count is a full
+/// pass; hex points are encoded in full when the sample is all points;
+/// FSST's ratio is measured on the sample (trained and compressed there),
+/// plus one length byte per row, the anchors and the symbol table.
 pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
-    let len = values.len();
+    let baseline = Column::encode_strings_plain(values, validity.cloned());
+    choose_strings_for(&baseline, values).0
+}
+
+/// [`choose_strings`] given the plain encoding `baseline` of `values`
+/// (which the loader has already made), so nothing is encoded twice; also
+/// returns the hex points when they were encoded to be measured. `values`
+/// is read only when the baseline is packed.
+pub(crate) fn choose_strings_for(
+    baseline: &Column,
+    values: &[&str],
+) -> (Choice, Option<HexPoints>) {
+    let len = baseline.len;
+    let validity = baseline.validity.as_ref();
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let baseline = Column::encode_strings(values, validity.cloned());
     let baseline_bytes =
         baseline.heap_bytes() - baseline.validity.as_ref().map_or(0, Bitmap::heap_bytes);
     let mut candidates = Vec::new();
     match &baseline.data {
-        ColumnData::Const(_) => {
-            return pick(vec![Candidate {
-                codec: CodecKind::Const,
-                bytes: 0,
-            }]);
-        }
         ColumnData::Dict { dict, codes } => {
             candidates.push(Candidate {
                 codec: CodecKind::Dict,
                 bytes: baseline_bytes,
             });
-            let runs = {
-                let ids: Vec<i64> = (0..len).map(|i| codes.get(i) as i64).collect();
-                run_count(&ids, validity)
-            };
+            let runs = crate::with_codes!(codes, c => run_count_codes(c, validity));
             candidates.push(Candidate {
                 codec: CodecKind::DictRle,
                 bytes: dict.heap_bytes() + runs * RUN_BYTES,
             });
+            return (pick(candidates), None);
         }
-        _ => candidates.push(Candidate {
+        ColumnData::Packed(_) => candidates.push(Candidate {
             codec: CodecKind::Packed,
             bytes: baseline_bytes,
         }),
+        _ => {
+            return (
+                pick(vec![Candidate {
+                    codec: CodecKind::Const,
+                    bytes: 0,
+                }]),
+                None,
+            );
+        }
     }
+    debug_assert_eq!(values.len(), len);
     let sample: Vec<&str> = sample_ranges(len)
         .into_iter()
         .flatten()
         .filter(|&i| valid(i))
         .map(|i| values[i])
         .collect();
+    let mut points = None;
     if HexPoints::encode(&sample, None).is_some()
-        && let Some(points) = HexPoints::encode(values, validity)
+        && let Some(p) = HexPoints::encode(values, validity)
     {
         candidates.push(Candidate {
             codec: CodecKind::HexPoints,
-            bytes: points.heap_bytes(),
+            bytes: p.heap_bytes(),
         });
+        points = Some(p);
     }
     let sample_raw: usize = sample.iter().map(|s| s.len()).sum();
     if sample_raw > 0
@@ -425,7 +450,28 @@ pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
             bytes,
         });
     }
-    pick(candidates)
+    (pick(candidates), points)
+}
+
+/// Runs of codes in the valid rows (NULLs continue the current run).
+fn run_count_codes<T: super::Code>(codes: &[T], validity: Option<&Bitmap>) -> usize {
+    match validity {
+        None => {
+            let changes = codes.windows(2).filter(|w| w[0] != w[1]).count();
+            usize::from(!codes.is_empty()) + changes
+        }
+        Some(v) => {
+            let mut runs = 0;
+            let mut prev: Option<T> = None;
+            for (i, &c) in codes.iter().enumerate() {
+                if v.get(i) && prev != Some(c) {
+                    runs += 1;
+                    prev = Some(c);
+                }
+            }
+            runs
+        }
+    }
 }
 
 /// `Rle::encode` for dictionary codes, for callers that chose
@@ -447,7 +493,7 @@ mod tests {
         match codec {
             CodecKind::Const => 0,
             CodecKind::Offset => {
-                let c = Column::encode_ints(crate::types::DataType::Int, values, None);
+                let c = Column::encode_ints_plain(crate::types::DataType::Int, values, None);
                 c.heap_bytes()
             }
             CodecKind::Linear => Linear::encode(values, None).unwrap().heap_bytes(),

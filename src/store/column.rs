@@ -4,8 +4,14 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
+use super::alp::Alp;
 use super::bitmap::Bitmap;
 use super::codes::{Code, Codes};
+use super::delta::Delta;
+use super::fsst::Fsst;
+use super::hexpoint::HexPoints;
+use super::linear::Linear;
+use super::rle::Rle;
 use crate::types::{DataType, Value, cmp_f64};
 
 /// A sorted set of distinct strings; a dictionary code is an index into it.
@@ -196,6 +202,34 @@ pub enum ColumnData {
     },
     /// Strings stored back to back.
     Packed(PackedStrings),
+    /// Integers or timestamps on a line `base + step·row` plus residuals
+    /// (row numbers cost nothing). See [`Linear`].
+    Linear(Linear),
+    /// Nearly sorted integers or timestamps as deltas from the previous row
+    /// with an anchor every 128 rows. See [`Delta`].
+    Delta(Box<Delta>),
+    /// Integers or timestamps in long runs: run values and ends. See
+    /// [`Rle`]; NULL rows continue the current run.
+    Runs(Rle<i64>),
+    /// Decimal floats as ALP digits plus exceptions. Order-preserving on
+    /// the codes of non-exception rows, and digit sums are exact decimal
+    /// sums. See [`Alp`].
+    Alp(Box<Alp>),
+    /// Floats in long runs (run values compared bit for bit). See [`Rle`].
+    FloatRuns(Rle<f64>),
+    /// Dictionary-encoded strings whose codes come in long runs: run `k`
+    /// holds code `runs.values()[k]` (an index into `dict`).
+    DictRuns {
+        /// The partition's distinct strings, sorted.
+        dict: Arc<Dictionary>,
+        /// The codes, run-length encoded.
+        runs: Rle<i64>,
+    },
+    /// High-cardinality strings compressed with a per-partition FSST
+    /// symbol table. See [`Fsst`].
+    Fsst(Box<Fsst>),
+    /// Hex EWKB points stored as two coordinate columns. See [`HexPoints`].
+    HexPoints(Box<HexPoints>),
 }
 
 /// Minimum and maximum of a column in a partition, for skipping partitions.
@@ -319,7 +353,10 @@ impl Column {
     /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
     /// microseconds) as offsets from the partition minimum in the narrowest
     /// width, or as a constant. Values at NULL rows are ignored.
-    pub fn encode_ints(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
+    ///
+    /// The plain codec of integers: what [`Column::encode_ints`] falls back
+    /// to and measures the compressed codecs against.
+    pub fn encode_ints_plain(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
         debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
         let validity = normalize_validity(validity);
         let len = values.len();
@@ -387,8 +424,9 @@ impl Column {
         }
     }
 
-    /// Encodes floats as f64, or as a constant. Values at NULL rows are ignored.
-    pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
+    /// Encodes floats as f64, or as a constant. Values at NULL rows are
+    /// ignored. The plain codec of floats (see [`Column::encode_floats`]).
+    pub fn encode_floats_plain(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
@@ -440,7 +478,7 @@ impl Column {
 
     /// Encodes strings: as a constant when all equal, dictionary-encoded with
     /// u8/u16 codes when that is smaller, else packed. Values at NULL rows are
-    /// ignored.
+    /// ignored. The plain codecs of strings (see [`Column::encode_strings`]).
     ///
     /// The dictionary is chosen when it has at most [`MAX_DICTIONARY_LEN`]
     /// entries and `Σ (len + 32)` over its entries plus one code per row is
@@ -452,8 +490,8 @@ impl Column {
     /// first appearance; it stops early (and the column is packed) as soon
     /// as the distinct values seen so far make a dictionary at least as
     /// large as packing. Otherwise the ids go to
-    /// [`Column::encode_string_ids`].
-    pub fn encode_strings(values: &[&str], validity: Option<Bitmap>) -> Column {
+    /// [`Column::encode_string_ids_plain`].
+    pub fn encode_strings_plain(values: &[&str], validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
@@ -490,11 +528,11 @@ impl Column {
             }
         }
         drop(index);
-        Self::encode_string_ids(&distinct, &ids, validity)
+        Self::encode_string_ids_plain(&distinct, &ids, validity)
     }
 
     /// Encodes the strings `distinct[ids[i]]` exactly as
-    /// [`Column::encode_strings`] would: `distinct` holds distinct strings
+    /// [`Column::encode_strings_plain`] would: `distinct` holds distinct strings
     /// in any order, each the value of at least one valid row; `ids` has one
     /// entry per row (any id below `distinct.len()` at NULL rows).
     ///
@@ -505,7 +543,11 @@ impl Column {
     ///
     /// # Panics
     /// If an id is not below `distinct.len()`.
-    pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
+    pub fn encode_string_ids_plain(
+        distinct: &[&str],
+        ids: &[u32],
+        validity: Option<Bitmap>,
+    ) -> Column {
         let validity = normalize_validity(validity);
         let len = ids.len();
         if distinct.is_empty() {
@@ -673,12 +715,31 @@ impl Column {
             ColumnData::Float(values) => Value::Float(values[i]),
             ColumnData::Dict { dict, codes } => Value::Str(dict.get(codes.get(i) as usize).clone()),
             ColumnData::Packed(p) => Value::str(p.get(i)),
+            ColumnData::Linear(l) => self.int_value(l.get(i)),
+            ColumnData::Delta(d) => self.int_value(d.get(i)),
+            ColumnData::Runs(r) => self.int_value(r.get(i)),
+            ColumnData::Alp(a) => Value::Float(a.get(i)),
+            ColumnData::FloatRuns(r) => Value::Float(r.get(i)),
+            ColumnData::DictRuns { dict, runs } => {
+                Value::Str(dict.get(runs.get(i) as usize).clone())
+            }
+            ColumnData::Fsst(f) => Value::str(&f.get(i)),
+            ColumnData::HexPoints(p) => Value::str(&p.get(i)),
+        }
+    }
+
+    /// An integer of this column's type as a [`Value`].
+    fn int_value(&self, v: i64) -> Value {
+        match self.dtype {
+            DataType::Timestamp => Value::Timestamp(v),
+            _ => Value::Int(v),
         }
     }
 
     /// Short name of the codec for EXPLAIN and `.schema`, e.g. `offset u8`,
-    /// `dict u16`, `const`, `f64`, `packed`, with `+nulls` when a validity
-    /// bitmap is present.
+    /// `dict u16`, `const`, `f64`, `packed`, `linear`, `delta u8`, `rle`,
+    /// `alp u16`, `dict+rle`, `fsst`, `hex points alp`, with `+nulls` when a
+    /// validity bitmap is present.
     pub fn encoding_name(&self) -> String {
         let base = match &self.data {
             ColumnData::Const(Value::Null) => "null".to_string(),
@@ -690,6 +751,16 @@ impl Column {
             ColumnData::Float(_) => "f64".to_string(),
             ColumnData::Dict { codes, .. } => format!("dict {}", codes.width_name()),
             ColumnData::Packed(_) => "packed".to_string(),
+            ColumnData::Linear(l) => match l.residuals() {
+                None => "linear".to_string(),
+                Some(r) => format!("linear+{}", r.width_name()),
+            },
+            ColumnData::Delta(d) => format!("delta {}", d.codes().width_name()),
+            ColumnData::Runs(_) | ColumnData::FloatRuns(_) => "rle".to_string(),
+            ColumnData::Alp(a) => format!("alp {}", a.codes().width_name()),
+            ColumnData::DictRuns { .. } => "dict+rle".to_string(),
+            ColumnData::Fsst(_) => "fsst".to_string(),
+            ColumnData::HexPoints(p) => format!("hex points {}", p.coords_name()),
         };
         if self.validity.is_some() && !matches!(self.data, ColumnData::Const(Value::Null)) {
             base + "+nulls"
@@ -706,6 +777,14 @@ impl Column {
             ColumnData::Float(v) => v.len() * 8,
             ColumnData::Dict { dict, codes } => dict.heap_bytes() + codes.heap_bytes(),
             ColumnData::Packed(p) => p.heap_bytes(),
+            ColumnData::Linear(l) => l.heap_bytes(),
+            ColumnData::Delta(d) => d.heap_bytes(),
+            ColumnData::Runs(r) => r.heap_bytes(),
+            ColumnData::Alp(a) => a.heap_bytes(),
+            ColumnData::FloatRuns(r) => r.heap_bytes(),
+            ColumnData::DictRuns { dict, runs } => dict.heap_bytes() + runs.heap_bytes(),
+            ColumnData::Fsst(f) => f.heap_bytes(),
+            ColumnData::HexPoints(p) => p.heap_bytes(),
         };
         data + self.validity.as_ref().map_or(0, Bitmap::heap_bytes)
     }
@@ -730,7 +809,7 @@ mod tests {
             (vec![1_000_000, 2_000_000, 61_000_000], "offset u8 ×1000000"),
         ];
         for (values, encoding) in cases {
-            let c = Column::encode_ints(DataType::Int, &values, None);
+            let c = Column::encode_ints_plain(DataType::Int, &values, None);
             assert_eq!(c.encoding_name(), encoding);
             let expected: Vec<Value> = values.iter().map(|&v| Value::Int(v)).collect();
             assert_eq!(decode(&c), expected);
@@ -741,7 +820,7 @@ mod tests {
 
     #[test]
     fn nulls_get_a_bitmap_only_when_present() {
-        let c = Column::encode_ints(
+        let c = Column::encode_ints_plain(
             DataType::Int,
             &[1, 0, 2],
             Some(Bitmap::from_bools(&[true, false, true])),
@@ -750,10 +829,10 @@ mod tests {
         assert_eq!(decode(&c), vec![Value::Int(1), Value::Null, Value::Int(2)]);
         assert_eq!(c.zone.null_count, 1);
         assert!(!c.zone.sorted);
-        let c = Column::encode_ints(DataType::Int, &[1, 2], Some(Bitmap::new(2, true)));
+        let c = Column::encode_ints_plain(DataType::Int, &[1, 2], Some(Bitmap::new(2, true)));
         assert!(c.validity.is_none());
         assert!(c.zone.sorted);
-        let c = Column::encode_floats(vec![0.0, 0.0], Some(Bitmap::new(2, false)));
+        let c = Column::encode_floats_plain(vec![0.0, 0.0], Some(Bitmap::new(2, false)));
         assert_eq!(decode(&c), vec![Value::Null, Value::Null]);
         assert_eq!(c.zone.min, Value::Null);
     }
@@ -761,16 +840,16 @@ mod tests {
     #[test]
     fn strings_pick_dictionary_or_packed() {
         let few: Vec<&str> = (0..1000).map(|i| ["aa", "bb", "cc"][i % 3]).collect();
-        let c = Column::encode_strings(&few, None);
+        let c = Column::encode_strings_plain(&few, None);
         assert_eq!(c.encoding_name(), "dict u8");
         assert_eq!(c.value(4), Value::str("bb"));
         let owned: Vec<String> = (0..1000).map(|i| format!("unique-{i}")).collect();
         let many: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let c = Column::encode_strings(&many, None);
+        let c = Column::encode_strings_plain(&many, None);
         assert_eq!(c.encoding_name(), "packed");
         assert_eq!(c.value(999), Value::str("unique-999"));
         assert_eq!(c.zone.min, Value::str("unique-0"));
-        let c = Column::encode_strings(&["😈", "😈"], None);
+        let c = Column::encode_strings_plain(&["😈", "😈"], None);
         assert_eq!(c.encoding_name(), "const");
     }
 
@@ -825,7 +904,7 @@ mod tests {
             let valid: Vec<bool> = (0..len)
                 .map(|i| case % 3 != 0 || (state >> (i + 40)) & 1 == 1)
                 .collect();
-            let c = Column::encode_floats(values.clone(), Some(Bitmap::from_bools(&valid)));
+            let c = Column::encode_floats_plain(values.clone(), Some(Bitmap::from_bools(&valid)));
             // The reference: the first of equal values under cmp_f64.
             let present: Vec<f64> = (0..len).filter(|&i| valid[i]).map(|i| values[i]).collect();
             let mut min: Option<f64> = None;
@@ -883,7 +962,7 @@ mod tests {
             let valid: Vec<bool> = (0..len)
                 .map(|i| null_every == 0 || i % null_every != 1)
                 .collect();
-            let c = Column::encode_strings(&values, Some(Bitmap::from_bools(&valid)));
+            let c = Column::encode_strings_plain(&values, Some(Bitmap::from_bools(&valid)));
             let name = c.encoding_name();
             let base = name.strip_suffix("+nulls").unwrap_or(&name);
             assert_eq!(base, expected_string_codec(&values, &valid), "case {case}");
@@ -945,8 +1024,8 @@ mod tests {
                 .collect();
             let strings: Vec<&str> = ids.iter().map(|&id| distinct[id as usize]).collect();
             let validity = Some(Bitmap::from_bools(&valid));
-            let a = Column::encode_string_ids(&entries, &renumbered, validity.clone());
-            let b = Column::encode_strings(&strings, validity);
+            let a = Column::encode_string_ids_plain(&entries, &renumbered, validity.clone());
+            let b = Column::encode_strings_plain(&strings, validity);
             assert_eq!(a.encoding_name(), b.encoding_name());
             assert_eq!(decode(&a), decode(&b));
             assert_eq!(a.zone, b.zone);
@@ -963,14 +1042,14 @@ mod tests {
         owned.push("a".into());
         owned.push("z".into());
         let values: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let c = Column::encode_strings(&values, None);
+        let c = Column::encode_strings_plain(&values, None);
         assert_eq!(c.encoding_name(), "packed");
         assert_eq!(c.zone.min, Value::str("a"));
         assert_eq!(c.zone.max, Value::str("z"));
         // Few distinct values repeated: a dictionary whose codes follow the
         // sorted order, not the order of appearance.
         let values: Vec<&str> = ["b", "c", "a", "b", "a", "c", "c", "c", "c"].repeat(100);
-        let c = Column::encode_strings(&values, None);
+        let c = Column::encode_strings_plain(&values, None);
         let ColumnData::Dict { dict, codes } = &c.data else {
             panic!("{}", c.encoding_name())
         };

@@ -204,6 +204,16 @@ impl HexPoints {
         &self.y
     }
 
+    /// How the coordinates are stored, for `.schema`: `alp` when both are
+    /// ALP, `f64` when both are plain, `alp/f64` when mixed.
+    pub fn coords_name(&self) -> &'static str {
+        match (&self.x, &self.y) {
+            (Coords::Alp(_), Coords::Alp(_)) => "alp",
+            (Coords::Plain(_), Coords::Plain(_)) => "f64",
+            _ => "alp/f64",
+        }
+    }
+
     /// Heap bytes held: both coordinate columns and the header.
     pub fn heap_bytes(&self) -> usize {
         self.x.heap_bytes() + self.y.heap_bytes() + self.header.len()

@@ -3,8 +3,10 @@
 
 use hashbrown::HashMap;
 
+use super::cmp::BATCH_ROWS;
 use super::codes::Code;
 use super::column::ColumnData;
+use super::decode::Decoded;
 use super::table::Table;
 use crate::types::Value;
 
@@ -41,7 +43,9 @@ pub struct HashIndex {
 }
 
 impl HashIndex {
-    /// Indexes column `column` of `table` (an integer or timestamp column).
+    /// Indexes column `column` of `table` (an integer or timestamp column),
+    /// whatever its codec in each partition: offsets read in place, any
+    /// other codec decoded a batch at a time.
     pub fn build(table: &Table, column: usize) -> HashIndex {
         let mut index = HashIndex {
             first: HashMap::with_capacity(table.rows()),
@@ -59,10 +63,24 @@ impl HashIndex {
                         }
                     });
                 }
+                ColumnData::Const(Value::Int(v) | Value::Timestamp(v)) => {
+                    for row in (0..col.len).filter(|&r| col.is_valid(r)) {
+                        index.add(*v, location(p, row));
+                    }
+                }
                 _ => {
-                    for row in 0..col.len {
-                        if let Value::Int(v) | Value::Timestamp(v) = col.value(row) {
-                            index.add(v, location(p, row));
+                    // Any other codec, decoded a batch at a time.
+                    let mut batch = Decoded::empty(col.dtype);
+                    for start in (0..col.len).step_by(BATCH_ROWS) {
+                        let end = (start + BATCH_ROWS).min(col.len);
+                        batch.clear();
+                        col.decode_range_into(start..end, &mut batch);
+                        if let Decoded::Ints(values) = &batch {
+                            for (row, &v) in (start..end).zip(values) {
+                                if col.is_valid(row) {
+                                    index.add(v, location(p, row));
+                                }
+                            }
                         }
                     }
                 }

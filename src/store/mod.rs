@@ -19,7 +19,9 @@ mod choose;
 mod cmp;
 mod codes;
 mod column;
+mod decode;
 mod delta;
+mod encode;
 mod fsst;
 mod hexpoint;
 mod index;
@@ -37,6 +39,7 @@ pub use choose::{
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, Dictionary, MAX_DICTIONARY_LEN, PackedStrings, ZoneMap};
+pub use decode::Decoded;
 pub use delta::Delta;
 pub use fsst::{Fsst, FsstMatcher, StringBatch};
 pub use hexpoint::{Coords, HexPoints};

@@ -128,6 +128,11 @@ impl<T: RunValue> Rle<T> {
         })
     }
 
+    /// The end (one past the last row) of each run, strictly increasing.
+    pub fn ends(&self) -> &[u32] {
+        &self.ends
+    }
+
     /// The run that holds row `i`.
     #[inline]
     pub fn run_of(&self, i: usize) -> usize {

@@ -27,6 +27,7 @@ use crate::with_codes;
 
 use super::distinct::{DistinctKey, DistinctSet};
 use super::hll::{HyperLogLog, update_dense};
+use crate::exec::codecs::{self, GroupSums};
 use crate::exec::vector::{Array, Data, Rows, Strs};
 
 /// Which group each input row belongs to.
@@ -440,6 +441,34 @@ impl<S: SumType> Accumulator for Sum<S> {
                                 self.sums[g] +=
                                     S::from_offsets(*base, *scale, counts[g], code_sums[g]);
                                 self.counts[g] += counts[g];
+                            }
+                        }
+                    }
+                    _ if codecs::sums_in_place(col) => {
+                        let ids = match gids {
+                            Gids::Ids(ids) => Some(ids),
+                            Gids::Single(_) => None,
+                        };
+                        match codecs::group_sums(col, rows, ids, groups) {
+                            GroupSums::Ints {
+                                base,
+                                counts,
+                                offsets,
+                            } => {
+                                for (g, (&n, &o)) in counts.iter().zip(&offsets).enumerate() {
+                                    if n > 0 {
+                                        self.sums[g] += S::from_offsets(base, 1, n, o);
+                                        self.counts[g] += n;
+                                    }
+                                }
+                            }
+                            GroupSums::Floats { sums, counts } => {
+                                for (g, (&x, &n)) in sums.iter().zip(&counts).enumerate() {
+                                    if n > 0 {
+                                        self.sums[g] += S::from_f64(x);
+                                        self.counts[g] += n;
+                                    }
+                                }
                             }
                         }
                     }
@@ -1072,7 +1101,7 @@ pub fn reads_in_place(func: AggFunc, col: &Column) -> bool {
         AggFunc::Sum | AggFunc::Avg => match &col.data {
             ColumnData::Float(_) => true,
             ColumnData::Offset { .. } => col.dtype == DataType::Int,
-            _ => false,
+            _ => codecs::sums_in_place(col),
         },
         _ => false,
     }

@@ -286,6 +286,19 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
                     how: format!("{name}: {} dictionary codes", codes.width_name()),
                 });
             }
+            ColumnData::DictRuns { dict, .. } => {
+                if let Some(codes) = crate::exec::codecs::dict_run_key_codes(col, rows) {
+                    return Ok(KeyCodes {
+                        source: KeySource::Computed(codes),
+                        card: dict.len() as u64 + shift,
+                        decoder: Decoder::Dict {
+                            entries: dict.values(),
+                            nullable,
+                        },
+                        how: format!("{name}: run-length dictionary codes"),
+                    });
+                }
+            }
             _ => {}
         }
     }

@@ -480,6 +480,8 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
         ColumnData::Packed(p) => Data::Str(Strs::Views(
             (0..rows.len).map(|j| p.get(rows.row(j))).collect(),
         )),
+        // The compressed codecs (ALP, linear, delta, RLE, FSST, hex points).
+        _ => return crate::exec::codecs::decode_column(col, rows, validity),
     };
     Datum::Array(Array {
         dtype: col.dtype,

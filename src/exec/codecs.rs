@@ -1,0 +1,1157 @@
+//! Kernels on the compressed codecs (ALP, linear, delta, run-length, FSST,
+//! hex points): what the executor runs on a column without decoding it, and
+//! the decoding of these codecs into typed arrays for everything else.
+//!
+//! # Design
+//! The executor's general path (`exec::vector`) reads any codec through
+//! [`decode_column`], a partition's selected rows at a time, so every query
+//! is correct whatever a partition's codecs are. The kernels here are
+//! shortcuts for the shapes that pay, each wired into the executor by a
+//! small hook:
+//! - filters (`exec::filter`): [`compile_compare`], [`compile_in`] and
+//!   [`compile_like`] turn `column op literal`, `column IN (…)` and
+//!   `column [NOT] LIKE pattern` into a [`CodecFilter`] for the partition;
+//!   [`CodecFilter::mask`] evaluates it to mask words on the compressed
+//!   form: ALP compares its integer codes against the constant's exact code
+//!   bounds and the exceptions in f64; linear, delta and run-length columns
+//!   compare their decoded integers batch by batch or a run at a time;
+//!   run-length dictionary codes test each dictionary entry once and each
+//!   run once; FSST compares compressed bytes for `=`, `<>`, `IN` and
+//!   decodes only the prefix for `LIKE 'abc%'`; hex points compare their
+//!   two coordinates;
+//! - `sum`/`avg` (`exec::aggregate`): [`group_sums`] sums in place: ALP
+//!   digits as exact integers scaled once per group and partition (so money
+//!   sums are exact to the cent within a partition), integer codecs in
+//!   closed form (a line), a run at a time (runs) or batch by batch, all
+//!   exact in i128.
+//!
+//! Every kernel names itself in EXPLAIN through the string its `compile_*`
+//! returns. A codec or form a kernel does not know decodes and goes through
+//! the general path.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::kernel::like::LikePattern;
+use crate::plan::BinaryOp;
+use crate::store::{
+    Alp, Bitmap, CmpOp, Code, CodePredicate, Column, ColumnData, Decoded, mask_from_ranges,
+};
+use crate::types::{DataType, Value, cmp_f64};
+use crate::with_codes;
+
+use super::vector::{Array, Data, Datum, Rows, StrBuf, Strs};
+
+/// True for the codecs this module decodes (the ones the executor's own
+/// paths do not know).
+pub fn is_compressed(col: &Column) -> bool {
+    matches!(
+        col.data,
+        ColumnData::Linear(_)
+            | ColumnData::Delta(_)
+            | ColumnData::Runs(_)
+            | ColumnData::Alp(_)
+            | ColumnData::FloatRuns(_)
+            | ColumnData::DictRuns { .. }
+            | ColumnData::Fsst(_)
+            | ColumnData::HexPoints(_)
+    )
+}
+
+/// Decodes a compressed column at the selected rows into a typed array:
+/// integers and floats through [`Column::decode_range`] /
+/// [`Column::decode_selection`], run-length dictionary codes as coded
+/// strings against the dictionary (so string functions run per entry),
+/// FSST and hex points into one owned buffer.
+pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitmap>) -> Datum<'a> {
+    let data = match &col.data {
+        ColumnData::DictRuns { dict, runs } => {
+            let mut codes = Vec::with_capacity(rows.len);
+            match rows.sel {
+                None => runs.decode_range(0..rows.len, &mut codes),
+                Some(sel) => runs.decode_selection(sel, &mut codes),
+            }
+            let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
+            Data::Str(Strs::Coded {
+                entries: Box::new(Strs::Views(entries)),
+                codes: codes.into_iter().map(|c| c as u32).collect(),
+            })
+        }
+        _ => {
+            let decoded = match rows.sel {
+                None => col.decode_range(0..rows.len),
+                Some(sel) => col.decode_selection(sel),
+            };
+            match decoded {
+                Decoded::Ints(v) => Data::Int(v),
+                Decoded::Floats(v) => Data::Float(Cow::Owned(v)),
+                Decoded::Strings(s) => {
+                    let mut buf = StrBuf::with_capacity(s.len());
+                    for j in 0..s.len() {
+                        buf.push(s.get(j));
+                    }
+                    Data::Str(Strs::Owned(buf))
+                }
+            }
+        }
+    };
+    Datum::Array(Array {
+        dtype: col.dtype,
+        data,
+        validity,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Filters
+
+/// A predicate on one compressed column of one partition, evaluated on the
+/// compressed form by [`CodecFilter::mask`]. NULL rows never match.
+#[derive(Debug, Clone)]
+pub enum CodecFilter {
+    /// ALP: non-exception rows by their code (the constant's exact code
+    /// bounds, found by [`Alp::code_predicate`]), exceptions in f64.
+    Alp {
+        /// The codes that match.
+        pred: CodePredicate,
+        /// The comparison, for the exceptions.
+        op: CmpOp,
+        /// The constant.
+        constant: f64,
+    },
+    /// Float runs: each run's value compared once.
+    FloatRuns {
+        /// The comparison.
+        op: CmpOp,
+        /// The constant.
+        constant: f64,
+    },
+    /// Linear, delta or integer runs: `value op constant` on the decoded
+    /// integers (linear and delta a batch at a time, runs once per run).
+    Ints {
+        /// The comparison.
+        op: CmpOp,
+        /// The constant (an integer or timestamp).
+        constant: i64,
+    },
+    /// Run-length dictionary codes: the runs whose code is marked.
+    DictRuns {
+        /// Indexed by dictionary code.
+        member: Vec<bool>,
+    },
+    /// FSST: compressed bytes equal (or not) to the compressed constant.
+    FsstEq {
+        /// The constant.
+        value: String,
+        /// `<>` instead of `=`.
+        negated: bool,
+    },
+    /// FSST: compressed bytes equal to one of the compressed constants.
+    FsstIn {
+        /// The constants.
+        values: Vec<String>,
+    },
+    /// FSST: `[NOT] LIKE 'prefix%'`, decoding each row only up to the prefix.
+    FsstPrefix {
+        /// The prefix.
+        prefix: String,
+        /// `NOT LIKE`.
+        negated: bool,
+    },
+    /// Hex points: both coordinates equal (or not) to the constant's.
+    HexEq {
+        /// The constant.
+        value: String,
+        /// `<>` instead of `=`.
+        negated: bool,
+    },
+    /// Any of these (an `IN` list on a codec without a set kernel).
+    AnyOf(Vec<CodecFilter>),
+    /// Every non-NULL row (e.g. `int_column <> 2.5`).
+    AllValid,
+    /// No row (e.g. `int_column = 2.5`).
+    Nothing,
+}
+
+fn cmp_op(op: BinaryOp) -> Option<CmpOp> {
+    Some(match op {
+        BinaryOp::Eq => CmpOp::Eq,
+        BinaryOp::NotEq => CmpOp::Ne,
+        BinaryOp::Lt => CmpOp::Lt,
+        BinaryOp::LtEq => CmpOp::Le,
+        BinaryOp::Gt => CmpOp::Gt,
+        BinaryOp::GtEq => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+/// `x op k` for integers `x` as a comparison with an integer constant (or
+/// a verdict), exact for a float `k`: `x < 2.5` is `x <= 2`, `x = 2.5`
+/// matches nothing. `None` when `k` is not a number or lies beyond i64.
+fn int_compare(op: CmpOp, k: &Value) -> Option<CodecFilter> {
+    let ints = |op, constant| CodecFilter::Ints { op, constant };
+    match k {
+        Value::Int(c) | Value::Timestamp(c) => Some(ints(op, *c)),
+        Value::Float(f) if f.is_finite() && f.abs() < 9.0e18 => {
+            if f.fract() == 0.0 {
+                return Some(ints(op, *f as i64));
+            }
+            Some(match op {
+                CmpOp::Eq => CodecFilter::Nothing,
+                CmpOp::Ne => CodecFilter::AllValid,
+                CmpOp::Lt | CmpOp::Le => ints(CmpOp::Le, f.floor() as i64),
+                CmpOp::Gt | CmpOp::Ge => ints(CmpOp::Ge, f.ceil() as i64),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Compiles `column op k` for a compressed column; `None` leaves it to the
+/// general path. Also returns how it runs, for EXPLAIN.
+pub fn compile_compare(col: &Column, op: BinaryOp, k: &Value) -> Option<(CodecFilter, String)> {
+    let op = cmp_op(op)?;
+    match &col.data {
+        ColumnData::Alp(a) => {
+            let constant = k.as_f64()?;
+            let pred = a.code_predicate(op, constant);
+            Some((
+                CodecFilter::Alp { pred, op, constant },
+                format!(
+                    "ALP {} codes against the constant's exact code bounds, {} exceptions in f64",
+                    a.codes().width_name(),
+                    a.exceptions().0.len()
+                ),
+            ))
+        }
+        ColumnData::FloatRuns(r) => Some((
+            CodecFilter::FloatRuns {
+                op,
+                constant: k.as_f64()?,
+            },
+            format!(
+                "run-length floats, {} runs compared once each",
+                r.run_count()
+            ),
+        )),
+        ColumnData::Linear(_) | ColumnData::Delta(_) | ColumnData::Runs(_) => {
+            let f = int_compare(op, k)?;
+            let how = match &col.data {
+                ColumnData::Linear(l) if l.is_exact() => {
+                    "exact line: matching rows by arithmetic".to_string()
+                }
+                ColumnData::Linear(_) => "line plus residuals, decoded a batch at a time".into(),
+                ColumnData::Delta(_) => "deltas decoded a batch at a time".into(),
+                ColumnData::Runs(r) => {
+                    format!(
+                        "run-length integers, {} runs compared once each",
+                        r.run_count()
+                    )
+                }
+                _ => unreachable!("an integer codec"),
+            };
+            Some((f, how))
+        }
+        ColumnData::DictRuns { dict, runs } => {
+            let Value::Str(s) = k else { return None };
+            let member: Vec<bool> = dict
+                .values()
+                .iter()
+                .map(|e| op.holds(e.as_bytes().cmp(s.as_bytes())))
+                .collect();
+            Some((
+                CodecFilter::DictRuns { member },
+                format!(
+                    "dictionary entries compared once, {} runs of codes",
+                    runs.run_count()
+                ),
+            ))
+        }
+        ColumnData::Fsst(_) => {
+            let Value::Str(s) = k else { return None };
+            let negated = match op {
+                CmpOp::Eq => false,
+                CmpOp::Ne => true,
+                _ => return None,
+            };
+            Some((
+                CodecFilter::FsstEq {
+                    value: s.to_string(),
+                    negated,
+                },
+                "FSST compressed bytes against the compressed constant".into(),
+            ))
+        }
+        ColumnData::HexPoints(_) => {
+            let Value::Str(s) = k else { return None };
+            let negated = match op {
+                CmpOp::Eq => false,
+                CmpOp::Ne => true,
+                _ => return None,
+            };
+            Some((
+                CodecFilter::HexEq {
+                    value: s.to_string(),
+                    negated,
+                },
+                "hex points: both coordinates against the constant's".into(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Compiles `column IN (values)` (no NULL among them) for a compressed
+/// column; `None` leaves it to the general path.
+pub fn compile_in(col: &Column, values: &[&Value]) -> Option<(CodecFilter, String)> {
+    match &col.data {
+        ColumnData::Fsst(_) => {
+            let values: Option<Vec<String>> = values
+                .iter()
+                .map(|v| match v {
+                    Value::Str(s) => Some(s.to_string()),
+                    _ => None,
+                })
+                .collect();
+            Some((
+                CodecFilter::FsstIn { values: values? },
+                "FSST compressed bytes against the compressed list".into(),
+            ))
+        }
+        ColumnData::DictRuns { dict, runs } => {
+            let mut member = vec![false; dict.len()];
+            for v in values {
+                let Value::Str(s) = v else { return None };
+                if let Some(c) = dict.code_of(s) {
+                    member[c as usize] = true;
+                }
+            }
+            Some((
+                CodecFilter::DictRuns { member },
+                format!(
+                    "dictionary codes against a code set, {} runs",
+                    runs.run_count()
+                ),
+            ))
+        }
+        _ => {
+            let mut any = Vec::with_capacity(values.len());
+            let mut how = String::new();
+            for v in values {
+                let (f, h) = compile_compare(col, BinaryOp::Eq, v)?;
+                any.push(f);
+                how = h;
+            }
+            Some((CodecFilter::AnyOf(any), format!("each list value: {how}")))
+        }
+    }
+}
+
+/// Compiles `column [NOT] LIKE pattern` for a compressed string column:
+/// run-length dictionary codes match each entry once; FSST takes a plain
+/// prefix pattern (`'abc%'`). `None` leaves it to the general path.
+pub fn compile_like(col: &Column, pattern: &str, negated: bool) -> Option<(CodecFilter, String)> {
+    match &col.data {
+        ColumnData::DictRuns { dict, .. } => {
+            let p = LikePattern::compile(pattern);
+            let member = dict
+                .values()
+                .iter()
+                .map(|e| p.matches(e) != negated)
+                .collect();
+            Some((
+                CodecFilter::DictRuns { member },
+                "LIKE on each dictionary entry once, then a run at a time".into(),
+            ))
+        }
+        ColumnData::Fsst(_) => {
+            let prefix = pattern.strip_suffix('%')?;
+            if prefix.contains(['%', '_']) {
+                return None;
+            }
+            Some((
+                CodecFilter::FsstPrefix {
+                    prefix: prefix.to_string(),
+                    negated,
+                },
+                "FSST rows decoded only as far as the prefix".into(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+impl CodecFilter {
+    /// Evaluates the filter on `col`, which it was compiled for, as mask
+    /// words (bit `j` of word `w` is row `64·w + j`; NULL rows and bits
+    /// past the column's length are 0).
+    pub fn mask(&self, col: &Column) -> Vec<u64> {
+        let v = col.validity.as_ref();
+        match (self, &col.data) {
+            (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
+                alp_mask(a, pred, *op, *constant, v)
+            }
+            (CodecFilter::FloatRuns { op, constant }, ColumnData::FloatRuns(r)) => {
+                r.filter(*op, *constant, v)
+            }
+            (CodecFilter::Ints { op, constant }, data) => match data {
+                ColumnData::Linear(l) if l.is_exact() => linear_mask(l, *op, *constant, v),
+                ColumnData::Linear(l) => l.filter(*op, *constant, v),
+                ColumnData::Delta(d) => d.filter(*op, *constant, v),
+                ColumnData::Runs(r) => r.filter(*op, *constant, v),
+                _ => unexpected(col),
+            },
+            (CodecFilter::DictRuns { member }, ColumnData::DictRuns { runs, .. }) => {
+                let mut ranges: Vec<Range<usize>> = Vec::new();
+                for (code, rows) in runs.runs() {
+                    if member.get(code as usize).copied().unwrap_or(false) {
+                        match ranges.last_mut() {
+                            Some(last) if last.end == rows.start => last.end = rows.end,
+                            _ => ranges.push(rows),
+                        }
+                    }
+                }
+                mask_from_ranges(col.len, &ranges, v)
+            }
+            (CodecFilter::FsstEq { value, negated }, ColumnData::Fsst(f)) => {
+                f.filter_eq(value, *negated, v)
+            }
+            (CodecFilter::FsstIn { values }, ColumnData::Fsst(f)) => {
+                let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                f.filter_in(&values, v)
+            }
+            (CodecFilter::FsstPrefix { prefix, negated }, ColumnData::Fsst(f)) => {
+                let mut words = f.filter_prefix(prefix, None);
+                if *negated {
+                    for w in &mut words {
+                        *w = !*w;
+                    }
+                }
+                and_validity(&mut words, col.len, v);
+                words
+            }
+            (CodecFilter::HexEq { value, negated }, ColumnData::HexPoints(p)) => {
+                p.filter_eq(value, *negated, v)
+            }
+            (CodecFilter::AnyOf(filters), _) => {
+                let mut words = vec![0u64; col.len.div_ceil(64)];
+                for f in filters {
+                    for (w, m) in words.iter_mut().zip(f.mask(col)) {
+                        *w |= m;
+                    }
+                }
+                words
+            }
+            (CodecFilter::AllValid, _) => {
+                let mut words = vec![u64::MAX; col.len.div_ceil(64)];
+                and_validity(&mut words, col.len, v);
+                words
+            }
+            (CodecFilter::Nothing, _) => vec![0; col.len.div_ceil(64)],
+            _ => unexpected(col),
+        }
+    }
+}
+
+impl CodecFilter {
+    /// True when [`CodecFilter::block_mask`] evaluates this filter a 64-row
+    /// block at a time (cheaply enough that blocks an earlier step emptied
+    /// are worth skipping); the others yield the whole partition's mask
+    /// words through [`CodecFilter::mask`].
+    pub fn per_block(&self) -> bool {
+        matches!(self, CodecFilter::Alp { .. } | CodecFilter::DictRuns { .. })
+    }
+
+    /// Rows `start..end` (at most 64, `start` a multiple of 64) of `col`
+    /// passing the filter, as a mask (bit `j` is row `start + j`), validity
+    /// not applied; for the filters [`CodecFilter::per_block`] accepts (0
+    /// for the others).
+    pub fn block_mask(&self, col: &Column, start: usize, end: usize) -> u64 {
+        match (self, &col.data) {
+            (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
+                let (lo, span) = (
+                    pred.codes.start,
+                    pred.codes.end.saturating_sub(pred.codes.start),
+                );
+                let negated = pred.negated;
+                let mut mask = with_codes!(a.codes(), k => crate::kernel::block_mask(
+                    &k[start..end],
+                    |x| (x.to_u64().wrapping_sub(lo) < span) != negated,
+                ));
+                let (rows, values) = a.exceptions();
+                let first = rows.partition_point(|&r| (r as usize) < start);
+                for (&row, &x) in rows[first..].iter().zip(&values[first..]) {
+                    let row = row as usize;
+                    if row >= end {
+                        break;
+                    }
+                    let b = row - start;
+                    let hit = op.holds(cmp_f64(x, *constant)) as u64;
+                    mask = (mask & !(1 << b)) | (hit << b);
+                }
+                mask
+            }
+            (CodecFilter::DictRuns { member }, ColumnData::DictRuns { runs, .. }) => {
+                let (ends, values) = (runs.ends(), runs.values());
+                let mut mask = 0u64;
+                let mut k = runs.run_of(start);
+                let mut at = start;
+                while at < end && k < ends.len() {
+                    let run_end = (ends[k] as usize).min(end);
+                    if member.get(values[k] as usize).copied().unwrap_or(false) {
+                        let n = run_end - at;
+                        let bits = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                        mask |= bits << (at - start);
+                    }
+                    at = run_end;
+                    k += 1;
+                }
+                mask
+            }
+            _ => {
+                debug_assert!(false, "no block kernel for {}", col.encoding_name());
+                0
+            }
+        }
+    }
+}
+
+/// A filter run on a column it was not compiled for: a bug; no row matches
+/// (debug builds stop).
+fn unexpected(col: &Column) -> Vec<u64> {
+    debug_assert!(false, "codec filter on {}", col.encoding_name());
+    vec![0; col.len.div_ceil(64)]
+}
+
+/// ANDs `words` with the validity and clears the bits past `len`.
+fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
+    if let Some(v) = validity {
+        for (w, word) in words.iter_mut().enumerate() {
+            *word &= v.word(w);
+        }
+    }
+    if !len.is_multiple_of(64)
+        && let Some(last) = words.last_mut()
+    {
+        *last &= (1u64 << (len % 64)) - 1;
+    }
+}
+
+/// ALP: codes against the code predicate, branch-free a 64-row block at a
+/// time, then each exception row compared in f64.
+fn alp_mask(a: &Alp, pred: &CodePredicate, op: CmpOp, c: f64, v: Option<&Bitmap>) -> Vec<u64> {
+    let (lo, span) = (
+        pred.codes.start,
+        pred.codes.end.saturating_sub(pred.codes.start),
+    );
+    let negated = pred.negated;
+    let mut words = with_codes!(a.codes(), k => k
+        .chunks(64)
+        .map(|block| crate::kernel::block_mask(block, |x| {
+            (x.to_u64().wrapping_sub(lo) < span) != negated
+        }))
+        .collect::<Vec<u64>>());
+    let (rows, values) = a.exceptions();
+    for (&row, &x) in rows.iter().zip(values) {
+        let (w, b) = (row as usize / 64, row as usize % 64);
+        let hit = op.holds(cmp_f64(x, c)) as u64;
+        words[w] = (words[w] & !(1 << b)) | (hit << b);
+    }
+    and_validity(&mut words, a.len(), v);
+    words
+}
+
+/// An exact line `base + step·row`: the matching rows form at most two
+/// ranges (`<>` excludes one row), found by arithmetic.
+fn linear_mask(l: &crate::store::Linear, op: CmpOp, c: i64, v: Option<&Bitmap>) -> Vec<u64> {
+    let n = l.len();
+    // Rows whose value is below / at most c, counted from the low end of
+    // the line (rows ascend in value when step >= 0).
+    let (base, step) = (l.base() as i128, l.step() as i128);
+    let c = c as i128;
+    let ascending = step >= 0;
+    // Number of rows i in 0..n with value(i) < c (resp. <= c).
+    let count_below = |strict: bool| -> usize {
+        if step == 0 {
+            let holds = if strict { base < c } else { base <= c };
+            return if holds { n } else { 0 };
+        }
+        // value(i) < c  ⇔  step·i < c - base.
+        let bound = c - base;
+        let i_lim = if ascending {
+            // i < bound/step (strict) or i <= bound/step.
+            let q = bound.div_euclid(step);
+            let exact = bound.rem_euclid(step) == 0;
+            if strict {
+                if exact { q } else { q + 1 }
+            } else {
+                q + 1
+            }
+        } else {
+            // step < 0: value decreases; value(i) < c ⇔ i > (c - base)/step.
+            let s = -step;
+            let bound = base - c; // value(i) < c ⇔ s·i > base - c
+            let q = bound.div_euclid(s);
+            let exact = bound.rem_euclid(s) == 0;
+            // rows i with s·i > bound (strict) or s·i >= bound.
+            let first = if strict {
+                q + 1
+            } else if exact {
+                q
+            } else {
+                q + 1
+            };
+            n as i128 - first.clamp(0, n as i128)
+        };
+        i_lim.clamp(0, n as i128) as usize
+    };
+    let (lt, le) = (count_below(true), count_below(false));
+    // Rows with value < c: the first `lt` rows ascending, the last `lt`
+    // descending; likewise for <= c.
+    let low = |k: usize| -> Range<usize> { if ascending { 0..k } else { n - k..n } };
+    let high = |k: usize| -> Range<usize> { if ascending { k..n } else { 0..n - k } };
+    let eq = if ascending { lt..le } else { n - le..n - lt };
+    let ranges: Vec<Range<usize>> = match op {
+        CmpOp::Lt => vec![low(lt)],
+        CmpOp::Le => vec![low(le)],
+        CmpOp::Gt => vec![high(le)],
+        CmpOp::Ge => vec![high(lt)],
+        CmpOp::Eq => vec![eq],
+        CmpOp::Ne => vec![0..eq.start, eq.end..n],
+    };
+    let ranges: Vec<Range<usize>> = ranges.into_iter().filter(|r| !r.is_empty()).collect();
+    mask_from_ranges(n, &ranges, v)
+}
+
+// ---------------------------------------------------------------------------
+// Group keys
+
+/// Group-key codes of a run-length dictionary column at the selected rows:
+/// each row's dictionary code, expanded a run at a time; with NULLs in the
+/// column, NULL is code 0 and every other code is shifted up by one (as
+/// `exec::aggregate`'s packed key codes). `None` for other codecs.
+pub fn dict_run_key_codes(col: &Column, rows: Rows<'_>) -> Option<Vec<u64>> {
+    let ColumnData::DictRuns { runs, .. } = &col.data else {
+        return None;
+    };
+    let mut codes = Vec::with_capacity(rows.len);
+    match rows.sel {
+        None => runs.decode_range(0..rows.len, &mut codes),
+        Some(sel) => runs.decode_selection(sel, &mut codes),
+    }
+    Some(match &col.validity {
+        None => codes.into_iter().map(|c| c as u64).collect(),
+        Some(v) => codes
+            .into_iter()
+            .enumerate()
+            .map(|(j, c)| if v.get(rows.row(j)) { c as u64 + 1 } else { 0 })
+            .collect(),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Sums
+
+/// Whether [`group_sums`] reads `col` in place for `sum`/`avg`.
+pub fn sums_in_place(col: &Column) -> bool {
+    match &col.data {
+        ColumnData::Alp(_) | ColumnData::FloatRuns(_) => true,
+        ColumnData::Linear(_) | ColumnData::Delta(_) | ColumnData::Runs(_) => {
+            col.dtype == DataType::Int
+        }
+        _ => false,
+    }
+}
+
+/// Per-group sums and counts of the valid rows of a column, from
+/// [`group_sums`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum GroupSums {
+    /// Integers, exactly: group `g` sums to `base · counts[g] +
+    /// offsets[g]` (`base` is the partition minimum, so offsets are not
+    /// negative).
+    Ints {
+        /// The partition minimum.
+        base: i64,
+        /// Valid rows per group.
+        counts: Vec<u64>,
+        /// Σ (value − base) per group.
+        offsets: Vec<u128>,
+    },
+    /// Floats: the sum of group `g` as one f64.
+    Floats {
+        /// Sum per group.
+        sums: Vec<f64>,
+        /// Valid rows per group.
+        counts: Vec<u64>,
+    },
+}
+
+/// Sums the valid selected rows of `col` (a codec [`sums_in_place`] takes)
+/// per group: row `j` of `rows` belongs to group `gids[j]`, or every row to
+/// group 0 when `gids` is `None`; `groups` groups in all.
+///
+/// ALP sums digits exactly (i128) and scales each group's sum once, adding
+/// the exceptions in f64; float runs add `value · rows` per run when every
+/// row is summed; integer codecs sum exactly.
+pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: usize) -> GroupSums {
+    let v = col.validity.as_ref();
+    let groups = groups.max(1);
+    let gid = |j: usize| gids.map_or(0, |g| g[j] as usize);
+    let valid = |i: usize| v.is_none_or(|b| b.get(i));
+    match &col.data {
+        ColumnData::Alp(a) => {
+            if gids.is_none() && rows.sel.is_none() {
+                let s = a.sum(v);
+                return GroupSums::Floats {
+                    sums: vec![s.to_f64()],
+                    counts: vec![s.decimal.count + s.exception_count],
+                };
+            }
+            // Codes per group (exception rows hold code 0), then the
+            // exceptions moved out of the digit sums.
+            let mut code_sums = vec![0u128; groups];
+            let mut counts = vec![0u64; groups];
+            with_codes!(a.codes(), k => {
+                for j in 0..rows.len {
+                    let i = rows.row(j);
+                    if valid(i) {
+                        let g = gid(j);
+                        code_sums[g] += k[i].to_u64() as u128;
+                        counts[g] += 1;
+                    }
+                }
+            });
+            let mut decimal_counts = counts.clone();
+            let mut exceptions = vec![0.0f64; groups];
+            let (exc_rows, exc_values) = a.exceptions();
+            for (&row, &x) in exc_rows.iter().zip(exc_values) {
+                let j = match rows.sel {
+                    None => row as usize,
+                    Some(sel) => match sel.binary_search(&row) {
+                        Ok(j) => j,
+                        Err(_) => continue,
+                    },
+                };
+                if valid(row as usize) {
+                    let g = gid(j);
+                    decimal_counts[g] -= 1;
+                    exceptions[g] += x;
+                }
+            }
+            let sums = (0..groups)
+                .map(|g| {
+                    let digits =
+                        a.base() as i128 * decimal_counts[g] as i128 + code_sums[g] as i128;
+                    let decimal = crate::store::DecimalSum {
+                        digits,
+                        exponent: a.exponent(),
+                        count: decimal_counts[g],
+                    }
+                    .to_f64();
+                    if decimal_counts[g] == counts[g] {
+                        decimal
+                    } else {
+                        decimal + exceptions[g]
+                    }
+                })
+                .collect();
+            GroupSums::Floats { sums, counts }
+        }
+        ColumnData::FloatRuns(r) if gids.is_none() && rows.sel.is_none() => {
+            let (sum, count) = r.sum_f64(v);
+            GroupSums::Floats {
+                sums: vec![sum],
+                counts: vec![count],
+            }
+        }
+        ColumnData::FloatRuns(_) => {
+            let values = match rows.sel {
+                None => col.decode_range(0..rows.len),
+                Some(sel) => col.decode_selection(sel),
+            };
+            let Decoded::Floats(values) = values else {
+                debug_assert!(false, "float runs decode to floats");
+                return GroupSums::Floats {
+                    sums: vec![0.0; groups],
+                    counts: vec![0; groups],
+                };
+            };
+            let mut sums = vec![0.0f64; groups];
+            let mut counts = vec![0u64; groups];
+            for (j, &x) in values.iter().enumerate() {
+                if valid(rows.row(j)) {
+                    sums[gid(j)] += x;
+                    counts[gid(j)] += 1;
+                }
+            }
+            GroupSums::Floats { sums, counts }
+        }
+        _ => {
+            // Integer codecs: exact i128 totals, then offsets from the
+            // partition minimum.
+            let base = match col.zone.min {
+                Value::Int(m) | Value::Timestamp(m) => m,
+                _ => 0,
+            };
+            let mut totals = vec![0i128; groups];
+            let mut counts = vec![0u64; groups];
+            let whole = gids.is_none() && rows.sel.is_none();
+            let closed = match &col.data {
+                ColumnData::Linear(l) if whole => Some(l.sum(v)),
+                ColumnData::Runs(r) if whole => Some(r.sum_i128(v)),
+                ColumnData::Runs(r) if rows.sel.is_none() => {
+                    // A run at a time: one group id check per row, one add
+                    // per run and group change.
+                    for (x, run) in r.runs() {
+                        for i in run {
+                            if valid(i) {
+                                let g = gid(i);
+                                totals[g] += x as i128;
+                                counts[g] += 1;
+                            }
+                        }
+                    }
+                    None
+                }
+                _ => {
+                    const BATCH: usize = crate::store::BATCH_ROWS;
+                    let mut buf = Decoded::empty(col.dtype);
+                    for start in (0..rows.len).step_by(BATCH) {
+                        let end = (start + BATCH).min(rows.len);
+                        buf.clear();
+                        match rows.sel {
+                            None => col.decode_range_into(start..end, &mut buf),
+                            Some(sel) => buf = col.decode_selection(&sel[start..end]),
+                        }
+                        if let Decoded::Ints(xs) = &buf {
+                            for (j, &x) in (start..end).zip(xs) {
+                                if valid(rows.row(j)) {
+                                    let g = gid(j);
+                                    totals[g] += x as i128;
+                                    counts[g] += 1;
+                                }
+                            }
+                        }
+                    }
+                    None
+                }
+            };
+            if let Some((total, count)) = closed {
+                totals[0] = total;
+                counts[0] = count;
+            }
+            let offsets = totals
+                .iter()
+                .zip(&counts)
+                .map(|(&t, &n)| (t - base as i128 * n as i128) as u128)
+                .collect();
+            GroupSums::Ints {
+                base,
+                counts,
+                offsets,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DataType;
+
+    fn valid_bits(words: &[u64], n: usize) -> Vec<bool> {
+        (0..n)
+            .map(|i| (words[i / 64] >> (i % 64)) & 1 == 1)
+            .collect()
+    }
+
+    /// The oracle: the plain value of each row compared with `plan::eval`'s
+    /// comparison.
+    fn oracle(col: &Column, op: BinaryOp, k: &Value) -> Vec<bool> {
+        (0..col.len)
+            .map(|i| {
+                let x = col.value(i);
+                !x.is_null()
+                    && crate::plan::eval::compare(
+                        op,
+                        match (&x, k) {
+                            (Value::Float(a), _) => cmp_f64(*a, k.as_f64().unwrap()),
+                            (Value::Int(a) | Value::Timestamp(a), Value::Float(b)) => {
+                                crate::types::cmp_i64_f64(*a, *b)
+                            }
+                            _ => x.total_cmp(k),
+                        },
+                    )
+            })
+            .collect()
+    }
+
+    /// Block masks (ANDed with validity) agree with the whole mask.
+    fn check_blocks(f: &CodecFilter, col: &Column) {
+        if !f.per_block() {
+            return;
+        }
+        let words = f.mask(col);
+        for (block, &word) in words.iter().enumerate() {
+            let start = block * 64;
+            let end = (start + 64).min(col.len);
+            let v = col.validity.as_ref().map_or(u64::MAX, |b| b.word(block));
+            assert_eq!(f.block_mask(col, start, end) & v, word, "block {block}");
+        }
+    }
+
+    const OPS: [BinaryOp; 6] = [
+        BinaryOp::Eq,
+        BinaryOp::NotEq,
+        BinaryOp::Lt,
+        BinaryOp::LtEq,
+        BinaryOp::Gt,
+        BinaryOp::GtEq,
+    ];
+
+    fn columns() -> Vec<Column> {
+        let n = 3000usize;
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 7 != 3).collect::<Vec<_>>());
+        let mut out = Vec::new();
+        for v in [None, Some(validity)] {
+            for ints in [
+                (0..n as i64).map(|i| 100 + 3 * i).collect::<Vec<_>>(),
+                (0..n as i64).map(|i| 5000 - 2 * i).collect(),
+                (0..n as i64).map(|i| i * 5 + (i * 7919) % 3).collect(),
+                (0..n as i64).map(|i| (i / 400) * 10).collect(),
+                (0..n as i64)
+                    .scan(0, |t, i| {
+                        *t += ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as i64;
+                        Some(*t)
+                    })
+                    .collect(),
+            ] {
+                out.push(Column::encode_ints(DataType::Int, &ints, v.clone()));
+            }
+            let mut money: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 10_000) as f64 / 100.0)
+                .collect();
+            money[10] = f64::NAN;
+            money[11] = -0.0;
+            money[12] = f64::INFINITY;
+            money[13] = 0.1 + 0.2;
+            out.push(Column::encode_floats(money, v.clone()));
+            let runs: Vec<f64> = (0..n).map(|i| (i / 500) as f64 * 0.5).collect();
+            out.push(Column::encode_floats(runs, v.clone()));
+        }
+        out
+    }
+
+    #[test]
+    fn comparisons_on_codes_match_the_values() {
+        let cols = columns();
+        let names: Vec<String> = cols.iter().map(Column::encoding_name).collect();
+        for want in ["linear", "linear+", "rle", "delta", "alp"] {
+            assert!(
+                names.iter().any(|n| n.starts_with(want)),
+                "{want}: {names:?}"
+            );
+        }
+        for col in &cols {
+            let probes: Vec<Value> = match col.dtype {
+                DataType::Float => [
+                    -1.0,
+                    0.0,
+                    0.3,
+                    0.30000000000000004,
+                    12.34,
+                    12.345,
+                    50.0,
+                    99.99,
+                    1e9,
+                ]
+                .into_iter()
+                .map(Value::Float)
+                .chain([Value::Int(3)])
+                .collect(),
+                _ => [-7, 0, 100, 103, 104, 1000, 4999, 5000, 9097, 100_000]
+                    .into_iter()
+                    .map(Value::Int)
+                    .chain([Value::Float(103.5), Value::Float(-0.5), Value::Float(1e30)])
+                    .collect(),
+            };
+            for k in &probes {
+                for op in OPS {
+                    let Some((f, _)) = compile_compare(col, op, k) else {
+                        assert!(matches!(k, Value::Float(x) if x.abs() > 1e18), "{k:?}");
+                        continue;
+                    };
+                    let got = valid_bits(&f.mask(col), col.len);
+                    assert_eq!(
+                        got,
+                        oracle(col, op, k),
+                        "{} {op:?} {k:?}",
+                        col.encoding_name()
+                    );
+                    check_blocks(&f, col);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn string_codecs_filter_on_compressed_form() {
+        let n = 2000usize;
+        let urls: Vec<String> = (0..n)
+            .map(|i| format!("https://example.com/a/{}/{}", i % 37, i * 7))
+            .collect();
+        let runs: Vec<String> = (0..n)
+            .map(|i| ["b", "a", "c"][i / 300 % 3].into())
+            .collect();
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 5 != 1).collect::<Vec<_>>());
+        for owned in [&urls, &runs] {
+            let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+            for v in [None, Some(validity.clone())] {
+                let col = Column::encode_strings(&values, v);
+                assert!(is_compressed(&col), "{}", col.encoding_name());
+                for k in [values[14], values[1999], "a", "zz", ""] {
+                    let kv = Value::str(k);
+                    for op in OPS {
+                        if let Some((f, _)) = compile_compare(&col, op, &kv) {
+                            let got = valid_bits(&f.mask(&col), n);
+                            assert_eq!(got, oracle(&col, op, &kv), "{op:?} {k}");
+                            check_blocks(&f, &col);
+                        }
+                    }
+                }
+                let list = [Value::str(values[3]), Value::str("b"), Value::str("nope")];
+                let refs: Vec<&Value> = list.iter().collect();
+                let (f, _) = compile_in(&col, &refs).expect("IN on a string codec");
+                let got = valid_bits(&f.mask(&col), n);
+                let want: Vec<bool> = (0..n)
+                    .map(|i| col.is_valid(i) && list.contains(&col.value(i)))
+                    .collect();
+                assert_eq!(got, want);
+                for (pattern, negated) in [
+                    ("https://example.com/a/1%", false),
+                    ("a%", true),
+                    ("%", false),
+                ] {
+                    if let Some((f, _)) = compile_like(&col, pattern, negated) {
+                        let p = LikePattern::compile(pattern);
+                        let got = valid_bits(&f.mask(&col), n);
+                        let want: Vec<bool> = (0..n)
+                            .map(|i| match col.value(i) {
+                                Value::Str(s) => p.matches(&s) != negated,
+                                _ => false,
+                            })
+                            .collect();
+                        assert_eq!(got, want, "{pattern}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn run_length_dictionary_key_codes_follow_the_rows() {
+        let n = 1000usize;
+        let values: Vec<&str> = (0..n).map(|i| ["x", "a", "m"][i / 150 % 3]).collect();
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 9 != 4).collect::<Vec<_>>());
+        for v in [None, Some(validity)] {
+            let col = Column::encode_strings(&values, v.clone());
+            let ColumnData::DictRuns { dict, .. } = &col.data else {
+                panic!("{}", col.encoding_name())
+            };
+            let sel: Vec<u32> = (0..n as u32).filter(|i| i % 4 != 1).collect();
+            for rows in [Rows::all(n), Rows::some(&sel)] {
+                let codes = dict_run_key_codes(&col, rows).expect("dict+rle");
+                for (j, &c) in codes.iter().enumerate() {
+                    let want = match col.value(rows.row(j)) {
+                        Value::Str(s) => dict.code_of(&s).unwrap() + v.is_some() as u64,
+                        _ => 0,
+                    };
+                    assert_eq!(c, want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sums_in_place_match_row_by_row_sums() {
+        for col in columns() {
+            assert!(sums_in_place(&col), "{}", col.encoding_name());
+            let sel: Vec<u32> = (0..col.len as u32).filter(|i| i % 3 != 0).collect();
+            let gids: Vec<u32> = (0..col.len as u32).map(|i| i % 4).collect();
+            let gsel: Vec<u32> = sel.iter().map(|&i| i % 4).collect();
+            for (rows, gids, groups) in [
+                (Rows::all(col.len), None, 1),
+                (Rows::all(col.len), Some(&gids[..]), 4),
+                (Rows::some(&sel), None, 1),
+                (Rows::some(&sel), Some(&gsel[..]), 4),
+            ] {
+                let got = group_sums(&col, rows, gids, groups);
+                let mut want_f = vec![0.0f64; groups];
+                let mut want_i = vec![0i128; groups];
+                let mut want_n = vec![0u64; groups];
+                for j in 0..rows.len {
+                    let g = gids.map_or(0, |g| g[j] as usize);
+                    match col.value(rows.row(j)) {
+                        Value::Float(x) => {
+                            want_f[g] += x;
+                            want_n[g] += 1;
+                        }
+                        Value::Int(x) => {
+                            want_i[g] += x as i128;
+                            want_n[g] += 1;
+                        }
+                        _ => {}
+                    }
+                }
+                match got {
+                    GroupSums::Floats { sums, counts } => {
+                        assert_eq!(counts, want_n);
+                        for (a, b) in sums.iter().zip(&want_f) {
+                            assert!(
+                                (a.is_nan() && b.is_nan())
+                                    || a == b
+                                    || (a - b).abs() <= 1e-9 * b.abs(),
+                                "{} {a} {b}",
+                                col.encoding_name()
+                            );
+                        }
+                    }
+                    GroupSums::Ints {
+                        base,
+                        counts,
+                        offsets,
+                    } => {
+                        assert_eq!(counts, want_n);
+                        for g in 0..groups {
+                            let total = base as i128 * counts[g] as i128 + offsets[g] as i128;
+                            assert_eq!(total, want_i[g], "{}", col.encoding_name());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Money sums are exact decimals: 0.1 and 0.2 added five thousand times
+    /// each are 1500, where a row-by-row f64 sum drifts.
+    #[test]
+    fn alp_sums_are_exact_decimals() {
+        let values: Vec<f64> = (0..10_000).map(|i| [0.1, 0.2][i % 2]).collect();
+        let col = Column::encode_floats(values.clone(), None);
+        assert!(
+            col.encoding_name().starts_with("alp"),
+            "{}",
+            col.encoding_name()
+        );
+        let naive: f64 = values.iter().sum();
+        assert_ne!(naive, 1500.0);
+        let gids = vec![0u32; 10_000];
+        for gids in [None, Some(&gids[..])] {
+            match group_sums(&col, Rows::all(10_000), gids, 1) {
+                GroupSums::Floats { sums, .. } => assert_eq!(sums, vec![1500.0]),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}

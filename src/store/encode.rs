@@ -1,0 +1,338 @@
+//! Encoding a partition's column with the codec the chooser picks.
+//!
+//! [`Column::encode_ints`], [`Column::encode_floats`],
+//! [`Column::encode_strings`] and [`Column::encode_string_ids`] are what the
+//! loader (and every test that builds a table by hand) calls. Each asks
+//! [`super::choose`] for the codec by statistics and sampling (see its
+//! module docs for the rule and the bias toward faster scans), encodes with
+//! it, and falls back to the plain codec of the type (offsets, f64,
+//! dictionary or packed strings) when the chosen encoder declines. The zone
+//! map is the plain codec's, whatever the codec.
+//!
+//! Nothing is encoded twice on the way: integers and floats are encoded
+//! once with the chosen codec (ALP with the exponent found on the
+//! chooser's sample), strings are first encoded plain (the dictionary or
+//! packed layout is itself a candidate and the only way to know its exact
+//! size), and only a packed column is measured for hex points and FSST.
+
+use std::sync::Arc;
+
+use super::alp::Alp;
+use super::bitmap::Bitmap;
+use super::choose::{CodecKind, choose_floats, choose_ints, choose_strings_for};
+use super::column::{Column, ColumnData, ZoneMap};
+use super::delta::Delta;
+use super::fsst::Fsst;
+use super::linear::Linear;
+use super::rle::Rle;
+use crate::types::{DataType, Value, cmp_f64};
+
+fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
+    validity.filter(|v| v.count_ones() < v.len())
+}
+
+/// The zone map of integers (`None` when no row is valid).
+fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    let mut sorted = validity.is_none();
+    let mut prev = i64::MIN;
+    let mut any = false;
+    for (i, &v) in values.iter().enumerate() {
+        if valid(i) {
+            any = true;
+            min = min.min(v);
+            max = max.max(v);
+            sorted &= v >= prev;
+            prev = v;
+        }
+    }
+    let wrap = |v: i64| match dtype {
+        DataType::Timestamp => Value::Timestamp(v),
+        _ => Value::Int(v),
+    };
+    any.then(|| ZoneMap {
+        min: wrap(min),
+        max: wrap(max),
+        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
+        sorted,
+    })
+}
+
+/// The zone map of floats under [`cmp_f64`]'s order (the first of equal
+/// values, so `0.0` and `-0.0` keep their order), `None` when no row is
+/// valid.
+fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let mut min: Option<f64> = None;
+    let mut max: Option<f64> = None;
+    let mut sorted = validity.is_none();
+    let mut prev = f64::NEG_INFINITY;
+    for (i, &v) in values.iter().enumerate() {
+        if valid(i) {
+            if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
+                min = Some(v);
+            }
+            if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
+                max = Some(v);
+            }
+            sorted &= cmp_f64(v, prev).is_ge();
+            prev = v;
+        }
+    }
+    Some(ZoneMap {
+        min: Value::Float(min?),
+        max: Value::Float(max?),
+        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
+        sorted,
+    })
+}
+
+impl Column {
+    /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
+    /// microseconds) with the codec [`super::choose_ints`] picks: a
+    /// constant, offsets ([`Column::encode_ints_plain`]), an exact or
+    /// near line ([`Linear`]), deltas ([`Delta`]) or runs ([`Rle`]).
+    /// Values at NULL rows are ignored.
+    pub fn encode_ints(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
+        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
+        let validity = normalize_validity(validity);
+        let v = validity.as_ref();
+        let data = match choose_ints(values, v).codec {
+            CodecKind::Linear => Linear::encode(values, v).map(ColumnData::Linear),
+            CodecKind::Delta => Delta::encode(values, v).map(|d| ColumnData::Delta(Box::new(d))),
+            CodecKind::Rle => Rle::encode(values, v).map(ColumnData::Runs),
+            _ => None,
+        };
+        match (data, int_zone(dtype, values, v)) {
+            (Some(data), Some(zone)) => Column {
+                dtype,
+                len: values.len(),
+                data,
+                validity,
+                zone,
+            },
+            _ => Column::encode_ints_plain(dtype, values, validity),
+        }
+    }
+
+    /// Encodes floats with the codec [`super::choose_floats`] picks: a
+    /// constant, f64 ([`Column::encode_floats_plain`]), ALP digits with
+    /// exceptions ([`Alp`], with the exponent found on the chooser's
+    /// sample) or runs ([`Rle`]). Values at NULL rows are ignored.
+    pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let v = validity.as_ref();
+        let choice = choose_floats(&values, v);
+        let data = match (choice.codec, choice.alp_exponent) {
+            (CodecKind::Alp, Some(e)) => {
+                Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Box::new(a)))
+            }
+            (CodecKind::Rle, _) => Rle::encode(&values, v).map(ColumnData::FloatRuns),
+            _ => None,
+        };
+        match (data, float_zone(&values, v)) {
+            (Some(data), Some(zone)) => Column {
+                dtype: DataType::Float,
+                len: values.len(),
+                data,
+                validity,
+                zone,
+            },
+            _ => Column::encode_floats_plain(values, validity),
+        }
+    }
+
+    /// Encodes strings with the codec [`super::choose_strings`] picks: a
+    /// constant, a sorted dictionary (its codes possibly run-length
+    /// encoded), packed, hex points or FSST. Values at NULL rows are
+    /// ignored.
+    pub fn encode_strings(values: &[&str], validity: Option<Bitmap>) -> Column {
+        let baseline = Column::encode_strings_plain(values, validity);
+        compress_strings(baseline, || values.to_vec())
+    }
+
+    /// Encodes the strings `distinct[ids[i]]` as [`Column::encode_strings`]
+    /// would: `distinct` holds distinct strings in any order, each the value
+    /// of at least one valid row; `ids` has one entry per row (any id below
+    /// `distinct.len()` at NULL rows).
+    ///
+    /// # Panics
+    /// If an id is not below `distinct.len()`.
+    pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
+        let baseline = Column::encode_string_ids_plain(distinct, ids, validity);
+        compress_strings(baseline, || {
+            ids.iter().map(|&id| distinct[id as usize]).collect()
+        })
+    }
+}
+
+/// Re-encodes a plainly encoded string column with the chooser's codec;
+/// `values` gives the rows' strings when the packed layout is measured.
+fn compress_strings<'a>(mut baseline: Column, values: impl FnOnce() -> Vec<&'a str>) -> Column {
+    let validity = baseline.validity.clone();
+    match &baseline.data {
+        ColumnData::Dict { dict, codes } => {
+            let (choice, _) = choose_strings_for(&baseline, &[]);
+            if choice.codec == CodecKind::DictRle
+                && let Some(runs) = super::choose::dict_code_runs(codes, validity.as_ref())
+            {
+                baseline.data = ColumnData::DictRuns {
+                    dict: Arc::clone(dict),
+                    runs,
+                };
+            }
+            baseline
+        }
+        ColumnData::Packed(_) => {
+            let values = values();
+            let (choice, points) = choose_strings_for(&baseline, &values);
+            match choice.codec {
+                CodecKind::HexPoints => {
+                    if let Some(p) = points {
+                        baseline.data = ColumnData::HexPoints(Box::new(p));
+                    }
+                }
+                CodecKind::Fsst => {
+                    if let Some(f) = Fsst::encode(&values, validity.as_ref()) {
+                        baseline.data = ColumnData::Fsst(Box::new(f));
+                    }
+                }
+                _ => {}
+            }
+            baseline
+        }
+        _ => baseline,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn decode(c: &Column) -> Vec<Value> {
+        (0..c.len).map(|i| c.value(i)).collect()
+    }
+
+    fn plain_name(c: &Column) -> String {
+        c.encoding_name()
+    }
+
+    /// Every shape gets its codec, decodes to its values, and keeps the
+    /// plain codec's zone map.
+    #[test]
+    fn shapes_get_their_codec_and_round_trip() {
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let n = 20_000usize;
+        let rows: Vec<i64> = (1..=n as i64).collect();
+        let mut t = 1_400_000_000_000_000i64;
+        let pickups: Vec<i64> = (0..n)
+            .map(|_| {
+                t += rng.gen_range(0..20) * 1_000_000;
+                t
+            })
+            .collect();
+        let days: Vec<i64> = (0..n as i64).map(|i| i / 3000).collect();
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 11 != 3).collect::<Vec<_>>());
+        for (values, dtype, expected) in [
+            (&rows, DataType::Int, "linear"),
+            (&pickups, DataType::Timestamp, "delta u8"),
+            (&days, DataType::Int, "rle"),
+        ] {
+            for validity in [None, Some(validity.clone())] {
+                let c = Column::encode_ints(dtype, values, validity.clone());
+                let p = Column::encode_ints_plain(dtype, values, validity.clone());
+                let name = plain_name(&c);
+                assert!(name.starts_with(expected), "{name}");
+                assert_eq!(decode(&c), decode(&p));
+                assert_eq!(c.zone, p.zone);
+                assert!(c.heap_bytes() < p.heap_bytes());
+            }
+        }
+        let money: Vec<f64> = (0..n)
+            .map(|_| rng.gen_range(0..100_000) as f64 / 100.0)
+            .collect();
+        let mut specials = money.clone();
+        specials[5] = f64::NAN;
+        specials[6] = -0.0;
+        specials[7] = f64::INFINITY;
+        specials[8] = 0.1 + 0.2;
+        let weather: Vec<f64> = (0..n).map(|i| (i / 4000) as f64 / 10.0).collect();
+        for (values, expected) in [
+            (&money, "alp u32"),
+            (&specials, "alp u32"),
+            (&weather, "rle"),
+        ] {
+            for validity in [None, Some(validity.clone())] {
+                let c = Column::encode_floats(values.clone(), validity.clone());
+                let p = Column::encode_floats_plain(values.clone(), validity.clone());
+                assert!(plain_name(&c).starts_with(expected), "{}", plain_name(&c));
+                let bits = |c: &Column| -> Vec<Option<u64>> {
+                    decode(c)
+                        .iter()
+                        .map(|v| v.as_f64().map(f64::to_bits))
+                        .collect()
+                };
+                assert_eq!(bits(&c), bits(&p));
+                assert_eq!(format!("{:?}", c.zone), format!("{:?}", p.zone));
+            }
+        }
+    }
+
+    #[test]
+    fn strings_get_their_codec_and_round_trip() {
+        let mut rng = ChaCha8Rng::seed_from_u64(22);
+        let n = 5_000usize;
+        let hex: Vec<String> = (0..n)
+            .map(|_| {
+                let x = (-74_000_000 + rng.gen_range(0..300_000)) as f64 / 1e6;
+                let y = (40_000_000 + rng.gen_range(0..900_000)) as f64 / 1e6;
+                let h = |v: f64| -> String {
+                    v.to_le_bytes().iter().map(|b| format!("{b:02X}")).collect()
+                };
+                format!("0101000020E6100000{}{}", h(x), h(y))
+            })
+            .collect();
+        let texts: Vec<String> = (0..n)
+            .map(|i| format!("https://example.com/some/long/path/{}/{}", i % 97, i * 7919))
+            .collect();
+        let runs: Vec<String> = (0..n)
+            .map(|i| ["green", "yellow"][i / 1000 % 2].to_string())
+            .collect();
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 13 != 5).collect::<Vec<_>>());
+        for (owned, expected) in [(&hex, "hex points"), (&texts, "fsst"), (&runs, "dict+rle")] {
+            let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+            for validity in [None, Some(validity.clone())] {
+                let c = Column::encode_strings(&values, validity.clone());
+                let p = Column::encode_strings_plain(&values, validity.clone());
+                assert!(plain_name(&c).starts_with(expected), "{}", plain_name(&c));
+                assert_eq!(decode(&c), decode(&p));
+                assert_eq!(c.zone, p.zone);
+                // Through distinct values and ids, the same column.
+                let mut distinct: Vec<&str> = Vec::new();
+                let ids: Vec<u32> = (0..n)
+                    .map(|i| {
+                        if validity.as_ref().is_some_and(|v| !v.get(i)) {
+                            return 0;
+                        }
+                        match distinct.iter().position(|d| *d == values[i]) {
+                            Some(k) => k as u32,
+                            None if distinct.len() < 200 => {
+                                distinct.push(values[i]);
+                                distinct.len() as u32 - 1
+                            }
+                            None => u32::MAX,
+                        }
+                    })
+                    .collect();
+                if !ids.contains(&u32::MAX) {
+                    let d = Column::encode_string_ids(&distinct, &ids, validity.clone());
+                    assert_eq!(d.encoding_name(), c.encoding_name());
+                    assert_eq!(decode(&d), decode(&c));
+                }
+            }
+        }
+    }
+}

@@ -335,6 +335,14 @@ fn demo_builds_trips_and_runs_stdin_statements() {
     );
     assert!(stdout.contains("\ncab_type "), "{stdout}");
     assert!(stdout.contains(" of CSV (ratio "), "{stdout}");
+    // Codecs and bytes per row: the row number trip_id lies on a line and
+    // costs nothing.
+    assert!(stdout.contains("| B/row"), "{stdout}");
+    let trip_id = stdout.lines().find(|l| l.starts_with("trip_id ")).unwrap();
+    assert!(
+        trip_id.contains("linear") && trip_id.ends_with(" 0.00"),
+        "{trip_id}"
+    );
     let err = text(&out.stderr);
     assert!(
         err.contains("loaded trips: 2,000 rows, 51 columns in "),

@@ -598,13 +598,26 @@ impl Session {
                         c.dtype.name().to_string(),
                         encodings.join(", "),
                         bytes(c.heap_bytes as u64),
+                        per_row(c.heap_bytes, info.rows),
                     ]
                 })
                 .collect();
             output::write_grid(
                 out,
-                &headers(&["column", "type", "encodings (partitions)", "memory"]),
-                &[Align::Left, Align::Left, Align::Left, Align::Right],
+                &headers(&[
+                    "column",
+                    "type",
+                    "encodings (partitions)",
+                    "memory",
+                    "B/row",
+                ]),
+                &[
+                    Align::Left,
+                    Align::Left,
+                    Align::Left,
+                    Align::Right,
+                    Align::Right,
+                ],
                 &rows,
             )?;
             let ratio = if info.source_bytes > 0 {
@@ -617,14 +630,20 @@ impl Session {
             };
             writeln!(
                 out,
-                "total: {} in memory vs {} of CSV{ratio}",
+                "total: {} in memory ({} B/row) vs {} of CSV{ratio}",
                 bytes(info.heap_bytes as u64),
+                per_row(info.heap_bytes, info.rows),
                 bytes(info.source_bytes)
             )?;
         }
         writeln!(out, "memory: {}", self.db.memory_summary())?;
         Ok(())
     }
+}
+
+/// Bytes per row with two decimals (`0.00` for an empty table).
+fn per_row(bytes: usize, rows: usize) -> String {
+    format!("{:.2}", bytes as f64 / rows.max(1) as f64)
 }
 
 /// Clears the progress line once, when the first rows are about to print.

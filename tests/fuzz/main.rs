@@ -47,7 +47,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use katydid::engine::RowSink;
+use katydid::RowSink;
 use katydid::{DataType, Database, DatabaseOptions, Error, LoadOptions, Value};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

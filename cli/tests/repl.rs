@@ -18,7 +18,13 @@ type OsSession = Session;
 /// Starts the REPL in `dir` (its history file there) with `args`, in an
 /// 80×24 terminal.
 fn repl(dir: &Path, args: &[&str]) -> OsSession {
+    repl_with(dir, args, &[])
+}
+
+/// [`repl`] with extra environment variables.
+fn repl_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> OsSession {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_katydid"));
+    cmd.envs(env.iter().copied());
     cmd.args(args)
         .current_dir(dir)
         .env("HOME", dir)
@@ -162,6 +168,29 @@ fn wide_result_fits_an_80_column_terminal_and_mode_line_shows_all() {
         })
         .count();
     assert_eq!(fields, 51, "{out}");
+    assert!(out.ends_with("\n1 row\n"), "{out}");
+    quit(s);
+}
+
+#[test]
+fn a_running_query_shows_a_progress_line_of_rows_done_and_rate() {
+    let dir = TempDir::new();
+    // The line shows from the first report instead of after a second, so
+    // the query need not be slow; 25 partitions give it reports to make.
+    let mut s = repl_with(
+        dir.path(),
+        &["--demo", "20000", "--partition-rows", "800"],
+        &[("KATYDID_PROGRESS_AFTER_MS", "0")],
+    );
+    enter(
+        &mut s,
+        "SELECT count(DISTINCT regexp_replace(pickup_ntaname, 'a', 'b')) AS n FROM trips;",
+    );
+    // The bar: rows done of the 20,000, rows/s and the time elapsed.
+    let bar = read_until(&mut s, " rows (");
+    assert!(bar.contains("/20,000"), "{bar}");
+    let out = strip_escapes(&prompt(&mut s));
+    assert!(out.contains(" rows/s, "), "{out}");
     assert!(out.ends_with("\n1 row\n"), "{out}");
     quit(s);
 }

@@ -12,6 +12,16 @@ use katydid::{Progress, ProgressUnit};
 
 /// How long a query runs before its progress line shows.
 pub const QUERY_SHOW_AFTER: Duration = Duration::from_secs(1);
+
+/// [`QUERY_SHOW_AFTER`], or the milliseconds in the environment variable
+/// `KATYDID_PROGRESS_AFTER_MS` (the REPL test sets 0 to see the line
+/// without needing a query slow on every machine).
+fn query_show_after() -> Duration {
+    std::env::var("KATYDID_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(QUERY_SHOW_AFTER, Duration::from_millis)
+}
 /// How long a load runs before its bar shows (quick loads print nothing).
 pub const LOAD_SHOW_AFTER: Duration = Duration::from_millis(300);
 
@@ -58,7 +68,7 @@ impl ProgressDisplay {
     pub fn report(&self, p: Progress) {
         let show_after = match p.unit {
             ProgressUnit::Bytes => LOAD_SHOW_AFTER,
-            ProgressUnit::Rows => QUERY_SHOW_AFTER,
+            ProgressUnit::Rows => query_show_after(),
         };
         if p.elapsed < show_after {
             return;

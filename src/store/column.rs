@@ -12,7 +12,7 @@ use super::fsst::Fsst;
 use super::hexpoint::HexPoints;
 use super::linear::Linear;
 use super::rle::Rle;
-use crate::types::{DataType, Value, cmp_f64};
+use crate::types::{DataType, Value};
 
 /// A sorted set of distinct strings; a dictionary code is an index into it.
 ///
@@ -429,29 +429,10 @@ impl Column {
     pub fn encode_floats_plain(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
-        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
         let stats = match float_stats_no_nan(&values, validity.as_ref()) {
             Ok(stats) => stats,
-            Err(()) => {
-                // A NaN: the total order of cmp_f64.
-                let mut min: Option<f64> = None;
-                let mut max: Option<f64> = None;
-                let mut sorted = validity.is_none();
-                let mut prev = f64::NEG_INFINITY;
-                for (i, &v) in values.iter().enumerate() {
-                    if valid(i) {
-                        if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
-                            min = Some(v);
-                        }
-                        if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
-                            max = Some(v);
-                        }
-                        sorted &= cmp_f64(v, prev).is_ge();
-                        prev = v;
-                    }
-                }
-                min.zip(max).map(|(min, max)| (min, max, sorted))
-            }
+            // A NaN: the total order of cmp_f64.
+            Err(()) => super::encode::float_order_stats(&values, validity.as_ref()),
         };
         let Some((min, max, sorted)) = stats else {
             return Column::all_null(DataType::Float, len);
@@ -793,6 +774,7 @@ impl Column {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::cmp_f64;
 
     fn decode(c: &Column) -> Vec<Value> {
         (0..c.len).map(|i| c.value(i)).collect()

@@ -59,10 +59,13 @@ fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Optio
     })
 }
 
-/// The zone map of floats under [`cmp_f64`]'s order (the first of equal
-/// values, so `0.0` and `-0.0` keep their order), `None` when no row is
-/// valid.
-fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+/// Minimum and maximum of the valid floats under [`cmp_f64`]'s order (the
+/// first of equal values, so `0.0` and `-0.0` keep their order) and
+/// whether they ascend (never with NULLs); `None` when no row is valid.
+pub(super) fn float_order_stats(
+    values: &[f64],
+    validity: Option<&Bitmap>,
+) -> Option<(f64, f64, bool)> {
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let mut min: Option<f64> = None;
     let mut max: Option<f64> = None;
@@ -80,9 +83,16 @@ fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
             prev = v;
         }
     }
+    min.zip(max).map(|(min, max)| (min, max, sorted))
+}
+
+/// The zone map of floats under [`cmp_f64`]'s order (see
+/// [`float_order_stats`]), `None` when no row is valid.
+fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+    let (min, max, sorted) = float_order_stats(values, validity)?;
     Some(ZoneMap {
-        min: Value::Float(min?),
-        max: Value::Float(max?),
+        min: Value::Float(min),
+        max: Value::Float(max),
         null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
         sorted,
     })

@@ -19,15 +19,7 @@ pub enum Align {
 
 /// `n` with `,` between groups of three digits: `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    indicatif::HumanCount(n).to_string()
 }
 
 /// A byte count in binary units, as the engine's memory figures are given:

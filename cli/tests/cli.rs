@@ -780,3 +780,41 @@ fn a_load_prints_its_notices() {
         "note: column id: typed as string because of 1 value of 1,001 (line 1002: \"1000x\")"
     );
 }
+
+/// `SELECT *` in table mode under an address-space cap of 1 GB: the
+/// display asks for the 40 rows it shows, so 300,000 wide rows (about
+/// 115 MiB of CSV, several GiB as materialized values) never exist at
+/// once. Before the preview, this ran out of memory and aborted.
+#[cfg(target_os = "linux")]
+#[test]
+fn select_star_in_table_mode_fits_under_a_memory_cap() {
+    let dir = TempDir::new();
+    let csv = dir.path().join("trips.csv");
+    let out = katydid()
+        .args(["generate", "taxi", "--rows", "300000", "--out", arg(&csv)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let script = format!(
+        "ulimit -v 1000000 && echo 'SELECT * FROM trips;' | exec '{}' --load '{}' --table trips",
+        env!("CARGO_BIN_EXE_katydid"),
+        arg(&csv)
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        text(&out.stderr)
+    );
+    assert!(
+        stdout.ends_with("300,000 rows (40 shown)\n"),
+        "{}",
+        &stdout[stdout.len().saturating_sub(300)..]
+    );
+}

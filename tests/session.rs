@@ -208,3 +208,36 @@ fn extreme_limits_and_offsets_answer() {
         .unwrap();
     assert_eq!(last.rows[0][0], Value::Int(0));
 }
+
+/// Integer sums accumulate exactly (in i128, like DuckDB's HUGEINT): a sum
+/// that passes i64's range on the way but ends inside it is exact, in one
+/// partition and across partitions, with or without groups; a group whose
+/// result does not fit fails the query with an error that says so, and the
+/// session goes on.
+#[test]
+fn integer_sums_are_exact_past_i64_on_the_way() {
+    let max = i64::MAX;
+    let csv = format!("g,v\na,{max}\na,{max}\na,-{max}\nb,{max}\nb,{max}\nb,1\n");
+    for partition_rows in [1, 2, 6] {
+        let mut db = Database::new(DatabaseOptions::default()).unwrap();
+        let options = LoadOptions {
+            partition_rows,
+            ..LoadOptions::default()
+        };
+        db.load_csv_bytes(csv.clone().into_bytes(), Path::new("h.csv"), "h", &options)
+            .unwrap();
+        let r = db.query("SELECT sum(v) FROM h WHERE g = 'a'").unwrap();
+        assert_eq!(r.rows, vec![vec![Value::Int(max)]], "{partition_rows}");
+        let r = db
+            .query("SELECT g, sum(v) FROM h WHERE g <> 'b' GROUP BY g")
+            .unwrap();
+        assert_eq!(r.rows[0][1], Value::Int(max), "{partition_rows}");
+        let err = db
+            .query("SELECT g, sum(v) FROM h GROUP BY g")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("overflow"), "{err}");
+        let r = db.query("SELECT count(*) FROM h").unwrap();
+        assert_eq!(r.rows, vec![vec![Value::Int(6)]]);
+    }
+}

@@ -2050,6 +2050,10 @@ fn fixed_tables() -> Vec<Table> {
 }
 
 const TRICKY: &[&str] = &[
+    // equalities ORed on one column become IN lists (NULLs on both sides)
+    "SELECT count(*) FROM t WHERE s = 'a' OR s = 'é' OR a = 3 OR s IN ('😈', NULL) OR a = -4",
+    "SELECT a, s FROM t WHERE (s = '' OR a = 3 OR s = 'é') AND NOT (a = 1 OR a = 2 OR b > 1.0)",
+    "SELECT count(*) FROM t WHERE a = NULL OR a = 3 OR NOT (s = 'a' OR s = 'b')",
     // NULL is its own group
     "SELECT a, count(*) FROM t GROUP BY a",
     "SELECT a, count(*), sum(b), min(s), max(ts) FROM t GROUP BY 1 ORDER BY 1",

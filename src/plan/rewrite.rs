@@ -14,6 +14,11 @@
 //!   that key. Applied only without HAVING, so that the derived key is
 //!   still evaluated for every group (the contract that group keys fail a
 //!   query on any row they reach).
+//! - **Equalities ORed on one column.** `s = 'a' OR s = 'b' OR (g = 1 AND
+//!   x < 2)` filters as `s IN ('a', 'b') OR (g = 1 AND x < 2)`: the same
+//!   three-valued answer (a NULL `s` or a NULL literal gives NULL either
+//!   way), but one set test per row (a dictionary's code set) instead of
+//!   one comparison per term. Applies to every query's WHERE.
 
 use crate::types::{DataType, Value};
 
@@ -22,11 +27,123 @@ use super::{Aggregate, QueryPlan};
 
 /// Applies every rewrite to `plan`.
 pub fn simplify(plan: &mut QueryPlan) {
+    plan.filter = plan.filter.take().map(equalities_to_in);
     if plan.aggregate.is_none() {
         return;
     }
     sums_of_offsets(plan);
     dependent_keys(plan);
+}
+
+/// Merges, in every OR of `e`, the disjuncts `column = literal` and
+/// `column IN (literals)` of each column into one `column IN (…)`.
+fn equalities_to_in(e: Expr) -> Expr {
+    let e = e
+        .map_children::<()>(&mut |c| Ok(equalities_to_in(c)))
+        .unwrap_or_else(|()| unreachable!("the closure never fails"));
+    if !matches!(
+        e,
+        Expr::Binary {
+            op: BinaryOp::Or,
+            ..
+        }
+    ) {
+        return e;
+    }
+    fn flatten(e: Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::Binary {
+                op: BinaryOp::Or,
+                left,
+                right,
+                ..
+            } => {
+                flatten(*left, out);
+                flatten(*right, out);
+            }
+            e => out.push(e),
+        }
+    }
+    /// The column and the literals that `e` compares it with for equality.
+    fn equality(e: &Expr) -> Option<(&Expr, Vec<Expr>)> {
+        let literal_of = |c: &Expr, l: &Expr| match (c, l) {
+            (Expr::Column { dtype, .. }, Expr::Literal { dtype: t, .. }) if t == dtype => {
+                Some(l.clone())
+            }
+            _ => None,
+        };
+        match e {
+            Expr::Binary {
+                op: BinaryOp::Eq,
+                left,
+                right,
+                ..
+            } => match (literal_of(left, right), literal_of(right, left)) {
+                (Some(l), _) => Some((left, vec![l])),
+                (_, Some(l)) => Some((right, vec![l])),
+                _ => None,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+            } if list.iter().all(|l| literal_of(expr, l).is_some()) => Some((expr, list.clone())),
+            _ => None,
+        }
+    }
+    let mut terms = Vec::new();
+    flatten(e, &mut terms);
+    // Per column (by index, in order of first appearance): where its first
+    // term stands, and the literals of all its terms.
+    let mut lists: Vec<(usize, usize, Vec<Expr>)> = Vec::new();
+    for (i, t) in terms.iter().enumerate() {
+        if let Some((Expr::Column { index, .. }, items)) = equality(t) {
+            match lists.iter_mut().find(|l| l.0 == *index) {
+                Some(l) => l.2.extend(items),
+                None => lists.push((*index, i, items)),
+            }
+        }
+    }
+    let merged: Vec<usize> = lists
+        .iter()
+        .filter(|l| {
+            terms
+                .iter()
+                .filter(|t| matches!(equality(t), Some((Expr::Column { index, .. }, _)) if *index == l.0))
+                .count()
+                > 1
+        })
+        .map(|l| l.0)
+        .collect();
+    let mut out: Vec<Expr> = Vec::with_capacity(terms.len());
+    for (i, t) in terms.iter().enumerate() {
+        let column = match equality(t) {
+            Some((c @ Expr::Column { index, .. }, _)) if merged.contains(index) => {
+                Some((c, *index))
+            }
+            _ => None,
+        };
+        match column {
+            None => out.push(t.clone()),
+            Some((c, index)) => {
+                if let Some(l) = lists.iter().find(|l| l.0 == index && l.1 == i) {
+                    out.push(Expr::InList {
+                        expr: Box::new(c.clone()),
+                        list: l.2.clone(),
+                        negated: false,
+                    });
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .reduce(|a, b| Expr::Binary {
+            op: BinaryOp::Or,
+            left: Box::new(a),
+            right: Box::new(b),
+            dtype: DataType::Bool,
+        })
+        .unwrap_or_else(|| unreachable!("an OR has terms"))
 }
 
 /// Replaces `AggResult`/`GroupKey` nodes through `f` in every expression

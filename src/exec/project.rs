@@ -26,7 +26,7 @@ use crate::types::Value;
 
 use super::access::Unit;
 use super::filter::specialize;
-use super::topn::{Candidate, partition_top, sort_candidates};
+use super::topn::{Candidate, partition_top, window_candidates};
 use super::vector::{Datum, Rows, eval, order_values};
 use super::{Context, PartRun, Sink, filter_partition, finish};
 
@@ -321,9 +321,9 @@ fn sorted(
     ctx.reserve(candidates.len() * (48 + 24 * plan.order_by.len()), || {
         format!("{} sort candidates", candidates.len())
     })?;
-    sort_candidates(&mut candidates, &plan.order_by);
     let window = finish::window(plan, candidates.len());
-    let chosen = &candidates[window];
+    window_candidates(&mut candidates, &plan.order_by, window);
+    let chosen = &candidates[..];
     // Materialize per partition, then put the rows back in sorted order.
     let mut by_part: Vec<(usize, Vec<(u32, usize)>)> = Vec::new();
     for (i, c) in chosen.iter().enumerate() {

@@ -20,6 +20,7 @@
 //! user typed.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use crate::error::Result;
 use crate::plan::{Expr, SortKey};
@@ -407,9 +408,14 @@ fn by_code_counts(
     Some(kept)
 }
 
-/// Orders candidates by their keys, then by load order.
-pub fn sort_candidates(c: &mut [Candidate], order: &[SortKey]) {
-    c.sort_by(|a, b| {
+/// Keeps the candidates at positions `window` of the order by their keys,
+/// then load order, and sorts them.
+///
+/// The order is total (load order breaks ties), so two linear-time
+/// selections cut the window out first and only its rows are sorted: a
+/// large OFFSET (`LIMIT 10 OFFSET 100000`) sorts 10 rows, not 100,010.
+pub fn window_candidates(c: &mut Vec<Candidate>, order: &[SortKey], window: Range<usize>) {
+    let cmp = |a: &Candidate, b: &Candidate| {
         for (i, k) in order.iter().enumerate() {
             let o = super::vector::order_values(&a.keys[i], &b.keys[i], k.desc, k.nulls_first);
             if o != Ordering::Equal {
@@ -417,12 +423,74 @@ pub fn sort_candidates(c: &mut [Candidate], order: &[SortKey]) {
             }
         }
         (a.part, a.row).cmp(&(b.part, b.row))
-    });
+    };
+    let end = window.end.min(c.len());
+    let start = window.start.min(end);
+    if end == 0 {
+        c.clear();
+        return;
+    }
+    if end < c.len() {
+        c.select_nth_unstable_by(end - 1, cmp);
+        c.truncate(end);
+    }
+    if start == end {
+        c.clear();
+        return;
+    }
+    if start > 0 {
+        c.select_nth_unstable_by(start, cmp);
+        c.drain(..start);
+    }
+    c.sort_unstable_by(cmp);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn window_candidates_equals_a_full_sort_then_the_window() {
+        // Heavy ties on the key (4 values and NULL) over 3 partitions; the
+        // window is every (start, end) over 0..=len.
+        let order = [SortKey {
+            column: 0,
+            desc: true,
+            nulls_first: false,
+        }];
+        let all: Vec<Candidate> = (0..23u32)
+            .map(|i| Candidate {
+                part: (i % 3) as usize,
+                row: i,
+                keys: vec![if i % 7 == 0 {
+                    Value::Null
+                } else {
+                    Value::Int(((i * 5) % 4) as i64)
+                }],
+            })
+            .collect();
+        let key = |c: &Candidate| (c.keys[0].clone(), c.part, c.row);
+        let mut sorted = all.clone();
+        sorted.sort_by(|a, b| {
+            crate::exec::vector::order_values(&a.keys[0], &b.keys[0], true, false)
+                .then((a.part, a.row).cmp(&(b.part, b.row)))
+        });
+        for start in 0..=all.len() {
+            for end in start..=all.len() + 2 {
+                let mut c = all.clone();
+                window_candidates(&mut c, &order, start..end);
+                let want: Vec<_> = sorted[start.min(all.len())..end.min(all.len())]
+                    .iter()
+                    .map(key)
+                    .collect();
+                assert_eq!(
+                    c.iter().map(key).collect::<Vec<_>>(),
+                    want,
+                    "{start}..{end}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn best_k_keeps_exactly_k_by_total_order() {

@@ -770,15 +770,17 @@ fn a_load_prints_its_notices() {
     }
     csv.push_str("1000x,5\n");
     let file = dir.file("widen.csv", &csv);
-    let out = run(&["--load", arg(&file), "--query", "SELECT 1"], "");
+    let out = run(&["--load", arg(&file)], "SELECT 1;\n.schema widen\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].starts_with("loaded widen: 1,001 rows"), "{err}");
-    assert_eq!(
-        lines[1],
-        "note: column id: typed as string because of 1 value of 1,001 (line 1002: \"1000x\")"
-    );
+    let note =
+        "note: column id: typed as string because of 1 value of 1,001 (line 1002: \"1000x\")";
+    assert_eq!(lines[1], note);
+    // .schema keeps it.
+    let stdout = text(&out.stdout);
+    assert!(stdout.lines().any(|l| l == note), "{stdout}");
 }
 
 /// `SELECT *` in table mode under an address-space cap of 1 GB: the

@@ -620,6 +620,12 @@ impl Session {
                 ],
                 &rows,
             )?;
+            // Why the load typed a column wider than most of its values.
+            for c in &info.columns {
+                if let Some(note) = &c.note {
+                    writeln!(out, "note: column {}: {note}", c.name)?;
+                }
+            }
             let ratio = if info.source_bytes > 0 {
                 format!(
                     " (ratio {:.3})",

@@ -233,6 +233,31 @@ fn ctrl_c_cancels_a_running_statement_and_keeps_the_tables() {
 }
 
 #[test]
+fn tab_and_semicolon_files_load_in_the_repl_with_their_columns() {
+    let dir = TempDir::new();
+    dir.file("readings.tsv", "id\tname\tval\n1\ta\t2.5\n2\tb\t\n");
+    dir.file("semi.txt", "id;name;val\n1;a;2\n2;b;NA\n");
+    let mut s = repl(dir.path(), &[]);
+    // The tab is detected (and implied by .tsv); the semicolon is detected
+    // and NA given as the NULL string.
+    run(&mut s, ".load readings.tsv");
+    run(&mut s, ".load semi.txt semi (nullstr 'NA')");
+    for table in ["readings", "semi"] {
+        let out = run(&mut s, &format!("DESCRIBE {table};"));
+        for column in ["id ", "name ", "val "] {
+            assert!(
+                out.lines().any(|l| l.starts_with(column)),
+                "{table} lacks {column}: {out}"
+            );
+        }
+        assert!(out.ends_with("\n3 rows\n"), "{out}");
+        let out = run(&mut s, &format!("SELECT count(val) AS n FROM {table};"));
+        assert!(out.contains("\n1\n") || out.contains(" 1\n"), "{out}");
+    }
+    quit(s);
+}
+
+#[test]
 fn sessions_share_the_history_file() {
     let dir = TempDir::new();
     let mut a = repl(dir.path(), &[]);

@@ -163,7 +163,8 @@ impl MemoryBudget {
     ///
     /// # Errors
     /// [`Error::MemoryLimit`] when the budget would pass its limit, e.g.
-    /// `query needs more than 12.0 GiB for 48M groups (limit 19.0 GiB)`.
+    /// `query needs more than 12.0 GiB for 48M groups (limit 19.0 GiB,
+    /// 8.2 GiB already in use)`.
     pub fn reserve(
         self: &Arc<Self>,
         work: &'static str,
@@ -230,6 +231,7 @@ impl Reservation {
                 needed: self.bytes.saturating_add(more),
                 what: what(),
                 limit: self.budget.limit(),
+                in_use: self.budget.used().saturating_sub(self.bytes),
             }),
         }
     }
@@ -280,7 +282,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "query needs more than 500 B for 500 groups (limit 1000 B)"
+            "query needs more than 500 B for 500 groups (limit 1000 B, 600 B already in use)"
         );
         assert_eq!(budget.used(), 600);
         drop(a);

@@ -67,9 +67,14 @@ pub enum Error {
 
     /// The work would pass the memory limit; nothing was kept of it.
     #[error(
-        "{work} needs more than {} for {what} (limit {})",
+        "{work} needs more than {} for {what} (limit {}{})",
         crate::control::format_bytes(*needed),
-        crate::control::format_bytes(*limit)
+        crate::control::format_bytes(*limit),
+        if *in_use > 0 {
+            format!(", {} already in use", crate::control::format_bytes(*in_use))
+        } else {
+            String::new()
+        }
     )]
     MemoryLimit {
         /// What was running: `query` or `load`.
@@ -80,6 +85,8 @@ pub enum Error {
         what: String,
         /// The limit in bytes.
         limit: usize,
+        /// Bytes held by tables and other work when this work failed.
+        in_use: usize,
     },
 
     /// A valid request that katydid does not implement yet.

@@ -381,6 +381,9 @@ fn by_code_counts(
     };
     let mut kept: Vec<u32> = Vec::new();
     let mut tied: Vec<u32> = Vec::new();
+    // With one sort key, load order breaks ties: the first k rows of the
+    // boundary code are the best of them.
+    let tied_cap = if keys.len() == 1 { k } else { usize::MAX };
     with_codes!(codes, c => {
         for j in 0..n {
             let r = rows.row(j);
@@ -393,7 +396,7 @@ fn by_code_counts(
             let code = c[r].to_usize();
             if better(code) {
                 kept.push(j as u32);
-            } else if Some(code) == boundary {
+            } else if Some(code) == boundary && tied.len() < tied_cap {
                 tied.push(j as u32);
             }
         }

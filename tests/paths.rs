@@ -277,6 +277,10 @@ fn explain_names_each_path() {
         ),
         (&lookup, "hash index lookup"),
         (
+            "SELECT min(time), max(velocity) FROM readings",
+            "aggregate max: read from the zone map",
+        ),
+        (
             "SELECT count(*) FROM readings WHERE name = 'truck_1' OR id = 5 OR name = 'truck_2'",
             "name IN ('truck_1', 'truck_2') OR (id = 5)",
         ),

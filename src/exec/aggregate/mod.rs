@@ -292,6 +292,26 @@ pub fn aggregate_partition<'a>(
                 trace.add("aggregate count(*): per-group row counts", String::new());
                 acc.update(Input::Rows, gids, groups)?;
             }
+            // A global min/max over every row of the partition is its zone
+            // map's bound (exact: zone maps hold the extremes of the valid
+            // values, in the order min/max use).
+            (func @ (AggFunc::Min | AggFunc::Max), Some(Expr::Column { index, .. }))
+                if keys.is_empty() && rows.sel.is_none() =>
+            {
+                trace.add(
+                    format!("aggregate {}: read from the zone map", func.name()),
+                    call.to_string(),
+                );
+                let zone = &part.columns[*index].zone;
+                let bound = if func == AggFunc::Min {
+                    &zone.min
+                } else {
+                    &zone.max
+                };
+                // A NULL bound (no valid value) offers nothing but still
+                // sizes the state to the group.
+                acc.update(Input::Scalar(bound), Gids::Single(1), groups)?;
+            }
             (func, Some(Expr::Column { index, .. }))
                 if reads_in_place(func, &part.columns[*index]) =>
             {

@@ -398,16 +398,7 @@ impl Database {
                 return Err(e);
             }
         };
-        if let Ok(mut indexes) = self.indexes.lock() {
-            indexes.retain(|(name, _), _| *name != table.name);
-        }
-        self.tables.insert(
-            table.name.clone(),
-            Entry {
-                table: Arc::new(table),
-                _memory: memory,
-            },
-        );
+        self.add_table_reserved(table, memory);
         Ok(())
     }
 

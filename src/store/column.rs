@@ -361,23 +361,10 @@ impl Column {
         let validity = normalize_validity(validity);
         let len = values.len();
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
-        let mut min = i64::MAX;
-        let mut max = i64::MIN;
-        let mut sorted = validity.is_none();
-        let mut prev = i64::MIN;
-        let mut any = false;
-        for (i, &v) in values.iter().enumerate() {
-            if valid(i) {
-                any = true;
-                min = min.min(v);
-                max = max.max(v);
-                sorted &= v >= prev;
-                prev = v;
-            }
-        }
-        if !any {
+        let Some((min, max, sorted)) = super::encode::int_order_stats(values, validity.as_ref())
+        else {
             return Column::all_null(dtype, len);
-        }
+        };
         let wrap = |v: i64| match dtype {
             DataType::Timestamp => Value::Timestamp(v),
             _ => Value::Int(v),

@@ -31,8 +31,12 @@ fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
     validity.filter(|v| v.count_ones() < v.len())
 }
 
-/// The zone map of integers (`None` when no row is valid).
-fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+/// Minimum, maximum and whether the valid integers ascend (never with
+/// NULLs); `None` when no row is valid.
+pub(super) fn int_order_stats(
+    values: &[i64],
+    validity: Option<&Bitmap>,
+) -> Option<(i64, i64, bool)> {
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let (mut min, mut max) = (i64::MAX, i64::MIN);
     let mut sorted = validity.is_none();
@@ -47,11 +51,17 @@ fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Optio
             prev = v;
         }
     }
+    any.then_some((min, max, sorted))
+}
+
+/// The zone map of integers (`None` when no row is valid).
+fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
+    let (min, max, sorted) = int_order_stats(values, validity)?;
     let wrap = |v: i64| match dtype {
         DataType::Timestamp => Value::Timestamp(v),
         _ => Value::Int(v),
     };
-    any.then(|| ZoneMap {
+    Some(ZoneMap {
         min: wrap(min),
         max: wrap(max),
         null_count: validity.map_or(0, |v| v.len() - v.count_ones()),

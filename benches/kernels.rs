@@ -5,11 +5,11 @@
 //!   range on u32 codes (`kernel::select_code_range`);
 //! - `filter/dict_code_*`: string equality and IN on dictionary codes
 //!   (`Dictionary::code_of`, `kernel::select_code_range` / `select_code_set`);
-//! - `group_count/fixed_array_kernel`: `kernel::count_by_key` into 70 slots;
-//!   `group_count/fixed_array_query` and `group_count/hash_map_query`: a
+//! - `group_count/fixed_array_query` and `group_count/hash_map_query`: a
 //!   one-partition table through `Database::query`, whose EXPLAIN is checked
 //!   to name the fixed-array and the hash-map path;
-//! - `top_n`: `kernel::TopN` keeping the 100 largest of 65,536 floats;
+//! - `top_n/fare_desc_100`: the 100 largest fares of 65,536 rows through
+//!   `Database::query` (the top-n operator);
 //! - `ingest/*`: `ingest::load_csv_bytes` parsing and encoding one partition
 //!   of synthetic taxi and iot CSV.
 //!
@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use katydid::kernel::{TopN, count_by_key, select_code_range, select_code_set};
+use katydid::kernel::{select_code_range, select_code_set};
 use katydid::store::{Codes, Column, ColumnData, Table};
 use katydid::{DataType, Database, DatabaseOptions, LoadOptions, Value, ingest};
 use katydid_datasets::{Dataset, generate_bytes};
@@ -206,30 +206,6 @@ fn bench_group_count(c: &mut Criterion) {
     let mut g = c.benchmark_group("group_count");
     g.throughput(Throughput::Elements(ROWS as u64));
 
-    // The kernel: 65,536 combined keys (passenger_count × 7 years) into 70
-    // slots.
-    let pc = passenger_counts();
-    let mut r = rng();
-    let keys: Vec<u32> = pc
-        .iter()
-        .map(|&p| p as u32 * 7 + r.gen_range(0..7))
-        .collect();
-    let mut counts = vec![0u64; 70];
-    count_by_key(&keys, &mut counts);
-    let mut want = vec![0u64; 70];
-    for &k in &keys {
-        want[k as usize] += 1;
-    }
-    assert_eq!(counts, want);
-    g.bench_function("fixed_array_kernel", |b| {
-        b.iter(|| {
-            let mut counts = vec![0u64; 70];
-            count_by_key(black_box(&keys), &mut counts);
-            counts
-        })
-    });
-
-    // Whole per-partition pipelines through the public API.
     let (db, _) = taxi_partition();
     let small = "SELECT passenger_count, count(*) FROM trips GROUP BY passenger_count";
     let plan = explain(&db, small);
@@ -255,28 +231,26 @@ fn bench_group_count(c: &mut Criterion) {
 fn bench_top_n(c: &mut Criterion) {
     let mut g = c.benchmark_group("top_n");
     g.throughput(Throughput::Elements(ROWS as u64));
-    let mut r = rng();
-    let amounts: Vec<f64> = (0..ROWS)
-        .map(|_| (r.gen_range(250..5_000) as f64) / 100.0)
-        .collect();
-    let desc = |a: &f64, b: &f64| b.total_cmp(a);
-    let top = |values: &[f64]| {
-        let mut t = TopN::new(100);
-        t.offer_all(
-            values.iter().enumerate().map(|(i, &v)| (v, i as u32)),
-            &desc,
-        );
-        t.into_rows(&desc)
+    let (db, _) = taxi_partition();
+    let fares = |sql: &str| -> Vec<f64> {
+        db.query(sql)
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| match r[0] {
+                Value::Float(f) => f,
+                Value::Null => f64::NAN,
+                ref other => panic!("expected a float, got {other:?}"),
+            })
+            .collect()
     };
-    let mut got: Vec<f64> = top(&amounts).iter().map(|&i| amounts[i as usize]).collect();
-    got.sort_by(desc);
-    let mut sorted = amounts.clone();
-    sorted.sort_by(desc);
-    // Kept: at least the best 100, plus rows tied with the 100th.
-    assert_eq!(got[..100], sorted[..100]);
-    assert!(got[100..].iter().all(|&v| v == sorted[99]));
-    g.bench_function("f64_desc_100", |b| {
-        b.iter(|| top(black_box(&amounts)).len())
+    let top = "SELECT fare_amount FROM trips ORDER BY fare_amount DESC NULLS LAST LIMIT 100";
+    let mut all = fares("SELECT fare_amount FROM trips WHERE fare_amount IS NOT NULL");
+    all.sort_by(|a, b| b.total_cmp(a));
+    all.truncate(100);
+    assert_eq!(fares(top), all, "the top-n operator against a full sort");
+    g.bench_function("fare_desc_100", |b| {
+        b.iter(|| db.query(black_box(top)).unwrap().rows.len())
     });
     g.finish();
 }

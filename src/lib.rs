@@ -8,30 +8,44 @@
 //! memory limit. Values are [`Value`]s of a [`DataType`]; failures are
 //! [`Error`]s.
 //!
-//! The modules hidden from these docs (`sql`, `plan`, `exec`, `store`,
-//! `ingest`, `kernel`, `engine`) are implementation details: they stay
-//! reachable only so the project's own tests, benchmarks and examples can
-//! build tables and plans directly (the differential test's reference
-//! evaluator, the codec benchmarks). They are not a stable API.
+//! The implementation modules (`sql`, `plan`, `exec`, `store`, `ingest`,
+//! `kernel`, `engine`) are private. The crate feature `internals` makes
+//! `sql`, `plan`, `store`, `ingest` and `kernel` public, for the project's own tests, benchmarks and examples only (the
+//! differential test's reference evaluator builds tables and plans directly;
+//! the codec benchmarks call kernels); it is not a stable API.
 
-pub mod control;
-#[doc(hidden)]
-pub mod engine;
-pub mod error;
-#[doc(hidden)]
-pub mod exec;
-mod files;
+mod engine;
+mod exec;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod ingest;
-mod introspect;
+#[cfg(not(feature = "internals"))]
+mod ingest;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod kernel;
+#[cfg(not(feature = "internals"))]
+mod kernel;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod plan;
+#[cfg(not(feature = "internals"))]
+mod plan;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod sql;
+#[cfg(not(feature = "internals"))]
+mod sql;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod store;
+#[cfg(not(feature = "internals"))]
+mod store;
+
+pub mod control;
+pub mod error;
+mod files;
+mod introspect;
 pub mod types;
 
 pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};

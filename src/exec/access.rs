@@ -26,15 +26,6 @@ pub trait IndexProvider: Sync {
     fn hash_index(&self, table: &Arc<Table>, column: usize) -> Option<Arc<HashIndex>>;
 }
 
-/// An [`IndexProvider`] with no indexes: every point lookup scans.
-pub struct NoIndexes;
-
-impl IndexProvider for NoIndexes {
-    fn hash_index(&self, _table: &Arc<Table>, _column: usize) -> Option<Arc<HashIndex>> {
-        None
-    }
-}
-
 /// One partition to read, possibly starting from a selection found by an
 /// index lookup.
 #[derive(Debug, Clone)]

@@ -41,7 +41,7 @@ use crate::plan::{AggCall, Expr, QueryPlan};
 use crate::store::Partition;
 use crate::types::{DataType, Value};
 
-pub use access::{IndexProvider, NoIndexes};
+pub use access::IndexProvider;
 use aggregate::{Partial, aggregate_partition, merge::merge_partials};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
 pub use trace::Trace;
@@ -59,8 +59,6 @@ pub struct Context<'c> {
     pub cancel: CancelToken,
     /// Receives rows-done reports.
     pub progress: Option<ProgressFn>,
-    /// What the query holds is reserved here.
-    pub memory: Arc<MemoryBudget>,
     /// Hash indexes for point lookups.
     pub indexes: &'c dyn IndexProvider,
     state: ContextState,
@@ -89,7 +87,6 @@ impl<'c> Context<'c> {
             tracing: false,
             cancel,
             progress,
-            memory,
             indexes,
             state: ContextState {
                 total_rows: total_rows as u64,

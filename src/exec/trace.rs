@@ -29,11 +29,6 @@ impl Trace {
         }
     }
 
-    /// True when recording.
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
     /// The shape lines joined, the key partitions are grouped by.
     pub fn shape(&self) -> String {
         self.lines

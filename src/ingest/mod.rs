@@ -328,6 +328,7 @@ pub fn load_csv(path: &Path, table_name: &str, options: &LoadOptions) -> Result<
 ///
 /// # Errors
 /// As [`load_bytes`].
+#[cfg(feature = "internals")]
 pub fn load_csv_bytes(
     bytes: Vec<u8>,
     origin: &Path,

@@ -96,98 +96,6 @@ pub fn select_code_set<T: Copy + Into<u64>>(
     })
 }
 
-/// Gathers `values[i]` for `i` in `sel` (or all), mapped through `f`.
-#[inline]
-pub fn gather<T: Copy, U>(values: &[T], sel: Option<&[u32]>, f: impl Fn(T) -> U) -> Vec<U> {
-    match sel {
-        None => values.iter().map(|&v| f(v)).collect(),
-        Some(sel) => sel.iter().map(|&i| f(values[i as usize])).collect(),
-    }
-}
-
-/// Adds one to `counts[key]` for each key: the fixed-array group count.
-#[inline]
-pub fn count_by_key(keys: &[u32], counts: &mut [u64]) {
-    for &k in keys {
-        counts[k as usize] += 1;
-    }
-}
-
-/// Keeps the best `n` of `(key, row)` candidates under `better`, updating
-/// the running threshold; the top-n kernel.
-///
-/// Rows are offered in order; a row is kept only if its key is not worse
-/// than the current threshold (the n-th best so far). When the buffer holds
-/// `2n` candidates it is cut back to the best `n`, which tightens the
-/// threshold, so most rows are rejected by one comparison.
-pub struct TopN<K: Copy> {
-    n: usize,
-    items: Vec<(K, u32)>,
-    threshold: Option<K>,
-}
-
-impl<K: Copy> TopN<K> {
-    /// An empty top-n buffer for `n` rows.
-    pub fn new(n: usize) -> TopN<K> {
-        TopN {
-            n,
-            items: Vec::with_capacity(2 * n.max(1)),
-            threshold: None,
-        }
-    }
-
-    /// Offers rows `(key, row)`; `cmp_better(a, b)` orders better keys first.
-    #[inline]
-    pub fn offer_all(
-        &mut self,
-        keys: impl Iterator<Item = (K, u32)>,
-        cmp: &impl Fn(&K, &K) -> std::cmp::Ordering,
-    ) {
-        if self.n == 0 {
-            return;
-        }
-        for (k, row) in keys {
-            if let Some(t) = &self.threshold {
-                // Ties with the threshold are kept: later keys may break them.
-                if cmp(&k, t) == std::cmp::Ordering::Greater {
-                    continue;
-                }
-            }
-            self.items.push((k, row));
-            if self.items.len() >= 2 * self.n {
-                self.shrink(cmp);
-            }
-        }
-    }
-
-    fn shrink(&mut self, cmp: &impl Fn(&K, &K) -> std::cmp::Ordering) {
-        if self.items.len() > self.n {
-            let n = self.n;
-            self.items
-                .select_nth_unstable_by(n - 1, |a, b| cmp(&a.0, &b.0).then(a.1.cmp(&b.1)));
-            // Keep every candidate tied with the n-th key: a second sort key
-            // may prefer them.
-            let nth = self.items[n - 1].0;
-            let mut tail: Vec<(K, u32)> = self.items[n..]
-                .iter()
-                .copied()
-                .filter(|x| cmp(&x.0, &nth) == std::cmp::Ordering::Equal)
-                .collect();
-            self.items.truncate(n);
-            self.items.append(&mut tail);
-            self.threshold = Some(nth);
-        }
-    }
-
-    /// The kept rows (at least the best `n`, plus ties), in row order.
-    pub fn into_rows(mut self, cmp: &impl Fn(&K, &K) -> std::cmp::Ordering) -> Vec<u32> {
-        self.shrink(cmp);
-        let mut rows: Vec<u32> = self.items.into_iter().map(|x| x.1).collect();
-        rows.sort_unstable();
-        rows
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,20 +120,5 @@ mod tests {
         let mut member = vec![false; 256];
         member[37] = true;
         assert_eq!(select_code_set(&codes, None, &member), vec![1]);
-    }
-
-    #[test]
-    fn top_n_keeps_best_and_ties() {
-        let keys: Vec<i64> = vec![5, 1, 9, 9, 3, 9, 7, 2, 9, 0];
-        let mut t = TopN::new(3);
-        let cmp = |a: &i64, b: &i64| b.cmp(a); // descending
-        t.offer_all(keys.iter().enumerate().map(|(i, &k)| (k, i as u32)), &cmp);
-        let rows = t.into_rows(&cmp);
-        let got: Vec<i64> = rows.iter().map(|&r| keys[r as usize]).collect();
-        assert!(got.iter().all(|&k| k == 9));
-        assert_eq!(got.len(), 4);
-        let mut t: TopN<i64> = TopN::new(0);
-        t.offer_all([(1, 0)].into_iter(), &cmp);
-        assert!(t.into_rows(&cmp).is_empty());
     }
 }

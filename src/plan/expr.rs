@@ -782,18 +782,6 @@ impl Expr {
             )
         })
     }
-
-    /// Indices of the table columns the expression reads.
-    pub fn columns(&self, out: &mut Vec<usize>) {
-        if let Expr::Column { index, .. } = self
-            && !out.contains(index)
-        {
-            out.push(*index);
-        }
-        for c in self.children() {
-            c.columns(out);
-        }
-    }
 }
 
 // Takes the box the node already owns, so callers need not unbox first.

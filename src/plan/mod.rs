@@ -23,7 +23,7 @@ use crate::sql::ast;
 use crate::store::Table;
 
 pub use bind::{fold, resolve_table};
-pub use expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
+pub use expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func};
 
 /// The tables a query can name.
 pub trait Catalog {

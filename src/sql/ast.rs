@@ -368,6 +368,7 @@ impl BinaryOp {
     }
 
     /// True for `= <> < <= > >=`.
+    #[cfg(feature = "internals")]
     pub fn is_comparison(self) -> bool {
         matches!(
             self,

@@ -19,8 +19,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::ast::{
-    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span,
-    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
+    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Statement,
+    TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
 };
 use super::parser::is_reserved;
 
@@ -389,6 +389,7 @@ impl Display for Expr {
 
 /// True when `a` and `b` are the same statement apart from spans (where
 /// each piece was in the query text).
+#[cfg(any(test, feature = "internals"))]
 pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
     let (mut a, mut b) = (a.clone(), b.clone());
     clear_spans(&mut a);
@@ -397,6 +398,7 @@ pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
 }
 
 /// Sets every span in `statement` to `0..0`.
+#[cfg(any(test, feature = "internals"))]
 pub fn clear_spans(statement: &mut Statement) {
     match statement {
         Statement::Select(select) | Statement::Explain(select) => clear_select(select),
@@ -409,15 +411,16 @@ pub fn clear_spans(statement: &mut Statement) {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn clear_select(select: &mut Select) {
-    select.span = Span::default();
+    select.span = super::ast::Span::default();
     for item in &mut select.projection {
         match item {
-            SelectItem::Wildcard(span) => *span = Span::default(),
+            SelectItem::Wildcard(span) => *span = super::ast::Span::default(),
             SelectItem::Expr { expr, alias } => {
                 clear_expr(expr);
                 if let Some(alias) = alias {
-                    alias.span = Span::default();
+                    alias.span = super::ast::Span::default();
                 }
             }
         }
@@ -435,21 +438,22 @@ fn clear_select(select: &mut Select) {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn clear_table(table: &mut TableRef) {
     match table {
-        TableRef::Named(name) => name.span = Span::default(),
-        TableRef::File { span, .. } => *span = Span::default(),
+        TableRef::Named(name) => name.span = super::ast::Span::default(),
+        TableRef::File { span, .. } => *span = super::ast::Span::default(),
         TableRef::Function { name, args, span } => {
-            name.span = Span::default();
-            *span = Span::default();
+            name.span = super::ast::Span::default();
+            *span = super::ast::Span::default();
             for arg in args {
                 if let Some(name) = &mut arg.name {
-                    name.span = Span::default();
+                    name.span = super::ast::Span::default();
                 }
                 match &mut arg.value {
                     TableArgValue::Expr(e) => clear_expr(e),
                     TableArgValue::List { items, span } => {
-                        *span = Span::default();
+                        *span = super::ast::Span::default();
                         items.iter_mut().for_each(clear_expr);
                     }
                 }
@@ -458,15 +462,16 @@ fn clear_table(table: &mut TableRef) {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn clear_expr(e: &mut Expr) {
-    e.span = Span::default();
+    e.span = super::ast::Span::default();
     match &mut e.kind {
         ExprKind::Column(_) | ExprKind::Literal(_) => {}
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. } => clear_expr(expr),
         ExprKind::Extract { field, expr } => {
-            field.span = Span::default();
+            field.span = super::ast::Span::default();
             clear_expr(expr);
         }
         ExprKind::Binary { left, right, .. } => {
@@ -511,6 +516,7 @@ fn clear_expr(e: &mut Expr) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::ast::Span;
     use crate::sql::parse;
 
     fn show(sql: &str) -> String {

@@ -223,7 +223,7 @@ pub struct DecimalSum {
 
 impl DecimalSum {
     /// The sum as the f64 nearest to the exact decimal (one rounding).
-    pub fn to_f64(&self) -> f64 {
+    pub fn to_f64(self) -> f64 {
         let e = self.exponent;
         if self.digits.unsigned_abs() < 1 << 53 {
             decode_digits(self.digits as i64, e)
@@ -262,7 +262,7 @@ impl AlpSum {
     /// The total as one f64: the decimal part rounded once, plus the
     /// exceptions when there are any (then two roundings, and a NaN or
     /// infinity among them decides the result as IEEE addition does).
-    pub fn to_f64(&self) -> f64 {
+    pub fn to_f64(self) -> f64 {
         if self.exception_count == 0 {
             self.decimal.to_f64()
         } else {

@@ -75,6 +75,7 @@ pub enum CodecKind {
 
 impl CodecKind {
     /// Short name for `.schema` and EXPLAIN.
+    #[cfg(feature = "internals")]
     pub fn name(self) -> &'static str {
         match self {
             CodecKind::Const => "const",
@@ -369,6 +370,7 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
 /// pass; hex points are encoded in full when the sample is all points;
 /// FSST's ratio is measured on the sample (trained and compressed there),
 /// plus one length byte per row, the anchors and the symbol table.
+#[cfg(feature = "internals")]
 pub fn choose_strings(values: &[&str], validity: Option<&Bitmap>) -> Choice {
     let baseline = Column::encode_strings_plain(values, validity.cloned());
     choose_strings_for(&baseline, values).0

@@ -110,11 +110,13 @@ impl HashIndex {
     }
 
     /// Number of distinct values indexed.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.first.len()
     }
 
     /// True when nothing is indexed.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.first.is_empty()
     }

@@ -49,11 +49,6 @@ impl Gids<'_> {
         }
     }
 
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     #[inline]
     fn get(&self, j: usize) -> usize {
         match self {

@@ -116,11 +116,6 @@ impl<K: DistinctKey> DistinctSet<K> {
         }
     }
 
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Heap bytes held (estimated from capacities).
     pub fn heap_bytes(&self) -> usize {
         let per = std::mem::size_of::<K>() + 1;

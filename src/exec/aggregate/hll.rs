@@ -46,6 +46,7 @@ pub fn hash_value(v: &Value) -> u64 {
 
 impl HyperLogLog {
     /// Adds a value (NULLs are the caller's to skip).
+    #[cfg(test)]
     pub fn insert(&mut self, v: &Value) {
         self.insert_hash(hash_value(v));
     }
@@ -165,6 +166,7 @@ impl HyperLogLog {
     }
 
     /// True while the sketch is a list of pairs.
+    #[cfg(test)]
     pub fn is_sparse(&self) -> bool {
         matches!(self, HyperLogLog::Sparse(_))
     }

@@ -27,7 +27,7 @@ use crate::store::{Bitmap, Code, Codes, ColumnData, Partition};
 use crate::types::{DataType, Value};
 use crate::with_codes;
 
-use crate::exec::vector::{Array, Data, Datum, Rows, StrBuf, Strs, eval};
+use crate::exec::vector::{Array, Data, Datum, Rows, Strs, eval};
 
 /// How codes turn back into key values.
 pub enum Decoder<'a> {
@@ -505,13 +505,4 @@ pub fn densify(k: &mut KeyCodes<'_>, rows: Rows<'_>) -> bool {
         codes: present,
     };
     true
-}
-
-/// A string column of owned strings (for tests and merges).
-pub fn owned_strings(values: &[&str]) -> Strs<'static> {
-    let mut b = StrBuf::with_capacity(values.len());
-    for v in values {
-        b.push(v);
-    }
-    Strs::Owned(b)
 }

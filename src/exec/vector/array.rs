@@ -102,20 +102,10 @@ impl StrBuf {
         self.offsets.len().saturating_sub(1)
     }
 
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// String `i`.
     #[inline]
     pub fn get(&self, i: usize) -> &str {
         &self.bytes[self.offsets[i]..self.offsets[i + 1]]
-    }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.offsets.capacity() * 8
     }
 }
 
@@ -144,11 +134,6 @@ impl<'a> Strs<'a> {
             Strs::Owned(b) => b.len(),
             Strs::Coded { codes, .. } => codes.len(),
         }
-    }
-
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The string of row `i`.
@@ -284,22 +269,10 @@ impl<'a> Array<'a> {
         }
     }
 
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Whether row `i` is not NULL.
     #[inline]
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v.get(i))
-    }
-
-    /// Number of NULL rows.
-    pub fn null_count(&self) -> usize {
-        self.validity
-            .as_ref()
-            .map_or(0, |v| v.len() - v.count_ones())
     }
 
     /// The value of row `i` as a [`Value`] (for results and the reference

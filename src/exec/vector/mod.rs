@@ -4,7 +4,5 @@
 mod array;
 mod eval;
 
-pub use array::{
-    Array, Data, Datum, PartitionRow, Rows, StrBuf, Strs, decode_column, gather_validity,
-};
+pub use array::{Array, Data, Datum, Rows, StrBuf, Strs};
 pub use eval::{eval, order_values, true_positions};

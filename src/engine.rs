@@ -141,8 +141,10 @@ pub struct ColumnInfo {
     pub heap_bytes: usize,
     /// Whether a hash index has been built on the column (by a lookup).
     pub indexed: bool,
-    /// Why the load gave the column its type, when worth saying (see
-    /// [`crate::store::Field::note`]).
+    /// Why the load gave the column its type, when worth saying: a string
+    /// column whose values are nearly all numbers or timestamps counts the
+    /// misfits and shows the first (`typed as string because of 1 value of
+    /// 10,000,000 (line 10000001: "2500000x")`).
     pub note: Option<String>,
 }
 
@@ -289,7 +291,9 @@ impl Database {
     ///
     /// # Errors
     /// [`Error::Plan`] if the name is taken and `replace` is not set; as
-    /// [`ingest::load_csv`]; [`Error::Cancelled`]; [`Error::MemoryLimit`].
+    /// [`Error::Io`] when the file cannot be read or inflated,
+    /// [`Error::Csv`] naming the file, line and column of a bad record;
+    /// [`Error::Cancelled`]; [`Error::MemoryLimit`].
     /// On error no table is added or changed.
     pub fn load_csv(
         &mut self,

@@ -54,5 +54,5 @@ pub use engine::{
     TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
-pub use ingest::LoadOptions;
+pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use types::{DataType, Value};

@@ -34,11 +34,11 @@ use std::ops::Range;
 
 use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
+use crate::store::with_codes;
 use crate::store::{
     Alp, Bitmap, CmpOp, Code, CodePredicate, Column, ColumnData, Decoded, mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
-use crate::with_codes;
 
 use super::vector::{Array, Data, Datum, Rows, StrBuf, Strs};
 

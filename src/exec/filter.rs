@@ -27,9 +27,9 @@ use crate::kernel::{self, Selection};
 use crate::plan::BinaryOp;
 use crate::plan::eval::compare;
 use crate::plan::{Expr, Func, fold};
+use crate::store::with_codes;
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
-use crate::with_codes;
 
 use super::codecs::{self, CodecFilter};
 use super::trace::Trace;

@@ -24,9 +24,9 @@ use std::ops::Range;
 
 use crate::error::Result;
 use crate::plan::{Expr, SortKey};
+use crate::store::with_codes;
 use crate::store::{Bitmap, Code, ColumnData, Partition};
 use crate::types::{Value, cmp_f64};
-use crate::with_codes;
 
 use super::trace::Trace;
 use super::vector::{Array, Data, Datum, Rows, Strs, eval};

@@ -185,7 +185,7 @@ pub struct LoadOptions {
     /// is reserved as it is encoded, so a load that would pass the limit
     /// stops early with [`Error::MemoryLimit`] (`load needs more than 1.2
     /// GiB for table "trips" after 1,200,000 rows (limit 1.0 GiB)`) and
-    /// keeps nothing; the reservation comes back in [`Loaded::memory`].
+    /// keeps nothing; the reservation is handed on with the table.
     pub memory: Option<Arc<MemoryBudget>>,
 }
 

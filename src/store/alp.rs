@@ -58,8 +58,8 @@ use std::ops::Range;
 use super::bitmap::Bitmap;
 use super::cmp::{CmpOp, CodePredicate, partition_point};
 use super::codes::{Code, Codes};
+use crate::store::with_codes;
 use crate::types::cmp_f64;
-use crate::with_codes;
 
 /// Runs of consecutive rows sampled to rank exponents.
 pub const SAMPLE_RUNS: usize = 8;

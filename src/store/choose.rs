@@ -396,7 +396,7 @@ pub(crate) fn choose_strings_for(
                 codec: CodecKind::Dict,
                 bytes: baseline_bytes,
             });
-            let runs = crate::with_codes!(codes, c => run_count_codes(c, validity));
+            let runs = crate::store::with_codes!(codes, c => run_count_codes(c, validity));
             candidates.push(Candidate {
                 codec: CodecKind::DictRle,
                 bytes: dict.heap_bytes() + runs * RUN_BYTES,

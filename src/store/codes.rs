@@ -62,7 +62,6 @@ pub enum Codes {
 /// Runs `$body` with `$v` bound to the typed slice inside a [`Codes`]; the
 /// one place where the width is dispatched, so `$body` is monomorphised per
 /// width.
-#[macro_export]
 macro_rules! with_codes {
     ($codes:expr, $v:ident => $body:expr) => {
         match $codes {
@@ -73,6 +72,7 @@ macro_rules! with_codes {
         }
     };
 }
+pub(crate) use with_codes;
 
 impl Codes {
     /// Packs `values` into the narrowest width that holds `max`.

@@ -145,7 +145,7 @@ impl PackedStrings {
     /// The rows among `sel` (all rows when `None`) whose string's length in
     /// bytes satisfies `pred` (offsets only, no text read).
     pub fn select_by_len(&self, sel: Option<&[u32]>, pred: impl Fn(usize) -> bool) -> Vec<u32> {
-        crate::with_codes!(&self.offsets, o => {
+        crate::store::with_codes!(&self.offsets, o => {
             let len = |i: usize| o[i + 1].to_usize() - o[i].to_usize();
             match sel {
                 None => crate::kernel::select_where(&o[1..], None, |_| true)
@@ -160,7 +160,7 @@ impl PackedStrings {
     /// The rows among `sel` (all rows when `None`) whose string satisfies
     /// `pred`, in order; reads offsets and text in place.
     pub fn select(&self, sel: Option<&[u32]>, pred: impl Fn(&str) -> bool) -> Vec<u32> {
-        crate::with_codes!(&self.offsets, o => {
+        crate::store::with_codes!(&self.offsets, o => {
             let text = self.text.as_str();
             let at = |i: usize| text.get(o[i].to_usize()..o[i + 1].to_usize()).unwrap_or_default();
             match sel {

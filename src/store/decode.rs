@@ -13,8 +13,8 @@ use std::ops::Range;
 use super::codes::Code;
 use super::column::{Column, ColumnData};
 use super::fsst::StringBatch;
+use crate::store::with_codes;
 use crate::types::{DataType, Value};
-use crate::with_codes;
 
 /// Some rows of a column, decoded, by physical type.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,7 +27,7 @@ use std::ops::Range;
 use super::bitmap::Bitmap;
 use super::cmp::{BATCH_ROWS, CmpOp, mask_by_batches};
 use super::codes::{Code, Codes};
-use crate::with_codes;
+use crate::store::with_codes;
 
 /// Rows between absolute anchors: `get` costs at most this many additions,
 /// and anchors cost `8 / ANCHOR_ROWS` bytes per row (1/16).

@@ -56,7 +56,7 @@ use hashbrown::HashSet;
 
 use super::bitmap::Bitmap;
 use super::codes::{Code, Codes};
-use crate::with_codes;
+use crate::store::with_codes;
 
 /// Rows per anchor (the offset of the block's first string).
 pub const BLOCK_ROWS: usize = 128;

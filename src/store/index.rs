@@ -56,7 +56,7 @@ impl HashIndex {
             match &col.data {
                 ColumnData::Offset { base, scale, codes } if col.validity.is_none() => {
                     let (base, scale) = (*base, *scale);
-                    crate::with_codes!(codes, c => {
+                    crate::store::with_codes!(codes, c => {
                         for (row, x) in c.iter().enumerate() {
                             let v = base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64);
                             index.add(v, location(p, row));

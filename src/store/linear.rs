@@ -28,7 +28,7 @@ use std::ops::Range;
 use super::bitmap::Bitmap;
 use super::cmp::{CmpOp, CodePredicate, mask_by_batches, partition_point};
 use super::codes::{Code, Codes};
-use crate::with_codes;
+use crate::store::with_codes;
 
 /// Integers of one partition as a line plus residuals.
 ///

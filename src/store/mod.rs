@@ -34,6 +34,7 @@ mod table;
 pub use alp::{Alp, DecimalSum};
 pub use bitmap::Bitmap;
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
+pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
 pub use decode::Decoded;

@@ -21,9 +21,9 @@ use std::any::Any;
 use crate::error::{Error, Result};
 use crate::kernel::hash::{canonical_f64_bits, hash_f64, hash_i64, hash_str, hash_str128, mix64};
 use crate::plan::{AggCall, AggFunc, Expr};
+use crate::store::with_codes;
 use crate::store::{Code, Column, ColumnData};
 use crate::types::{DataType, Value, cmp_f64};
-use crate::with_codes;
 
 use super::distinct::{DistinctKey, DistinctSet};
 use super::hll::{HyperLogLog, update_dense};

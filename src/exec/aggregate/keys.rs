@@ -23,9 +23,9 @@ use hashbrown::HashTable;
 use crate::error::Result;
 use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
 use crate::plan::Expr;
+use crate::store::with_codes;
 use crate::store::{Bitmap, Code, Codes, ColumnData, Partition};
 use crate::types::{DataType, Value};
-use crate::with_codes;
 
 use crate::exec::vector::{Array, Data, Datum, Rows, Strs, eval};
 

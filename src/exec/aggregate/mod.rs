@@ -28,8 +28,8 @@ use hashbrown::HashTable;
 use crate::error::Result;
 use crate::kernel::hash::{combine, mix64};
 use crate::plan::{AggCall, AggFunc, Expr};
+use crate::store::with_codes;
 use crate::store::{Code, Partition};
-use crate::with_codes;
 
 use super::trace::Trace;
 use super::vector::{Array, Datum, Rows, eval};

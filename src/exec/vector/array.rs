@@ -16,9 +16,9 @@
 
 use std::borrow::Cow;
 
+use crate::store::with_codes;
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
 use crate::types::{DataType, Value};
-use crate::with_codes;
 
 /// The rows an expression is evaluated on: a selection vector, or every row
 /// of the partition.

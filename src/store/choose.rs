@@ -26,8 +26,8 @@ use std::ops::Range;
 
 use super::alp::{Alp, EXCEPTION_BYTES, encode_digits};
 use super::bitmap::Bitmap;
-use super::column::Column;
 use super::column::ColumnData;
+use super::column::{Column, gcd};
 use super::delta::ANCHOR_ROWS;
 use super::fsst::{BLOCK_ROWS, Fsst};
 use super::hexpoint::HexPoints;
@@ -136,16 +136,23 @@ fn pick(candidates: Vec<Candidate>) -> Choice {
     }
 }
 
-/// The sampled row ranges of a partition of `len` rows.
+/// The sampled row ranges of a partition of `len` rows: [`SAMPLE_RUNS`]
+/// runs of [`SAMPLE_RUN_ROWS`] (see [`sample_runs`]).
 pub fn sample_ranges(len: usize) -> Vec<Range<usize>> {
-    let run = SAMPLE_RUN_ROWS.min(len);
-    if len <= SAMPLE_RUNS * SAMPLE_RUN_ROWS {
+    sample_runs(len, SAMPLE_RUNS, SAMPLE_RUN_ROWS)
+}
+
+/// `runs` runs of `run_rows` consecutive rows evenly spread over `len`
+/// rows, the first at row 0 and the last ending at `len`; one range of all
+/// rows when the runs would cover them.
+pub fn sample_runs(len: usize, runs: usize, run_rows: usize) -> Vec<Range<usize>> {
+    if len <= runs * run_rows {
         return std::iter::once(0..len).collect();
     }
-    (0..SAMPLE_RUNS)
+    (0..runs)
         .map(|r| {
-            let start = (len - run) * r / (SAMPLE_RUNS - 1);
-            start..start + run
+            let start = (len - run_rows) * r / (runs - 1).max(1);
+            start..start + run_rows
         })
         .collect()
 }
@@ -158,13 +165,6 @@ fn width_bytes(max: u128) -> usize {
         0x1_0000..=0xFFFF_FFFF => 4,
         _ => 8,
     }
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// Chooses among const, offset, linear, delta and RLE for integers or
@@ -182,27 +182,19 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
             bytes: 0,
         }]);
     };
-    let (mut min, mut max) = (values[first], values[first]);
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) {
-            min = min.min(v);
-            max = max.max(v);
-        }
-    }
+    let IntStats {
+        min,
+        max,
+        scale,
+        runs,
+    } = int_stats(values, validity, values[first]);
     if min == max {
         return pick(vec![Candidate {
             codec: CodecKind::Const,
             bytes: 0,
         }]);
     }
-    let mut scale = 0u128;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) && scale != 1 {
-            scale = gcd(scale, (v as i128 - min as i128) as u128);
-        }
-    }
-    let offset = width_bytes((max as i128 - min as i128) as u128 / scale.max(1)) * len;
-    let runs = run_count(values, validity);
+    let offset = width_bytes((max as i128 - min as i128) as u128 / scale.max(1) as u128) * len;
     let samples = sample_ranges(len);
 
     // Linear: the line through the first and last valid rows, residuals on
@@ -262,10 +254,14 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         }
     }
     if dmin <= dmax {
+        // A spread past u64 is not worth a common factor.
         let dscale = deltas
             .iter()
-            .fold(0u128, |g, &d| gcd(g, (d - dmin) as u128))
-            .max(1);
+            .try_fold(0u64, |g, &d| {
+                u64::try_from(d - dmin).ok().map(|x| gcd(g, x))
+            })
+            .unwrap_or(1)
+            .max(1) as u128;
         candidates.push(Candidate {
             codec: CodecKind::Delta,
             bytes: width_bytes((dmax - dmin) as u128 / dscale) * len
@@ -276,6 +272,54 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
 }
 
 /// Runs in the valid rows (NULLs continue the current run, as [`Rle`]).
+/// One pass's statistics of a partition's valid integers.
+struct IntStats {
+    min: i64,
+    max: i64,
+    /// Greatest common divisor of the differences between values (0 when
+    /// all are equal).
+    scale: u64,
+    /// Runs of equal values, NULL rows not breaking them.
+    runs: usize,
+}
+
+/// [`IntStats`] in one pass; `first` is the first valid value. The common
+/// factor is taken of the differences from `first`, which divide exactly
+/// what the differences from the minimum do, so the minimum need not be
+/// known first; it stops being updated once it is 1.
+fn int_stats(values: &[i64], validity: Option<&Bitmap>, first: i64) -> IntStats {
+    let mut s = IntStats {
+        min: first,
+        max: first,
+        scale: 0,
+        runs: 0,
+    };
+    let mut prev = None;
+    let mut observe = |v: i64| {
+        s.min = s.min.min(v);
+        s.max = s.max.max(v);
+        if s.scale != 1 {
+            // |v - first| < 2^64 always fits.
+            s.scale = gcd(s.scale, (v as i128 - first as i128).unsigned_abs() as u64);
+        }
+        if prev != Some(v) {
+            s.runs += 1;
+            prev = Some(v);
+        }
+    };
+    match validity {
+        None => values.iter().for_each(|&v| observe(v)),
+        Some(b) => {
+            for (i, &v) in values.iter().enumerate() {
+                if b.get(i) {
+                    observe(v);
+                }
+            }
+        }
+    }
+    s
+}
+
 fn run_count<T: RunValue>(values: &[T], validity: Option<&Bitmap>) -> usize {
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let mut runs = 0;

@@ -305,7 +305,7 @@ fn float_stats_no_nan(
 }
 
 /// Greatest common divisor (Euclid); `gcd(0, x) == x`.
-fn gcd(mut a: u64, mut b: u64) -> u64 {
+pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
     }

@@ -27,6 +27,7 @@ use std::ops::Range;
 use super::bitmap::Bitmap;
 use super::cmp::{BATCH_ROWS, CmpOp, mask_by_batches};
 use super::codes::{Code, Codes};
+use super::column::gcd;
 use crate::store::with_codes;
 
 /// Rows between absolute anchors: `get` costs at most this many additions,
@@ -45,13 +46,6 @@ pub struct Delta {
     delta_base: i64,
     scale: u64,
     codes: Codes,
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 impl Delta {

@@ -33,18 +33,40 @@ use super::fsst::StringBatch;
 /// Hex digits after the header: two f64.
 const COORD_DIGITS: usize = 32;
 
-/// Parses 16 upper-case hex digits as a little-endian f64.
-fn parse_f64(hex: &[u8]) -> Option<f64> {
-    let mut bytes = [0u8; 8];
-    for (k, pair) in hex.chunks_exact(2).enumerate() {
-        let digit = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        };
-        bytes[k] = digit(pair[0])? << 4 | digit(pair[1])?;
+/// The value of each upper-case hex digit; `0xFF` for every other byte.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut c = 0;
+    while c < 10 {
+        t[b'0' as usize + c] = c as u8;
+        c += 1;
     }
-    Some(f64::from_le_bytes(bytes))
+    let mut c = 0;
+    while c < 6 {
+        t[b'A' as usize + c] = 10 + c as u8;
+        c += 1;
+    }
+    t
+};
+
+/// Parses 16 upper-case hex digits as a little-endian f64.
+///
+/// Branch-free over the digits: one table lookup each, and one test of
+/// the OR of all of them at the end (the load parses two per row of every
+/// point column; the branch per digit it replaces was 6% of loading the
+/// taxi table, perf).
+#[inline]
+fn parse_f64(hex: &[u8]) -> Option<f64> {
+    let hex: &[u8; 16] = hex.try_into().ok()?;
+    let mut bytes = [0u8; 8];
+    let mut bad = 0u8;
+    for k in 0..8 {
+        let hi = HEX_VALUE[hex[2 * k] as usize];
+        let lo = HEX_VALUE[hex[2 * k + 1] as usize];
+        bad |= hi | lo;
+        bytes[k] = (hi << 4) | (lo & 15);
+    }
+    (bad & 0xF0 == 0).then(|| f64::from_le_bytes(bytes))
 }
 
 /// Appends `x` as 16 upper-case hex digits of its little-endian bytes
@@ -396,6 +418,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn hex_digits_parse_exactly_and_any_other_byte_is_refused() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..1000 {
+            let x = f64::from_bits(rng.r#gen());
+            let mut hex = Vec::new();
+            push_hex(x, &mut hex);
+            assert_eq!(parse_f64(&hex).map(f64::to_bits), Some(x.to_bits()));
+            // Every byte that is not an upper-case hex digit, at a random
+            // position, makes the field not a number.
+            let at = rng.gen_range(0..16);
+            let byte: u8 = rng.r#gen();
+            if !byte.is_ascii_digit() && !(b'A'..=b'F').contains(&byte) {
+                hex[at] = byte;
+                assert_eq!(parse_f64(&hex), None, "{:?}", hex);
+            }
+        }
+        assert_eq!(parse_f64(b"0000000000000000"), Some(0.0));
+        assert_eq!(parse_f64(b"000000000000F03f"), None);
+        assert_eq!(parse_f64(b"000000000000F03F"), Some(1.0));
+        assert_eq!(parse_f64(b"000000000000F0"), None);
     }
 
     #[test]

@@ -306,7 +306,15 @@ fn explain_names_each_path() {
         ),
         ("SELECT time, count(*) FROM readings GROUP BY 1", "disjoint"),
         (
-            "SELECT id FROM readings ORDER BY name LIMIT 5",
+            "SELECT id FROM readings ORDER BY name LIMIT 5 OFFSET 700",
+            "counted per code of name in every partition",
+        ),
+        (
+            "SELECT name FROM readings ORDER BY id DESC LIMIT 5 OFFSET 2000",
+            "merged without candidates",
+        ),
+        (
+            "SELECT id FROM readings ORDER BY name, id LIMIT 5",
             "counted per dictionary code",
         ),
         (

@@ -110,8 +110,17 @@ impl<'c> Context<'c> {
             return;
         };
         let now = Instant::now();
-        if let Ok(mut last) = self.state.last_report.try_lock()
-            && (before == 0 || now.duration_since(*last) >= Duration::from_millis(100))
+        // The first finished partition always reports: it waits for the
+        // lock, which another thread may hold for a moment to find its own
+        // report not due (with `try_lock` the first report was lost then).
+        let first = before == 0;
+        let last = if first {
+            self.state.last_report.lock().ok()
+        } else {
+            self.state.last_report.try_lock().ok()
+        };
+        if let Some(mut last) = last
+            && (first || now.duration_since(*last) >= Duration::from_millis(100))
         {
             *last = now;
             report(Progress {

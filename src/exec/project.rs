@@ -13,7 +13,10 @@
 //!   candidates by the full sort key ([`super::topn`]); the candidates are
 //!   merged, the window is taken, and only then are the outputs evaluated,
 //!   partition by partition, for the rows returned (late materialization).
-//!   When the first sort key is a column that ascends in load order, waves
+//!   With one sort key whose codes can be counted in every partition,
+//!   histograms of the key place the window instead and only its rows are
+//!   collected (no candidates). When the first sort key is a column that
+//!   ascends in load order, waves
 //!   run from the end that holds the best rows and stop once no unread
 //!   partition can beat the current `n`-th best.
 
@@ -26,7 +29,10 @@ use crate::types::Value;
 
 use super::access::Unit;
 use super::filter::specialize;
-use super::topn::{Candidate, partition_top, window_candidates};
+use super::topn::{
+    Candidate, KeyHistogram, collect_slices, histogram_fits, key_histogram, partition_top,
+    partition_top_normalized, window_candidates, window_slices,
+};
 use super::vector::{Datum, Rows, eval, order_values};
 use super::{Context, PartRun, Sink, filter_partition, finish};
 
@@ -260,6 +266,21 @@ fn sorted(
     let monotone = (k != usize::MAX)
         .then(|| monotone_sort_column(plan))
         .flatten();
+    // A key ascending in load order reads only the partitions at one end;
+    // histograms would read them all.
+    if k != usize::MAX
+        && monotone.is_none()
+        && let Some(runs) = sorted_by_histograms(plan, ctx, units, sink)?
+    {
+        return Ok(runs);
+    }
+    if k >= NORMALIZED_MIN_K
+        && k != usize::MAX
+        && monotone.is_none()
+        && let Some(runs) = sorted_by_normalized_key(plan, ctx, units, k, sink)?
+    {
+        return Ok(runs);
+    }
     let mut runs: Vec<PartRun> = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     match monotone {
@@ -323,16 +344,213 @@ fn sorted(
     })?;
     let window = finish::window(plan, candidates.len());
     window_candidates(&mut candidates, &plan.order_by, window);
-    let chosen = &candidates[..];
-    // Materialize per partition, then put the rows back in sorted order.
+    emit_in_order(plan, candidates.iter().map(|c| (c.part, c.row)), sink)?;
+    Ok(runs)
+}
+
+/// ORDER BY one column whose codes can be counted in every partition, with
+/// a LIMIT: the partitions' histograms place the window, and only its rows
+/// are read (see [`super::topn`]). `None` when the plan does not fit.
+fn sorted_by_histograms(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    sink: Sink<'_>,
+) -> Result<Option<Vec<PartRun>>> {
+    let [key] = plan.order_by[..] else {
+        return Ok(None);
+    };
+    let Expr::Column { index, name, .. } = &plan.outputs[key.column] else {
+        return Ok(None);
+    };
+    let parts = &plan.table.partitions;
+    if !units
+        .iter()
+        .all(|u| histogram_fits(&parts[u.part].columns[*index]))
+    {
+        return Ok(None);
+    }
+    type Counted = (PartRun, Option<Vec<u32>>, Option<KeyHistogram>);
+    let counted: Vec<Counted> = units
+        .par_iter()
+        .map(|u| -> Result<Counted> {
+            ctx.cancel.check()?;
+            let p = &parts[u.part];
+            let mut run = PartRun::new(u.part, ctx.tracing);
+            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+            ctx.progress_rows(p.rows);
+            let Some(sel) = sel else {
+                return Ok((run, None, None));
+            };
+            let rows = match &sel {
+                Some(s) => Rows::some(s),
+                None => Rows::all(p.rows),
+            };
+            let hist = key_histogram(&p.columns[*index], rows);
+            Ok((run, sel, hist))
+        })
+        .collect::<Result<_>>()?;
+    let empty = KeyHistogram {
+        codes: Vec::new(),
+        nulls: 0,
+    };
+    let hists: Vec<&KeyHistogram> = counted
+        .iter()
+        .map(|(_, _, h)| h.as_ref().unwrap_or(&empty))
+        .collect();
+    let total: usize = hists.iter().map(|h| h.rows()).sum();
+    let window = finish::window(plan, total);
+    let slices = window_slices(&hists, key, window.clone());
+    let picked: Vec<(PartRun, Vec<(usize, u32)>)> = counted
+        .into_par_iter()
+        .zip(slices)
+        .map(|((mut run, sel, _), slices)| {
+            let p = &parts[run.part];
+            let rows = match &sel {
+                Some(s) => Rows::some(s),
+                None => Rows::all(p.rows),
+            };
+            let got = if slices.is_empty() {
+                Vec::new()
+            } else {
+                collect_slices(&p.columns[*index], rows, &slices)
+            };
+            run.trace.add(
+                format!(
+                    "top-n: rows counted per code of {name} in every partition, then only the window's rows collected"
+                ),
+                format!("{} of {} rows", got.len(), rows.len),
+            );
+            (run, got)
+        })
+        .collect();
+    let mut order: Vec<(usize, usize, u32)> = Vec::with_capacity(window.len());
+    let mut runs = Vec::with_capacity(picked.len());
+    for (run, got) in picked {
+        order.extend(got.into_iter().map(|(at, row)| (at, run.part, row)));
+        runs.push(run);
+    }
+    order.sort_unstable();
+    if order.len() != window.len() {
+        return Err(crate::error::Error::Internal(format!(
+            "top-n by histograms collected {} rows for a window of {}",
+            order.len(),
+            window.len()
+        )));
+    }
+    emit_in_order(plan, order.into_iter().map(|(_, p, r)| (p, r)), sink)?;
+    Ok(Some(runs))
+}
+
+/// `offset + limit` from which one integer or float sort key is merged as
+/// `(u64, partition, row)` triples instead of [`Candidate`]s.
+const NORMALIZED_MIN_K: usize = 1024;
+
+/// ORDER BY one integer or float column without NULLs and a large window
+/// (`LIMIT 10 OFFSET 100000`): each partition keeps its best `k` rows as
+/// normalized keys ([`partition_top_normalized`]), two selections cut the
+/// window out of all of them and only the window is sorted. `None` when
+/// the plan does not fit.
+fn sorted_by_normalized_key(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    k: usize,
+    sink: Sink<'_>,
+) -> Result<Option<Vec<PartRun>>> {
+    let [key] = plan.order_by[..] else {
+        return Ok(None);
+    };
+    let Expr::Column { index, name, .. } = &plan.outputs[key.column] else {
+        return Ok(None);
+    };
+    let parts = &plan.table.partitions;
+    let fits = |u: &Unit| {
+        let col = &parts[u.part].columns[*index];
+        col.validity.is_none()
+            && matches!(
+                col.dtype,
+                crate::types::DataType::Int
+                    | crate::types::DataType::Float
+                    | crate::types::DataType::Timestamp
+            )
+    };
+    if !units.iter().all(fits) {
+        return Ok(None);
+    }
+    type Kept = (PartRun, Option<Vec<(u64, u32)>>);
+    let kept: Vec<Kept> = units
+        .par_iter()
+        .map(|u| -> Result<Kept> {
+            ctx.cancel.check()?;
+            let p = &parts[u.part];
+            let mut run = PartRun::new(u.part, ctx.tracing);
+            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+            ctx.progress_rows(p.rows);
+            let Some(sel) = sel else {
+                return Ok((run, Some(Vec::new())));
+            };
+            let rows = match &sel {
+                Some(s) => Rows::some(s),
+                None => Rows::all(p.rows),
+            };
+            let spec = (specialize(&plan.outputs[key.column], p), key);
+            let top = partition_top_normalized(&spec, p, rows, k)?;
+            if let Some(t) = &top {
+                run.trace.add(
+                    format!("top-n: {name} as order-preserving u64, merged without candidates"),
+                    format!("{} of {} rows kept", t.len(), rows.len),
+                );
+            }
+            Ok((run, top))
+        })
+        .collect::<Result<_>>()?;
+    if kept.iter().any(|(_, t)| t.is_none()) {
+        return Ok(None);
+    }
+    let total: usize = kept
+        .iter()
+        .map(|(_, t)| t.as_ref().map_or(0, Vec::len))
+        .sum();
+    ctx.reserve(total * 16, || format!("{total} sort candidates"))?;
+    let mut all: Vec<(u64, u32, u32)> = Vec::with_capacity(total);
+    let mut runs = Vec::with_capacity(kept.len());
+    for (run, top) in kept {
+        let part = run.part as u32;
+        all.extend(top.into_iter().flatten().map(|(x, row)| (x, part, row)));
+        runs.push(run);
+    }
+    let window = finish::window(plan, all.len());
+    if window.start > 0 && window.start < all.len() {
+        all.select_nth_unstable(window.start);
+    }
+    let rest = &mut all[window.start..];
+    if !window.is_empty() && window.len() < rest.len() {
+        rest.select_nth_unstable(window.len() - 1);
+    }
+    let chosen = &mut all[window.clone()];
+    chosen.sort_unstable();
+    emit_in_order(plan, chosen.iter().map(|&(_, p, r)| (p as usize, r)), sink)?;
+    Ok(Some(runs))
+}
+
+/// Materializes the rows `(partition, row)`, given in result order,
+/// partition by partition (in parallel), and sends them in that order.
+fn emit_in_order(
+    plan: &QueryPlan,
+    chosen: impl Iterator<Item = (usize, u32)>,
+    sink: Sink<'_>,
+) -> Result<()> {
     let mut by_part: Vec<(usize, Vec<(u32, usize)>)> = Vec::new();
-    for (i, c) in chosen.iter().enumerate() {
-        match by_part.iter_mut().find(|(p, _)| *p == c.part) {
-            Some((_, v)) => v.push((c.row, i)),
-            None => by_part.push((c.part, vec![(c.row, i)])),
+    let mut count = 0;
+    for (i, (part, row)) in chosen.enumerate() {
+        count += 1;
+        match by_part.iter_mut().find(|(p, _)| *p == part) {
+            Some((_, v)) => v.push((row, i)),
+            None => by_part.push((part, vec![(row, i)])),
         }
     }
-    let mut out: Vec<Option<Vec<Value>>> = vec![None; chosen.len()];
+    let mut out: Vec<Option<Vec<Value>>> = vec![None; count];
     let done: Vec<Vec<(usize, Vec<Value>)>> = by_part
         .par_iter_mut()
         .map(|(part, rows)| {
@@ -349,7 +567,7 @@ fn sorted(
     if !rows.is_empty() {
         sink(rows)?;
     }
-    Ok(runs)
+    Ok(())
 }
 
 /// A run record for partitions pruned before compiling (EXPLAIN).

@@ -16,6 +16,15 @@
 //!   collected only from those codes (the last, partly needed code through
 //!   the buffer above on the remaining keys).
 //!
+//! One more strategy spans partitions: with a single sort key whose codes
+//! can be counted in every partition ([`key_histogram`]), the counts alone
+//! place every (value, partition) group of rows in the total order, so
+//! [`window_slices`] says exactly which ranks of which codes in which
+//! partition fall inside the OFFSET/LIMIT window, and [`collect_slices`]
+//! picks those rows out in one pass that stops when its slices are full.
+//! No candidate is compared or sorted: `ORDER BY k LIMIT 10 OFFSET 100000`
+//! over a 4-value `k` reads the codes twice and touches 10 rows.
+//!
 //! Buffers are sized by the rows of the partition, never by the `n` the
 //! user typed.
 
@@ -25,7 +34,7 @@ use std::ops::Range;
 use crate::error::Result;
 use crate::plan::{Expr, SortKey};
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, ColumnData, Partition};
+use crate::store::{Bitmap, Code, Codes, Column, ColumnData, Partition};
 use crate::types::{Value, cmp_f64};
 
 use super::trace::Trace;
@@ -290,9 +299,271 @@ pub fn partition_top(
         .collect())
 }
 
+/// The best `k` selected rows of a partition under one integer or float
+/// sort key without NULLs, as `(normalized key, row)` pairs whose order
+/// (key, then row) is the sort order and whose keys compare across
+/// partitions; `Ok(None)` for other keys. No [`Value`] is built: the large
+/// windows of `LIMIT n OFFSET m` keep every row a candidate, and a
+/// [`Candidate`] per row with its keys on the heap cost more than the sort.
+///
+/// # Errors
+/// Evaluation errors of the key.
+pub fn partition_top_normalized(
+    key: &(Expr, SortKey),
+    part: &Partition,
+    rows: Rows<'_>,
+    k: usize,
+) -> Result<Option<Vec<(u64, u32)>>> {
+    let datum = eval(&key.0, part, rows)?;
+    if matches!(&datum, Datum::Array(a) if matches!(a.data, Data::Str(_))) {
+        // Strings normalize by dictionary code: not across partitions.
+        return Ok(None);
+    }
+    let Some(norm) = normalized_first_key(key, &datum, part) else {
+        return Ok(None);
+    };
+    let mut pairs: Vec<(u64, u32)> = norm
+        .into_iter()
+        .enumerate()
+        .map(|(j, x)| (x, rows.row(j) as u32))
+        .collect();
+    if k < pairs.len() {
+        if k == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        pairs.select_nth_unstable(k - 1);
+        pairs.truncate(k);
+    }
+    Ok(Some(pairs))
+}
+
 /// Codes of the first sort key, when it is a plain column with an
 /// order-preserving codec and at most this many codes.
 const COUNT_MAX_CODES: usize = 1 << 16;
+
+/// A column's codes when their order is the values' order: dictionary
+/// codes (the dictionary is sorted) or offsets, with the number of codes
+/// the column's range spans and the codec's name.
+fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
+    match &col.data {
+        ColumnData::Dict { dict, codes } => Some((codes, dict.len(), "dictionary")),
+        ColumnData::Offset { codes, scale, .. } => {
+            let range = match (&col.zone.min, &col.zone.max) {
+                (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+                    (*b as i128 - *a as i128) as u128
+                }
+                _ => return None,
+            };
+            let card = usize::try_from(range / (*scale).max(1) as u128)
+                .ok()?
+                .checked_add(1)?;
+            Some((codes, card, "offset"))
+        }
+        _ => None,
+    }
+}
+
+/// The value of code `code` of a column [`ordered_codes`] accepts.
+fn code_value(col: &Column, code: usize) -> Value {
+    match &col.data {
+        ColumnData::Dict { dict, .. } => Value::Str(dict.get(code).clone()),
+        ColumnData::Offset { base, scale, .. } => {
+            let v = base.wrapping_add((code as u64).wrapping_mul(*scale) as i64);
+            match col.dtype {
+                crate::types::DataType::Timestamp => Value::Timestamp(v),
+                _ => Value::Int(v),
+            }
+        }
+        _ => Value::Null,
+    }
+}
+
+/// Codes with rows in a histogram of the first sort key: the most a
+/// partition may have for the cross-partition path (the merge sorts one
+/// entry per code and partition).
+pub const HISTOGRAM_MAX_CODES: usize = 1 << 10;
+
+/// Whether [`key_histogram`] accepts `col`.
+pub fn histogram_fits(col: &Column) -> bool {
+    matches!(col.data, ColumnData::Const(_))
+        || ordered_codes(col).is_some_and(|(_, card, _)| card <= HISTOGRAM_MAX_CODES)
+}
+
+/// Rows per value of a sort-key column over one partition's selected rows.
+#[derive(Debug, Clone)]
+pub struct KeyHistogram {
+    /// `(code, value, rows)` for each code with rows, by code; NULL rows
+    /// are counted apart.
+    pub codes: Vec<(u32, Value, usize)>,
+    /// Selected rows that are NULL.
+    pub nulls: usize,
+}
+
+impl KeyHistogram {
+    /// Selected rows counted.
+    pub fn rows(&self) -> usize {
+        self.nulls + self.codes.iter().map(|c| c.2).sum::<usize>()
+    }
+}
+
+/// Counts `rows` of `col` per code; `None` unless the column's codes keep
+/// the values' order (dictionary, offsets; see [`ordered_codes`]) and span
+/// at most [`HISTOGRAM_MAX_CODES`] codes, or it is one constant.
+pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
+    let validity = col.validity.as_ref();
+    let valid = |r: usize| validity.is_none_or(|b| b.get(r));
+    if let ColumnData::Const(v) = &col.data {
+        let valid_rows = (0..rows.len).filter(|&j| valid(rows.row(j))).count();
+        let nulls = if v.is_null() {
+            rows.len
+        } else {
+            rows.len - valid_rows
+        };
+        let codes = if v.is_null() || valid_rows == 0 {
+            Vec::new()
+        } else {
+            vec![(0, v.clone(), valid_rows)]
+        };
+        return Some(KeyHistogram { codes, nulls });
+    }
+    let (codes, card, _) = ordered_codes(col)?;
+    if card > HISTOGRAM_MAX_CODES {
+        return None;
+    }
+    let mut counts = vec![0usize; card];
+    let mut nulls = 0usize;
+    with_codes!(codes, c => {
+        for j in 0..rows.len {
+            let r = rows.row(j);
+            if valid(r) {
+                counts[c[r].to_usize()] += 1;
+            } else {
+                nulls += 1;
+            }
+        }
+    });
+    let codes = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(code, &n)| (code as u32, code_value(col, code), n))
+        .collect();
+    Some(KeyHistogram { codes, nulls })
+}
+
+/// The rows of one code (`None`: the NULL rows) of one partition that fall
+/// in the window: those ranked `lo..hi` among them in load order, going to
+/// window positions `at..at + (hi - lo)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowSlice {
+    /// The code, or `None` for NULL rows.
+    pub code: Option<u32>,
+    /// First rank taken.
+    pub lo: usize,
+    /// One past the last rank taken.
+    pub hi: usize,
+    /// Window position of rank `lo`.
+    pub at: usize,
+}
+
+/// Lays the window (positions `window` of the order by the one sort key
+/// `key`, then partition, then row) over the histograms, given in
+/// partition order: the slices each histogram's partition contributes.
+pub fn window_slices(
+    hists: &[&KeyHistogram],
+    key: SortKey,
+    window: Range<usize>,
+) -> Vec<Vec<WindowSlice>> {
+    // One group per (value, partition): NULL groups carry `None`.
+    let mut groups: Vec<(&Value, usize, Option<u32>, usize)> = Vec::new();
+    for (h, hist) in hists.iter().enumerate() {
+        groups.extend(hist.codes.iter().map(|(c, v, n)| (v, h, Some(*c), *n)));
+        if hist.nulls > 0 {
+            groups.push((&Value::Null, h, None, hist.nulls));
+        }
+    }
+    groups.sort_by(|a, b| order_values_of(a.0, b.0, key).then(a.1.cmp(&b.1)));
+    let mut slices = vec![Vec::new(); hists.len()];
+    let mut pos = 0usize;
+    for (_, h, code, n) in groups {
+        let (start, end) = (pos, pos + n);
+        pos = end;
+        if end <= window.start {
+            continue;
+        }
+        if start >= window.end {
+            break;
+        }
+        let from = start.max(window.start);
+        let to = end.min(window.end);
+        slices[h].push(WindowSlice {
+            code,
+            lo: from - start,
+            hi: to - start,
+            at: from - window.start,
+        });
+    }
+    slices
+}
+
+fn order_values_of(a: &Value, b: &Value, key: SortKey) -> Ordering {
+    super::vector::order_values(a, b, key.desc, key.nulls_first)
+}
+
+/// Picks out the rows of `slices` from `rows` of `col` (the rows the
+/// histogram counted): `(window position, row)` pairs, in row order. Stops
+/// reading once every slice is full.
+pub fn collect_slices(col: &Column, rows: Rows<'_>, slices: &[WindowSlice]) -> Vec<(usize, u32)> {
+    let validity = col.validity.as_ref();
+    let valid = |r: usize| validity.is_none_or(|b| b.get(r));
+    let mut out = Vec::with_capacity(slices.iter().map(|s| s.hi - s.lo).sum());
+    let null_slice = slices.iter().position(|s| s.code.is_none());
+    // Slot of each code's slice, and how many of its rows were seen.
+    let mut slot_of: Vec<u32> = Vec::new();
+    for (i, s) in slices.iter().enumerate() {
+        if let Some(c) = s.code {
+            let c = c as usize;
+            if slot_of.len() <= c {
+                slot_of.resize(c + 1, u32::MAX);
+            }
+            slot_of[c] = i as u32;
+        }
+    }
+    let mut seen = vec![0usize; slices.len()];
+    let mut open = slices.iter().filter(|s| s.hi > s.lo).count();
+    let codes = match &col.data {
+        ColumnData::Const(_) => None,
+        _ => ordered_codes(col).map(|c| c.0),
+    };
+    for j in 0..rows.len {
+        if open == 0 {
+            break;
+        }
+        let r = rows.row(j);
+        let slot = if !valid(r) {
+            null_slice
+        } else {
+            let code = codes.map_or(0, |c| c.get(r) as usize);
+            slot_of
+                .get(code)
+                .copied()
+                .filter(|&s| s != u32::MAX)
+                .map(|s| s as usize)
+        };
+        if let Some(slot) = slot {
+            let s = &slices[slot];
+            let rank = seen[slot];
+            seen[slot] += 1;
+            if rank >= s.lo && rank < s.hi {
+                out.push((s.at + rank - s.lo, r as u32));
+                if rank + 1 == s.hi {
+                    open -= 1;
+                }
+            }
+        }
+    }
+    out
+}
 
 /// Counts rows per code of the first key and collects only the rows of the
 /// codes that can make the top `k`; `None` when the first key is not such a
@@ -310,22 +581,7 @@ fn by_code_counts(
     };
     let col = &part.columns[*index];
     let n = rows.len;
-    let (codes, card, what) = match &col.data {
-        ColumnData::Dict { dict, codes } => (codes, dict.len(), "dictionary"),
-        ColumnData::Offset { codes, scale, .. } => {
-            let range = match (&col.zone.min, &col.zone.max) {
-                (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                    (*b as i128 - *a as i128) as u128
-                }
-                _ => return None,
-            };
-            let card = usize::try_from(range / *scale as u128)
-                .ok()?
-                .checked_add(1)?;
-            (codes, card, "offset")
-        }
-        _ => return None,
-    };
+    let (codes, card, what) = ordered_codes(col)?;
     if card > COUNT_MAX_CODES || card * 4 > n || k * 4 > n {
         return None;
     }
@@ -451,6 +707,96 @@ pub fn window_candidates(c: &mut Vec<Candidate>, order: &[SortKey], window: Rang
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::DataType;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn window_slices_pick_what_a_stable_sort_then_the_window_picks() {
+        // Partitions of a few-valued column (offsets, a dictionary, a
+        // constant, NULLs), random selections, every direction and NULL
+        // placement, windows at random: the rows collected from the
+        // histograms are those of a stable sort by (value, partition, row).
+        let mut rng = ChaCha8Rng::seed_from_u64(41);
+        for round in 0..200 {
+            let parts = rng.gen_range(1..5);
+            let strings = round % 3 == 1;
+            let mut columns = Vec::new();
+            let mut sels: Vec<Option<Vec<u32>>> = Vec::new();
+            for _ in 0..parts {
+                let n = rng.gen_range(64..300);
+                let constant = rng.gen_bool(0.15);
+                let vals: Vec<i64> = (0..n)
+                    .map(|_| {
+                        if constant {
+                            7
+                        } else {
+                            rng.gen_range(-3..4) * 5
+                        }
+                    })
+                    .collect();
+                let valid: Vec<bool> = (0..n).map(|_| !rng.gen_bool(0.1)).collect();
+                let validity = Some(Bitmap::from_bools(&valid));
+                let col = if strings {
+                    let texts: Vec<String> = vals.iter().map(|v| format!("s{v}")).collect();
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    Column::encode_strings(&refs, validity)
+                } else {
+                    Column::encode_ints(DataType::Int, &vals, validity)
+                };
+                assert!(histogram_fits(&col), "{:?}", col.data);
+                columns.push(col);
+                sels.push(
+                    rng.gen_bool(0.5)
+                        .then(|| (0..n as u32).filter(|_| rng.gen_bool(0.6)).collect()),
+                );
+            }
+            let key = SortKey {
+                column: 0,
+                desc: rng.gen_bool(0.5),
+                nulls_first: rng.gen_bool(0.5),
+            };
+            let rows_of = |p: usize| match &sels[p] {
+                Some(s) => Rows::some(s),
+                None => Rows::all(columns[p].len),
+            };
+            let hists: Vec<KeyHistogram> = (0..parts)
+                .map(|p| key_histogram(&columns[p], rows_of(p)).unwrap())
+                .collect();
+            let total: usize = hists.iter().map(KeyHistogram::rows).sum();
+            let start = rng.gen_range(0..=total + 2);
+            let window = start.min(total)..(start + rng.gen_range(0..40)).min(total);
+            let refs: Vec<&KeyHistogram> = hists.iter().collect();
+            let slices = window_slices(&refs, key, window.clone());
+            let mut got: Vec<(usize, usize, u32)> = Vec::new();
+            for p in 0..parts {
+                got.extend(
+                    collect_slices(&columns[p], rows_of(p), &slices[p])
+                        .into_iter()
+                        .map(|(at, r)| (at, p, r)),
+                );
+            }
+            got.sort_unstable();
+            let mut all: Vec<(Value, usize, u32)> = Vec::new();
+            for (p, col) in columns.iter().enumerate() {
+                let rows = rows_of(p);
+                for j in 0..rows.len {
+                    let r = rows.row(j);
+                    all.push((col.value(r), p, r as u32));
+                }
+            }
+            all.sort_by(|a, b| {
+                crate::exec::vector::order_values(&a.0, &b.0, key.desc, key.nulls_first)
+                    .then((a.1, a.2).cmp(&(b.1, b.2)))
+            });
+            let want: Vec<(usize, usize, u32)> = all[window.clone()]
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (i, x.1, x.2))
+                .collect();
+            assert_eq!(got, want, "round {round}, {key:?}, window {window:?}");
+        }
+    }
 
     #[test]
     fn window_candidates_equals_a_full_sort_then_the_window() {

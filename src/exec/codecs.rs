@@ -16,8 +16,9 @@
 //!   bounds and the exceptions in f64; linear, delta and run-length columns
 //!   compare their decoded integers batch by batch or a run at a time;
 //!   run-length dictionary codes test each dictionary entry once and each
-//!   run once; FSST compares compressed bytes for `=`, `<>`, `IN` and
-//!   decodes only the prefix for `LIKE 'abc%'`; hex points compare their
+//!   run once; FSST compares compressed bytes for `=`, `<>`, `IN`,
+//!   decodes only the prefix for `LIKE 'abc%'` and decodes other patterns
+//!   a batch of rows at a time into one reused buffer; hex points compare their
 //!   two coordinates;
 //! - `sum`/`avg` (`exec::aggregate`): [`group_sums`] sums in place: ALP
 //!   digits as exact integers scaled once per group and partition (so money
@@ -36,7 +37,8 @@ use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
 use crate::store::with_codes;
 use crate::store::{
-    Alp, Bitmap, CmpOp, Code, CodePredicate, Column, ColumnData, Decoded, mask_from_ranges,
+    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Column, ColumnData, Decoded, StringBatch,
+    mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
 
@@ -86,10 +88,21 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
                 Decoded::Ints(v) => Data::Int(v),
                 Decoded::Floats(v) => Data::Float(Cow::Owned(v)),
                 Decoded::Strings(s) => {
-                    let mut buf = StrBuf::with_capacity(s.len());
-                    for j in 0..s.len() {
-                        buf.push(s.get(j));
-                    }
+                    let n = s.len();
+                    let (bytes, ends) = s.into_parts();
+                    let buf = StrBuf::from_parts(bytes, &ends).unwrap_or_else(|bytes| {
+                        // Not reached: the codecs decode what they encoded
+                        // from `&str`s. A string that is not UTF-8 reads as
+                        // empty, as `StringBatch::get` has it.
+                        let mut buf = StrBuf::with_capacity(n);
+                        let mut start = 0;
+                        for &e in &ends {
+                            let e = (e as usize).clamp(start, bytes.len());
+                            buf.push(std::str::from_utf8(&bytes[start..e]).unwrap_or_default());
+                            start = e;
+                        }
+                        buf
+                    });
                     Data::Str(Strs::Owned(buf))
                 }
             }
@@ -155,6 +168,14 @@ pub enum CodecFilter {
     FsstPrefix {
         /// The prefix.
         prefix: String,
+        /// `NOT LIKE`.
+        negated: bool,
+    },
+    /// FSST: any other `[NOT] LIKE`, on rows decoded a batch at a time
+    /// into one reused buffer.
+    FsstLike {
+        /// The compiled pattern.
+        pattern: LikePattern,
         /// `NOT LIKE`.
         negated: bool,
     },
@@ -364,19 +385,22 @@ pub fn compile_like(col: &Column, pattern: &str, negated: bool) -> Option<(Codec
                 "LIKE on each dictionary entry once, then a run at a time".into(),
             ))
         }
-        ColumnData::Fsst(_) => {
-            let prefix = pattern.strip_suffix('%')?;
-            if prefix.contains(['%', '_']) {
-                return None;
-            }
-            Some((
+        ColumnData::Fsst(_) => match pattern.strip_suffix('%') {
+            Some(prefix) if !prefix.contains(['%', '_']) => Some((
                 CodecFilter::FsstPrefix {
                     prefix: prefix.to_string(),
                     negated,
                 },
                 "FSST rows decoded only as far as the prefix".into(),
-            ))
-        }
+            )),
+            _ => Some((
+                CodecFilter::FsstLike {
+                    pattern: LikePattern::compile(pattern),
+                    negated,
+                },
+                "FSST rows decoded a batch at a time into one buffer".into(),
+            )),
+        },
         _ => None,
     }
 }
@@ -426,6 +450,25 @@ impl CodecFilter {
                     for w in &mut words {
                         *w = !*w;
                     }
+                }
+                and_validity(&mut words, col.len, v);
+                words
+            }
+            (CodecFilter::FsstLike { pattern, negated }, ColumnData::Fsst(f)) => {
+                let mut words = vec![0u64; col.len.div_ceil(64)];
+                let mut batch = StringBatch::new();
+                let mut start = 0;
+                while start < col.len {
+                    let end = (start + BATCH_ROWS).min(col.len);
+                    batch.clear();
+                    f.decode_range(start..end, &mut batch);
+                    for j in 0..end - start {
+                        if pattern.matches_bytes(batch.bytes(j)) != *negated {
+                            let r = start + j;
+                            words[r / 64] |= 1 << (r % 64);
+                        }
+                    }
+                    start = end;
                 }
                 and_validity(&mut words, col.len, v);
                 words
@@ -1032,6 +1075,12 @@ mod tests {
                     ("https://example.com/a/1%", false),
                     ("a%", true),
                     ("%", false),
+                    ("%/3/%", false),
+                    ("%/3/%", true),
+                    ("%7", false),
+                    ("https://example.com/a/2/74", false),
+                    ("%exa_ple%/1_/%", false),
+                    ("", true),
                 ] {
                     if let Some((f, _)) = compile_like(&col, pattern, negated) {
                         let p = LikePattern::compile(pattern);

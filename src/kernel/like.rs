@@ -45,6 +45,19 @@ impl LikePattern {
         LikePattern::General(pattern.chars().collect())
     }
 
+    /// [`LikePattern::matches`] on the UTF-8 bytes of a string, without
+    /// validating them unless the pattern needs characters (`_`, inner
+    /// `%`); bytes that are not UTF-8 match only byte-wise forms.
+    pub fn matches_bytes(&self, s: &[u8]) -> bool {
+        match self {
+            LikePattern::Exact(p) => s == p.as_bytes(),
+            LikePattern::Prefix(p) => s.starts_with(p.as_bytes()),
+            LikePattern::Suffix(p) => s.ends_with(p.as_bytes()),
+            LikePattern::Contains(f) => f.find(s).is_some(),
+            LikePattern::General(_) => std::str::from_utf8(s).is_ok_and(|s| self.matches(s)),
+        }
+    }
+
     /// Whether `s` matches the whole pattern.
     pub fn matches(&self, s: &str) -> bool {
         match self {

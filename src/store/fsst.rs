@@ -99,6 +99,11 @@ impl StringBatch {
         &self.bytes[start..self.ends[j] as usize]
     }
 
+    /// The bytes of every string back to back, and where each ends.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
+        (self.bytes, self.ends)
+    }
+
     /// Appends one string.
     pub fn push(&mut self, s: &[u8]) {
         self.bytes.extend_from_slice(s);

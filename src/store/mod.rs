@@ -38,6 +38,7 @@ pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
 pub use decode::Decoded;
+pub use fsst::StringBatch;
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};
@@ -53,7 +54,7 @@ pub use {
     },
     column::{Dictionary, PackedStrings, ZoneMap},
     delta::Delta,
-    fsst::{Fsst, FsstMatcher, StringBatch},
+    fsst::{Fsst, FsstMatcher},
     hexpoint::{Coords, HexPoints},
     index::{RowLocation, location},
     rle::{Rle, RunValue},

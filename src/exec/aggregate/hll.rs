@@ -16,6 +16,12 @@ const P: u32 = 14;
 const M: usize = 1 << P;
 const SPARSE_MAX: usize = M / 8;
 
+thread_local! {
+    /// Registers for estimating a sparse sketch; all zero between uses.
+    static SCRATCH: std::cell::RefCell<Box<[u8]>> =
+        std::cell::RefCell::new(vec![0u8; M].into_boxed_slice());
+}
+
 /// A HyperLogLog sketch.
 #[derive(Debug, Clone)]
 pub enum HyperLogLog {
@@ -137,16 +143,26 @@ impl HyperLogLog {
                 }
                 (sum, zeros)
             }
-            HyperLogLog::Sparse(pairs) => {
-                let mut p = pairs.clone();
-                // Highest rank first within a register, then one per register.
-                p.sort_unstable_by(|a, b| {
-                    (a >> 8).cmp(&(b >> 8)).then((b & 0xff).cmp(&(a & 0xff)))
-                });
-                p.dedup_by_key(|x| *x >> 8);
-                let present: f64 = p.iter().map(|x| 1.0 / (1u64 << (x & 0xff)) as f64).sum();
-                (present + (M - p.len()) as f64, M - p.len())
-            }
+            HyperLogLog::Sparse(pairs) => SCRATCH.with_borrow_mut(|regs| {
+                // Each register's highest rank in a zeroed scratch array,
+                // then one term per register, zeroing it again: linear in
+                // the pairs, where sorting them was a third of
+                // `approx_count_distinct` over 1,000 groups (perf).
+                for p in pairs {
+                    let (i, r) = ((p >> 8) as usize, (p & 0xff) as u8);
+                    regs[i] = regs[i].max(r);
+                }
+                let (mut present, mut used) = (0.0, 0usize);
+                for p in pairs {
+                    let r = &mut regs[(p >> 8) as usize];
+                    if *r != 0 {
+                        present += 1.0 / (1u64 << *r) as f64;
+                        used += 1;
+                        *r = 0;
+                    }
+                }
+                (present + (M - used) as f64, M - used)
+            }),
         };
         let alpha = 0.7213 / (1.0 + 1.079 / m);
         let raw = alpha * m * m / sum;
@@ -197,6 +213,23 @@ mod tests {
             let e = h.estimate();
             let tolerance = (n as f64 * 0.03).max(1.0);
             assert!((e - n as f64).abs() <= tolerance, "n={n} estimate={e}");
+        }
+    }
+
+    #[test]
+    fn a_sparse_sketch_estimates_as_its_dense_registers() {
+        for n in [1u64, 7, 100, 900] {
+            let mut h = HyperLogLog::default();
+            for i in 0..n {
+                h.insert(&Value::Int((i * 7919) as i64));
+                h.insert(&Value::Int((i * 7919) as i64));
+            }
+            assert!(h.is_sparse(), "n={n}");
+            let dense = HyperLogLog::Dense(h.registers());
+            let (a, b) = (h.estimate(), dense.estimate());
+            assert!((a - b).abs() <= 1e-9 * b, "n={n}: {a} vs {b}");
+            // The scratch registers are clean again: a second estimate agrees.
+            assert_eq!(h.estimate(), a);
         }
     }
 

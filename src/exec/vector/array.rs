@@ -77,6 +77,32 @@ impl StrBuf {
         }
     }
 
+    /// Strings given back to back in `bytes`, string `i` ending at
+    /// `ends[i]`, taken without copying when `bytes` is UTF-8 and every end
+    /// falls on a character boundary (then every string is UTF-8: one
+    /// validation of the whole buffer instead of one per row).
+    ///
+    /// # Errors
+    /// `bytes` back when they are not such strings.
+    pub fn from_parts(bytes: Vec<u8>, ends: &[u32]) -> Result<StrBuf, Vec<u8>> {
+        let bytes = String::from_utf8(bytes).map_err(|e| e.into_bytes())?;
+        let mut offsets = Vec::with_capacity(ends.len() + 1);
+        offsets.push(0);
+        let mut last = 0;
+        for &e in ends {
+            let e = e as usize;
+            if e < last || !bytes.is_char_boundary(e) {
+                return Err(bytes.into_bytes());
+            }
+            offsets.push(e);
+            last = e;
+        }
+        if last != bytes.len() {
+            return Err(bytes.into_bytes());
+        }
+        Ok(StrBuf { offsets, bytes })
+    }
+
     /// Appends a string.
     #[inline]
     pub fn push(&mut self, s: &str) {
@@ -475,5 +501,39 @@ pub struct PartitionRow<'a> {
 impl crate::plan::eval::RowSource for PartitionRow<'_> {
     fn column(&self, index: usize) -> Value {
         self.part.columns[index].value(self.row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_taken_whole_only_when_every_row_is_utf8() {
+        let rows = ["", "é🦗", "a", "", "ß"];
+        let mut bytes = Vec::new();
+        let mut ends = Vec::new();
+        for r in rows {
+            bytes.extend_from_slice(r.as_bytes());
+            ends.push(bytes.len() as u32);
+        }
+        let buf = StrBuf::from_parts(bytes.clone(), &ends).unwrap();
+        assert_eq!(buf.len(), rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(buf.get(i), *r);
+        }
+        // An end inside a character: the whole buffer is UTF-8, two rows
+        // are not.
+        let mut split = ends.clone();
+        split[1] -= 1;
+        assert_eq!(
+            StrBuf::from_parts(bytes.clone(), &split).err(),
+            Some(bytes.clone())
+        );
+        // Ends that do not cover the bytes, or go backwards.
+        assert!(StrBuf::from_parts(bytes.clone(), &ends[..4]).is_err());
+        assert!(StrBuf::from_parts(bytes.clone(), &[3, 1, bytes.len() as u32]).is_err());
+        assert!(StrBuf::from_parts(vec![0xff], &[1]).is_err());
+        assert_eq!(StrBuf::from_parts(Vec::new(), &[]).map(|b| b.len()), Ok(0));
     }
 }

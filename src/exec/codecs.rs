@@ -505,6 +505,41 @@ impl CodecFilter {
         matches!(self, CodecFilter::Alp { .. } | CodecFilter::DictRuns { .. })
     }
 
+    /// True when the filter decodes every row it tests (FSST `LIKE` of a
+    /// pattern that is not a prefix): it runs after the cheaper steps, on
+    /// the rows they left ([`CodecFilter::select_rows`]).
+    pub fn decodes_rows(&self) -> bool {
+        matches!(self, CodecFilter::FsstLike { .. })
+    }
+
+    /// The rows of `selection` (ascending) that pass, for the filters
+    /// [`CodecFilter::decodes_rows`] accepts: only those rows are decoded, a
+    /// batch at a time. `None` for the other filters (use
+    /// [`CodecFilter::mask`]).
+    pub fn select_rows(&self, col: &Column, selection: &[u32]) -> Option<Vec<u32>> {
+        let (CodecFilter::FsstLike { pattern, negated }, ColumnData::Fsst(f)) = (self, &col.data)
+        else {
+            return None;
+        };
+        let valid = |r: u32| col.validity.as_ref().is_none_or(|b| b.get(r as usize));
+        let mut out = Vec::new();
+        let mut batch = StringBatch::new();
+        for chunk in selection.chunks(BATCH_ROWS) {
+            batch.clear();
+            f.decode_selection(chunk, &mut batch);
+            out.extend(
+                chunk
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, &r)| {
+                        valid(r) && pattern.matches_bytes(batch.bytes(j)) != *negated
+                    })
+                    .map(|(_, &r)| r),
+            );
+        }
+        Some(out)
+    }
+
     /// Rows `start..end` (at most 64, `start` a multiple of 64) of `col`
     /// passing the filter, as a mask (bit `j` is row `start + j`), validity
     /// not applied; for the filters [`CodecFilter::per_block`] accepts (0
@@ -1092,6 +1127,13 @@ mod tests {
                             })
                             .collect();
                         assert_eq!(got, want, "{pattern}");
+                        let sel: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 0).collect();
+                        if let Some(picked) = f.select_rows(&col, &sel) {
+                            assert!(f.decodes_rows());
+                            let want: Vec<u32> =
+                                sel.iter().copied().filter(|&r| want[r as usize]).collect();
+                            assert_eq!(picked, want, "{pattern} on a selection");
+                        }
                     }
                 }
             }

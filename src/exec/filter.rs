@@ -370,7 +370,9 @@ pub fn compile_filter(
     let mut conjuncts = Vec::new();
     split_and(specialized, &mut conjuncts);
     let mut steps = Vec::new();
-    let mut generic = Vec::new();
+    // Steps that decode every row they test, and generic predicates, run
+    // after the cheap steps, in the query's order, each on the rows left.
+    let mut late = Vec::new();
     for c in conjuncts {
         match compile_conjunct(&c, part) {
             Compiled::Never(reason) => {
@@ -383,15 +385,18 @@ pub fn compile_filter(
             Compiled::Always(reason) => trace.add("drop predicate (true for every row)", reason),
             Compiled::Step(step, shape, detail) => {
                 trace.add(shape, detail);
-                steps.push(step);
+                match &step {
+                    FilterStep::Codec { filter, .. } if filter.decodes_rows() => late.push(step),
+                    _ => steps.push(step),
+                }
             }
-            Compiled::Generic => generic.push(c),
+            Compiled::Generic => {
+                trace.add("filter: generic vectorized predicate", c.to_string());
+                late.push(FilterStep::Generic(c));
+            }
         }
     }
-    for g in generic {
-        trace.add("filter: generic vectorized predicate", g.to_string());
-        steps.push(FilterStep::Generic(g));
-    }
+    steps.extend(late);
     CompiledFilter::Steps(steps)
 }
 
@@ -1019,6 +1024,18 @@ pub fn run_filter(
                 };
                 retain_valid(s, &col.validity)
             }
+            FilterStep::Codec { column, filter } if cur.is_some() && filter.decodes_rows() => {
+                let col = &part.columns[*column];
+                let cur = cur.unwrap_or_default();
+                match filter.select_rows(col, cur) {
+                    Some(s) => s,
+                    None => {
+                        return Err(crate::Error::Internal(
+                            "a row-decoding filter on another codec".into(),
+                        ));
+                    }
+                }
+            }
             FilterStep::Codec { column, filter } => {
                 let words = filter.mask(&part.columns[*column]);
                 let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
@@ -1058,7 +1075,7 @@ fn fusable(step: &FilterStep, part: &Partition) -> bool {
         FilterStep::FloatCompare { column, .. } => {
             matches!(part.columns[*column].data, ColumnData::Float(_))
         }
-        FilterStep::Codec { .. } => true,
+        FilterStep::Codec { filter, .. } => !filter.decodes_rows(),
         _ => false,
     }
 }

@@ -85,12 +85,9 @@ fn filter_wave(
 ) -> Result<Vec<(PartRun, Option<Vec<u32>>)>> {
     wave.par_iter()
         .map(|u| {
-            ctx.cancel.check()?;
-            let p = &plan.table.partitions[u.part];
-            let mut run = PartRun::new(u.part, ctx.tracing);
-            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?
-                .map(|s| s.unwrap_or_else(|| (0..p.rows as u32).collect()));
-            ctx.progress_rows(p.rows);
+            let rows = plan.table.partitions[u.part].rows;
+            let (run, sel) = filter_unit(plan, ctx, u)?;
+            let sel = sel.map(|s| s.unwrap_or_else(|| (0..rows as u32).collect()));
             Ok((run, sel))
         })
         .collect()
@@ -248,18 +245,12 @@ fn sorted(
             .collect()
     };
     let run_unit = |u: &Unit| -> Result<(PartRun, Vec<Candidate>)> {
-        ctx.cancel.check()?;
         let p = &plan.table.partitions[u.part];
-        let mut run = PartRun::new(u.part, ctx.tracing);
-        let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
-        ctx.progress_rows(p.rows);
+        let (mut run, sel) = filter_unit(plan, ctx, u)?;
         let Some(sel) = sel else {
             return Ok((run, Vec::new()));
         };
-        let rows = match &sel {
-            Some(s) => Rows::some(s),
-            None => Rows::all(p.rows),
-        };
+        let rows = rows_of(&sel, p.rows);
         let c = partition_top(&keys_of(p), p, u.part, rows, k, &mut run.trace)?;
         Ok((run, c))
     };
@@ -374,19 +365,12 @@ fn sorted_by_histograms(
     let counted: Vec<Counted> = units
         .par_iter()
         .map(|u| -> Result<Counted> {
-            ctx.cancel.check()?;
             let p = &parts[u.part];
-            let mut run = PartRun::new(u.part, ctx.tracing);
-            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
-            ctx.progress_rows(p.rows);
+            let (run, sel) = filter_unit(plan, ctx, u)?;
             let Some(sel) = sel else {
                 return Ok((run, None, None));
             };
-            let rows = match &sel {
-                Some(s) => Rows::some(s),
-                None => Rows::all(p.rows),
-            };
-            let hist = key_histogram(&p.columns[*index], rows);
+            let hist = key_histogram(&p.columns[*index], rows_of(&sel, p.rows));
             Ok((run, sel, hist))
         })
         .collect::<Result<_>>()?;
@@ -406,10 +390,7 @@ fn sorted_by_histograms(
         .zip(slices)
         .map(|((mut run, sel, _), slices)| {
             let p = &parts[run.part];
-            let rows = match &sel {
-                Some(s) => Rows::some(s),
-                None => Rows::all(p.rows),
-            };
+            let rows = rows_of(&sel, p.rows);
             let got = if slices.is_empty() {
                 Vec::new()
             } else {
@@ -440,6 +421,30 @@ fn sorted_by_histograms(
     }
     emit_in_order(plan, order.into_iter().map(|(_, p, r)| (p, r)), sink)?;
     Ok(Some(runs))
+}
+
+/// Filters the partition of `u` after a cancel check, counting its rows as
+/// done: the run record and the selection (`None`: the partition is ruled
+/// out; `Some(None)`: every row).
+fn filter_unit(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    u: &Unit,
+) -> Result<(PartRun, Option<Option<Vec<u32>>>)> {
+    ctx.cancel.check()?;
+    let p = &plan.table.partitions[u.part];
+    let mut run = PartRun::new(u.part, ctx.tracing);
+    let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+    ctx.progress_rows(p.rows);
+    Ok((run, sel))
+}
+
+/// The rows `sel` names in a partition of `n` rows (`None`: all of them).
+fn rows_of(sel: &Option<Vec<u32>>, n: usize) -> Rows<'_> {
+    match sel {
+        Some(s) => Rows::some(s),
+        None => Rows::all(n),
+    }
 }
 
 /// `offset + limit` from which one integer or float sort key is merged as
@@ -482,18 +487,12 @@ fn sorted_by_normalized_key(
     let kept: Vec<Kept> = units
         .par_iter()
         .map(|u| -> Result<Kept> {
-            ctx.cancel.check()?;
             let p = &parts[u.part];
-            let mut run = PartRun::new(u.part, ctx.tracing);
-            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
-            ctx.progress_rows(p.rows);
+            let (mut run, sel) = filter_unit(plan, ctx, u)?;
             let Some(sel) = sel else {
                 return Ok((run, Some(Vec::new())));
             };
-            let rows = match &sel {
-                Some(s) => Rows::some(s),
-                None => Rows::all(p.rows),
-            };
+            let rows = rows_of(&sel, p.rows);
             let spec = (specialize(&plan.outputs[key.column], p), key);
             let top = partition_top_normalized(&spec, p, rows, k)?;
             if let Some(t) = &top {

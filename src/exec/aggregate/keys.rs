@@ -302,11 +302,79 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
             _ => {}
         }
     }
+    if let Some(k) = alp_floor_key(expr, part, rows) {
+        return Ok(k);
+    }
     let a = match eval(expr, part, rows)? {
         Datum::Scalar(v) => return Ok(constant(v, expr)),
         Datum::Array(a) => a,
     };
     Ok(recode(a, expr))
+}
+
+/// `floor(x)` over an ALP column with decimals (`exponent = -k < 0`) and no
+/// exceptions: the key codes come straight from the digits as
+/// `⌊(base + code) / 10^k⌋ - lo`, no float decoded. Exact: a row's value
+/// is the f64 nearest `d / 10^k` with `|d| < 2^51`, whose fractional part is
+/// a multiple of `10^-k`, at least `10^-k` from the next integer, while the
+/// f64 spacing there is below `10^-k / 2`; so rounding never reaches an
+/// integer the decimal does not. `None` for anything else, or when the
+/// floors span more codes than the evaluated path would accept.
+fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyCodes<'a>> {
+    let Expr::Call {
+        func: crate::plan::Func::Floor,
+        args,
+        ..
+    } = expr
+    else {
+        return None;
+    };
+    let [Expr::Column { index, .. }] = &args[..] else {
+        return None;
+    };
+    let col = &part.columns[*index];
+    let ColumnData::Alp(a) = &col.data else {
+        return None;
+    };
+    if a.exponent() >= 0 || !a.exceptions().0.is_empty() {
+        return None;
+    }
+    let p = 10i64.checked_pow(u32::from(a.exponent().unsigned_abs()))?;
+    let base = a.base();
+    let lo = base.div_euclid(p);
+    let hi = base
+        .checked_add(i64::try_from(a.max_code()).ok()?)?
+        .div_euclid(p);
+    let n = rows.len;
+    let range = (hi - lo) as u64;
+    if range >= (n as u64).max(1 << 16) * 2 {
+        return None;
+    }
+    let nullable = col.validity.is_some();
+    let shift = nullable as u64;
+    let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
+    let codes: Vec<u64> = with_codes!(a.codes(), c => (0..n)
+        .map(|j| {
+            let r = rows.row(j);
+            if valid(r) {
+                ((base + c[r].to_u64() as i64).div_euclid(p) - lo) as u64 + shift
+            } else {
+                0
+            }
+        })
+        .collect());
+    Some(KeyCodes {
+        source: KeySource::Computed(codes),
+        card: range + 1 + shift,
+        decoder: Decoder::FloatOffset {
+            base: lo as f64,
+            nullable,
+        },
+        how: format!(
+            "{expr}: from ALP digits (no float decoded), range {} codes",
+            range + 1
+        ),
+    })
 }
 
 /// Re-codes evaluated key values densely.

@@ -535,12 +535,15 @@ pub fn collect_slices(col: &Column, rows: Rows<'_>, slices: &[WindowSlice]) -> V
         ColumnData::Const(_) => None,
         _ => ordered_codes(col).map(|c| c.0),
     };
+    // A NULL constant is NULL at every row, whatever its validity says (as
+    // `key_histogram` counts it).
+    let all_null = matches!(col.data, ColumnData::Const(Value::Null));
     for j in 0..rows.len {
         if open == 0 {
             break;
         }
         let r = rows.row(j);
-        let slot = if !valid(r) {
+        let slot = if all_null || !valid(r) {
             null_slice
         } else {
             let code = codes.map_or(0, |c| c.get(r) as usize);
@@ -710,6 +713,29 @@ mod tests {
     use crate::types::DataType;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_null_constant_is_null_at_every_row_whatever_its_validity() {
+        let mut bare = Column::all_null(DataType::Int, 5);
+        bare.validity = None;
+        let columns = [Column::all_null(DataType::Int, 3), bare];
+        let hists: Vec<KeyHistogram> = columns
+            .iter()
+            .map(|c| key_histogram(c, Rows::all(c.len)).unwrap())
+            .collect();
+        assert_eq!(hists.iter().map(KeyHistogram::rows).sum::<usize>(), 8);
+        let key = SortKey {
+            column: 0,
+            desc: false,
+            nulls_first: false,
+        };
+        let refs: Vec<&KeyHistogram> = hists.iter().collect();
+        let slices = window_slices(&refs, key, 2..6);
+        let got: Vec<Vec<(usize, u32)>> = (0..2)
+            .map(|p| collect_slices(&columns[p], Rows::all(columns[p].len), &slices[p]))
+            .collect();
+        assert_eq!(got, vec![vec![(0, 2)], vec![(1, 0), (2, 1), (3, 2)]]);
+    }
 
     #[test]
     fn window_slices_pick_what_a_stable_sort_then_the_window_picks() {

@@ -10,37 +10,26 @@
 //!
 //! The implementation modules (`sql`, `plan`, `exec`, `store`, `ingest`,
 //! `kernel`, `engine`) are private. The crate feature `internals` makes
-//! `sql`, `plan`, `store`, `ingest` and `kernel` public, for the project's own tests, benchmarks and examples only (the
-//! differential test's reference evaluator builds tables and plans directly;
-//! the codec benchmarks call kernels); it is not a stable API.
+//! `sql`, `plan`, `store`, `ingest` and `kernel` public, for the project's
+//! own tests, benchmarks and examples only (the differential test's
+//! reference evaluator builds tables and plans directly; the codec
+//! benchmarks call kernels); it is not a stable API.
+
+/// Declares modules that are private, or public and hidden from the docs
+/// under the `internals` feature.
+macro_rules! internal_modules {
+    ($($name:ident),*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
 
 mod engine;
 mod exec;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod ingest;
-#[cfg(not(feature = "internals"))]
-mod ingest;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod kernel;
-#[cfg(not(feature = "internals"))]
-mod kernel;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod plan;
-#[cfg(not(feature = "internals"))]
-mod plan;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod sql;
-#[cfg(not(feature = "internals"))]
-mod sql;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod store;
-#[cfg(not(feature = "internals"))]
-mod store;
+internal_modules!(ingest, kernel, plan, sql, store);
 
 pub mod control;
 pub mod error;

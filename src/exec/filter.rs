@@ -136,7 +136,7 @@ macro_rules! with_float_pred {
 /// The conjuncts of a predicate (`a AND b AND c` → `[a, b, c]`).
 pub fn conjuncts(e: &Expr) -> Vec<Expr> {
     let mut out = Vec::new();
-    split_and(e.clone(), &mut out);
+    e.clone().split_chain(BinaryOp::And, &mut out);
     out
 }
 
@@ -368,7 +368,7 @@ pub fn compile_filter(
     };
     let specialized = specialize(filter, part);
     let mut conjuncts = Vec::new();
-    split_and(specialized, &mut conjuncts);
+    specialized.split_chain(BinaryOp::And, &mut conjuncts);
     let mut steps = Vec::new();
     // Steps that decode every row they test, and generic predicates, run
     // after the cheap steps, in the query's order, each on the rows left.
@@ -398,21 +398,6 @@ pub fn compile_filter(
     }
     steps.extend(late);
     CompiledFilter::Steps(steps)
-}
-
-fn split_and(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-            ..
-        } => {
-            split_and(*left, out);
-            split_and(*right, out);
-        }
-        e => out.push(e),
-    }
 }
 
 enum Compiled {
@@ -1024,24 +1009,20 @@ pub fn run_filter(
                 };
                 retain_valid(s, &col.validity)
             }
-            FilterStep::Codec { column, filter } if cur.is_some() && filter.decodes_rows() => {
+            FilterStep::Codec { column, filter } => {
                 let col = &part.columns[*column];
-                let cur = cur.unwrap_or_default();
-                match filter.select_rows(col, cur) {
+                // Row-decoding filters read only the rows left; the others
+                // give the whole partition's mask.
+                match cur.and_then(|s| filter.select_rows(col, s)) {
                     Some(s) => s,
                     None => {
-                        return Err(crate::Error::Internal(
-                            "a row-decoding filter on another codec".into(),
-                        ));
+                        let words = filter.mask(col);
+                        let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
+                        match cur {
+                            Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
+                            None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
+                        }
                     }
-                }
-            }
-            FilterStep::Codec { column, filter } => {
-                let words = filter.mask(&part.columns[*column]);
-                let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
-                match cur {
-                    Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
-                    None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
                 }
             }
             FilterStep::Generic(e) => {

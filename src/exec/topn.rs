@@ -378,6 +378,30 @@ fn code_value(col: &Column, code: usize) -> Value {
     }
 }
 
+/// Rows per code (`card` codes) at `rows` of a column's codes, and the NULL
+/// rows apart.
+fn count_codes(
+    codes: &Codes,
+    card: usize,
+    validity: Option<&Bitmap>,
+    rows: Rows<'_>,
+) -> (Vec<usize>, usize) {
+    let valid = |r: usize| validity.is_none_or(|b| b.get(r));
+    let mut counts = vec![0usize; card];
+    let mut nulls = 0usize;
+    with_codes!(codes, c => {
+        for j in 0..rows.len {
+            let r = rows.row(j);
+            if valid(r) {
+                counts[c[r].to_usize()] += 1;
+            } else {
+                nulls += 1;
+            }
+        }
+    });
+    (counts, nulls)
+}
+
 /// Codes with rows in a histogram of the first sort key: the most a
 /// partition may have for the cross-partition path (the merge sorts one
 /// entry per code and partition).
@@ -430,18 +454,7 @@ pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
     if card > HISTOGRAM_MAX_CODES {
         return None;
     }
-    let mut counts = vec![0usize; card];
-    let mut nulls = 0usize;
-    with_codes!(codes, c => {
-        for j in 0..rows.len {
-            let r = rows.row(j);
-            if valid(r) {
-                counts[c[r].to_usize()] += 1;
-            } else {
-                nulls += 1;
-            }
-        }
-    });
+    let (counts, nulls) = count_codes(codes, card, validity, rows);
     let codes = counts
         .iter()
         .enumerate()
@@ -591,18 +604,7 @@ fn by_code_counts(
     let validity = col.validity.as_ref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     // Counts per code; NULLs apart.
-    let mut counts = vec![0u32; card];
-    let mut nulls = 0usize;
-    with_codes!(codes, c => {
-        for j in 0..n {
-            let r = rows.row(j);
-            if valid(r) {
-                counts[c[r].to_usize()] += 1;
-            } else {
-                nulls += 1;
-            }
-        }
-    });
+    let (counts, nulls) = count_codes(codes, card, validity, rows);
     // Walk the codes in sort order until k rows are covered.
     let order: Box<dyn Iterator<Item = usize>> = if key.desc {
         Box::new((0..card).rev())
@@ -619,7 +621,7 @@ fn by_code_counts(
     }
     let mut boundary: Option<usize> = None;
     for code in order {
-        let c = counts[code] as usize;
+        let c = counts[code];
         if before + c >= k {
             boundary = Some(code);
             break;

@@ -773,6 +773,24 @@ impl Expr {
         pred(self) || self.children().into_iter().any(|c| c.any(pred))
     }
 
+    /// Appends the operands of a chain of `op` (`a AND b AND c` for
+    /// `BinaryOp::And`) to `out`, left to right; any other expression is
+    /// one operand.
+    pub fn split_chain(self, op: BinaryOp, out: &mut Vec<Expr>) {
+        match self {
+            Expr::Binary {
+                op: o,
+                left,
+                right,
+                ..
+            } if o == op => {
+                left.split_chain(op, out);
+                right.split_chain(op, out);
+            }
+            e => out.push(e),
+        }
+    }
+
     /// True when the expression reads no column, key or aggregate.
     pub fn is_constant(&self) -> bool {
         !self.any(&|e| {

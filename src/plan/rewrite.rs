@@ -50,20 +50,6 @@ fn equalities_to_in(e: Expr) -> Expr {
     ) {
         return e;
     }
-    fn flatten(e: Expr, out: &mut Vec<Expr>) {
-        match e {
-            Expr::Binary {
-                op: BinaryOp::Or,
-                left,
-                right,
-                ..
-            } => {
-                flatten(*left, out);
-                flatten(*right, out);
-            }
-            e => out.push(e),
-        }
-    }
     /// The column and the literals that `e` compares it with for equality.
     fn equality(e: &Expr) -> Option<(&Expr, Vec<Expr>)> {
         let literal_of = |c: &Expr, l: &Expr| match (c, l) {
@@ -92,7 +78,7 @@ fn equalities_to_in(e: Expr) -> Expr {
         }
     }
     let mut terms = Vec::new();
-    flatten(e, &mut terms);
+    e.split_chain(BinaryOp::Or, &mut terms);
     // Per column (by index, in order of first appearance): where its first
     // term stands, and the literals of all its terms.
     let mut lists: Vec<(usize, usize, Vec<Expr>)> = Vec::new();

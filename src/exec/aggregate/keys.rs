@@ -347,7 +347,7 @@ fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option
         .div_euclid(p);
     let n = rows.len;
     let range = (hi - lo) as u64;
-    if range >= (n as u64).max(1 << 16) * 2 {
+    if !dense_enough(range as u128, n) {
         return None;
     }
     let nullable = col.validity.is_some();
@@ -377,6 +377,12 @@ fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option
     })
 }
 
+/// Whether key values spanning `range + 1` codes are coded by offset from
+/// the smallest over `n` rows: at most twice the rows (or 2^17).
+fn dense_enough(range: u128, n: usize) -> bool {
+    range < (n as u128).max(1 << 16) * 2
+}
+
 /// Re-codes evaluated key values densely.
 fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
     let n = a.len();
@@ -393,7 +399,7 @@ fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
                 }
             }
             let range = (hi as i128 - lo as i128) as u128;
-            if lo <= hi && range < (n as u128).max(1 << 16) * 2 {
+            if lo <= hi && dense_enough(range, n) {
                 let codes = (0..n)
                     .map(|i| {
                         if valid(i) {
@@ -426,7 +432,7 @@ fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
                     hi = hi.max(x);
                 }
             }
-            if integral && lo <= hi && hi - lo < ((n as f64).max(65536.0) * 2.0) {
+            if integral && lo <= hi && dense_enough((hi - lo) as u128, n) {
                 let codes = (0..n)
                     .map(|i| {
                         if valid(i) {

@@ -47,7 +47,8 @@ mod tests {
         let Some(meter) = PeakMeter::start() else {
             return;
         };
-        let touched = vec![1u8; 64 << 20];
+        // black_box: an optimized build would otherwise drop the unread vector.
+        let touched = std::hint::black_box(vec![1u8; 64 << 20]);
         let peak = meter.peak_bytes().unwrap();
         assert!(peak >= 60 << 20, "{peak}");
         drop(touched);

@@ -549,7 +549,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             .and_then(|p| p.lock().ok()?.pop())
             .unwrap_or_default();
         rest.clear();
-        rest.reserve(room);
+        rest.reserve_exact(room);
         rest.extend_from_slice(&self.buf[self.pos..]);
         let offset = self.total - self.buf.len() as u64 + self.begin as u64;
         self.buf.truncate(self.pos);

@@ -104,6 +104,8 @@ impl PackedStrings {
             text.push_str(s);
             offsets.push(text.len() as u64);
         }
+        // The table keeps this text; drop the doubling's slack.
+        text.shrink_to_fit();
         let max = text.len() as u64;
         PackedStrings {
             offsets: Codes::pack(offsets.into_iter(), max),

@@ -334,6 +334,9 @@ impl Fsst {
             })
             .collect();
         let max_length = lengths.iter().copied().max().unwrap_or(0);
+        // The partition keeps these bytes; drop the doubling's slack (up to
+        // as much again, seen with heaptrack on a load).
+        bytes.shrink_to_fit();
         let fsst = Fsst {
             table,
             bytes,

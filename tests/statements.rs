@@ -130,6 +130,50 @@ fn cast_of_a_float_to_an_integer_rounds_half_to_even() {
     }
 }
 
+/// Aggregate arguments are evaluated a few thousand rows at a time: sums
+/// over a 20,000-row partition, whole and through a selection, with and
+/// without groups, equal the sums computed here, and an error at a row of a
+/// late batch still fails the query.
+#[test]
+fn aggregates_over_a_partition_larger_than_a_batch() {
+    let n: i64 = 20_000;
+    let mut csv = String::from("x,f,g\n");
+    for i in 0..n {
+        csv.push_str(&format!("{i},{}.25,{}\n", i % 1000, i % 7));
+    }
+    let db = database(&csv, n as usize);
+    let one = |sql: &str| -> Vec<Value> {
+        let rows = db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).rows;
+        assert_eq!(rows.len(), 1, "{sql}");
+        rows[0].clone()
+    };
+    let all: i64 = (0..n).map(|i| i * 3 + (i % 7)).sum();
+    let floats: f64 = (0..n).map(|i| (i % 1000) as f64 + 0.25 - i as f64).sum();
+    let row = one("SELECT sum(x * 3 + g), sum(f - x) FROM t");
+    assert_eq!(row[0], Value::Int(all));
+    match row[1] {
+        Value::Float(s) => assert!((s - floats).abs() <= 1e-9 * floats.abs(), "{s} {floats}"),
+        ref other => panic!("{other:?}"),
+    }
+    let picked: i64 = (0..n).filter(|i| i % 3 == 1).map(|i| i * 3 + (i % 7)).sum();
+    assert_eq!(
+        one("SELECT sum(x * 3 + g) FROM t WHERE x % 3 = 1")[0],
+        Value::Int(picked)
+    );
+    let in_group_2: i64 = (0..n).filter(|i| i % 7 == 2).map(|i| i * 3 + 2).sum();
+    let grouped = db
+        .query("SELECT g, sum(x * 3 + g) FROM t GROUP BY g ORDER BY g")
+        .unwrap()
+        .rows;
+    assert_eq!(grouped.len(), 7);
+    assert_eq!(grouped[2], vec![Value::Int(2), Value::Int(in_group_2)]);
+    // Division by zero at row 19,000 only.
+    let err = db
+        .query("SELECT sum(10 / (x - 19000)) FROM t")
+        .expect_err("division by zero");
+    assert!(err.to_string().contains("division by zero"), "{err}");
+}
+
 // ---------------------------------------------------------------------------
 // DESCRIBE, SHOW TABLES, SUMMARIZE
 

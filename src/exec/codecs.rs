@@ -80,9 +80,10 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
             })
         }
         _ => {
-            let decoded = match rows.sel {
-                None => col.decode_range(0..rows.len),
-                Some(sel) => col.decode_selection(sel),
+            let decoded = match rows.range() {
+                Some(r) => col.decode_range(r),
+                // Not a range, so a selection.
+                None => col.decode_selection(rows.sel.unwrap_or_default()),
             };
             match decoded {
                 Decoded::Ints(v) => Data::Int(v),

@@ -256,6 +256,83 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
     }
 }
 
+/// Rows per batch when an aggregate's argument is evaluated: the batch's
+/// intermediate arrays (8 bytes a row each) stay in the core's cache from
+/// one operator to the next, and are small enough for the allocator to
+/// reuse. Evaluated over a whole 65,536-row partition at once, 40 sums of
+/// arithmetic spent 13% of their time in the kernel clearing fresh pages
+/// for partition-sized vectors (perf).
+const ARG_BATCH_ROWS: usize = 4096;
+
+/// Evaluates `arg` at `rows` [`ARG_BATCH_ROWS`] rows at a time and adds
+/// each batch to `acc`; true when the argument is constant (a scalar).
+/// `all_rows` holds `0..n` as a selection once made, so that a batch of an
+/// unselected partition is a slice of it (a [`Rows::run`], decoded as a
+/// range).
+///
+/// # Errors
+/// Evaluation errors, at the first failing row in row order as the
+/// reference evaluator reports them.
+fn update_in_batches(
+    acc: &mut dyn Accumulator,
+    arg: &Expr,
+    part: &Partition,
+    rows: Rows<'_>,
+    gids: Gids<'_>,
+    groups: usize,
+    all_rows: &mut Vec<u32>,
+) -> Result<bool> {
+    let sel = match rows.sel {
+        _ if rows.len <= ARG_BATCH_ROWS => None,
+        Some(sel) => Some(sel),
+        None => {
+            if all_rows.len() != rows.len {
+                *all_rows = (0..rows.len as u32).collect();
+            }
+            Some(&all_rows[..])
+        }
+    };
+    let Some(sel) = sel else {
+        return update_batch(acc, arg, part, rows, gids, groups);
+    };
+    let mut constant = false;
+    for start in (0..rows.len).step_by(ARG_BATCH_ROWS) {
+        let end = (start + ARG_BATCH_ROWS).min(rows.len);
+        let batch_gids = match gids {
+            Gids::Single(_) => Gids::Single(end - start),
+            Gids::Ids(ids) => Gids::Ids(&ids[start..end]),
+        };
+        let batch = if rows.sel.is_none() {
+            Rows::run(&sel[start..end])
+        } else {
+            Rows::some(&sel[start..end])
+        };
+        constant = update_batch(acc, arg, part, batch, batch_gids, groups)?;
+    }
+    Ok(constant)
+}
+
+/// One batch of [`update_in_batches`].
+fn update_batch(
+    acc: &mut dyn Accumulator,
+    arg: &Expr,
+    part: &Partition,
+    rows: Rows<'_>,
+    gids: Gids<'_>,
+    groups: usize,
+) -> Result<bool> {
+    match eval(arg, part, rows)? {
+        Datum::Scalar(v) => {
+            acc.update(Input::Scalar(&v), gids, groups)?;
+            Ok(true)
+        }
+        Datum::Array(a) => {
+            acc.update(Input::Array(&a), gids, groups)?;
+            Ok(false)
+        }
+    }
+}
+
 /// Aggregates the selected rows of one partition into a [`Partial`].
 ///
 /// # Errors
@@ -284,6 +361,8 @@ pub fn aggregate_partition<'a>(
         Some(ids) => Gids::Ids(ids),
     };
     let mut accs: Vec<Box<dyn Accumulator>> = Vec::with_capacity(aggs.len());
+    // Rows 0..n as a selection, made once when arguments are batched.
+    let mut all_rows = Vec::new();
     for call in aggs {
         let mut acc = new_accumulator(call)?;
         let arg = call.arg.as_ref();
@@ -324,22 +403,22 @@ pub fn aggregate_partition<'a>(
                 );
                 acc.update(Input::Column(&part.columns[*index], rows), gids, groups)?;
             }
-            (func, Some(arg)) => match eval(arg, part, rows)? {
-                Datum::Scalar(v) => {
-                    trace.add(
-                        format!("aggregate {}: constant argument", func.name()),
-                        call.to_string(),
-                    );
-                    acc.update(Input::Scalar(&v), gids, groups)?;
-                }
-                Datum::Array(a) => {
-                    trace.add(
-                        format!("aggregate {}: typed accumulator", func.name()),
-                        call.to_string(),
-                    );
-                    acc.update(Input::Array(&a), gids, groups)?;
-                }
-            },
+            (func, Some(arg)) => {
+                let constant =
+                    update_in_batches(acc.as_mut(), arg, part, rows, gids, groups, &mut all_rows)?;
+                trace.add(
+                    format!(
+                        "aggregate {}: {}",
+                        func.name(),
+                        if constant {
+                            "constant argument"
+                        } else {
+                            "typed accumulator"
+                        }
+                    ),
+                    call.to_string(),
+                );
+            }
         }
         accs.push(acc);
     }

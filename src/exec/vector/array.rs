@@ -15,6 +15,7 @@
 //! owned in one buffer when computed (`Owned`).
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::store::with_codes;
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
@@ -28,12 +29,18 @@ pub struct Rows<'s> {
     pub sel: Option<&'s [u32]>,
     /// Number of rows selected.
     pub len: usize,
+    /// The selection is known to be consecutive rows (a batch of all rows).
+    run: bool,
 }
 
 impl<'s> Rows<'s> {
     /// Every row of a partition with `n` rows.
     pub fn all(n: usize) -> Rows<'static> {
-        Rows { sel: None, len: n }
+        Rows {
+            sel: None,
+            len: n,
+            run: false,
+        }
     }
 
     /// The rows in `sel`.
@@ -41,6 +48,31 @@ impl<'s> Rows<'s> {
         Rows {
             sel: Some(sel),
             len: sel.len(),
+            run: false,
+        }
+    }
+
+    /// The rows in `sel`, which the caller made as consecutive rows
+    /// (`sel[j] == sel[0] + j`), e.g. a batch of a partition's rows.
+    pub fn run(sel: &'s [u32]) -> Rows<'s> {
+        debug_assert!(sel.windows(2).all(|w| w[1] == w[0] + 1));
+        Rows {
+            sel: Some(sel),
+            len: sel.len(),
+            run: true,
+        }
+    }
+
+    /// The rows as one range `a..b` when they are every row (`0..len`) or
+    /// a [`Rows::run`]: decoding then reads a slice instead of gathering.
+    pub fn range(&self) -> Option<Range<usize>> {
+        match self.sel {
+            None => Some(0..self.len),
+            Some(sel) if self.run => {
+                let first = *sel.first()? as usize;
+                Some(first..first + sel.len())
+            }
+            Some(_) => None,
         }
     }
 
@@ -433,12 +465,19 @@ pub fn gather_validity(col: &Column, rows: Rows<'_>) -> Option<Bitmap> {
     (!out.all_set()).then_some(out)
 }
 
-/// Gathers `values[i]` for `i` in `sel` (or all), mapped through `f`.
+/// Gathers `values[i]` for the rows `rows` (a slice when they are a range),
+/// mapped through `f`.
 #[inline]
-fn gather<T: Copy, U>(values: &[T], sel: Option<&[u32]>, f: impl Fn(T) -> U) -> Vec<U> {
-    match sel {
-        None => values.iter().map(|&v| f(v)).collect(),
-        Some(sel) => sel.iter().map(|&i| f(values[i as usize])).collect(),
+fn gather<T: Copy, U>(values: &[T], rows: Rows<'_>, f: impl Fn(T) -> U) -> Vec<U> {
+    match rows.range() {
+        Some(r) => values[r].iter().map(|&v| f(v)).collect(),
+        // Not a range, so a selection.
+        None => rows
+            .sel
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| f(values[i as usize]))
+            .collect(),
     }
 }
 
@@ -447,7 +486,6 @@ fn gather<T: Copy, U>(values: &[T], sel: Option<&[u32]>, f: impl Fn(T) -> U) -> 
 /// packed strings as borrowed views, a constant as a scalar.
 pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
     let validity = gather_validity(col, rows);
-    let sel = rows.sel;
     let data = match &col.data {
         ColumnData::Const(v) => {
             if validity.is_none() || v.is_null() {
@@ -460,20 +498,20 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
         ColumnData::Offset { base, scale, codes } => {
             let (base, scale) = (*base, *scale);
             Data::Int(if scale == 1 {
-                with_codes!(codes, c => gather(c, sel, |x| base.wrapping_add(x.to_u64() as i64)))
+                with_codes!(codes, c => gather(c, rows, |x| base.wrapping_add(x.to_u64() as i64)))
             } else {
-                with_codes!(codes, c => gather(c, sel, |x| base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64)))
+                with_codes!(codes, c => gather(c, rows, |x| base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64)))
             })
         }
-        ColumnData::Float(v) => match sel {
-            None => Data::Float(Cow::Borrowed(v)),
-            Some(sel) => Data::Float(Cow::Owned(gather(v, Some(sel), |x| x))),
+        ColumnData::Float(v) => match rows.range() {
+            Some(r) => Data::Float(Cow::Borrowed(&v[r])),
+            None => Data::Float(Cow::Owned(gather(v, rows, |x| x))),
         },
         ColumnData::Dict { dict, codes } => {
             let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
             Data::Str(Strs::Coded {
                 entries: Box::new(Strs::Views(entries)),
-                codes: with_codes!(codes, c => gather(c, sel, |x| x.to_u64() as u32)),
+                codes: with_codes!(codes, c => gather(c, rows, |x| x.to_u64() as u32)),
             })
         }
         ColumnData::Packed(p) => Data::Str(Strs::Views(

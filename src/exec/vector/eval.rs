@@ -541,14 +541,35 @@ impl Operand<'_> {
     }
 }
 
-/// An operand as a function of the row, widened to f64.
-fn as_f64_fn<'d>(o: &Operand<'d>) -> Box<dyn Fn(usize) -> f64 + 'd> {
-    match *o {
-        Operand::Ints(a) => Box::new(move |i| a[i] as f64),
-        Operand::Floats(a) => Box::new(move |i| a[i]),
-        Operand::Int(k) => Box::new(move |_| k as f64),
-        Operand::Float(k) => Box::new(move |_| k),
-    }
+/// Binds `$f` to `$o` (an [`Operand`]) as a function of the row widened
+/// to f64, and expands `$body` once per operand kind, so that every pair
+/// of operand kinds gets its own monomorphic loop (a boxed closure here
+/// cost a dynamic call per element: 13% of a profile of 40 sums of mixed
+/// int/float arithmetic).
+macro_rules! with_f64 {
+    ($o:expr, $n:expr, $f:ident => $body:expr) => {
+        match *$o {
+            Operand::Ints(a) => {
+                let a = &a[..$n];
+                let $f = |i: usize| a[i] as f64;
+                $body
+            }
+            Operand::Floats(a) => {
+                let a = &a[..$n];
+                let $f = |i: usize| a[i];
+                $body
+            }
+            Operand::Int(k) => {
+                let k = k as f64;
+                let $f = |_: usize| k;
+                $body
+            }
+            Operand::Float(k) => {
+                let $f = |_: usize| k;
+                $body
+            }
+        }
+    };
 }
 
 fn operand<'d>(d: &'d Datum<'_>) -> Result<Operand<'d>> {
@@ -582,33 +603,21 @@ fn arith<'a>(
         // which side is constant.
         let v = match (x, y) {
             (Operand::Ints(a), Operand::Ints(b)) => {
+                let (a, b) = (&a[..n], &b[..n]);
                 int_arith_loop(op, n, |i| a[i], |i| b[i], &validity)?
             }
             (Operand::Ints(a), Operand::Int(k)) => int_scalar_right(op, a, k, &validity)?,
             (Operand::Int(k), Operand::Ints(b)) => {
+                let b = &b[..n];
                 int_arith_loop(op, n, |_| k, |i| b[i], &validity)?
             }
             _ => return Err(Error::Internal("integer operands".into())),
         };
         Data::Int(v)
     } else {
-        let v = match (&x, &y) {
-            (Operand::Floats(a), Operand::Floats(b)) => {
-                float_arith_loop(op, n, |i| a[i], |i| b[i], &validity)?
-            }
-            (Operand::Floats(a), Operand::Float(k)) => {
-                let k = *k;
-                float_arith_loop(op, n, |i| a[i], |_| k, &validity)?
-            }
-            (Operand::Floats(a), Operand::Int(k)) => {
-                let k = *k as f64;
-                float_arith_loop(op, n, |i| a[i], |_| k, &validity)?
-            }
-            _ => {
-                let (fx, fy) = (as_f64_fn(&x), as_f64_fn(&y));
-                float_arith_loop(op, n, fx, fy, &validity)?
-            }
-        };
+        let v = with_f64!(&x, n, fx => with_f64!(&y, n, fy => {
+            float_arith_loop(op, n, fx, fy, &validity)?
+        }));
         Data::Float(Cow::Owned(v))
     };
     Ok(Array {

@@ -161,6 +161,17 @@ impl Table {
         Some(n)
     }
 
+    /// The bytes each code stands for, the escape counted as the one byte
+    /// it brings (the byte after it is skipped by the reader).
+    fn code_lengths(&self) -> [u8; 256] {
+        let mut out = [0u8; 256];
+        for (o, &n) in out.iter_mut().zip(&self.lengths) {
+            *o = n;
+        }
+        out[ESCAPE as usize] = 1;
+        out
+    }
+
     /// Appends the decoding of `codes` (well-formed) to `out`.
     fn decode_into(&self, codes: &[u8], out: &mut Vec<u8>) {
         let mut ends = Vec::with_capacity(1);
@@ -239,6 +250,19 @@ impl Table {
     fn heap_bytes(&self) -> usize {
         self.symbols.len() * 9
     }
+}
+
+/// Decoded byte length of well-formed `codes` given each code's length
+/// (see `Table::code_lengths`); branch-free but for the loop.
+#[inline]
+fn byte_length(lengths: &[u8; 256], codes: &[u8]) -> i64 {
+    let (mut n, mut i) = (0usize, 0usize);
+    while i < codes.len() {
+        let c = codes[i];
+        n += lengths[c as usize] as usize;
+        i += 1 + usize::from(c == ESCAPE);
+    }
+    n as i64
 }
 
 /// Strings of one partition, FSST-compressed.
@@ -432,6 +456,33 @@ impl Fsst {
         })
     }
 
+    /// Appends the byte length of the strings at rows `range` (0 at a NULL
+    /// row) to `out`, summed from the codes without decoding them: a
+    /// symbol's length per code, one byte per escape (which then skips the
+    /// literal byte after it). For `strlen`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds.
+    pub fn byte_lengths_range(&self, range: Range<usize>, out: &mut Vec<i64>) {
+        let lengths = self.table.code_lengths();
+        self.for_each_compressed(range, |_, codes| out.push(byte_length(&lengths, codes)));
+    }
+
+    /// [`Fsst::byte_lengths_range`] at the rows in `selection` (ascending).
+    pub fn byte_lengths_selection(&self, selection: &[u32], out: &mut Vec<i64>) {
+        let (Some(&first), Some(&last)) = (selection.first(), selection.last()) else {
+            return;
+        };
+        let lengths = self.table.code_lengths();
+        let mut next = selection.iter().peekable();
+        self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
+            if next.peek().is_some_and(|&&r| r as usize == i) {
+                next.next();
+                out.push(byte_length(&lengths, codes));
+            }
+        });
+    }
+
     /// Appends the strings of the rows in `selection` (ascending) to `out`.
     pub fn decode_selection(&self, selection: &[u32], out: &mut StringBatch) {
         debug_assert!(selection.windows(2).all(|w| w[0] < w[1]));
@@ -563,7 +614,7 @@ mod tests {
     }
 
     #[test]
-    fn round_trips_by_row_range_and_selection() {
+    fn round_trips_and_byte_lengths_by_row_range_and_selection() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let mut encoded = 0;
         for (owned, validity) in cases() {
@@ -586,9 +637,15 @@ mod tests {
                 let b = rng.gen_range(a..=values.len());
                 f.decode_range(a..b, &mut batch);
                 assert_eq!(batch.len(), b - a);
+                let mut lengths = Vec::new();
+                f.byte_lengths_range(a..b, &mut lengths);
+                assert_eq!(lengths.len(), b - a);
                 for (j, i) in (a..b).enumerate() {
                     if valid(&validity, i) {
                         assert_eq!(batch.get(j), values[i]);
+                        assert_eq!(lengths[j], values[i].len() as i64);
+                    } else {
+                        assert_eq!(lengths[j], 0);
                     }
                 }
                 batch.clear();
@@ -597,9 +654,13 @@ mod tests {
                     .collect();
                 f.decode_selection(&sel, &mut batch);
                 assert_eq!(batch.len(), sel.len());
+                let mut lengths = Vec::new();
+                f.byte_lengths_selection(&sel, &mut lengths);
+                assert_eq!(lengths.len(), sel.len());
                 for (j, &i) in sel.iter().enumerate() {
                     if valid(&validity, i as usize) {
                         assert_eq!(batch.get(j), values[i as usize]);
+                        assert_eq!(lengths[j], values[i as usize].len() as i64);
                     }
                 }
             }

@@ -25,10 +25,12 @@ use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, division_by_zero, overflow};
 use crate::plan::{BinaryOp, DatePart, Expr, Func};
-use crate::store::{Bitmap, Partition};
+use crate::store::{Bitmap, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 
-use super::array::{Array, Data, Datum, PartitionRow, Rows, StrBuf, Strs, decode_column};
+use super::array::{
+    Array, Data, Datum, PartitionRow, Rows, StrBuf, Strs, decode_column, gather_validity,
+};
 
 /// Evaluates `expr` over the selected rows of `part`.
 ///
@@ -881,6 +883,29 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
     })
 }
 
+/// `strlen` of a packed or FSST string column without reading or decoding
+/// its text: packed strings from their offsets, FSST from the codes' symbol
+/// lengths (ClickBench q28, `avg(strlen(URL))`, decoded every URL before).
+/// `None` for other codecs.
+fn byte_lengths<'a>(col: &Column, rows: Rows<'_>) -> Option<Datum<'a>> {
+    let mut out = Vec::with_capacity(rows.len);
+    match &col.data {
+        ColumnData::Packed(p) => {
+            out.extend((0..rows.len).map(|j| p.bytes_of(rows.row(j)).len() as i64));
+        }
+        ColumnData::Fsst(f) => match rows.range() {
+            Some(r) => f.byte_lengths_range(r, &mut out),
+            None => f.byte_lengths_selection(rows.sel.unwrap_or_default(), &mut out),
+        },
+        _ => return None,
+    }
+    Some(Datum::Array(Array {
+        dtype: DataType::Int,
+        data: Data::Int(out),
+        validity: gather_validity(col, rows),
+    }))
+}
+
 /// Typed loops for the common functions; `None` for the rest (the caller
 /// falls back to the reference semantics).
 fn call<'a>(
@@ -890,6 +915,11 @@ fn call<'a>(
     part: &'a Partition,
     rows: Rows<'_>,
 ) -> Result<Option<Datum<'a>>> {
+    if let (Func::StrLen, [Expr::Column { index, .. }]) = (func, args)
+        && let Some(lengths) = byte_lengths(&part.columns[*index], rows)
+    {
+        return Ok(Some(lengths));
+    }
     let mut values = Vec::with_capacity(args.len());
     for a in args {
         values.push(eval(a, part, rows)?);

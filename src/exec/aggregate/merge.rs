@@ -156,31 +156,32 @@ fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Part
         });
     };
     let mut builders: Vec<KeyBuilder> = first.keys.iter().map(KeyBuilder::new).collect();
-    let mut hashes: Vec<u64> = Vec::new();
-    let mut table: HashTable<u32> = HashTable::with_capacity(first.hashes.len());
+    // Entries hold the hash next to the group, so a probe compares hashes
+    // without reading a per-group array at a random place (perf: the probe's
+    // closure was a third of merge_pieces, merging 1M string groups).
+    let mut table: HashTable<(u64, u32)> = HashTable::with_capacity(first.hashes.len());
     let mut accs: Vec<Box<dyn Accumulator>> = Vec::new();
     let mut groups = 0usize;
     for (n, piece) in std::iter::once(first).chain(pieces).enumerate() {
         cancel.check()?;
         let mut into = Vec::with_capacity(piece.hashes.len());
         for (i, &h) in piece.hashes.iter().enumerate() {
-            let found = table.find(h, |&g| {
-                hashes[g as usize] == h
+            let found = table.find(h, |&(eh, g)| {
+                eh == h
                     && builders
                         .iter()
                         .zip(&piece.keys)
                         .all(|(b, k)| b.eq(g as usize, k, i))
             });
             let g = match found {
-                Some(&g) => g,
+                Some(&(_, g)) => g,
                 None => {
                     let g = groups as u32;
                     groups += 1;
-                    hashes.push(h);
                     for (b, k) in builders.iter_mut().zip(&piece.keys) {
                         b.push(k, i);
                     }
-                    table.insert_unique(h, g, |&g| hashes[g as usize]);
+                    table.insert_unique(h, (h, g), |e| e.0);
                     g
                 }
             };

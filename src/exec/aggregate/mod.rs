@@ -292,8 +292,20 @@ fn update_in_batches(
             Some(&all_rows[..])
         }
     };
+    let mut update = |rows: Rows<'_>, gids: Gids<'_>| -> Result<bool> {
+        match eval(arg, part, rows)? {
+            Datum::Scalar(v) => {
+                acc.update(Input::Scalar(&v), gids, groups)?;
+                Ok(true)
+            }
+            Datum::Array(a) => {
+                acc.update(Input::Array(&a), gids, groups)?;
+                Ok(false)
+            }
+        }
+    };
     let Some(sel) = sel else {
-        return update_batch(acc, arg, part, rows, gids, groups);
+        return update(rows, gids);
     };
     let mut constant = false;
     for start in (0..rows.len).step_by(ARG_BATCH_ROWS) {
@@ -307,30 +319,9 @@ fn update_in_batches(
         } else {
             Rows::some(&sel[start..end])
         };
-        constant = update_batch(acc, arg, part, batch, batch_gids, groups)?;
+        constant = update(batch, batch_gids)?;
     }
     Ok(constant)
-}
-
-/// One batch of [`update_in_batches`].
-fn update_batch(
-    acc: &mut dyn Accumulator,
-    arg: &Expr,
-    part: &Partition,
-    rows: Rows<'_>,
-    gids: Gids<'_>,
-    groups: usize,
-) -> Result<bool> {
-    match eval(arg, part, rows)? {
-        Datum::Scalar(v) => {
-            acc.update(Input::Scalar(&v), gids, groups)?;
-            Ok(true)
-        }
-        Datum::Array(a) => {
-            acc.update(Input::Array(&a), gids, groups)?;
-            Ok(false)
-        }
-    }
 }
 
 /// Aggregates the selected rows of one partition into a [`Partial`].

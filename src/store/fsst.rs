@@ -443,8 +443,14 @@ impl Fsst {
         self.anchors[i / BLOCK_ROWS] as usize + before
     }
 
-    /// Calls `f(row, codes)` for rows `range`, in order.
-    fn for_each_compressed(&self, range: Range<usize>, mut f: impl FnMut(usize, &[u8])) {
+    /// Calls `f(row, codes)` for rows `range`, in order. Equal strings have
+    /// equal codes (every row is compressed alone by one compressor), so
+    /// the codes can stand for the strings in equality and grouping.
+    pub fn for_each_compressed<'s>(
+        &'s self,
+        range: Range<usize>,
+        mut f: impl FnMut(usize, &'s [u8]),
+    ) {
         if range.is_empty() {
             return;
         }

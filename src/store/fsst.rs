@@ -147,17 +147,41 @@ impl StringBatch {
 struct Table {
     symbols: Vec<[u8; 8]>,
     lengths: Vec<u8>,
+    /// The same, indexed by any code byte: a `u8` index into 256 entries
+    /// needs no bounds check in the decoding loop (callgrind: the checks
+    /// were a sizeable part of decoding URLs).
+    decode: Box<DecodeTable>,
+}
+
+/// Every code's bytes (zero-padded to 8) and length, 256 entries: unused
+/// codes are empty, and the escape counts its one literal byte.
+#[derive(Debug, Clone, PartialEq)]
+struct DecodeTable {
+    symbols: [[u8; 8]; 256],
+    lengths: [u8; 256],
 }
 
 impl Table {
     fn from_compressor(c: &Compressor) -> Table {
+        let symbols: Vec<[u8; 8]> = c
+            .symbol_table()
+            .iter()
+            .map(|s| s.to_u64().to_le_bytes())
+            .collect();
+        let lengths = c.symbol_lengths().to_vec();
+        let mut decode = Box::new(DecodeTable {
+            symbols: [[0; 8]; 256],
+            lengths: [0; 256],
+        });
+        for (k, (s, &n)) in symbols.iter().zip(&lengths).enumerate() {
+            decode.symbols[k] = *s;
+            decode.lengths[k] = n;
+        }
+        decode.lengths[ESCAPE as usize] = 1;
         Table {
-            symbols: c
-                .symbol_table()
-                .iter()
-                .map(|s| s.to_u64().to_le_bytes())
-                .collect(),
-            lengths: c.symbol_lengths().to_vec(),
+            symbols,
+            lengths,
+            decode,
         }
     }
 
@@ -187,13 +211,8 @@ impl Table {
 
     /// The bytes each code stands for, the escape counted as the one byte
     /// it brings (the byte after it is skipped by the reader).
-    fn code_lengths(&self) -> [u8; 256] {
-        let mut out = [0u8; 256];
-        for (o, &n) in out.iter_mut().zip(&self.lengths) {
-            *o = n;
-        }
-        out[ESCAPE as usize] = 1;
-        out
+    fn code_lengths(&self) -> &[u8; 256] {
+        &self.decode.lengths
     }
 
     /// Appends the decoding of `codes` (well-formed) to `out`.
@@ -238,6 +257,7 @@ impl Table {
         if out.len() < room {
             out.resize(room, 0);
         }
+        let d = &*self.decode;
         let mut pos = base;
         let mut i = 0;
         for n in lengths {
@@ -249,9 +269,8 @@ impl Table {
                     pos += 1;
                     i += 2;
                 } else {
-                    let k = c as usize;
-                    out[pos..pos + 8].copy_from_slice(&self.symbols[k]);
-                    pos += self.lengths[k] as usize;
+                    out[pos..pos + 8].copy_from_slice(&d.symbols[usize::from(c)]);
+                    pos += usize::from(d.lengths[usize::from(c)]);
                     i += 1;
                 }
             }
@@ -290,7 +309,7 @@ impl Table {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.symbols.len() * 9
+        self.symbols.len() * 9 + std::mem::size_of::<DecodeTable>()
     }
 }
 
@@ -512,7 +531,7 @@ impl Fsst {
     /// If the range is out of bounds.
     pub fn byte_lengths_range(&self, range: Range<usize>, out: &mut Vec<i64>) {
         let lengths = self.table.code_lengths();
-        self.for_each_compressed(range, |_, codes| out.push(byte_length(&lengths, codes)));
+        self.for_each_compressed(range, |_, codes| out.push(byte_length(lengths, codes)));
     }
 
     /// [`Fsst::byte_lengths_range`] at the rows in `selection` (ascending).
@@ -525,7 +544,7 @@ impl Fsst {
         self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
             if next.peek().is_some_and(|&&r| r as usize == i) {
                 next.next();
-                out.push(byte_length(&lengths, codes));
+                out.push(byte_length(lengths, codes));
             }
         });
     }

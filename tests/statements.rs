@@ -201,13 +201,7 @@ fn group_by_an_fsst_column_groups_equal_strings() {
         }
     }
     let db = database(&csv, 2_048);
-    let plan: Vec<String> = db
-        .query("EXPLAIN SELECT url, count(*) FROM t GROUP BY url")
-        .unwrap()
-        .rows
-        .iter()
-        .map(|r| r[0].to_string())
-        .collect();
+    let plan = explain(&db, "SELECT url, count(*) FROM t GROUP BY url");
     assert!(
         plan.iter()
             .any(|l| l.contains("FSST codes hashed compressed")),
@@ -444,6 +438,16 @@ fn empty_database() -> Database {
     .expect("thread pool")
 }
 
+/// The lines of `EXPLAIN sql`.
+fn explain(db: &Database, sql: &str) -> Vec<String> {
+    db.query(&format!("EXPLAIN {sql}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .rows
+        .iter()
+        .map(|r| r[0].to_string())
+        .collect()
+}
+
 fn count(db: &Database, sql: &str) -> i64 {
     match db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).rows[..] {
         [ref row] => match row[0] {
@@ -483,13 +487,7 @@ fn a_file_is_queried_as_a_table_beside_a_loaded_table_of_the_same_name() {
     // The loaded table keeps its name and rows; the file table is apart.
     assert_eq!(count(&db, "SELECT count(*) FROM hits WHERE x > 0"), 3);
     assert_eq!(count(&db, &format!("SELECT max(id) FROM '{path}'")), 5);
-    let plan: Vec<String> = db
-        .query(&format!("EXPLAIN SELECT id FROM '{path}'"))
-        .unwrap()
-        .rows
-        .iter()
-        .map(|r| r[0].to_string())
-        .collect();
+    let plan = explain(&db, &format!("SELECT id FROM '{path}'"));
     assert!(
         plan.iter().any(|l| l.contains("Scan: hits (5 rows")),
         "{plan:?}"

@@ -142,52 +142,45 @@ impl StringBatch {
 }
 
 /// A symbol table's decoding side: each code's bytes (zero-padded to 8)
-/// and length; code 255 is the escape.
+/// and length, in 256 entries indexed by any code byte, so the decoding
+/// loop needs no bounds check (callgrind: the checks were a sizeable part
+/// of decoding URLs). Codes `0..count` are symbols, the rest are empty but
+/// for the escape (255), counted as the one literal byte it brings.
 #[derive(Debug, Clone, PartialEq)]
 struct Table {
-    symbols: Vec<[u8; 8]>,
-    lengths: Vec<u8>,
-    /// The same, indexed by any code byte: a `u8` index into 256 entries
-    /// needs no bounds check in the decoding loop (callgrind: the checks
-    /// were a sizeable part of decoding URLs).
-    decode: Box<DecodeTable>,
+    count: usize,
+    codes: Box<CodeTable>,
 }
 
-/// Every code's bytes (zero-padded to 8) and length, 256 entries: unused
-/// codes are empty, and the escape counts its one literal byte.
+/// The 256 entries of a [`Table`].
 #[derive(Debug, Clone, PartialEq)]
-struct DecodeTable {
+struct CodeTable {
     symbols: [[u8; 8]; 256],
     lengths: [u8; 256],
 }
 
 impl Table {
     fn from_compressor(c: &Compressor) -> Table {
-        let symbols: Vec<[u8; 8]> = c
-            .symbol_table()
-            .iter()
-            .map(|s| s.to_u64().to_le_bytes())
-            .collect();
-        let lengths = c.symbol_lengths().to_vec();
-        let mut decode = Box::new(DecodeTable {
+        let mut codes = Box::new(CodeTable {
             symbols: [[0; 8]; 256],
             lengths: [0; 256],
         });
-        for (k, (s, &n)) in symbols.iter().zip(&lengths).enumerate() {
-            decode.symbols[k] = *s;
-            decode.lengths[k] = n;
+        let mut count = 0;
+        for (k, (s, &n)) in c.symbol_table().iter().zip(c.symbol_lengths()).enumerate() {
+            codes.symbols[k] = s.to_u64().to_le_bytes();
+            codes.lengths[k] = n;
+            count = k + 1;
         }
-        decode.lengths[ESCAPE as usize] = 1;
-        Table {
-            symbols,
-            lengths,
-            decode,
-        }
+        codes.lengths[ESCAPE as usize] = 1;
+        Table { count, codes }
     }
 
     fn compressor(&self) -> Compressor {
-        let symbols: Vec<Symbol> = self.symbols.iter().map(Symbol::from_slice).collect();
-        Compressor::rebuild_from(symbols, &self.lengths)
+        let symbols: Vec<Symbol> = self.codes.symbols[..self.count]
+            .iter()
+            .map(Symbol::from_slice)
+            .collect();
+        Compressor::rebuild_from(symbols, &self.codes.lengths[..self.count])
     }
 
     /// Decoded length of `codes`, or `None` if they are malformed (an
@@ -202,7 +195,7 @@ impl Table {
                 n += 1;
                 i += 2;
             } else {
-                n += *self.lengths.get(c as usize)? as usize;
+                n += *self.codes.lengths[..self.count].get(usize::from(c))? as usize;
                 i += 1;
             }
         }
@@ -212,7 +205,7 @@ impl Table {
     /// The bytes each code stands for, the escape counted as the one byte
     /// it brings (the byte after it is skipped by the reader).
     fn code_lengths(&self) -> &[u8; 256] {
-        &self.decode.lengths
+        &self.codes.lengths
     }
 
     /// Appends the decoding of `codes` (well-formed) to `out`.
@@ -257,7 +250,7 @@ impl Table {
         if out.len() < room {
             out.resize(room, 0);
         }
-        let d = &*self.decode;
+        let d = &*self.codes;
         let mut pos = base;
         let mut i = 0;
         for n in lengths {
@@ -296,8 +289,8 @@ impl Table {
                 }
             } else {
                 i += 1;
-                let s = &self.symbols[c as usize];
-                &s[..self.lengths[c as usize] as usize]
+                let k = usize::from(c);
+                &self.codes.symbols[k][..usize::from(self.codes.lengths[k])]
             };
             let take = piece.len().min(prefix.len() - matched);
             if piece[..take] != prefix[matched..matched + take] {
@@ -309,7 +302,7 @@ impl Table {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.symbols.len() * 9 + std::mem::size_of::<DecodeTable>()
+        std::mem::size_of::<CodeTable>()
     }
 }
 
@@ -451,7 +444,7 @@ impl Fsst {
 
     /// Number of symbols in the table (at most 255).
     pub fn symbol_count(&self) -> usize {
-        self.table.symbols.len()
+        self.table.count
     }
 
     /// Start of row `i`'s codes in `bytes`.
@@ -481,6 +474,22 @@ impl Fsst {
                 pos = end;
             }
         })
+    }
+
+    /// [`Fsst::for_each_compressed`] for the rows in `selection`
+    /// (ascending), walking the codes from the first to the last.
+    pub fn for_each_selected<'s>(&'s self, selection: &[u32], mut f: impl FnMut(usize, &'s [u8])) {
+        debug_assert!(selection.windows(2).all(|w| w[0] < w[1]));
+        let (Some(&first), Some(&last)) = (selection.first(), selection.last()) else {
+            return;
+        };
+        let mut next = selection.iter().peekable();
+        self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
+            if next.peek().is_some_and(|&&r| r as usize == i) {
+                next.next();
+                f(i, codes);
+            }
+        });
     }
 
     /// The compressed codes of row `i`.
@@ -536,31 +545,14 @@ impl Fsst {
 
     /// [`Fsst::byte_lengths_range`] at the rows in `selection` (ascending).
     pub fn byte_lengths_selection(&self, selection: &[u32], out: &mut Vec<i64>) {
-        let (Some(&first), Some(&last)) = (selection.first(), selection.last()) else {
-            return;
-        };
         let lengths = self.table.code_lengths();
-        let mut next = selection.iter().peekable();
-        self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
-            if next.peek().is_some_and(|&&r| r as usize == i) {
-                next.next();
-                out.push(byte_length(lengths, codes));
-            }
-        });
+        self.for_each_selected(selection, |_, codes| out.push(byte_length(lengths, codes)));
     }
 
     /// Appends the strings of the rows in `selection` (ascending) to `out`.
     pub fn decode_selection(&self, selection: &[u32], out: &mut StringBatch) {
-        debug_assert!(selection.windows(2).all(|w| w[0] < w[1]));
-        let (Some(&first), Some(&last)) = (selection.first(), selection.last()) else {
-            return;
-        };
-        let mut next = selection.iter().peekable();
-        self.for_each_compressed(first as usize..last as usize + 1, |i, codes| {
-            if next.peek().is_some_and(|&&r| r as usize == i) {
-                next.next();
-                out.decode(&self.table, codes, std::iter::once(codes.len()));
-            }
+        self.for_each_selected(selection, |_, codes| {
+            out.decode(&self.table, codes, std::iter::once(codes.len()))
         });
     }
 

@@ -362,25 +362,12 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         };
         codes.push(code);
     };
-    match (rows.range(), rows.sel) {
-        (Some(range), _) => f.for_each_compressed(range, &mut add),
-        (None, Some(sel)) => {
-            let (&lo, &hi) = (sel.first()?, sel.last()?);
-            let mut next = sel.iter().peekable();
-            f.for_each_compressed(lo as usize..hi as usize + 1, |r, bytes| {
-                if next.peek().is_some_and(|&&s| s as usize == r) {
-                    next.next();
-                    add(r, bytes);
-                }
-            });
-        }
-        (None, None) => return None,
+    match rows.range() {
+        Some(range) => f.for_each_compressed(range, &mut add),
+        // Not a range, so a selection (ascending, as every selection is).
+        None => f.for_each_selected(rows.sel.unwrap_or_default(), &mut add),
     }
-    if codes.len() != n {
-        // A selection out of order (not produced for keys); the general
-        // path handles it.
-        return None;
-    }
+    debug_assert_eq!(codes.len(), n, "a code per selected row");
     let distinct = first.len();
     // First rows ascend: each is where the scan met its code first.
     let values = match eval(expr, part, Rows::some(&first)) {

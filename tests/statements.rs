@@ -174,6 +174,48 @@ fn aggregates_over_a_partition_larger_than_a_batch() {
     assert!(err.to_string().contains("division by zero"), "{err}");
 }
 
+/// Outputs computed from group keys (`GROUP BY x, x - 1` keeps `x - 1` as
+/// an output over the key `x`) are evaluated only for the top groups when
+/// their range cannot overflow, but an overflow in any group still fails
+/// the query, also in a group the LIMIT drops.
+#[test]
+fn key_arithmetic_fails_in_groups_the_limit_drops() {
+    let mut csv = String::from("x\n");
+    for i in 0..200 {
+        // Group `i` has `i + 1` rows, so the largest x comes first.
+        for _ in 0..=i {
+            csv.push_str(&format!("{}\n", i * 1000));
+        }
+    }
+    let db = database(&csv, 64);
+    let q =
+        "SELECT x, x - 1, x * 3, count(*) AS c FROM t GROUP BY x, x - 1 ORDER BY c DESC LIMIT 2";
+    let rows = db.query(q).unwrap().rows;
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                Value::Int(199_000),
+                Value::Int(198_999),
+                Value::Int(597_000),
+                Value::Int(200)
+            ],
+            vec![
+                Value::Int(198_000),
+                Value::Int(197_999),
+                Value::Int(594_000),
+                Value::Int(199)
+            ],
+        ]
+    );
+    // One row at the bottom of i64: its group is last by count, yet
+    // `x - 1` overflows there.
+    csv.push_str(&format!("{}\n", i64::MIN));
+    let db = database(&csv, 64);
+    let err = db.query(q).expect_err("overflow in a dropped group");
+    assert!(err.to_string().contains("overflow"), "{err}");
+}
+
 /// A GROUP BY on an FSST-compressed string column groups on the compressed
 /// bytes: the counts per URL equal those counted here, NULL and the empty
 /// string stay two groups, and a WHERE selection groups only its rows.

@@ -5,12 +5,12 @@ use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::plan::eval::{self, RowSource};
-use crate::plan::{Aggregate, Expr, QueryPlan};
-use crate::types::Value;
+use crate::plan::{Aggregate, BinaryOp, Expr, QueryPlan};
+use crate::types::{DataType, Value};
 
 use super::aggregate::Partial;
 use super::aggregate::accumulator::{Accumulator, Gids, Input, new_accumulator};
-use super::vector::{Array, order_values};
+use super::vector::{Array, Data, order_values};
 
 /// One group of a merged partial, read lazily: a key becomes a [`Value`]
 /// only when an expression asks for it.
@@ -33,23 +33,98 @@ impl RowSource for GroupRow<'_> {
 }
 
 /// True when evaluating `e` over group results cannot fail: it only reads
-/// keys, aggregates and constants through operators without errors.
-fn infallible(e: &Expr) -> bool {
+/// keys, aggregates and constants through operators without errors, or
+/// integer `+ - *` whose range over every group cannot overflow.
+///
+/// `bounds[i]` is the range of integer group key `i` over all groups
+/// (`None` for other keys, or a key without non-NULL values).
+fn infallible(e: &Expr, bounds: &[Option<(i64, i64)>]) -> bool {
     match e {
         Expr::GroupKey { .. } | Expr::AggResult { .. } | Expr::Literal { .. } => true,
         Expr::Binary {
             op, left, right, ..
-        } => !op.is_arithmetic() && infallible(left) && infallible(right),
-        Expr::Not(x) | Expr::IsNull { expr: x, .. } => infallible(x),
+        } => {
+            if op.is_arithmetic() {
+                int_range(e, bounds).is_some()
+            } else {
+                infallible(left, bounds) && infallible(right, bounds)
+            }
+        }
+        Expr::Not(x) | Expr::IsNull { expr: x, .. } => infallible(x, bounds),
         Expr::Case {
             branches,
             else_result,
             ..
         } => {
-            branches.iter().all(|(w, t)| infallible(w) && infallible(t)) && infallible(else_result)
+            branches
+                .iter()
+                .all(|(w, t)| infallible(w, bounds) && infallible(t, bounds))
+                && infallible(else_result, bounds)
         }
         _ => false,
     }
+}
+
+/// The range of integer expression `e` over every group, when it is built
+/// from integer group keys (ranges in `bounds`) and integer literals with
+/// `+`, `-` and `*` and no step can overflow. Each operator is monotone in
+/// each operand, so the extremes are among the endpoints' combinations.
+fn int_range(e: &Expr, bounds: &[Option<(i64, i64)>]) -> Option<(i64, i64)> {
+    match e {
+        Expr::GroupKey {
+            index,
+            dtype: DataType::Int,
+        } => bounds.get(*index).copied().flatten(),
+        Expr::Literal { .. } => match e.as_literal()? {
+            Value::Int(k) => Some((*k, *k)),
+            _ => None,
+        },
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            let f: fn(i64, i64) -> Option<i64> = match op {
+                BinaryOp::Plus => i64::checked_add,
+                BinaryOp::Minus => i64::checked_sub,
+                BinaryOp::Multiply => i64::checked_mul,
+                _ => return None,
+            };
+            let (a, b) = (int_range(left, bounds)?, int_range(right, bounds)?);
+            let ends = [f(a.0, b.0)?, f(a.0, b.1)?, f(a.1, b.0)?, f(a.1, b.1)?];
+            Some((*ends.iter().min()?, *ends.iter().max()?))
+        }
+        _ => None,
+    }
+}
+
+/// The range of each integer group key over the non-NULL values of every
+/// partial: `None` for other keys and for keys no output does arithmetic
+/// on (computing it would be wasted).
+fn key_bounds(plan: &QueryPlan, parts: &[Partial<'_>], n_keys: usize) -> Vec<Option<(i64, i64)>> {
+    (0..n_keys)
+        .map(|i| {
+            let used = plan.outputs.iter().any(|e| {
+                e.any(
+                    &|n| matches!(n, Expr::GroupKey { index, dtype: DataType::Int } if *index == i),
+                )
+            });
+            if !used {
+                return None;
+            }
+            let mut range: Option<(i64, i64)> = None;
+            for part in parts {
+                let a = part.keys.get(i)?;
+                let (DataType::Int, Data::Int(v)) = (a.dtype, &a.data) else {
+                    return None;
+                };
+                for (j, &x) in v.iter().enumerate().take(part.groups) {
+                    if a.is_valid(j) {
+                        range = Some(range.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))));
+                    }
+                }
+            }
+            range
+        })
+        .collect()
 }
 
 /// The result rows of the groups in `chunks` that pass HAVING, ordered,
@@ -118,7 +193,9 @@ pub fn aggregate_rows(
             .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
         _ => usize::MAX,
     };
-    if !plan.order_by.is_empty() && k < ids.len() / 2 && plan.outputs.iter().all(infallible) {
+    let bounds = key_bounds(plan, &parts, agg.keys.len());
+    let infallible_outputs = plan.outputs.iter().all(|e| infallible(e, &bounds));
+    if !plan.order_by.is_empty() && k < ids.len() / 2 && infallible_outputs {
         // Sort keys only (flat: group i's keys at i·width…), then the best
         // k groups.
         let width = plan.order_by.len();
@@ -157,7 +234,7 @@ pub fn aggregate_rows(
             })
             .collect();
     }
-    if plan.order_by.is_empty() && plan.outputs.iter().all(infallible) {
+    if plan.order_by.is_empty() && infallible_outputs {
         // Merge order is the result order: only the window is evaluated.
         return ids[window(plan, ids.len())]
             .iter()
@@ -238,5 +315,53 @@ pub fn window(plan: &QueryPlan, n: usize) -> std::ops::Range<usize> {
                     .min(n)
         }
         None => offset.min(n)..n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(index: usize) -> Expr {
+        Expr::GroupKey {
+            index,
+            dtype: DataType::Int,
+        }
+    }
+
+    fn int(k: i64) -> Expr {
+        Expr::literal(Value::Int(k), DataType::Int)
+    }
+
+    fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            dtype: DataType::Int,
+        }
+    }
+
+    #[test]
+    fn int_range_takes_the_extreme_endpoints_and_refuses_overflow() {
+        let bounds = [Some((-5, 3)), None];
+        // (k0 * -2) - 1 over k0 in -5..=3: from -7 to 9.
+        let e = bin(
+            BinaryOp::Minus,
+            bin(BinaryOp::Multiply, key(0), int(-2)),
+            int(1),
+        );
+        assert_eq!(int_range(&e, &bounds), Some((-7, 9)));
+        assert!(infallible(&e, &bounds));
+        // A key without a range, division, and an overflowing endpoint.
+        assert_eq!(
+            int_range(&bin(BinaryOp::Plus, key(1), int(1)), &bounds),
+            None
+        );
+        let div = bin(BinaryOp::Divide, key(0), int(2));
+        assert!(!infallible(&div, &bounds));
+        let wide = [Some((i64::MIN, 0))];
+        assert!(!infallible(&bin(BinaryOp::Minus, key(0), int(1)), &wide));
+        assert!(infallible(&bin(BinaryOp::Plus, key(0), int(1)), &wide));
     }
 }

@@ -2,10 +2,11 @@
 //! and HAVING per group, ORDER BY, OFFSET and LIMIT over result rows.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use crate::error::Result;
 use crate::plan::eval::{self, RowSource};
-use crate::plan::{Aggregate, BinaryOp, Expr, QueryPlan};
+use crate::plan::{Aggregate, BinaryOp, Expr, QueryPlan, SortKey};
 use crate::types::{DataType, Value};
 
 use super::aggregate::Partial;
@@ -31,6 +32,46 @@ impl RowSource for GroupRow<'_> {
         self.aggs[index].value(self.g)
     }
 }
+
+/// A group in the running top-k of [`aggregate_rows`]: its sort keys and
+/// position, ordered by the ORDER BY (then by position, so the order is
+/// total and the merge order breaks ties).
+struct Candidate<'p> {
+    keys: Vec<Value>,
+    i: usize,
+    order: &'p [SortKey],
+}
+
+/// Sort keys `a` of position `i` against `b` of position `j`.
+fn cmp_keys(order: &[SortKey], (a, i): (&[Value], usize), (b, j): (&[Value], usize)) -> Ordering {
+    for (s, (x, y)) in order.iter().zip(a.iter().zip(b)) {
+        let o = order_values(x, y, s.desc, s.nulls_first);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    i.cmp(&j)
+}
+
+impl Ord for Candidate<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_keys(self.order, (&self.keys, self.i), (&other.keys, other.i))
+    }
+}
+
+impl PartialOrd for Candidate<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Candidate<'_> {}
 
 /// True when evaluating `e` over group results cannot fail: it only reads
 /// keys, aggregates and constants through operators without errors, or
@@ -138,7 +179,8 @@ fn key_bounds(plan: &QueryPlan, parts: &[Partial<'_>], n_keys: usize) -> Vec<Opt
 /// the groups in the result are evaluated: without ORDER BY, those in the
 /// OFFSET/LIMIT window; under ORDER BY … LIMIT, the sort keys are evaluated
 /// for every group, the best `offset + limit` groups are picked with a
-/// linear-time selection and only they get their other outputs.
+/// heap of the best `offset + limit` so far and only they get their other
+/// outputs.
 ///
 /// # Errors
 /// Aggregate results that fail (integer sum overflow), HAVING and output
@@ -196,32 +238,30 @@ pub fn aggregate_rows(
     let bounds = key_bounds(plan, &parts, agg.keys.len());
     let infallible_outputs = plan.outputs.iter().all(|e| infallible(e, &bounds));
     if !plan.order_by.is_empty() && k < ids.len() / 2 && infallible_outputs {
-        // Sort keys only (flat: group i's keys at i·width…), then the best
-        // k groups.
-        let width = plan.order_by.len();
-        let mut keys: Vec<Value> = Vec::with_capacity(ids.len() * width);
-        for &(c, g) in &ids {
+        // Sort keys only, streamed through a heap of the best k groups so
+        // far (its top is the worst of them): no per-group key storage.
+        let mut heap: BinaryHeap<Candidate<'_>> = BinaryHeap::with_capacity(k + 1);
+        let mut keys: Vec<Value> = Vec::with_capacity(plan.order_by.len());
+        for (i, &(c, g)) in ids.iter().enumerate() {
             let src = row(c as usize, g as usize);
+            keys.clear();
             for s in &plan.order_by {
                 keys.push(eval::eval(&plan.outputs[s.column], &src)?);
             }
-        }
-        let cmp = |a: &usize, b: &usize| -> Ordering {
-            for (i, s) in plan.order_by.iter().enumerate() {
-                let (x, y) = (&keys[a * width + i], &keys[b * width + i]);
-                let o = order_values(x, y, s.desc, s.nulls_first);
-                if o != Ordering::Equal {
-                    return o;
-                }
+            if heap.len() < k {
+                heap.push(Candidate {
+                    keys: keys.clone(),
+                    i,
+                    order: &plan.order_by,
+                });
+            } else if let Some(mut worst) = heap.peek_mut()
+                && cmp_keys(&plan.order_by, (&keys, i), (&worst.keys, worst.i)).is_lt()
+            {
+                worst.keys.clone_from(&keys);
+                worst.i = i;
             }
-            a.cmp(b)
-        };
-        let mut best: Vec<usize> = (0..ids.len()).collect();
-        if k > 0 {
-            best.select_nth_unstable_by(k - 1, cmp);
         }
-        best.truncate(k);
-        best.sort_unstable_by(cmp);
+        let best: Vec<usize> = heap.into_sorted_vec().into_iter().map(|c| c.i).collect();
         let w = window(plan, best.len());
         return best[w]
             .iter()

@@ -147,6 +147,8 @@ struct Piece<'a> {
 
 /// Merges pieces (in partition order) into one partial with distinct keys.
 fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Partial<'a>> {
+    // Groups of the pieces not merged yet.
+    let mut remaining: usize = pieces.iter().map(|p| p.hashes.len()).sum();
     let mut pieces = pieces.into_iter();
     let Some(first) = pieces.next() else {
         return Ok(Partial {
@@ -164,6 +166,8 @@ fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Part
     let mut groups = 0usize;
     for (n, piece) in std::iter::once(first).chain(pieces).enumerate() {
         cancel.check()?;
+        remaining -= piece.hashes.len();
+        let before = groups;
         let mut into = Vec::with_capacity(piece.hashes.len());
         for (i, &h) in piece.hashes.iter().enumerate() {
             let found = table.find(h, |&(eh, g)| {
@@ -198,6 +202,13 @@ fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Part
             }
             accs = piece.accs;
             continue;
+        }
+        if n == 1 {
+            // The second piece's share of new keys predicts the rest's:
+            // room for them at once instead of rehashing at each doubling
+            // (perf: rehashing was a tenth of a 1M-group GROUP BY).
+            let new = (groups - before) as f64 / into.len().max(1) as f64;
+            table.reserve((remaining as f64 * new * 1.1) as usize, |e| e.0);
         }
         for (acc, other) in accs.iter_mut().zip(piece.accs) {
             acc.merge(other, &into, groups)?;

@@ -538,17 +538,17 @@ fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
 }
 
 /// Rows of a batch a local dictionary starts with room for.
-const LOCAL_DICTIONARY_START: usize = 1024;
+pub(super) const LOCAL_DICTIONARY_START: usize = 1024;
 
 /// Makes room in a full `table` after `seen` of `n` rows: for every row
 /// still to come when most rows so far were new keys (a high-cardinality
 /// key then rehashes once, not at each of six doublings; perf showed
 /// rehashing at a tenth of a 1M-group GROUP BY), else by doubling.
-fn grow_local(
-    table: &mut HashTable<(u64, u32)>,
+pub(super) fn grow_local<E>(
+    table: &mut HashTable<E>,
     seen: usize,
     n: usize,
-    hasher: impl Fn(&(u64, u32)) -> u64,
+    hasher: impl Fn(&E) -> u64,
 ) {
     if table.len() < table.capacity() {
         return;

@@ -32,6 +32,13 @@ use crate::exec::vector::{Array, Data, StrBuf, Strs};
 /// Total groups above which the merge is split into buckets.
 const RADIX_MIN_GROUPS: usize = 1 << 15;
 
+/// Partial groups per bucket the radix split aims at, at most: a bucket's
+/// hash table (16 bytes an entry) then stays within a 512 KiB L2 cache.
+const BUCKET_GROUPS: usize = 1 << 14;
+
+/// Most buckets of a radix split.
+const MAX_BUCKETS: usize = 1024;
+
 /// Hashes of every row's key tuple.
 fn hash_keys(keys: &[Array<'_>], n: usize) -> Vec<u64> {
     let mut h = vec![0u64; n];
@@ -289,7 +296,10 @@ pub fn merge_partials<'a>(
     let total: usize = parts.iter().map(|p| p.groups).sum();
     let threads = rayon::current_num_threads().max(1);
     let buckets = if total >= RADIX_MIN_GROUPS && threads > 1 {
-        (threads * 8).next_power_of_two()
+        (threads * 8)
+            .max(total.div_ceil(BUCKET_GROUPS))
+            .next_power_of_two()
+            .min(MAX_BUCKETS)
     } else {
         1
     };

@@ -34,7 +34,7 @@ use crate::store::{Code, Partition};
 use super::trace::Trace;
 use super::vector::{Array, Datum, Rows, eval};
 use accumulator::{Accumulator, Gids, Input, new_accumulator, reads_in_place};
-use keys::{KeyCodes, KeySource, densify, key_codes};
+use keys::{KeyCodes, KeySource, LOCAL_DICTIONARY_START, densify, grow_local, key_codes};
 
 /// Smallest key space a fixed array may always use.
 pub const FIXED_ARRAY_MIN_SLOTS: u64 = 1 << 12;
@@ -220,29 +220,58 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
         None => {
             let nk = keys.len();
             let per_key: Vec<Vec<u64>> = keys.iter().map(|k| k.codes(rows)).collect();
-            // Entries hold the hash beside the group id: rehashing and
-            // most mismatches read no other array.
-            let mut table: HashTable<(u64, u32)> = HashTable::new();
             let mut codes: Vec<u64> = Vec::new();
             let mut groups = 0u32;
-            let gids = (0..n)
-                .map(|j| {
-                    let h = per_key.iter().fold(0u64, |h, c| combine(h, c[j]));
-                    let found = table.find(h, |&(eh, g)| {
-                        eh == h && (0..nk).all(|k| codes[g as usize * nk + k] == per_key[k][j])
-                    });
-                    match found {
-                        Some(&(_, g)) => g,
-                        None => {
-                            let g = groups;
-                            groups += 1;
-                            codes.extend(per_key.iter().map(|c| c[j]));
-                            table.insert_unique(h, (h, g), |e| e.0);
-                            g
+            let gids: Vec<u32> = if let [a, b] = &per_key[..] {
+                // Two keys (the common case, e.g. a 64-bit id and a
+                // string): both codes sit in the entry, so a probe reads no
+                // other array.
+                let mut table: HashTable<(u64, u64, u32)> =
+                    HashTable::with_capacity(n.min(LOCAL_DICTIONARY_START));
+                let hash = |x: u64, y: u64| combine(combine(0, x), y);
+                a.iter()
+                    .zip(b)
+                    .enumerate()
+                    .map(|(j, (&x, &y))| {
+                        let h = hash(x, y);
+                        match table.find(h, |e| e.0 == x && e.1 == y) {
+                            Some(&(_, _, g)) => g,
+                            None => {
+                                let g = groups;
+                                groups += 1;
+                                codes.extend([x, y]);
+                                grow_local(&mut table, j, n, |e| hash(e.0, e.1));
+                                table.insert_unique(h, (x, y, g), |e| hash(e.0, e.1));
+                                g
+                            }
                         }
-                    }
-                })
-                .collect();
+                    })
+                    .collect()
+            } else {
+                // Entries hold the hash beside the group id: rehashing and
+                // most mismatches read no other array.
+                let mut table: HashTable<(u64, u32)> =
+                    HashTable::with_capacity(n.min(LOCAL_DICTIONARY_START));
+                (0..n)
+                    .map(|j| {
+                        let h = per_key.iter().fold(0u64, |h, c| combine(h, c[j]));
+                        let found = table.find(h, |&(eh, g)| {
+                            eh == h && (0..nk).all(|k| codes[g as usize * nk + k] == per_key[k][j])
+                        });
+                        match found {
+                            Some(&(_, g)) => g,
+                            None => {
+                                let g = groups;
+                                groups += 1;
+                                codes.extend(per_key.iter().map(|c| c[j]));
+                                grow_local(&mut table, j, n, |e| e.0);
+                                table.insert_unique(h, (h, g), |e| e.0);
+                                g
+                            }
+                        }
+                    })
+                    .collect()
+            };
             trace.add(
                 "group by: hash table on composite key (key space exceeds u64)",
                 format!("{groups} groups"),

@@ -832,3 +832,80 @@ fn composite_group_keys_count_every_group() {
         assert_eq!(got, expected, "{sql}");
     }
 }
+
+/// Sums of linear forms (`sum(x * 3 + g - 7)`) aggregate each column once
+/// (EXPLAIN shows `sum(x)`, `sum(g)`), with the answer of summing row by
+/// row: exact for integers, within rounding for floats. A NULL in one of
+/// two columns, or values whose sum could overflow, keep the per-row sum,
+/// whose answer (or overflow error) is then the original's.
+#[test]
+fn linear_sums_aggregate_each_column_once() {
+    let n = 3_000i64;
+    let x = |i: i64| i * 7 % 1000 - 300;
+    let g = |i: i64| i % 13;
+    let y = |i: i64| (i * 37 % 10_000) as f64 / 100.0;
+    let mut csv = String::from("x,g,y,h,big\n");
+    for i in 0..n {
+        // h is x with a NULL every 10th row; big is near the top of i64.
+        let h = if i % 10 == 0 {
+            String::new()
+        } else {
+            x(i).to_string()
+        };
+        csv.push_str(&format!(
+            "{},{},{},{h},{}\n",
+            x(i),
+            g(i),
+            y(i),
+            i64::MAX / 2 + i
+        ));
+    }
+    let db = database(&csv, 1_000);
+    let one = |sql: &str| db.query(sql).unwrap().rows.remove(0);
+    let sql =
+        "SELECT sum(x * 3 + g - 7), sum(2 * y - x), sum(h * 2 + 5), sum(-1 * x + 4 * g) FROM t";
+    let plan = explain(&db, sql).join("\n");
+    assert!(
+        plan.contains("aggregates [sum(x), sum(g), count(x), sum(y), sum(h), count(h)]"),
+        "{plan}"
+    );
+    let rows = 0..n;
+    let want_int = rows.clone().map(|i| x(i) * 3 + g(i) - 7).sum::<i64>();
+    let want_float: f64 = rows.clone().map(|i| 2.0 * y(i) - x(i) as f64).sum();
+    let want_h = rows
+        .clone()
+        .filter(|i| i % 10 != 0)
+        .map(|i| x(i) * 2 + 5)
+        .sum::<i64>();
+    let want_neg = rows.clone().map(|i| -x(i) + 4 * g(i)).sum::<i64>();
+    let got = one(sql);
+    assert_eq!(got[0], Value::Int(want_int));
+    match got[1] {
+        Value::Float(f) => assert!(
+            (f - want_float).abs() <= 1e-9 * want_float.abs(),
+            "{f} vs {want_float}"
+        ),
+        ref v => panic!("{v:?}"),
+    }
+    assert_eq!(got[2], Value::Int(want_h));
+    assert_eq!(got[3], Value::Int(want_neg));
+    // Two columns, one with NULLs: rows where h is NULL drop out, so the
+    // sum stays per row.
+    let sql = "SELECT sum(h + g) FROM t";
+    assert!(
+        explain(&db, sql)
+            .join("\n")
+            .contains("aggregates [sum((h + g))]")
+    );
+    let want = rows
+        .clone()
+        .filter(|i| i % 10 != 0)
+        .map(|i| x(i) + g(i))
+        .sum::<i64>();
+    assert_eq!(one(sql)[0], Value::Int(want));
+    // `big + g` fits every row, but not the sum: the overflow is the
+    // original's error.
+    let sql = "SELECT sum(big + g) FROM t";
+    let err = db.query(sql).expect_err("overflow");
+    assert!(err.to_string().contains("overflow"), "{err}");
+}

@@ -1,13 +1,14 @@
 //! Rewrites of a bound aggregate query that compute the same answer with
 //! less work per row.
 //!
-//! - **Sums of a column plus a constant.** `sum(x + k)` is
-//!   `sum(x) + k · count(x)` for integers, so `sum(x), sum(x + 1), …,
+//! - **Linear sums.** `sum(x + k)` is `sum(x) + k · count(x)`, and
+//!   `sum(x · k + g)` is `k · sum(x) + sum(g)`, so `sum(x), sum(x + 1), …,
 //!   sum(x + 89)` aggregate two values per row instead of ninety (ClickHouse
-//!   rewrites the same shape). Applied only to integer columns whose zone
-//!   maps show that `x + k` cannot overflow at any row, so no error the
-//!   original would raise is lost; floats are left alone (their rounding
-//!   would differ).
+//!   moves constants out of sums the same way). Applied only where the
+//!   zone maps show that no integer part can overflow at any row or in any
+//!   partial sum (so no error the original would raise is lost) and, for
+//!   sums over two or more columns, that none holds a NULL. Over floats the
+//!   result is rounded once per column instead of once per row.
 //! - **Group keys that are functions of another key.** `GROUP BY ip, ip - 1`
 //!   groups exactly as `GROUP BY ip`: a key built only from another key and
 //!   constants is dropped from the grouping and computed per group from
@@ -31,7 +32,7 @@ pub fn simplify(plan: &mut QueryPlan) {
     if plan.aggregate.is_none() {
         return;
     }
-    sums_of_offsets(plan);
+    linear_sums(plan);
     dependent_keys(plan);
 }
 
@@ -149,66 +150,143 @@ fn map_results(plan: &mut QueryPlan, f: &impl Fn(&Expr) -> Option<Expr>) {
     plan.having = plan.having.take().map(|h| walk(h, f));
 }
 
-/// `(column, k)` when `e` is `column + k`, `k + column` or `column - k`
-/// (as `column + (-k)`) over an integer column.
-fn column_plus_constant(e: &Expr) -> Option<(Expr, i64, bool)> {
-    let Expr::Binary {
-        op, left, right, ..
-    } = e
-    else {
-        return None;
-    };
-    let int_col = |e: &Expr| {
-        matches!(
-            e,
-            Expr::Column {
-                dtype: DataType::Int,
-                ..
+/// A sum's argument as `Σ coef · column + constant` over integer
+/// coefficients (columns in order of first use, each once).
+#[derive(Debug, Clone, PartialEq)]
+struct LinearForm {
+    terms: Vec<(Expr, i64)>,
+    constant: i64,
+}
+
+impl LinearForm {
+    /// `self + k · other`, `None` on coefficient overflow.
+    fn add_scaled(mut self, other: LinearForm, k: i64) -> Option<LinearForm> {
+        for (col, c) in other.terms {
+            let c = c.checked_mul(k)?;
+            match self.terms.iter_mut().find(|(e, _)| *e == col) {
+                Some((_, have)) => *have = have.checked_add(c)?,
+                None => self.terms.push((col, c)),
             }
-        )
+        }
+        self.constant = self.constant.checked_add(other.constant.checked_mul(k)?)?;
+        Some(self)
+    }
+}
+
+/// `e` as a [`LinearForm`] when it is built from integer or float columns
+/// and integer literals with `+`, `-` (binary and unary) and
+/// multiplication by a literal.
+fn linear_form(e: &Expr) -> Option<LinearForm> {
+    let zero = LinearForm {
+        terms: Vec::new(),
+        constant: 0,
     };
-    let int_lit = |e: &Expr| match e.as_literal() {
-        Some(Value::Int(k)) => Some(*k),
-        _ => None,
-    };
-    match op {
-        BinaryOp::Plus if int_col(left) => Some(((**left).clone(), int_lit(right)?, false)),
-        BinaryOp::Plus if int_col(right) => Some(((**right).clone(), int_lit(left)?, false)),
-        BinaryOp::Minus if int_col(left) => Some(((**left).clone(), int_lit(right)?, true)),
+    match e {
+        Expr::Column {
+            dtype: DataType::Int | DataType::Float,
+            ..
+        } => Some(LinearForm {
+            terms: vec![(e.clone(), 1)],
+            constant: 0,
+        }),
+        Expr::Literal { .. } => match e.as_literal()? {
+            Value::Int(k) => Some(LinearForm {
+                terms: Vec::new(),
+                constant: *k,
+            }),
+            _ => None,
+        },
+        Expr::Neg(x) => zero.add_scaled(linear_form(x)?, -1),
+        Expr::Binary {
+            op, left, right, ..
+        } => match op {
+            BinaryOp::Plus => zero
+                .add_scaled(linear_form(left)?, 1)?
+                .add_scaled(linear_form(right)?, 1),
+            BinaryOp::Minus => zero
+                .add_scaled(linear_form(left)?, 1)?
+                .add_scaled(linear_form(right)?, -1),
+            BinaryOp::Multiply => {
+                let int_lit = |e: &Expr| match e.as_literal() {
+                    Some(Value::Int(k)) => Some(*k),
+                    _ => None,
+                };
+                match (int_lit(left), int_lit(right)) {
+                    (Some(k), _) => zero.add_scaled(linear_form(right)?, k),
+                    (_, Some(k)) => zero.add_scaled(linear_form(left)?, k),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
 
-/// True when `column ± k` cannot overflow at any row of the table.
-fn cannot_overflow(plan: &QueryPlan, column: &Expr, k: i64, minus: bool) -> bool {
-    let Expr::Column { index, .. } = column else {
+/// Whether `sum(form)` may be computed as `Σ coef · sum(column) + constant
+/// · count`: with two or more columns none may hold a NULL (a row counts
+/// only where all are non-NULL); integer parts must not overflow at any
+/// row or in any partial sum, by the zone maps' bounds; the argument must
+/// read a column (a constant's sum is left alone).
+fn linear_sum_is_exact(plan: &QueryPlan, form: &LinearForm) -> bool {
+    if form.terms.is_empty() {
         return false;
+    }
+    let partitions = &plan.table.partitions;
+    let rows: usize = partitions.iter().map(|p| p.rows).sum();
+    let index = |e: &Expr| match e {
+        Expr::Column { index, .. } => Some(*index),
+        _ => None,
     };
-    plan.table.partitions.iter().all(|p| {
-        let z = &p.columns[*index].zone;
-        let bound = |v: &Value| match v {
-            Value::Int(x) => {
-                if minus {
-                    x.checked_sub(k).is_some()
-                } else {
-                    x.checked_add(k).is_some()
-                }
-            }
-            Value::Null => true,
-            _ => false,
-        };
-        bound(&z.min) && bound(&z.max)
-    })
+    if form.terms.len() > 1
+        && !form.terms.iter().all(|(e, _)| {
+            index(e).is_some_and(|i| partitions.iter().all(|p| p.columns[i].zone.null_count == 0))
+        })
+    {
+        return false;
+    }
+    // The largest |value| of an integer column over the table.
+    let max_abs = |i: usize| -> Option<u128> {
+        partitions.iter().try_fold(0u128, |m, p| {
+            let z = &p.columns[i].zone;
+            let abs = |v: &Value| match v {
+                Value::Int(x) => Some(x.unsigned_abs() as u128),
+                Value::Null => Some(0),
+                _ => None,
+            };
+            Some(m.max(abs(&z.min)?).max(abs(&z.max)?))
+        })
+    };
+    // Σ |coef| · max|column| over integer columns, plus |constant|: a bound
+    // on every row's integer part; times the rows, on every partial sum.
+    let mut bound = form.constant.unsigned_abs() as u128;
+    for (e, c) in &form.terms {
+        if e.dtype() == DataType::Int {
+            let Some(m) = index(e).and_then(max_abs) else {
+                return false;
+            };
+            bound = bound.saturating_add(m.saturating_mul(c.unsigned_abs() as u128));
+        }
+    }
+    bound.saturating_mul(rows.max(1) as u128) <= i64::MAX as u128
 }
 
-fn sums_of_offsets(plan: &mut QueryPlan) {
+/// Rewrites `sum(a · k + b - c …)` over columns as `k · sum(a) + sum(b) -
+/// sum(c) …` (plus `constant · count`), as ClickHouse moves constants out
+/// of sums: a wide list of such sums then aggregates each column once.
+/// Exact for integers under [`linear_sum_is_exact`]; for floats it rounds
+/// once per column instead of once per row (the sum of an ALP column is an
+/// exact decimal), which differs from summing each row's f64 value only in
+/// the last bits.
+fn linear_sums(plan: &mut QueryPlan) {
     let Some(agg) = &plan.aggregate else { return };
     // Which aggregates to rewrite, and as what.
-    let mut plans: Vec<Option<(Expr, i64, bool)>> = Vec::with_capacity(agg.aggs.len());
+    let mut plans: Vec<Option<LinearForm>> = Vec::with_capacity(agg.aggs.len());
     for a in &agg.aggs {
         let p = match (a.func, &a.arg) {
-            (AggFunc::Sum, Some(arg)) => column_plus_constant(arg)
-                .filter(|(c, k, minus)| cannot_overflow(plan, c, *k, *minus)),
+            (AggFunc::Sum, Some(arg)) if !matches!(arg, Expr::Column { .. }) => {
+                linear_form(arg).filter(|f| linear_sum_is_exact(plan, f))
+            }
             _ => None,
         };
         plans.push(p);
@@ -231,45 +309,60 @@ fn sums_of_offsets(plan: &mut QueryPlan) {
     // New expressions for the rewritten results, by old index.
     let mut replace: Vec<Option<Expr>> = vec![None; agg.aggs.len()];
     for (i, p) in plans.into_iter().enumerate() {
-        let Some((column, k, minus)) = p else {
+        let Some(form) = p else {
             continue;
         };
-        let sum = add(
-            &mut agg.aggs,
-            AggCall {
-                func: AggFunc::Sum,
-                arg: Some(column.clone()),
-                dtype: DataType::Int,
-            },
-        );
-        let count = add(
-            &mut agg.aggs,
-            AggCall {
-                func: AggFunc::Count,
-                arg: Some(column),
-                dtype: DataType::Int,
-            },
-        );
-        let int = |e: Expr| Box::new(e);
-        let result = |index| Expr::AggResult {
-            index,
-            dtype: DataType::Int,
+        let dtype = agg.aggs[i].dtype;
+        let bin = |op, left: Expr, right: Expr, dtype| Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            dtype,
         };
-        replace[i] = Some(Expr::Binary {
-            op: if minus {
-                BinaryOp::Minus
+        let int = |k: i64| Expr::literal(Value::Int(k), DataType::Int);
+        let mut result: Option<Expr> = None;
+        for (column, coef) in &form.terms {
+            let t = column.dtype();
+            let sum = add(
+                &mut agg.aggs,
+                AggCall {
+                    func: AggFunc::Sum,
+                    arg: Some(column.clone()),
+                    dtype: t,
+                },
+            );
+            let sum = Expr::AggResult {
+                index: sum,
+                dtype: t,
+            };
+            let term = if *coef == 1 {
+                sum
             } else {
-                BinaryOp::Plus
-            },
-            left: int(result(sum)),
-            right: int(Expr::Binary {
-                op: BinaryOp::Multiply,
-                left: int(Expr::literal(Value::Int(k), DataType::Int)),
-                right: int(result(count)),
+                bin(BinaryOp::Multiply, int(*coef), sum, t)
+            };
+            result = Some(match result {
+                None => term,
+                Some(r) => bin(BinaryOp::Plus, r, term, dtype),
+            });
+        }
+        if form.constant != 0 {
+            // With one column, its count; with more, all are NULL-free.
+            let count = add(
+                &mut agg.aggs,
+                AggCall {
+                    func: AggFunc::Count,
+                    arg: Some(form.terms[0].0.clone()),
+                    dtype: DataType::Int,
+                },
+            );
+            let count = Expr::AggResult {
+                index: count,
                 dtype: DataType::Int,
-            }),
-            dtype: DataType::Int,
-        });
+            };
+            let term = bin(BinaryOp::Multiply, int(form.constant), count, DataType::Int);
+            result = result.map(|r| bin(BinaryOp::Plus, r, term, dtype));
+        }
+        replace[i] = result;
     }
     map_results(plan, &|e| match e {
         Expr::AggResult { index, .. } => replace.get(*index).cloned().flatten(),
@@ -400,5 +493,66 @@ fn dependent_keys(plan: &mut QueryPlan) {
             .filter(|(_, d)| d.is_none())
             .map(|(k, _)| k)
             .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(index: usize, dtype: DataType) -> Expr {
+        Expr::Column {
+            index,
+            name: format!("c{index}"),
+            dtype,
+        }
+    }
+
+    fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            dtype: DataType::Int,
+        }
+    }
+
+    fn int(k: i64) -> Expr {
+        Expr::literal(Value::Int(k), DataType::Int)
+    }
+
+    #[test]
+    fn linear_forms_merge_columns_and_refuse_the_nonlinear() {
+        let (x, y) = (col(0, DataType::Int), col(1, DataType::Float));
+        // 3·(x·2 − y) − x + 5 − (−x) = 6x − 3y + 5
+        let e = bin(
+            BinaryOp::Minus,
+            bin(
+                BinaryOp::Plus,
+                bin(
+                    BinaryOp::Minus,
+                    bin(
+                        BinaryOp::Multiply,
+                        int(3),
+                        bin(BinaryOp::Minus, bin(BinaryOp::Multiply, x.clone(), int(2)), y.clone()),
+                    ),
+                    x.clone(),
+                ),
+                int(5),
+            ),
+            Expr::Neg(Box::new(x.clone())),
+        );
+        assert_eq!(
+            linear_form(&e),
+            Some(LinearForm {
+                terms: vec![(x.clone(), 6), (y.clone(), -3)],
+                constant: 5,
+            })
+        );
+        // x · y, x / 2 and a coefficient past i64 are not linear forms here.
+        assert_eq!(linear_form(&bin(BinaryOp::Multiply, x.clone(), y)), None);
+        assert_eq!(linear_form(&bin(BinaryOp::Divide, x.clone(), int(2))), None);
+        let huge = bin(BinaryOp::Multiply, int(i64::MAX), bin(BinaryOp::Multiply, int(2), x));
+        assert_eq!(linear_form(&huge), None);
     }
 }

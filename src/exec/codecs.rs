@@ -463,11 +463,13 @@ impl CodecFilter {
                     let end = (start + BATCH_ROWS).min(col.len);
                     batch.clear();
                     f.decode_range(start..end, &mut batch);
-                    for j in 0..end - start {
-                        if pattern.matches_bytes(batch.bytes(j)) != *negated {
-                            let r = start + j;
-                            words[r / 64] |= 1 << (r % 64);
-                        }
+                    let (bytes, ends) = batch.parts();
+                    pattern.for_each_match(bytes, ends, |j| {
+                        let r = start + j;
+                        words[r / 64] |= 1 << (r % 64);
+                    });
+                    if *negated {
+                        flip_range(&mut words, start..end);
                     }
                     start = end;
                 }
@@ -603,6 +605,13 @@ fn unexpected(col: &Column) -> Vec<u64> {
 }
 
 /// ANDs `words` with the validity and clears the bits past `len`.
+/// Inverts the bits of rows `rows` in mask `words`.
+fn flip_range(words: &mut [u64], rows: Range<usize>) {
+    for r in rows {
+        words[r / 64] ^= 1 << (r % 64);
+    }
+}
+
 fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
     if let Some(v) = validity {
         for (w, word) in words.iter_mut().enumerate() {

@@ -58,6 +58,54 @@ impl LikePattern {
         }
     }
 
+    /// Calls `hit(j)` for each string `j` that matches, of strings stored
+    /// back to back in `bytes`, string `j` ending at `ends[j]` (the first
+    /// starts at 0; `ends` ascends and its last is at most `bytes.len()`).
+    ///
+    /// `%abc%` searches the whole buffer with one substring finder and maps
+    /// each occurrence to its string (skipping to the next string after a
+    /// hit), instead of one search per string: a search's set-up and its
+    /// vectorized prefilter's warm-up then run once per batch. Other forms
+    /// test each string.
+    pub fn for_each_match(&self, bytes: &[u8], ends: &[u32], mut hit: impl FnMut(usize)) {
+        let LikePattern::Contains(f) = self else {
+            let mut start = 0;
+            for (j, &end) in ends.iter().enumerate() {
+                if self.matches_bytes(&bytes[start..end as usize]) {
+                    hit(j);
+                }
+                start = end as usize;
+            }
+            return;
+        };
+        let needle = f.needle().len();
+        let total = ends.last().map_or(0, |&e| e as usize);
+        if needle == 0 {
+            (0..ends.len()).for_each(hit);
+            return;
+        }
+        let (mut pos, mut j) = (0usize, 0usize);
+        while let Some(at) = f.find(&bytes[pos..total]) {
+            let at = pos + at;
+            // The string holding `at`: the first whose end lies past it.
+            j += ends[j..].partition_point(|&e| (e as usize) <= at);
+            let end = ends[j] as usize;
+            if at + needle <= end {
+                hit(j);
+                // Resume at the next string.
+                pos = end;
+                j += 1;
+            } else {
+                // The occurrence straddles two strings: resume just after
+                // its start.
+                pos = at + 1;
+            }
+            if j >= ends.len() {
+                break;
+            }
+        }
+    }
+
     /// Whether `s` matches the whole pattern.
     pub fn matches(&self, s: &str) -> bool {
         match self {
@@ -95,6 +143,32 @@ fn general_match(p: &[char], s: &[char]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn for_each_match_agrees_with_matching_each_string() {
+        let strings = [
+            "", "google", "xgoogley", "goo", "gle", "googoogle", "a", "", "google", "ggoogle",
+            "oogle", "googl", "egoogle", "%", "go%gle", "googlegoogle",
+        ];
+        let mut bytes = Vec::new();
+        let mut ends = Vec::new();
+        for s in strings {
+            bytes.extend_from_slice(s.as_bytes());
+            ends.push(bytes.len() as u32);
+        }
+        // Room past the last string must not be read as a string.
+        bytes.extend_from_slice(b"google");
+        for pattern in ["%google%", "%goo%", "%o%", "%%", "%", "google%", "%gle", "g%e", "%g_o%"] {
+            let p = LikePattern::compile(pattern);
+            let mut got = Vec::new();
+            p.for_each_match(&bytes, &ends, |j| got.push(j));
+            let want: Vec<usize> = (0..strings.len()).filter(|&j| p.matches(strings[j])).collect();
+            assert_eq!(got, want, "{pattern}");
+        }
+        let mut none = Vec::new();
+        LikePattern::compile("%x%").for_each_match(b"", &[], |j| none.push(j));
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn like_cases() {

@@ -121,6 +121,12 @@ impl StringBatch {
         &self.bytes[start..self.ends[j] as usize]
     }
 
+    /// The bytes of every string back to back (possibly followed by room,
+    /// which is not a string), and where each string ends.
+    pub fn parts(&self) -> (&[u8], &[u32]) {
+        (&self.bytes, &self.ends)
+    }
+
     /// The bytes of every string back to back, and where each ends.
     pub fn into_parts(mut self) -> (Vec<u8>, Vec<u32>) {
         self.bytes.truncate(self.end());

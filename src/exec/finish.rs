@@ -374,12 +374,7 @@ mod tests {
     }
 
     fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
-        Expr::Binary {
-            op,
-            left: Box::new(left),
-            right: Box::new(right),
-            dtype: DataType::Int,
-        }
+        Expr::binary(op, left, right, DataType::Int)
     }
 
     #[test]

@@ -652,6 +652,16 @@ impl Expr {
         Expr::Literal { value, dtype }
     }
 
+    /// `left op right` with result type `dtype`.
+    pub fn binary(op: BinaryOp, left: Expr, right: Expr, dtype: DataType) -> Expr {
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            dtype,
+        }
+    }
+
     /// The literal value, if this is a literal.
     pub fn as_literal(&self) -> Option<&Value> {
         match self {

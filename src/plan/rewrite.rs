@@ -313,12 +313,7 @@ fn linear_sums(plan: &mut QueryPlan) {
             continue;
         };
         let dtype = agg.aggs[i].dtype;
-        let bin = |op, left: Expr, right: Expr, dtype| Expr::Binary {
-            op,
-            left: Box::new(left),
-            right: Box::new(right),
-            dtype,
-        };
+        let bin = Expr::binary;
         let int = |k: i64| Expr::literal(Value::Int(k), DataType::Int);
         let mut result: Option<Expr> = None;
         for (column, coef) in &form.terms {
@@ -509,12 +504,7 @@ mod tests {
     }
 
     fn bin(op: BinaryOp, left: Expr, right: Expr) -> Expr {
-        Expr::Binary {
-            op,
-            left: Box::new(left),
-            right: Box::new(right),
-            dtype: DataType::Int,
-        }
+        Expr::binary(op, left, right, DataType::Int)
     }
 
     fn int(k: i64) -> Expr {

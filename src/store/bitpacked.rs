@@ -2,23 +2,28 @@
 //! needs, instead of the next of 8/16/32/64.
 //!
 //! A coordinate with six decimals spanning 0.3 degrees needs 19 bits: 4
-//! bytes as [`Codes`], 2.4 bytes bit-packed. [`BitPacked`] is the storage
-//! the other codecs' codes (ALP digits, offsets, residuals, dictionary
-//! codes) can move to once the executor reads codes through
-//! [`BitPacked::unpack_range`] a batch at a time.
+//! bytes as [`Codes`], 2.4 bytes bit-packed. [`BitPacked`] stores ALP's
+//! digit codes when that saves enough (see [`super::AlpCodes`]); the
+//! executor reads them a batch at a time through [`BitPacked::unpack`] and
+//! [`BitPacked::unpack_rows`], never through [`BitPacked::get`] per row.
 //!
 //! # Format
-//! Code `i` occupies bits `i·bits .. (i+1)·bits` of the little-endian
-//! stream of u64 words (least significant bit first), so it spans at most
-//! two words. One zero word of padding at the end lets every read load two
-//! words without a bounds branch.
+//! Code `i` occupies bits `i·bits .. (i+1)·bits` of a little-endian bit
+//! stream (least significant bit first), kept as bytes. Eight bytes of
+//! zero padding past the last code let every read load eight bytes at the
+//! code's first byte without a bounds branch.
 //!
 //! # Performance
-//! A plain shift-and-mask layout, decoded a value at a time (about a
-//! nanosecond per code). FastLanes (Afroozeh and Boncz, VLDB 2023)
-//! interleaves 1,024 codes across 16 lanes so unpacking vectorizes at tens
-//! of codes per nanosecond; that layout is the next step if unpacking shows
-//! up in profiles.
+//! Unpacking is specialized per width: [`BitPacked::unpack`] dispatches
+//! once per call to a kernel whose width `B` is a constant, so shifts and
+//! masks are immediates. Eight consecutive codes span exactly `B` bytes, so
+//! within a group of eight every code's byte offset and shift are constants
+//! too: one unaligned 8-byte load, a shift and a mask per code (for
+//! `B <= 56`, where `shift + B <= 63`; wider codes take a second load).
+//! FastLanes (Afroozeh and Boncz, VLDB 2023) interleaves 1,024 codes
+//! across 16 lanes so unpacking vectorizes at tens of codes per
+//! nanosecond; that layout is the next step if unpacking shows up in
+//! profiles.
 //!
 //! [`Codes`]: super::Codes
 
@@ -30,19 +35,98 @@ use super::cmp::CodePredicate;
 /// Codes of one width in `1..=64` bits, packed back to back.
 ///
 /// # Invariants
-/// `words.len() == (len · bits).div_ceil(64) + 1`; bits past the last code
-/// are zero; every code is `<= max_code`.
+/// `bytes.len() == (len · bits).div_ceil(64) · 8 + 8`; bits past the last
+/// code are zero; every code is `<= max_code` given to [`BitPacked::pack`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BitPacked {
     len: usize,
     bits: u32,
-    words: Vec<u64>,
+    bytes: Vec<u8>,
 }
 
 /// Bits needed for codes up to `max` (at least 1).
 pub fn bits_for(max: u64) -> u32 {
     (64 - max.leading_zeros()).max(1)
 }
+
+/// Widest codes the one-load kernels read: `shift (<= 7) + B <= 63`.
+const ONE_LOAD_MAX_BITS: usize = 56;
+
+/// The eight bytes at `at`, little-endian.
+#[inline(always)]
+fn load(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// Code `i` at width `bits` (any of `1..=64`).
+#[inline(always)]
+fn code_at(bytes: &[u8], bits: usize, i: usize) -> u64 {
+    let at = i * bits;
+    let (byte, shift) = (at / 8, (at % 8) as u32);
+    let mask = u64::MAX >> (64 - bits);
+    let low = load(bytes, byte) >> shift;
+    if bits <= ONE_LOAD_MAX_BITS {
+        return low & mask;
+    }
+    // The ninth byte's contribution; shifting by 64 would overflow, so
+    // split it into two shifts.
+    let high = ((bytes[byte + 8] as u64) << 1) << (63 - shift);
+    (low | high) & mask
+}
+
+/// Codes `start..start + out.len()` at the constant width `B <= 56`.
+fn unpack_run<const B: usize>(bytes: &[u8], start: usize, out: &mut [u64]) {
+    let mask = u64::MAX >> (64 - B);
+    let end = start + out.len();
+    let (mut i, mut k) = (start, 0);
+    // One at a time up to a multiple of 8 ...
+    while i < end && !i.is_multiple_of(8) {
+        out[k] = code_at(bytes, B, i);
+        i += 1;
+        k += 1;
+    }
+    // ... then groups of eight codes, which span exactly `B` bytes: every
+    // offset and shift below is a constant.
+    while i + 8 <= end {
+        let group = &bytes[i / 8 * B..][..B + 8];
+        let dst = &mut out[k..k + 8];
+        for (j, d) in dst.iter_mut().enumerate() {
+            let at = j * B;
+            *d = (load(group, at / 8) >> (at % 8)) & mask;
+        }
+        i += 8;
+        k += 8;
+    }
+    while i < end {
+        out[k] = code_at(bytes, B, i);
+        i += 1;
+        k += 1;
+    }
+}
+
+/// Codes of `rows` at the constant width `B <= 56`.
+fn unpack_rows_at<const B: usize>(bytes: &[u8], rows: &[u32], out: &mut [u64]) {
+    for (d, &r) in out.iter_mut().zip(rows) {
+        *d = code_at(bytes, B, r as usize);
+    }
+}
+
+/// `[$f::<1>, …, $f::<56>]`: one kernel per width, indexed by `bits - 1`.
+macro_rules! per_width {
+    ($f:ident: $t:ty) => {
+        per_width!(@ $f: $t; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25
+            26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53
+            54 55 56)
+    };
+    (@ $f:ident: $t:ty; $($b:literal)*) => {
+        [$($f::<$b> as $t),*]
+    };
+}
+
+type RunKernel = fn(&[u8], usize, &mut [u64]);
+type RowsKernel = fn(&[u8], &[u32], &mut [u64]);
+static RUN_KERNELS: [RunKernel; ONE_LOAD_MAX_BITS] = per_width!(unpack_run: RunKernel);
+static ROWS_KERNELS: [RowsKernel; ONE_LOAD_MAX_BITS] = per_width!(unpack_rows_at: RowsKernel);
 
 impl BitPacked {
     /// Packs `values` at the width of `max`.
@@ -62,7 +146,8 @@ impl BitPacked {
                 words[w + 1] |= v >> (64 - shift);
             }
         }
-        BitPacked { len, bits, words }
+        let bytes = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        BitPacked { len, bits, bytes }
     }
 
     /// Number of codes.
@@ -82,10 +167,10 @@ impl BitPacked {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.words.len() * 8
+        self.bytes.len()
     }
 
-    /// Code `i`.
+    /// Code `i`: for the odd row; scans use [`BitPacked::unpack`].
     ///
     /// # Panics
     /// If `i >= len` (debug builds; release builds may return a padding
@@ -93,13 +178,46 @@ impl BitPacked {
     #[inline]
     pub fn get(&self, i: usize) -> u64 {
         debug_assert!(i < self.len);
-        let at = i * self.bits as usize;
-        let (w, shift) = (at / 64, (at % 64) as u32);
-        let mask = u64::MAX >> (64 - self.bits);
-        // The high word's contribution; shifting by 64 would overflow, so
-        // split it into two shifts.
-        let high = (self.words[w + 1] << 1) << (63 - shift);
-        ((self.words[w] >> shift) | high) & mask
+        code_at(&self.bytes, self.bits as usize, i)
+    }
+
+    /// Writes codes `start..start + out.len()` into `out`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds.
+    pub fn unpack(&self, start: usize, out: &mut [u64]) {
+        assert!(
+            start + out.len() <= self.len,
+            "codes {start}..{} past {}",
+            start + out.len(),
+            self.len
+        );
+        let bits = self.bits as usize;
+        if bits <= ONE_LOAD_MAX_BITS {
+            RUN_KERNELS[bits - 1](&self.bytes, start, out);
+        } else {
+            for (k, d) in out.iter_mut().enumerate() {
+                *d = code_at(&self.bytes, bits, start + k);
+            }
+        }
+    }
+
+    /// Writes the code of row `rows[j]` into `out[j]`.
+    ///
+    /// # Panics
+    /// If the lengths differ; if a row is out of bounds (debug builds;
+    /// release builds may read padding for a row just past the end).
+    pub fn unpack_rows(&self, rows: &[u32], out: &mut [u64]) {
+        assert_eq!(rows.len(), out.len(), "rows and output differ in length");
+        debug_assert!(rows.iter().all(|&r| (r as usize) < self.len));
+        let bits = self.bits as usize;
+        if bits <= ONE_LOAD_MAX_BITS {
+            ROWS_KERNELS[bits - 1](&self.bytes, rows, out);
+        } else {
+            for (d, &r) in out.iter_mut().zip(rows) {
+                *d = code_at(&self.bytes, bits, r as usize);
+            }
+        }
     }
 
     /// Appends codes `range` to `out`.
@@ -108,7 +226,9 @@ impl BitPacked {
     /// If the range is out of bounds.
     pub fn unpack_range(&self, range: Range<usize>, out: &mut Vec<u64>) {
         assert!(range.end <= self.len, "range {range:?} past {}", self.len);
-        out.extend(range.map(|i| self.get(i)));
+        let start = out.len();
+        out.resize(start + range.len(), 0);
+        self.unpack(range.start, &mut out[start..]);
     }
 
     /// Mask words (bit `j` of word `w` is row `64·w + j`) of the codes that
@@ -118,12 +238,15 @@ impl BitPacked {
         let width = pred.codes.end.saturating_sub(lo);
         let flip = if pred.negated { u64::MAX } else { 0 };
         let mut words = vec![0u64; self.len.div_ceil(64)];
+        let mut block = [0u64; 64];
         for (w, word) in words.iter_mut().enumerate() {
             let start = w * 64;
             let n = (self.len - start).min(64);
+            let codes = &mut block[..n];
+            self.unpack(start, codes);
             let mut bits = 0u64;
-            for j in 0..n {
-                bits |= ((self.get(start + j).wrapping_sub(lo) < width) as u64) << j;
+            for (j, &c) in codes.iter().enumerate() {
+                bits |= ((c.wrapping_sub(lo) < width) as u64) << j;
             }
             let live = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
             *word = (bits ^ flip) & live & validity.map_or(u64::MAX, |v| v.word(w));
@@ -163,6 +286,20 @@ mod tests {
                 let mut out = vec![];
                 p.unpack_range(len / 3..len, &mut out);
                 assert_eq!(out, values[len / 3..]);
+                // Every start and length around the groups of eight.
+                for start in (0..len.min(20)).chain(len.saturating_sub(20)..len) {
+                    for n in [0, 1, 7, 8, 9, 17, 64] {
+                        let n = n.min(len - start);
+                        let mut out = vec![u64::MAX; n];
+                        p.unpack(start, &mut out);
+                        assert_eq!(out, values[start..start + n], "bits {bits} {start}+{n}");
+                    }
+                }
+                let rows: Vec<u32> = (0..len as u32).filter(|r| r % 3 != 1).collect();
+                let mut out = vec![0; rows.len()];
+                p.unpack_rows(&rows, &mut out);
+                let want: Vec<u64> = rows.iter().map(|&r| values[r as usize]).collect();
+                assert_eq!(out, want, "bits {bits} rows");
             }
         }
         assert_eq!(bits_for(0), 1);

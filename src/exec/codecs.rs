@@ -552,13 +552,9 @@ impl CodecFilter {
                     pred.codes.end.saturating_sub(pred.codes.start),
                 );
                 let negated = pred.negated;
-                let mut word = Vec::with_capacity(1);
-                a.codes().block_masks(
-                    start..end,
-                    |x| (x.wrapping_sub(lo) < span) != negated,
-                    &mut word,
-                );
-                let mut mask = word.first().copied().unwrap_or(0);
+                let mut mask = a
+                    .codes()
+                    .block_mask(start..end, |x| (x.wrapping_sub(lo) < span) != negated);
                 let (rows, values) = a.exceptions();
                 let first = rows.partition_point(|&r| (r as usize) < start);
                 for (&row, &x) in rows[first..].iter().zip(&values[first..]) {

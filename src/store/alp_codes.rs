@@ -30,8 +30,9 @@ use super::codes::{Code, Codes};
 use crate::store::with_codes;
 
 /// Codes unpacked per batch (a multiple of 64, so 64-row blocks of a run
-/// that starts at a multiple of 64 stay aligned): 8 KiB on the stack.
-pub const UNPACK_ROWS: usize = 1024;
+/// that starts at a multiple of 64 stay aligned): 2 KiB on the stack,
+/// zeroed once per call, so a call for a few rows stays cheap.
+pub const UNPACK_ROWS: usize = 256;
 
 /// ALP digit codes (`digits - base`) in one of two layouts; see the module
 /// docs for the rule that picks one.
@@ -203,6 +204,33 @@ impl AlpCodes {
                         f(b * UNPACK_ROWS + k, x);
                     }
                 }
+            }
+        }
+    }
+
+    /// The mask of rows `range` (at most 64): bit `j` is `pred(code)` of row
+    /// `range.start + j`. For a filter that runs a 64-row block at a time.
+    ///
+    /// # Panics
+    /// If the range is out of bounds; debug builds assert it holds at most
+    /// 64 rows.
+    #[inline]
+    pub fn block_mask(&self, range: Range<usize>, pred: impl Fn(u64) -> bool) -> u64 {
+        debug_assert!(range.len() <= 64);
+        fn mask_of<T: Code>(codes: &[T], pred: impl Fn(u64) -> bool) -> u64 {
+            let mut mask = 0u64;
+            for (j, x) in codes.iter().enumerate() {
+                mask |= (pred(x.to_u64()) as u64) << j;
+            }
+            mask
+        }
+        match self {
+            AlpCodes::Bytes(codes) => with_codes!(codes, v => mask_of(&v[range], pred)),
+            AlpCodes::Bits(p) => {
+                let mut buf = [0u64; 64];
+                let codes = &mut buf[..range.len()];
+                p.unpack(range.start, codes);
+                mask_of(codes, pred)
             }
         }
     }

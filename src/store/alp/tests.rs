@@ -473,6 +473,11 @@ fn bit_packed_codes_match_row_by_row_decoding() {
         for (k, c) in codes[start..].iter().enumerate() {
             assert_eq!((masks[k / 64] >> (k % 64)) & 1 == 1, c.is_multiple_of(3));
         }
+        for (w, &mask) in masks.iter().enumerate() {
+            let from = start + 64 * w;
+            let one = alp.codes().block_mask(from..(from + 64).min(len), |c| c.is_multiple_of(3));
+            assert_eq!(one, mask, "block {w}");
+        }
         // Decoding: ranges, selections, single rows.
         for i in present.iter().copied() {
             assert_eq!(alp.get(i).to_bits(), values[i].to_bits(), "row {i}");

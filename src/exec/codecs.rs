@@ -806,13 +806,29 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
             // exceptions moved out of the digit sums.
             let mut code_sums = vec![0u128; groups];
             let mut counts = vec![0u64; groups];
-            for_each_alp_code(a, rows, |j, i, code| {
-                if valid(i) {
-                    let g = gid(j);
-                    code_sums[g] += code as u128;
-                    counts[g] += 1;
+            if rows.len as u128 * a.max_code() as u128 <= u64::MAX as u128 {
+                // No group's code sum can pass a u64: one add per row (not
+                // a u128 add), the sum beside its count.
+                let mut acc = vec![(0u64, 0u64); groups];
+                for_each_alp_code(a, rows, |j, i, code| {
+                    if valid(i) {
+                        let (sum, count) = &mut acc[gid(j)];
+                        *sum += code;
+                        *count += 1;
+                    }
+                });
+                for (g, (sum, count)) in acc.into_iter().enumerate() {
+                    (code_sums[g], counts[g]) = (sum as u128, count);
                 }
-            });
+            } else {
+                for_each_alp_code(a, rows, |j, i, code| {
+                    if valid(i) {
+                        let g = gid(j);
+                        code_sums[g] += code as u128;
+                        counts[g] += 1;
+                    }
+                });
+            }
             let mut decimal_counts = counts.clone();
             let mut exceptions = vec![0.0f64; groups];
             let (exc_rows, exc_values) = a.exceptions();

@@ -104,29 +104,65 @@ fn unpack_run<const B: usize>(bytes: &[u8], start: usize, out: &mut [u64]) {
     }
 }
 
-/// Codes of `rows` at the constant width `B <= 56`.
-fn unpack_rows_at<const B: usize>(bytes: &[u8], rows: &[u32], out: &mut [u64]) {
-    for (d, &r) in out.iter_mut().zip(rows) {
-        *d = code_at(bytes, B, r as usize);
+/// Calls `f(code)` for codes `range`, in order, at the constant width
+/// `B <= 56`. Inlined into each caller, so `f` runs inside the unpacking
+/// loop: no intermediate buffer.
+#[inline(always)]
+fn fold_run<const B: usize>(bytes: &[u8], range: Range<usize>, mut f: impl FnMut(u64)) {
+    let mask = u64::MAX >> (64 - B);
+    let (mut i, end) = (range.start, range.end);
+    // One at a time up to a multiple of 8 ...
+    while i < end && !i.is_multiple_of(8) {
+        f(code_at(bytes, B, i));
+        i += 1;
+    }
+    // ... then groups of eight codes, which span exactly `B` bytes: every
+    // offset and shift below is a constant.
+    let groups = (end - i) / 8;
+    if groups > 0 {
+        let all = &bytes[i / 8 * B..][..groups * B + 8];
+        for g in 0..groups {
+            let group = &all[g * B..][..B + 8];
+            for j in 0..8 {
+                let at = j * B;
+                f((load(group, at / 8) >> (at % 8)) & mask);
+            }
+        }
+        i += groups * 8;
+    }
+    while i < end {
+        f(code_at(bytes, B, i));
+        i += 1;
     }
 }
 
-/// `[$f::<1>, …, $f::<56>]`: one kernel per width, indexed by `bits - 1`.
-macro_rules! per_width {
-    ($f:ident: $t:ty) => {
-        per_width!(@ $f: $t; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25
-            26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53
-            54 55 56)
-    };
-    (@ $f:ident: $t:ty; $($b:literal)*) => {
-        [$($f::<$b> as $t),*]
-    };
+/// Calls `f(code)` for the code of each of `rows`, in order, at the
+/// constant width `B <= 56`.
+#[inline(always)]
+fn fold_rows<const B: usize>(bytes: &[u8], rows: &[u32], mut f: impl FnMut(u64)) {
+    for &r in rows {
+        f(code_at(bytes, B, r as usize));
+    }
 }
 
-type RunKernel = fn(&[u8], usize, &mut [u64]);
-type RowsKernel = fn(&[u8], &[u32], &mut [u64]);
-static RUN_KERNELS: [RunKernel; ONE_LOAD_MAX_BITS] = per_width!(unpack_run: RunKernel);
-static ROWS_KERNELS: [RowsKernel; ONE_LOAD_MAX_BITS] = per_width!(unpack_rows_at: RowsKernel);
+/// Runs `$body` with `$B` a constant equal to `$bits` (`1..=56`): one
+/// monomorphic copy of `$body` per width, chosen once per call.
+macro_rules! with_width {
+    ($bits:expr, $B:ident => $body:expr) => {
+        with_width!(@ $bits, $B, $body; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22
+            23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51
+            52 53 54 55 56)
+    };
+    (@ $bits:expr, $B:ident, $body:expr; $($b:literal)*) => {
+        match $bits {
+            $($b => {
+                const $B: usize = $b;
+                $body
+            })*
+            _ => unreachable!("width past the one-load kernels"),
+        }
+    };
+}
 
 impl BitPacked {
     /// Packs `values` at the width of `max`.
@@ -194,7 +230,7 @@ impl BitPacked {
         );
         let bits = self.bits as usize;
         if bits <= ONE_LOAD_MAX_BITS {
-            RUN_KERNELS[bits - 1](&self.bytes, start, out);
+            with_width!(bits, B => unpack_run::<B>(&self.bytes, start, out));
         } else {
             for (k, d) in out.iter_mut().enumerate() {
                 *d = code_at(&self.bytes, bits, start + k);
@@ -210,13 +246,45 @@ impl BitPacked {
     pub fn unpack_rows(&self, rows: &[u32], out: &mut [u64]) {
         assert_eq!(rows.len(), out.len(), "rows and output differ in length");
         debug_assert!(rows.iter().all(|&r| (r as usize) < self.len));
+        let mut k = 0;
+        self.for_each_row(rows, |c| {
+            out[k] = c;
+            k += 1;
+        });
+    }
+
+    /// Calls `f(code)` for codes `range`, in order, unpacking as it goes:
+    /// the width is dispatched once, and `f` is inlined into a loop whose
+    /// width is a constant.
+    ///
+    /// # Panics
+    /// If the range is out of bounds.
+    #[inline]
+    pub fn for_each(&self, range: Range<usize>, mut f: impl FnMut(u64)) {
+        assert!(range.end <= self.len, "range {range:?} past {}", self.len);
         let bits = self.bits as usize;
         if bits <= ONE_LOAD_MAX_BITS {
-            ROWS_KERNELS[bits - 1](&self.bytes, rows, out);
+            with_width!(bits, B => fold_run::<B>(&self.bytes, range, &mut f))
         } else {
-            for (d, &r) in out.iter_mut().zip(rows) {
-                *d = code_at(&self.bytes, bits, r as usize);
-            }
+            range.for_each(|i| f(code_at(&self.bytes, bits, i)));
+        }
+    }
+
+    /// Calls `f(code)` for the code of each of `rows`, in order (the
+    /// width dispatched once, as in [`BitPacked::for_each`]).
+    ///
+    /// # Panics
+    /// If a row is out of bounds (debug builds; release builds may read
+    /// padding for a row just past the end).
+    #[inline]
+    pub fn for_each_row(&self, rows: &[u32], mut f: impl FnMut(u64)) {
+        debug_assert!(rows.iter().all(|&r| (r as usize) < self.len));
+        let bits = self.bits as usize;
+        if bits <= ONE_LOAD_MAX_BITS {
+            with_width!(bits, B => fold_rows::<B>(&self.bytes, rows, &mut f))
+        } else {
+            rows.iter()
+                .for_each(|&r| f(code_at(&self.bytes, bits, r as usize)));
         }
     }
 
@@ -293,6 +361,9 @@ mod tests {
                         let mut out = vec![u64::MAX; n];
                         p.unpack(start, &mut out);
                         assert_eq!(out, values[start..start + n], "bits {bits} {start}+{n}");
+                        let mut seen = vec![];
+                        p.for_each(start..start + n, |c| seen.push(c));
+                        assert_eq!(seen, values[start..start + n], "bits {bits} fold {start}+{n}");
                     }
                 }
                 let rows: Vec<u32> = (0..len as u32).filter(|r| r % 3 != 1).collect();
@@ -300,6 +371,12 @@ mod tests {
                 p.unpack_rows(&rows, &mut out);
                 let want: Vec<u64> = rows.iter().map(|&r| values[r as usize]).collect();
                 assert_eq!(out, want, "bits {bits} rows");
+                let mut seen = vec![];
+                p.for_each_row(&rows, |c| seen.push(c));
+                assert_eq!(seen, want, "bits {bits} fold rows");
+                let mut seen = vec![];
+                p.for_each(len / 3..len, |c| seen.push(c));
+                assert_eq!(seen, values[len / 3..], "bits {bits} fold tail");
             }
         }
         assert_eq!(bits_for(0), 1);

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use katydid::store::{
-    Alp, Bitmap, CodecKind, Codes, Column, ColumnData, Coords, Delta, Fsst, HexPoints, Linear, Rle,
-    choose_floats, choose_ints, choose_strings, dict_code_runs,
+    Alp, AlpCodes, Bitmap, CodecKind, Codes, Column, ColumnData, Coords, Delta, Fsst, HexPoints,
+    Linear, Rle, choose_floats, choose_ints, choose_strings, dict_code_runs,
 };
 use katydid::{DataType, LoadOptions, Value};
 use katydid_datasets::{Dataset, generate_bytes};
@@ -25,6 +25,14 @@ fn bitpack_saving(codes: &Codes) -> usize {
     let max = (0..codes.len()).map(|i| codes.get(i)).max().unwrap_or(0);
     let bits = 64 - max.leading_zeros() as usize;
     codes.heap_bytes() - (codes.len() * bits).div_ceil(8)
+}
+
+/// Bytes saved by bit-packing ALP codes not bit-packed already.
+fn alp_bitpack_saving(codes: &AlpCodes) -> usize {
+    match codes {
+        AlpCodes::Bytes(c) => bitpack_saving(c),
+        AlpCodes::Bits(_) => 0,
+    }
 }
 
 /// Bytes of the chosen codec for one column of one partition (validity
@@ -75,7 +83,7 @@ fn chosen_bytes(column: &Column) -> (usize, &'static str, usize) {
             let name = choice.codec.name();
             match choice.codec {
                 CodecKind::Alp => Alp::encode(&values, validity)
-                    .map(|a| (a.heap_bytes(), name, bitpack_saving(a.codes()))),
+                    .map(|a| (a.heap_bytes(), name, alp_bitpack_saving(a.codes()))),
                 CodecKind::Rle => Rle::encode(&values, validity).map(|r| (r.heap_bytes(), name, 0)),
                 _ => None,
             }
@@ -98,7 +106,7 @@ fn chosen_bytes(column: &Column) -> (usize, &'static str, usize) {
                     let saving = [p.x(), p.y()]
                         .iter()
                         .map(|c| match c {
-                            Coords::Alp(a) => bitpack_saving(a.codes()),
+                            Coords::Alp(a) => alp_bitpack_saving(a.codes()),
                             Coords::Plain(_) => 0,
                         })
                         .sum();

@@ -1685,7 +1685,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// The codecs the generated tables must exercise, as the column type and
 /// an `encoding_name` prefix: every codec of the store, so the
 /// differential test checks each against the reference.
-const CODECS: [(DataType, &str); 17] = [
+const CODECS: [(DataType, &str); 19] = [
     (DataType::Int, "const"),
     (DataType::Int, "offset"),
     (DataType::Int, "linear"),
@@ -1696,6 +1696,10 @@ const CODECS: [(DataType, &str); 17] = [
     (DataType::Timestamp, "delta"),
     (DataType::Float, "f64"),
     (DataType::Float, "alp"),
+    // ALP codes at byte width and bit-packed (`g`, two decimals over
+    // ±1000, needs 18 bits).
+    (DataType::Float, "alp u"),
+    (DataType::Float, "alp b"),
     (DataType::Float, "rle"),
     (DataType::Str, "dict u"),
     (DataType::Str, "dict+rle"),

@@ -35,9 +35,8 @@ use std::ops::Range;
 
 use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
-use crate::store::with_codes;
 use crate::store::{
-    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Column, ColumnData, Decoded, StringBatch,
+    Alp, BATCH_ROWS, Bitmap, CmpOp, CodePredicate, Column, ColumnData, Decoded, StringBatch,
     mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
@@ -555,10 +554,9 @@ impl CodecFilter {
                     pred.codes.end.saturating_sub(pred.codes.start),
                 );
                 let negated = pred.negated;
-                let mut mask = with_codes!(a.codes(), k => crate::kernel::block_mask(
-                    &k[start..end],
-                    |x| (x.to_u64().wrapping_sub(lo) < span) != negated,
-                ));
+                let mut mask = a
+                    .codes()
+                    .block_mask(start..end, |x| (x.wrapping_sub(lo) < span) != negated);
                 let (rows, values) = a.exceptions();
                 let first = rows.partition_point(|&r| (r as usize) < start);
                 for (&row, &x) in rows[first..].iter().zip(&values[first..]) {
@@ -625,6 +623,23 @@ fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
     }
 }
 
+/// Calls `f(j, row, code)` for the `j`-th of `rows` of an ALP column, in
+/// order: a range reads the codes in place or unpacks them a batch at a
+/// time, a selection gathers them (see [`crate::store::AlpCodes`]).
+#[inline]
+pub(crate) fn for_each_alp_code(a: &Alp, rows: Rows<'_>, mut f: impl FnMut(usize, usize, u64)) {
+    match (rows.range(), rows.sel) {
+        (Some(range), _) => {
+            let start = range.start;
+            a.codes().for_each(range, |i, code| f(i - start, i, code));
+        }
+        (None, Some(sel)) => a
+            .codes()
+            .for_each_selected(sel, |j, code| f(j, sel[j] as usize, code)),
+        (None, None) => unreachable!("rows without a selection are a range"),
+    }
+}
+
 /// ALP: codes against the code predicate, branch-free a 64-row block at a
 /// time, then each exception row compared in f64.
 fn alp_mask(a: &Alp, pred: &CodePredicate, op: CmpOp, c: f64, v: Option<&Bitmap>) -> Vec<u64> {
@@ -633,12 +648,12 @@ fn alp_mask(a: &Alp, pred: &CodePredicate, op: CmpOp, c: f64, v: Option<&Bitmap>
         pred.codes.end.saturating_sub(pred.codes.start),
     );
     let negated = pred.negated;
-    let mut words = with_codes!(a.codes(), k => k
-        .chunks(64)
-        .map(|block| crate::kernel::block_mask(block, |x| {
-            (x.to_u64().wrapping_sub(lo) < span) != negated
-        }))
-        .collect::<Vec<u64>>());
+    let mut words = Vec::with_capacity(a.len().div_ceil(64));
+    a.codes().block_masks(
+        0..a.len(),
+        |x| (x.wrapping_sub(lo) < span) != negated,
+        &mut words,
+    );
     let (rows, values) = a.exceptions();
     for (&row, &x) in rows.iter().zip(values) {
         let (w, b) = (row as usize / 64, row as usize % 64);
@@ -800,16 +815,29 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
             // exceptions moved out of the digit sums.
             let mut code_sums = vec![0u128; groups];
             let mut counts = vec![0u64; groups];
-            with_codes!(a.codes(), k => {
-                for j in 0..rows.len {
-                    let i = rows.row(j);
+            if rows.len as u128 * a.max_code() as u128 <= u64::MAX as u128 {
+                // No group's code sum can pass a u64: one add per row (not
+                // a u128 add), the sum beside its count.
+                let mut acc = vec![(0u64, 0u64); groups];
+                for_each_alp_code(a, rows, |j, i, code| {
+                    if valid(i) {
+                        let (sum, count) = &mut acc[gid(j)];
+                        *sum += code;
+                        *count += 1;
+                    }
+                });
+                for (g, (sum, count)) in acc.into_iter().enumerate() {
+                    (code_sums[g], counts[g]) = (sum as u128, count);
+                }
+            } else {
+                for_each_alp_code(a, rows, |j, i, code| {
                     if valid(i) {
                         let g = gid(j);
-                        code_sums[g] += k[i].to_u64() as u128;
+                        code_sums[g] += code as u128;
                         counts[g] += 1;
                     }
-                }
-            });
+                });
+            }
             let mut decimal_counts = counts.clone();
             let mut exceptions = vec![0.0f64; groups];
             let (exc_rows, exc_values) = a.exceptions();

@@ -11,7 +11,9 @@
 //! operation: `d as f64 * 10^e` when `exponent = e >= 0`, `d as f64 / 10^e`
 //! when `exponent = -e < 0` (`10^e` is exact in f64 for `e <= 22`, and
 //! `|d| < 2^51` is exact too). The codes are offsets from the minimum,
-//! packed by [`Codes::pack`] in the narrowest of u8/u16/u32/u64. Values that
+//! kept as [`AlpCodes`]: bit-packed at the width of the largest when that
+//! saves at least 25% over the narrowest of u8/u16/u32/u64 (e.g. u32 codes
+//! needing at most 24 bits), else at that byte width. Values that
 //! do not round-trip bit for bit (NaN, ±inf, -0.0, values with too many
 //! digits) are *exceptions*: their rows (ascending u32) and f64 values are
 //! kept aside, and their code is 0.
@@ -34,7 +36,8 @@
 //! # Choosing the exponent (sampling, as the paper)
 //! Up to [`SAMPLE_RUNS`] runs of [`SAMPLE_RUN_ROWS`] consecutive rows spread
 //! over the partition are encoded with every exponent; each is scored by its
-//! estimated size (code width × rows + 12 bytes per exception). The best
+//! estimated size (the codes' bytes as [`AlpCodes`] would store them + 12
+//! bytes per exception). The best
 //! [`FULL_CANDIDATES`] exponents are then scored on a wider sample
 //! ([`WIDE_RUNS`] runs of [`WIDE_RUN_ROWS`] rows) and the smallest wins
 //! (ties go to the larger exponent, i.e. fewer digits). The encoding itself
@@ -58,10 +61,11 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
+use super::alp_codes::{AlpCodes, UNPACK_ROWS, code_bytes, with_code_runs};
 use super::bitmap::Bitmap;
 use super::choose::sample_runs;
 use super::cmp::{CmpOp, CodePredicate, partition_point};
-use super::codes::{Code, Codes};
+use super::codes::Code;
 use crate::store::with_codes;
 use crate::types::cmp_f64;
 
@@ -150,19 +154,6 @@ pub fn encode_digits(x: f64, exponent: i8) -> Option<i64> {
     (d.abs() < MAX_DIGITS && decode_digits(d, exponent).to_bits() == x.to_bits()).then_some(d)
 }
 
-/// Bytes per code that [`Codes::pack`] uses for codes up to `max`.
-fn width_bytes(max: u64) -> usize {
-    if max <= u8::MAX_U64 {
-        1
-    } else if max <= u16::MAX_U64 {
-        2
-    } else if max <= u32::MAX_U64 {
-        4
-    } else {
-        8
-    }
-}
-
 /// Estimated bytes of `values` under `exponent`: codes plus exceptions.
 fn estimate(values: impl Iterator<Item = f64>, exponent: i8) -> usize {
     let (mut n, mut exceptions) = (0usize, 0usize);
@@ -177,12 +168,12 @@ fn estimate(values: impl Iterator<Item = f64>, exponent: i8) -> usize {
             None => exceptions += 1,
         }
     }
-    let width = if min > max {
+    let codes = if min > max {
         0
     } else {
-        width_bytes((max - min) as u64)
+        code_bytes((max - min) as u64, n)
     };
-    n * width + exceptions * EXCEPTION_BYTES
+    codes + exceptions * EXCEPTION_BYTES
 }
 
 /// Rounds `x` half away from zero to `digits` decimals exactly as
@@ -212,7 +203,7 @@ pub struct Alp {
     exponent: i8,
     base: i64,
     max_code: u64,
-    codes: Codes,
+    codes: AlpCodes,
     exception_rows: Vec<u32>,
     exception_values: Vec<f64>,
     /// Group key of each exception (see [`Alp::group_keys`]).
@@ -370,11 +361,11 @@ impl Alp {
         } else {
             (min, (max - min) as u64)
         };
-        let size = len * width_bytes(max_code) + exception_rows.len() * EXCEPTION_BYTES;
+        let size = code_bytes(max_code, len) + exception_rows.len() * EXCEPTION_BYTES;
         if size >= len * 8 {
             return None;
         }
-        let codes = Codes::pack(
+        let codes = AlpCodes::pack(
             digits
                 .iter()
                 .map(|&d| if d == i64::MIN { 0 } else { (d - base) as u64 }),
@@ -423,7 +414,8 @@ impl Alp {
     }
 
     /// One code per row (`digits - base`); 0 at NULL and exception rows.
-    pub fn codes(&self) -> &Codes {
+    /// Read them a batch at a time ([`AlpCodes::for_each`] and friends).
+    pub fn codes(&self) -> &AlpCodes {
         &self.codes
     }
 
@@ -456,7 +448,9 @@ impl Alp {
     pub fn decode_range(&self, range: Range<usize>, out: &mut Vec<f64>) {
         let start = out.len();
         let (base, exponent) = (self.base, self.exponent);
-        with_codes!(&self.codes, c => decode_into(&c[range.clone()], base, exponent, out));
+        with_code_runs!(&self.codes, range.clone(), |_at, c| {
+            decode_into(c, base, exponent, out);
+        });
         let first = self
             .exception_rows
             .partition_point(|&r| (r as usize) < range.start);
@@ -477,9 +471,19 @@ impl Alp {
         debug_assert!(selection.windows(2).all(|w| w[0] < w[1]));
         let start = out.len();
         let (base, exponent) = (self.base, self.exponent);
-        with_codes!(&self.codes, c => out.extend(
-            selection.iter().map(|&i| decode_digits(base.wrapping_add(c[i as usize].to_u64() as i64), exponent))
-        ));
+        match &self.codes {
+            AlpCodes::Bytes(codes) => with_codes!(codes, c => out.extend(
+                selection.iter().map(|&i| decode_digits(base.wrapping_add(c[i as usize].to_u64() as i64), exponent))
+            )),
+            AlpCodes::Bits(p) => {
+                let mut buf = [0u64; UNPACK_ROWS];
+                for rows in selection.chunks(UNPACK_ROWS) {
+                    let codes = &mut buf[..rows.len()];
+                    p.unpack_rows(rows, codes);
+                    decode_into(codes, base, exponent, out);
+                }
+            }
+        }
         if self.exception_rows.is_empty() {
             return;
         }
@@ -529,7 +533,7 @@ impl Alp {
     /// rows are compared in f64 with [`cmp_f64`].
     pub fn filter(&self, op: CmpOp, c: f64, validity: Option<&Bitmap>) -> Vec<u64> {
         let pred = self.code_predicate(op, c);
-        let mut words = with_codes!(&self.codes, v => mask_words(v, &pred));
+        let mut words = mask_words(&self.codes, &pred);
         for (&row, &x) in self.exception_rows.iter().zip(&self.exception_values) {
             let (w, b) = (row as usize / 64, row as usize % 64);
             let hit = op.holds(cmp_f64(x, c)) as u64;
@@ -545,7 +549,36 @@ impl Alp {
 
     /// Sum over the valid rows: exact for the non-exception rows.
     pub fn sum(&self, validity: Option<&Bitmap>) -> AlpSum {
-        let (code_sum, valid_rows) = with_codes!(&self.codes, v => sum_codes(v, validity));
+        // Every row's code, then the NULL rows' codes taken back out: one
+        // branch-free pass whatever the validity.
+        let mut code_sum = 0u128;
+        match &self.codes {
+            AlpCodes::Bytes(codes) => with_codes!(codes, c => code_sum = sum_codes(c)),
+            AlpCodes::Bits(p) => {
+                // Bit-packed codes have at most 48 bits: 2048 sum within a
+                // u64. Summed as they are unpacked, with no buffer.
+                for at in (0..self.len).step_by(2048) {
+                    let mut s = 0u64;
+                    p.for_each(at..(at + 2048).min(self.len), |c| s += c);
+                    code_sum += s as u128;
+                }
+            }
+        }
+        if let Some(v) = validity {
+            for (w, &word) in v.words().iter().enumerate() {
+                let live = if (w + 1) * 64 <= self.len {
+                    u64::MAX
+                } else {
+                    (1u64 << (self.len % 64)) - 1
+                };
+                let mut nulls = !word & live;
+                while nulls != 0 {
+                    code_sum -= self.codes.get(w * 64 + nulls.trailing_zeros() as usize) as u128;
+                    nulls &= nulls - 1;
+                }
+            }
+        }
+        let valid_rows = validity.map_or(self.len, |v| v.count_ones()) as u64;
         let exception_count = self.exception_rows.len() as u64;
         let count = valid_rows - exception_count;
         let digits = code_sum as i128 + self.base as i128 * count as i128;
@@ -591,7 +624,10 @@ impl Alp {
             .map(|&r| r as usize)
             .chain(std::iter::once(self.len));
         for end in bounds {
-            let found = with_codes!(&self.codes, v => extreme_code(v, start..end, validity, want));
+            let mut found = None;
+            with_code_runs!(&self.codes, start..end, |at, c| {
+                extreme_code(c, at, validity, want, &mut found);
+            });
             if let Some((code, row)) = found {
                 consider(self.decode_code(code), row);
             }
@@ -698,7 +734,9 @@ impl Alp {
         let mut exception_rows = Vec::new();
         let mut exception_values = Vec::new();
         let mut next_exception = 0;
-        for i in 0..self.len {
+        let mut codes = Vec::with_capacity(self.len);
+        self.codes.for_each(0..self.len, |_, c| codes.push(c));
+        for (i, &code) in codes.iter().enumerate() {
             if self.exception_rows.get(next_exception) == Some(&(i as u32)) {
                 exception_rows.push(i as u32);
                 exception_values.push(f64_op(self.exception_values[next_exception]));
@@ -706,7 +744,7 @@ impl Alp {
                 digits.push(i64::MIN);
                 continue;
             }
-            let d = self.base.wrapping_add(self.codes.get(i) as i64);
+            let d = self.base.wrapping_add(code as i64);
             let mapped = match on_digits(d) {
                 Some(0) if d < 0 => None,
                 Some(n) => Some(n),
@@ -779,7 +817,9 @@ impl Alp {
     /// rows get key 0: the caller masks them with the validity.
     pub fn group_keys(&self, range: Range<usize>, out: &mut Vec<u64>) {
         let start = out.len();
-        with_codes!(&self.codes, c => out.extend(c[range.clone()].iter().map(|x| x.to_u64())));
+        with_code_runs!(&self.codes, range.clone(), |_at, c| {
+            out.extend(c.iter().map(|x| x.to_u64()));
+        });
         let first = self
             .exception_rows
             .partition_point(|&r| (r as usize) < range.start);
@@ -863,70 +903,55 @@ fn decode_into<T: Code>(codes: &[T], base: i64, exponent: i8, out: &mut Vec<f64>
     }
 }
 
-fn mask_words<T: Code>(codes: &[T], pred: &CodePredicate) -> Vec<u64> {
+fn mask_words(codes: &AlpCodes, pred: &CodePredicate) -> Vec<u64> {
     // `lo <= c < hi` as one unsigned compare: `c - lo < hi - lo` (wrapping).
     let lo = pred.codes.start;
     let width = pred.codes.end.saturating_sub(lo);
-    let flip = if pred.negated { u64::MAX } else { 0 };
+    let negated = pred.negated;
+    let mut words = Vec::with_capacity(codes.len().div_ceil(64));
+    codes.block_masks(
+        0..codes.len(),
+        |c| (c.wrapping_sub(lo) < width) != negated,
+        &mut words,
+    );
+    // Bits past the last row are 0: `block_masks` sets none there.
+    words
+}
+
+/// Sum of `codes`.
+fn sum_codes<T: Code>(codes: &[T]) -> u128 {
+    // Codes are below 2^52, so 2048 of them sum within a u64.
     codes
-        .chunks(64)
-        .map(|chunk| {
-            let mut word = 0u64;
-            for (j, c) in chunk.iter().enumerate() {
-                word |= ((c.to_u64().wrapping_sub(lo) < width) as u64) << j;
-            }
-            let live = if chunk.len() == 64 {
-                u64::MAX
-            } else {
-                (1u64 << chunk.len()) - 1
-            };
-            (word ^ flip) & live
-        })
-        .collect()
+        .chunks(2048)
+        .map(|chunk| chunk.iter().map(|c| c.to_u64()).sum::<u64>() as u128)
+        .sum()
 }
 
-/// Sum of codes over valid rows, and the number of valid rows.
-fn sum_codes<T: Code>(codes: &[T], validity: Option<&Bitmap>) -> (u128, u64) {
-    match validity {
-        None => {
-            // Codes are below 2^52, so 2048 of them sum within a u64.
-            let total = codes
-                .chunks(2048)
-                .map(|chunk| chunk.iter().map(|c| c.to_u64()).sum::<u64>() as u128)
-                .sum();
-            (total, codes.len() as u64)
-        }
-        Some(v) => {
-            let mut total = 0u128;
-            for (i, c) in codes.iter().enumerate() {
-                if v.get(i) {
-                    total += c.to_u64() as u128;
-                }
-            }
-            (total, v.count_ones() as u64)
-        }
-    }
-}
-
-/// The smallest (`want == Less`) or largest code over valid rows of
-/// `range`, with its first row.
+/// Folds the smallest (`want == Less`) or largest code over the valid rows
+/// `at..at + codes.len()` into `best` (code, first row); runs come in row
+/// order, so an equal code never replaces the best.
 fn extreme_code<T: Code>(
     codes: &[T],
-    range: Range<usize>,
+    at: usize,
     validity: Option<&Bitmap>,
     want: Ordering,
-) -> Option<(u64, usize)> {
-    let mut best: Option<(T, usize)> = None;
-    for i in range {
-        if validity.is_some_and(|v| !v.get(i)) {
+    best: &mut Option<(u64, usize)>,
+) {
+    let mut run_best: Option<(T, usize)> = None;
+    for (k, &c) in codes.iter().enumerate() {
+        if validity.is_some_and(|v| !v.get(at + k)) {
             continue;
         }
-        let c = codes[i];
-        if best.is_none_or(|(b, _)| c.cmp(&b) == want) {
-            best = Some((c, i));
+        if run_best.is_none_or(|(b, _)| c.cmp(&b) == want) {
+            run_best = Some((c, at + k));
         }
     }
-    best.map(|(c, i)| (c.to_u64(), i))
+    if let Some((c, row)) = run_best {
+        let c = c.to_u64();
+        if best.is_none_or(|(b, _)| c.cmp(&b) == want) {
+            *best = Some((c, row));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@
 use std::ops::Range;
 
 use super::alp::{Alp, EXCEPTION_BYTES, encode_digits};
+use super::alp_codes::code_bytes;
 use super::bitmap::Bitmap;
 use super::column::ColumnData;
 use super::column::{Column, gcd};
@@ -392,7 +393,8 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
         let exceptions = (exception_share * len as f64).ceil() as usize;
         candidates.push(Candidate {
             codec: CodecKind::Alp,
-            bytes: width_bytes(range) * len + exceptions * EXCEPTION_BYTES,
+            bytes: code_bytes(u64::try_from(range).unwrap_or(u64::MAX), len)
+                + exceptions * EXCEPTION_BYTES,
         });
     }
     candidates.push(Candidate {

@@ -281,8 +281,9 @@ mod tests {
         specials[8] = 0.1 + 0.2;
         let weather: Vec<f64> = (0..n).map(|i| (i / 4000) as f64 / 10.0).collect();
         for (values, expected) in [
-            (&money, "alp u32"),
-            (&specials, "alp u32"),
+            // 100,000 cents: 17 bits, bit-packed rather than a u32.
+            (&money, "alp b17"),
+            (&specials, "alp b17"),
             (&weather, "rle"),
         ] {
             for validity in [None, Some(validity.clone())] {

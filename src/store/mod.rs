@@ -13,9 +13,8 @@
 //! The store depends on nothing of katydid but [`crate::types`].
 
 mod alp;
+mod alp_codes;
 mod bitmap;
-// Not yet read by the executor (see the module docs): built and tested only.
-#[cfg(any(test, feature = "internals"))]
 mod bitpacked;
 mod choose;
 mod cmp;
@@ -32,6 +31,7 @@ mod rle;
 mod table;
 
 pub use alp::{Alp, DecimalSum};
+pub use alp_codes::{AlpCodes, UNPACK_ROWS};
 pub use bitmap::Bitmap;
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub(crate) use codes::with_codes;
@@ -47,6 +47,7 @@ pub use table::{Field, Partition, Table};
 #[cfg(feature = "internals")]
 pub use {
     alp::AlpSum,
+    alp_codes::{code_bytes, packs_bits},
     bitpacked::{BitPacked, bits_for},
     choose::{
         Candidate, Choice, CodecKind, choose_floats, choose_ints, choose_strings, dict_code_runs,

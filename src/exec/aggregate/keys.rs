@@ -424,16 +424,14 @@ fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option
     let nullable = col.validity.is_some();
     let shift = nullable as u64;
     let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
-    let codes: Vec<u64> = with_codes!(a.codes(), c => (0..n)
-        .map(|j| {
-            let r = rows.row(j);
-            if valid(r) {
-                ((base + c[r].to_u64() as i64).div_euclid(p) - lo) as u64 + shift
-            } else {
-                0
-            }
-        })
-        .collect());
+    let mut codes: Vec<u64> = Vec::with_capacity(n);
+    crate::exec::codecs::for_each_alp_code(a, rows, |_, r, c| {
+        codes.push(if valid(r) {
+            ((base + c as i64).div_euclid(p) - lo) as u64 + shift
+        } else {
+            0
+        });
+    });
     Some(KeyCodes {
         source: KeySource::Computed(codes),
         card: range + 1 + shift,

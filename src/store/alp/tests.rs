@@ -131,12 +131,14 @@ fn picks_the_decimal_exponent_and_narrow_codes() {
         .collect();
     let alp = Alp::encode(&coords, None).unwrap();
     assert_eq!(alp.exponent(), -6);
-    assert_eq!(alp.codes().width_name(), "u32");
+    // 97,000 codes: 17 bits bit-packed instead of a u32.
+    assert_eq!(alp.codes().width_name(), "b17");
 
     let thousands: Vec<f64> = (0..1000).map(|i| (i * 1000) as f64).collect();
     let alp = Alp::encode(&thousands, None).unwrap();
     assert_eq!(alp.exponent(), 3);
-    assert_eq!(alp.codes().width_name(), "u16");
+    // 1,000 codes: 10 bits, a saving of more than a quarter over u16.
+    assert_eq!(alp.codes().width_name(), "b10");
 }
 
 #[test]
@@ -379,4 +381,179 @@ fn group_keys_are_equal_exactly_when_values_are() {
         alp.group_keys(values.len() / 3..values.len(), &mut part);
         assert_eq!(part, keys[values.len() / 3..]);
     }
+}
+
+#[test]
+fn bit_packs_only_when_it_saves_a_quarter() {
+    use crate::store::alp_codes::{code_bytes, packs_bits};
+    // (largest code, bit-packed?)
+    let cases: [(u64, bool); 12] = [
+        (0, true),
+        ((1 << 6) - 1, true),
+        ((1 << 7) - 1, false),
+        (255, false),
+        ((1 << 12) - 1, true),
+        ((1 << 13) - 1, false),
+        ((1 << 17) - 1, true),
+        ((1 << 24) - 1, true),
+        ((1 << 25) - 1, false),
+        (u32::MAX as u64, false),
+        ((1 << 48) - 1, true),
+        ((1 << 49) - 1, false),
+    ];
+    let len = 10_000;
+    for (max, packed) in cases {
+        assert_eq!(packs_bits(max, len), packed, "max {max}");
+        let codes = AlpCodes::pack((0..len).map(|i| (i % 2) as u64 * max), max);
+        assert_eq!(matches!(codes, AlpCodes::Bits(_)), packed, "max {max}");
+        assert_eq!(codes.heap_bytes(), code_bytes(max, len));
+        assert_eq!(codes.get(1), max);
+    }
+    // A few rows stay at byte width: the padding would cost more.
+    assert!(!packs_bits(300_000, 4));
+    let width = |max| AlpCodes::pack((0..1000).map(|_| 5), max).width_name();
+    assert_eq!(width(300_000), "b19");
+    assert_eq!(width(70_000_000), "u32");
+}
+
+/// Coordinates with six decimals over up to 0.3 degrees (17–19 bits) or
+/// money up to 160,000.00 (24 bits), with exceptions (NaN, -0.0, ±inf,
+/// long values), NULLs, at lengths around the unpack batches: every kernel
+/// against decoding row by row.
+#[test]
+fn bit_packed_codes_match_row_by_row_decoding() {
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let mut seen_bits = std::collections::BTreeSet::new();
+    for case in 0..12 {
+        let len = [100, 63, 1000, 1025, 3000, 5000][case % 6];
+        let (scale, span) = if case % 3 == 2 {
+            (100.0, 16_000_000)
+        } else {
+            (1e6, [100_000, 300_000][case % 2])
+        };
+        let mut values: Vec<f64> = (0..len)
+            .map(|_| {
+                let n = rng.gen_range(0..=span) - span / 2;
+                // Printed and parsed, as the loader would.
+                format!("{:.6}", n as f64 / scale).parse().unwrap()
+            })
+            .collect();
+        for i in (0..len).filter(|i| i % 97 == 13) {
+            values[i] = [f64::NAN, -0.0, f64::INFINITY, 0.1 + 0.2, -1e300][i % 5];
+        }
+        let validity = random_validity(&mut rng, len, [0.0, 0.1][case % 2]);
+        let alp = Alp::encode(&values, validity.as_ref()).unwrap();
+        let AlpCodes::Bits(packed) = alp.codes() else {
+            panic!("case {case}: {} codes", alp.codes().width_name());
+        };
+        assert!((17..=24).contains(&packed.bits()), "{} bits", packed.bits());
+        seen_bits.insert(packed.bits());
+        let v = validity.as_ref();
+        let present: Vec<usize> = (0..len).filter(|&i| valid(&validity, i)).collect();
+        // Codes, read every way.
+        let codes: Vec<u64> = (0..len).map(|i| packed.get(i)).collect();
+        let mut all = Vec::new();
+        alp.codes().for_each(0..len, |i, c| all.push((i, c)));
+        assert_eq!(all, codes.iter().copied().enumerate().collect::<Vec<_>>());
+        let selection: Vec<u32> = (0..len as u32).filter(|_| rng.gen_bool(0.4)).collect();
+        let mut picked = Vec::new();
+        alp.codes()
+            .for_each_selected(&selection, |j, c| picked.push((j, c)));
+        let want: Vec<(usize, u64)> = selection
+            .iter()
+            .enumerate()
+            .map(|(j, &r)| (j, codes[r as usize]))
+            .collect();
+        assert_eq!(picked, want);
+        let start = len / 3;
+        let mut masks = Vec::new();
+        alp.codes()
+            .block_masks(start..len, |c| c.is_multiple_of(3), &mut masks);
+        assert_eq!(masks.len(), (len - start).div_ceil(64));
+        for (k, c) in codes[start..].iter().enumerate() {
+            assert_eq!((masks[k / 64] >> (k % 64)) & 1 == 1, c.is_multiple_of(3));
+        }
+        for (w, &mask) in masks.iter().enumerate() {
+            let from = start + 64 * w;
+            let one = alp.codes().block_mask(from..(from + 64).min(len), |c| c.is_multiple_of(3));
+            assert_eq!(one, mask, "block {w}");
+        }
+        // Decoding: ranges, selections, single rows.
+        for i in present.iter().copied() {
+            assert_eq!(alp.get(i).to_bits(), values[i].to_bits(), "row {i}");
+        }
+        let mut out = Vec::new();
+        alp.decode_range(start..len, &mut out);
+        let mut picked = Vec::new();
+        alp.decode_selection(&selection, &mut picked);
+        for i in present.iter().copied() {
+            if i >= start {
+                assert_eq!(out[i - start].to_bits(), values[i].to_bits());
+            }
+        }
+        for (j, &r) in selection.iter().enumerate() {
+            if valid(&validity, r as usize) {
+                assert_eq!(picked[j].to_bits(), values[r as usize].to_bits());
+            }
+        }
+        // Filters.
+        for c in [values[len / 2], 0.0, -0.0, 0.0123, f64::NAN, 1e9] {
+            for op in CmpOp::ALL {
+                let words = alp.filter(op, c, v);
+                for (i, &x) in values.iter().enumerate() {
+                    let expected = valid(&validity, i) && op.holds(cmp_f64(x, c));
+                    assert_eq!((words[i / 64] >> (i % 64)) & 1 == 1, expected);
+                }
+            }
+        }
+        // Sum: the decimal part exactly, the exceptions in row order.
+        let sum = alp.sum(v);
+        let (exc_rows, _) = alp.exceptions();
+        let (mut digits, mut exceptions, mut count) = (0i128, 0.0f64, 0u64);
+        for &i in &present {
+            if exc_rows.binary_search(&(i as u32)).is_ok() {
+                exceptions += values[i];
+            } else {
+                digits += alp.base() as i128 + codes[i] as i128;
+                count += 1;
+            }
+        }
+        assert_eq!(sum.decimal.digits, digits);
+        assert_eq!(sum.decimal.count, count);
+        assert_eq!(sum.exceptions.to_bits(), exceptions.to_bits());
+        // Min and max (first row wins among equals).
+        let pick = |want: Ordering| {
+            present.iter().fold(None::<f64>, |best, &i| match best {
+                Some(b) if cmp_f64(values[i], b) != want => Some(b),
+                _ => Some(values[i]),
+            })
+        };
+        let bits = |x: Option<f64>| x.map(f64::to_bits);
+        assert_eq!(bits(alp.min(v)), bits(pick(Ordering::Less)));
+        assert_eq!(bits(alp.max(v)), bits(pick(Ordering::Greater)));
+        // Group keys: equal exactly when the values are.
+        let mut keys = Vec::new();
+        alp.group_keys(start..len, &mut keys);
+        for (k, &key) in keys.iter().enumerate() {
+            let i = start + k;
+            if valid(&validity, i) {
+                let back = alp.group_key_value(key);
+                assert_eq!(cmp_f64(back, values[i]), Ordering::Equal, "row {i}");
+            }
+        }
+    }
+    assert!(seen_bits.len() >= 3, "widths {seen_bits:?}");
+}
+
+#[test]
+fn cases_cover_both_code_layouts() {
+    let (mut bits, mut bytes) = (0, 0);
+    for (values, validity) in cases() {
+        match Alp::encode(&values, validity.as_ref()).as_ref().map(Alp::codes) {
+            Some(AlpCodes::Bits(_)) => bits += 1,
+            Some(AlpCodes::Bytes(_)) => bytes += 1,
+            None => {}
+        }
+    }
+    assert!(bits >= 10 && bytes >= 10, "{bits} bit-packed, {bytes} bytes");
 }

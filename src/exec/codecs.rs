@@ -602,7 +602,6 @@ fn unexpected(col: &Column) -> Vec<u64> {
     vec![0; col.len.div_ceil(64)]
 }
 
-/// ANDs `words` with the validity and clears the bits past `len`.
 /// Inverts the bits of rows `rows` in mask `words`.
 fn flip_range(words: &mut [u64], rows: Range<usize>) {
     for r in rows {
@@ -610,6 +609,7 @@ fn flip_range(words: &mut [u64], rows: Range<usize>) {
     }
 }
 
+/// ANDs `words` with the validity and clears the bits past `len`.
 fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
     if let Some(v) = validity {
         for (w, word) in words.iter_mut().enumerate() {

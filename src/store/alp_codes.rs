@@ -113,6 +113,17 @@ macro_rules! with_code_runs {
 }
 pub(crate) use with_code_runs;
 
+/// Bit `j` set when `pred` holds for code `j` of at most 64 codes;
+/// branch-free, so simple predicates vectorize.
+#[inline]
+fn mask_of<T: Code>(codes: &[T], pred: impl Fn(u64) -> bool) -> u64 {
+    let mut mask = 0u64;
+    for (j, x) in codes.iter().enumerate() {
+        mask |= (pred(x.to_u64()) as u64) << j;
+    }
+    mask
+}
+
 impl AlpCodes {
     /// Packs `values` (each `<= max`) bit-packed or at byte width, by the
     /// rule of the module docs.
@@ -217,13 +228,6 @@ impl AlpCodes {
     #[inline]
     pub fn block_mask(&self, range: Range<usize>, pred: impl Fn(u64) -> bool) -> u64 {
         debug_assert!(range.len() <= 64);
-        fn mask_of<T: Code>(codes: &[T], pred: impl Fn(u64) -> bool) -> u64 {
-            let mut mask = 0u64;
-            for (j, x) in codes.iter().enumerate() {
-                mask |= (pred(x.to_u64()) as u64) << j;
-            }
-            mask
-        }
         match self {
             AlpCodes::Bytes(codes) => with_codes!(codes, v => mask_of(&v[range], pred)),
             AlpCodes::Bits(p) => {
@@ -245,13 +249,7 @@ impl AlpCodes {
     #[inline]
     pub fn block_masks(&self, range: Range<usize>, pred: impl Fn(u64) -> bool, out: &mut Vec<u64>) {
         with_code_runs!(self, range, |_at, c| {
-            out.extend(c.chunks(64).map(|block| {
-                let mut mask = 0u64;
-                for (j, x) in block.iter().enumerate() {
-                    mask |= (pred(x.to_u64()) as u64) << j;
-                }
-                mask
-            }));
+            out.extend(c.chunks(64).map(|block| mask_of(block, &pred)));
         });
     }
 }

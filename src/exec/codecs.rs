@@ -88,21 +88,7 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
                 Decoded::Ints(v) => Data::Int(v),
                 Decoded::Floats(v) => Data::Float(Cow::Owned(v)),
                 Decoded::Strings(s) => {
-                    let n = s.len();
-                    let (bytes, ends) = s.into_parts();
-                    let buf = StrBuf::from_parts(bytes, &ends).unwrap_or_else(|bytes| {
-                        // Not reached: the codecs decode what they encoded
-                        // from `&str`s. A string that is not UTF-8 reads as
-                        // empty, as `StringBatch::get` has it.
-                        let mut buf = StrBuf::with_capacity(n);
-                        let mut start = 0;
-                        for &e in &ends {
-                            let e = (e as usize).clamp(start, bytes.len());
-                            buf.push(std::str::from_utf8(&bytes[start..e]).unwrap_or_default());
-                            start = e;
-                        }
-                        buf
-                    });
+                    let buf = string_buffer(s);
                     Data::Str(Strs::Owned(buf))
                 }
             }
@@ -112,6 +98,25 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
         dtype: col.dtype,
         data,
         validity,
+    })
+}
+
+/// Decoded strings as an owned string buffer, validated as UTF-8 once.
+pub fn string_buffer(s: StringBatch) -> StrBuf {
+    let n = s.len();
+    let (bytes, ends) = s.into_parts();
+    StrBuf::from_parts(bytes, &ends).unwrap_or_else(|bytes| {
+        // Not reached: the codecs decode what they encoded from `&str`s. A
+        // string that is not UTF-8 reads as empty, as `StringBatch::get`
+        // has it.
+        let mut buf = StrBuf::with_capacity(n);
+        let mut start = 0;
+        for &e in &ends {
+            let e = (e as usize).clamp(start, bytes.len());
+            buf.push(std::str::from_utf8(&bytes[start..e]).unwrap_or_default());
+            start = e;
+        }
+        buf
     })
 }
 

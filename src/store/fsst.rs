@@ -105,6 +105,15 @@ impl StringBatch {
         table.decode_strings_at(codes, lengths, &mut self.bytes, base, &mut self.ends);
     }
 
+    /// Grows the room past the strings to the worst case of decoding
+    /// `codes` more codes (8 bytes each), zeroing it once.
+    fn make_room(&mut self, codes: usize) {
+        let room = self.end() + codes * 8 + 8;
+        if self.bytes.len() < room {
+            self.bytes.resize(room, 0);
+        }
+    }
+
     /// Number of strings.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -560,6 +569,19 @@ impl Fsst {
         self.for_each_selected(selection, |_, codes| {
             out.decode(&self.table, codes, std::iter::once(codes.len()))
         });
+    }
+
+    /// Appends the strings that `compressed` decode to, each slice the codes
+    /// of one row as [`Fsst::for_each_compressed`] gives them: the group
+    /// keys of a GROUP BY that grouped on compressed bytes, decoded from the
+    /// slices it kept rather than found again by row (which walks every
+    /// row's length up to the last one wanted). The output is sized once.
+    pub fn decode_compressed(&self, compressed: &[&[u8]], out: &mut StringBatch) {
+        let codes: usize = compressed.iter().map(|c| c.len()).sum();
+        out.make_room(codes);
+        for c in compressed {
+            out.decode(&self.table, c, std::iter::once(c.len()));
+        }
     }
 
     /// A compressor for this partition's constants.

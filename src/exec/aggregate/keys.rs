@@ -72,7 +72,22 @@ pub enum Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     /// The key column of the groups whose codes are `codes`.
-    pub fn decode(&self, codes: &[u64]) -> Array<'a> {
+    pub fn decode(self, codes: &[u64]) -> Array<'a> {
+        match self {
+            // Every code in order (a local dictionary's groups all seen):
+            // the values are the key column as they are, not copied.
+            Decoder::Values(values)
+                if values.len() == codes.len()
+                    && codes.iter().enumerate().all(|(i, &c)| c == i as u64) =>
+            {
+                values
+            }
+            other => other.decode_ref(codes),
+        }
+    }
+
+    /// [`Decoder::decode`], copying.
+    fn decode_ref(&self, codes: &[u64]) -> Array<'a> {
         let n = codes.len();
         let nulls = |nullable: bool| -> Option<Bitmap> {
             (nullable && codes.contains(&0)).then(|| Bitmap::from_fn(n, |i| codes[i] != 0))
@@ -135,7 +150,7 @@ impl<'a> Decoder<'a> {
             }
             Decoder::Remapped { inner, codes: map } => {
                 let orig: Vec<u64> = codes.iter().map(|&c| map[c as usize]).collect();
-                inner.decode(&orig)
+                inner.decode_ref(&orig)
             }
         }
     }
@@ -331,18 +346,18 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     };
     let n = rows.len;
     let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
-    // The first row of each code, and its compressed bytes.
-    let mut first: Vec<u32> = Vec::new();
+    // The compressed bytes of each code's string.
     let mut first_bytes: Vec<&'a [u8]> = Vec::new();
     let mut null_code: Option<u64> = None;
+    // Entries hold the bytes' head: most compressed keys are whole in it,
+    // so a probe reads no other memory.
     let mut table: HashTable<(u64, u32)> = HashTable::with_capacity(n.min(LOCAL_DICTIONARY_START));
     let mut codes = Vec::with_capacity(n);
     let mut add = |r: usize, bytes: &'a [u8]| {
         if !valid(r) {
             let c = *null_code.get_or_insert_with(|| {
-                first.push(r as u32);
                 first_bytes.push(&[]);
-                first.len() as u64 - 1
+                first_bytes.len() as u64 - 1
             });
             codes.push(c);
             return;
@@ -353,8 +368,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         let code = match found {
             Some(&(_, g)) => g as u64,
             None => {
-                let g = first.len() as u32;
-                first.push(r as u32);
+                let g = first_bytes.len() as u32;
                 first_bytes.push(bytes);
                 grow_local(&mut table, codes.len(), n, |e| e.0);
                 table.insert_unique(h, (h, g), |e| e.0);
@@ -369,11 +383,14 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         None => f.for_each_selected(rows.sel.unwrap_or_default(), &mut add),
     }
     debug_assert_eq!(codes.len(), n, "a code per selected row");
-    let distinct = first.len();
-    // First rows ascend: each is where the scan met its code first.
-    let values = match eval(expr, part, Rows::some(&first)) {
-        Ok(Datum::Array(a)) => a,
-        _ => return None,
+    let distinct = first_bytes.len();
+    // Each code's string, decoded from the compressed bytes kept for it.
+    let mut batch = crate::store::StringBatch::new();
+    f.decode_compressed(&first_bytes, &mut batch);
+    let values = Array {
+        dtype: DataType::Str,
+        data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),
+        validity: null_code.map(|c| Bitmap::from_fn(distinct, |g| g as u64 != c)),
     };
     Some(KeyCodes {
         source: KeySource::Computed(codes),

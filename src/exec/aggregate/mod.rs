@@ -463,7 +463,7 @@ pub fn aggregate_partition<'a>(
     }
     let codes = group_codes(&grouping.keys, &emitted, &key_codes);
     let keys = key_codes
-        .iter()
+        .into_iter()
         .zip(&codes)
         .map(|(k, c)| k.decoder.decode(c))
         .collect();

@@ -135,6 +135,19 @@ impl StrBuf {
         Ok(StrBuf { offsets, bytes })
     }
 
+    /// An empty buffer with room for `n` strings of `bytes` bytes in all.
+    pub fn with_capacity_bytes(n: usize, bytes: usize) -> StrBuf {
+        let mut b = StrBuf::with_capacity(n);
+        b.bytes.reserve(bytes);
+        b
+    }
+
+    /// Byte length of string `i`.
+    #[inline]
+    pub fn byte_len(&self, i: usize) -> usize {
+        self.offsets[i + 1] - self.offsets[i]
+    }
+
     /// Appends a string.
     #[inline]
     pub fn push(&mut self, s: &str) {
@@ -260,7 +273,11 @@ impl<'a> Strs<'a> {
                 codes: idx.iter().map(|&i| codes[i as usize]).collect(),
             },
             Strs::Owned(b) => {
-                let mut out = StrBuf::with_capacity(idx.len());
+                // Sized once: growing by doubling copied every byte about
+                // twice more (perf: realloc's memcpy was 7% of a GROUP BY
+                // over 100k distinct strings).
+                let bytes = idx.iter().map(|&i| b.byte_len(i as usize)).sum();
+                let mut out = StrBuf::with_capacity_bytes(idx.len(), bytes);
                 for &i in idx {
                     out.push(b.get(i as usize));
                 }

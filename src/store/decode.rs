@@ -119,6 +119,12 @@ impl Column {
 
     fn decode_into(&self, rows: Rows<'_>, out: &mut Decoded) {
         let n = rows.len();
+        // Sized once, whatever the codec appends piece by piece.
+        match out {
+            Decoded::Ints(v) => v.reserve(n),
+            Decoded::Floats(v) => v.reserve(n),
+            Decoded::Strings(_) => {}
+        }
         match (&self.data, out) {
             (ColumnData::Const(v), out) => push_const(v, n, out),
             (ColumnData::Offset { base, scale, codes }, Decoded::Ints(out)) => {

@@ -824,13 +824,23 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 // No group's code sum can pass a u64: one add per row (not
                 // a u128 add), the sum beside its count.
                 let mut acc = vec![(0u64, 0u64); groups];
-                for_each_alp_code(a, rows, |j, i, code| {
-                    if valid(i) {
-                        let (sum, count) = &mut acc[gid(j)];
+                match (gids, v) {
+                    // The common case without a test per row (callgrind:
+                    // the tests of group and validity were a third of
+                    // taxi Q2's sum).
+                    (Some(g), None) => for_each_alp_code(a, rows, |j, _, code| {
+                        let (sum, count) = &mut acc[g[j] as usize];
                         *sum += code;
                         *count += 1;
-                    }
-                });
+                    }),
+                    _ => for_each_alp_code(a, rows, |j, i, code| {
+                        if valid(i) {
+                            let (sum, count) = &mut acc[gid(j)];
+                            *sum += code;
+                            *count += 1;
+                        }
+                    }),
+                }
                 for (g, (sum, count)) in acc.into_iter().enumerate() {
                     (code_sums[g], counts[g]) = (sum as u128, count);
                 }

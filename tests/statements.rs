@@ -480,6 +480,11 @@ fn empty_database() -> Database {
     .expect("thread pool")
 }
 
+/// A CSV field: the value, or empty (NULL) for `None`.
+fn csv_field(v: Option<i64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
 /// The lines of `EXPLAIN sql`.
 fn explain(db: &Database, sql: &str) -> Vec<String> {
     db.query(&format!("EXPLAIN {sql}"))
@@ -785,11 +790,7 @@ fn composite_group_keys_count_every_group() {
     let mut csv = String::from("a,b,c\n");
     for i in 0..n {
         // Every 97th row has no b.
-        let bv = if i % 97 == 0 {
-            String::new()
-        } else {
-            b(i).to_string()
-        };
+        let bv = csv_field((i % 97 != 0).then(|| b(i)));
         csv.push_str(&format!("{},{bv},{}\n", a(i), c(i)));
     }
     let db = database(&csv, 2_000);
@@ -847,11 +848,7 @@ fn linear_sums_aggregate_each_column_once() {
     let mut csv = String::from("x,g,y,h,big\n");
     for i in 0..n {
         // h is x with a NULL every 10th row; big is near the top of i64.
-        let h = if i % 10 == 0 {
-            String::new()
-        } else {
-            x(i).to_string()
-        };
+        let h = csv_field((i % 10 != 0).then(|| x(i)));
         csv.push_str(&format!(
             "{},{},{},{h},{}\n",
             x(i),

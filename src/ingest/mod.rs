@@ -58,32 +58,33 @@
 //! table of zero rows and zero partitions whose columns are all strings.
 //!
 //! # Design
-//! The input is read (and inflated, for gzip) on a thread of its own, in
-//! pieces of a MiB, while the current rayon pool parses. The reading thread
-//! finds record boundaries (`scan`: newlines with `memchr` where there is
-//! no quote or carriage return, else a scan that tracks quotes) and cuts
-//! the records into spans of exactly `partition_rows` records (`source`),
-//! each handed to a worker as soon as one is free (the reading thread
-//! holds at most one finished span while it waits).
-//! A worker parses its span (`parse`: fields split eight bytes at a time,
+//! The workers of the current rayon pool read the input themselves, one at
+//! a time: a free worker takes the reader (a lock), reads (and inflates,
+//! for gzip) in pieces of a MiB, finds record boundaries (`scan`: newlines
+//! with `memchr` where there is no quote or carriage return, else a scan
+//! that tracks quotes) and cuts the next span of exactly `partition_rows`
+//! records (`source`) into the buffer of its last span, then hands the
+//! reader on and parses while another worker reads. Nothing is read ahead,
+//! so the text in memory is one span per worker, each in a buffer paged in
+//! once. A worker parses its span (`parse`: fields split eight bytes at a time,
 //! `csv-core` for records with quoted fields), with one builder per column
 //! (`build`) inferring the narrowest type and keeping the parsed integers,
 //! floats or timestamps, or interning the text of a column that is a
 //! string from its first value on, and encodes the span at once as a
-//! partition with those types (`encode`); the span's buffer then goes back
-//! to the reading thread. Once every span is in, the types are merged, and
+//! partition with those types (`encode`); the span's buffer then takes its
+//! next span. Once every span is in, the types are merged, and
 //! the rare column whose type in a span differs from the merged one is
 //! encoded again: integers widened to floats, or the span's text read again
 //! from the input (a file or bytes; input that cannot be read twice, such
 //! as a pipe, keeps every span's text instead) and parsed as strings.
 //!
 //! # Errors, cancelling and progress
-//! A cancelled load ([`LoadOptions::cancel`], polled by the reading thread
+//! A cancelled load ([`LoadOptions::cancel`], polled by the worker reading
 //! before each piece and by the parsers every few thousand records) stops
 //! with [`Error::Cancelled`]. Otherwise the error reported is an input
 //! that cannot be read or inflated, else the first bad record in file
 //! order (spans after a bad one are not parsed). Nothing is returned on
-//! error. The reading thread reports the bytes it has read to
+//! error. The worker reading reports the bytes read so far to
 //! [`LoadOptions::on_progress`]; the library draws nothing.
 //!
 //! # Memory
@@ -93,15 +94,18 @@
 //! the reservation, brought to the final table's size, is handed on in
 //! [`Loaded::memory`].
 //!
-//! Besides the table, a load holds about `threads + 2` spans of text (one
-//! per worker, one finished and one being read by the reading thread) and
-//! each worker's parsed values for one span; [`Loaded::peak_bytes`] reports
-//! what the process's resident memory rose by at the load's highest. On
-//! the 2M-row synthetic taxi file (51 columns, 566 MB encoded, 2 threads)
-//! the binary's peak is about 1.5× the table (it was 1.7× with four spans
-//! queued), most of the excess being memory the allocator (mimalloc) keeps
-//! after it is freed, in proportion to the table: with
-//! `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` it is 1.15–1.25×.
+//! Besides the table, a load holds one span of text per worker (each
+//! worker reads its next span into the buffer of its last, so no span is
+//! read ahead and no buffer is paged in twice) and each worker's parsed
+//! values for one span; [`Loaded::peak_bytes`] reports what the process's
+//! resident memory rose by at the load's highest. On the 2M-row synthetic
+//! taxi file (51 columns, 403 bytes a row, 151 MB encoded, 2 threads) the
+//! binary's peak is 370–400 MB (it was 445 MB with a reading thread
+//! holding a finished span and a spare buffer besides the workers'); the
+//! rest of the excess is the parsed values (about 30 MB a worker) and
+//! memory the allocator (mimalloc) keeps after it is freed: with
+//! `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` the peak is about
+//! 100 MB lower.
 
 mod build;
 mod dialect;
@@ -172,13 +176,13 @@ pub struct LoadOptions {
     /// Replace a table of the same name (the [`crate::Database`] refuses to
     /// otherwise).
     pub replace: bool,
-    /// Polled by the reading thread before each piece it reads and by the
+    /// Polled by the worker reading before each piece it reads and by the
     /// parsers every few thousand records: a cancelled load stops within
     /// milliseconds with [`Error::Cancelled`] and keeps nothing.
     pub cancel: Option<CancelToken>,
     /// Receives [`crate::Progress`] reports in [`crate::ProgressUnit::Bytes`]:
     /// bytes of the input read so far (compressed bytes for gzip) of its
-    /// size (0 for a pipe), at most every 50 ms, from the reading thread,
+    /// size (0 for a pipe), at most every 50 ms, from the worker reading,
     /// the last when the whole input is read.
     pub on_progress: Option<ProgressFn>,
     /// The budget the loaded table's bytes count against: each partition
@@ -352,25 +356,24 @@ struct Encoded {
     bytes: Option<Vec<u8>>,
 }
 
-/// What the reading thread found after the last span.
+/// What the reader found after the last span.
 struct Finish {
     unterminated: Option<Unterminated>,
     total_bytes: u64,
 }
 
-/// Spans queued between the reading thread and the parsers. None: the
-/// reading thread hands each span over as a worker becomes free, holding
-/// at most one finished span while it waits, so the text in memory is
-/// about `threads + 2` spans (a span of 65,536 taxi rows is 26 MB).
-const SPANS_QUEUED: usize = 0;
-
-/// Span buffers kept for reuse (already paged in) when the parsers are
-/// done with them.
-const SPARE_BUFFERS: usize = 1;
+/// The reading side of a load, shared by the workers: each reads its next
+/// span itself, under the lock, so the text in memory is one span per
+/// worker (a span of 65,536 taxi rows is 26 MB) and nothing is read ahead.
+struct Reading<'o, R: BufRead> {
+    cutter: Cutter<'o, R>,
+    /// How the input ended, once it has (or failed).
+    finish: Option<Result<Finish>>,
+}
 
 /// The error a load ends with, of all that its parts met: the caller's
 /// cancel first, then what stopped the whole load (the memory limit), then
-/// the reading thread's (a file that cannot be read), then the first bad
+/// the reader's (a file that cannot be read), then the first bad
 /// record in file order.
 fn load_error(
     stop: &Stop,
@@ -482,14 +485,9 @@ fn load_from<R: BufRead + Send>(
     };
     // Spans after the first bad one need no parsing.
     let first_bad = AtomicUsize::new(usize::MAX);
-    let recycle = |bytes: Vec<u8>| {
-        if let Ok(mut p) = pool.lock()
-            && p.len() < SPARE_BUFFERS
-        {
-            p.push(bytes);
-        }
-    };
-    let process = |span: Span| {
+    // A worker's span buffer, once parsed, is where its next span is read.
+    let recycle = |bytes: Vec<u8>| (!keep_bytes).then_some(bytes);
+    let process = |span: Span| -> Option<Vec<u8>> {
         let Span {
             index,
             offset,
@@ -500,6 +498,7 @@ fn load_from<R: BufRead + Send>(
         if stop.stopped() || index > first_bad.load(Ordering::Relaxed) {
             return recycle(bytes);
         }
+        let mut spare = None;
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
             let rows = batch.rows;
             let span = encode::encode_batch(batch, &bytes, line, &cx)?;
@@ -520,6 +519,7 @@ fn load_from<R: BufRead + Send>(
                 Ok(e)
             }
             other => {
+                spare = recycle(bytes);
                 match &other {
                     Err(Error::Cancelled | Error::MemoryLimit { .. }) => stop.fail(),
                     Err(_) => {
@@ -527,47 +527,60 @@ fn load_from<R: BufRead + Send>(
                     }
                     Ok(_) => {}
                 }
-                recycle(bytes);
                 other
             }
         };
         if let Ok(mut r) = results.lock() {
             r.push((index, encoded));
         }
+        spare
     };
-    let finish: Result<Finish> = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Span>(SPANS_QUEUED);
-        let reader = scope.spawn(move || -> Result<Finish> {
-            loop {
-                match cutter.next_span(per_span)? {
-                    Ok(Some(span)) => {
-                        if tx.send(span).is_err() {
-                            return Err(Error::Internal("the parsers stopped".into()));
-                        }
-                    }
-                    Ok(None) => {
-                        return Ok(Finish {
-                            unterminated: None,
-                            total_bytes: cutter.total_bytes(),
-                        });
-                    }
-                    Err(u) => {
-                        return Ok(Finish {
-                            unterminated: Some(u),
-                            total_bytes: cutter.total_bytes(),
-                        });
-                    }
-                }
-            }
-        });
-        // Every worker takes the next span as soon as it is free, so the
-        // pool stays busy while the input is still being read.
-        rx.into_iter().par_bridge().for_each(process);
-        reader
-            .join()
-            .unwrap_or_else(|_| Err(Error::Internal("the reading thread panicked".into())))
+    let reading = Mutex::new(Reading {
+        cutter,
+        finish: None,
+    });
+    // The next span, read into `spare` (the buffer of the worker's last
+    // span) when there is one; `None` once the input has ended or failed.
+    let next = |spare: Option<Vec<u8>>| -> Option<Span> {
+        let mut reading = reading.lock().ok()?;
+        if reading.finish.is_some() {
+            return None;
+        }
+        if let (Some(bytes), Ok(mut p)) = (spare, pool.lock()) {
+            p.push(bytes);
+        }
+        let cutter = &mut reading.cutter;
+        let finish = match cutter.next_span(per_span) {
+            Ok(Ok(Some(span))) => return Some(span),
+            Ok(Ok(None)) => Ok(Finish {
+                unterminated: None,
+                total_bytes: cutter.total_bytes(),
+            }),
+            Ok(Err(u)) => Ok(Finish {
+                unterminated: Some(u),
+                total_bytes: cutter.total_bytes(),
+            }),
+            Err(e) => Err(e),
+        };
+        reading.finish = Some(finish);
+        None
+    };
+    // Every worker of the pool reads a span, parses and encodes it, and
+    // reads the next: one reads while the others parse.
+    rayon::broadcast(|_| {
+        let mut spare = None;
+        while let Some(span) = next(spare.take()) {
+            spare = process(span);
+        }
     });
     drop(pool);
+    let finish = match reading.into_inner() {
+        Ok(Reading {
+            finish: Some(finish),
+            ..
+        }) => finish,
+        _ => Err(Error::Internal("the reading worker panicked".into())),
+    };
     let mut results = results
         .into_inner()
         .map_err(|_| Error::Internal("a parsing task panicked".into()))?;

@@ -3,7 +3,7 @@
 //! The library draws nothing: it hands [`Progress`] reports in
 //! [`ProgressUnit::Bytes`] (bytes of the input file read so far, compressed
 //! bytes for gzip, of its size; a total of 0 for a pipe) to the caller's
-//! [`ProgressFn`], from the reading thread, at most every
+//! [`ProgressFn`], from the worker reading the input, at most every
 //! [`REPORT_EVERY`], always once after the first read and once at the end
 //! of the input.
 

@@ -10,8 +10,11 @@
 //! carriage return is walked by a partial [`Scanner`] (which reports a
 //! record cut by the end of the data read so far as incomplete). Once the
 //! buffer holds `per_span` records it hands them over as a [`Span`] and
-//! starts a new buffer (from a pool of buffers handed back, when given one)
-//! with the bytes after them.
+//! keeps the bytes after them (less than a piece and a record) in a small
+//! carry buffer; before the next span is read they move into a buffer with
+//! room for a span, one handed back to the pool when there is one (so the
+//! text in memory is the spans being parsed, each in a buffer paged in
+//! once, plus the carry).
 
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -221,6 +224,8 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     origin: &'o Path,
     /// Unconsumed text; `buf[begin..]` starts at a record boundary.
     buf: Vec<u8>,
+    /// The small buffer that takes the text after a span when it is cut.
+    carry: Vec<u8>,
     begin: usize,
     /// 1-based line at `buf[begin]`.
     begin_line: u64,
@@ -271,6 +276,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             input,
             origin,
             buf: Vec::with_capacity(READ_SIZE),
+            carry: Vec::new(),
             begin: 0,
             begin_line: 1,
             pos: 0,
@@ -471,6 +477,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         per_span: usize,
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
+        self.make_room();
         loop {
             if self.skip_plain_lines(per_span)? {
                 return Ok(Ok(Some(self.cut())));
@@ -536,20 +543,36 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         Ok(self.records == per_span)
     }
 
-    /// Hands over `buf[begin..pos]` as a span and keeps the rest.
-    fn cut(&mut self) -> Span {
-        let len = self.pos - self.begin;
-        // The next span is likely as long as this one; read into room for
-        // it, so that the buffer rarely grows (and copies) while filling.
-        self.last_span_len = self.last_span_len.max(len);
+    /// Before a span is read: moves the text not handed over yet into a
+    /// buffer with room for a span (the next span is likely as long as the
+    /// longest so far), so that the buffer rarely grows (and copies) while
+    /// filling: a buffer handed back to the pool (already paged in), else a
+    /// new one. The small buffer it was in becomes the carry again.
+    fn make_room(&mut self) {
         let room = self.last_span_len + self.last_span_len / 8 + self.read_size;
-        let mut rest = self
+        if self.buf.capacity() >= room {
+            return;
+        }
+        let mut big = self
             .pool
             .as_ref()
             .and_then(|p| p.lock().ok()?.pop())
             .unwrap_or_default();
+        big.clear();
+        big.reserve_exact(room);
+        big.extend_from_slice(&self.buf[self.begin..]);
+        self.pos -= self.begin;
+        self.begin = 0;
+        self.carry = std::mem::replace(&mut self.buf, big);
+    }
+
+    /// Hands over `buf[begin..pos]` as a span and keeps the rest in the
+    /// carry buffer.
+    fn cut(&mut self) -> Span {
+        let len = self.pos - self.begin;
+        self.last_span_len = self.last_span_len.max(len);
+        let mut rest = std::mem::take(&mut self.carry);
         rest.clear();
-        rest.reserve_exact(room);
         rest.extend_from_slice(&self.buf[self.pos..]);
         let offset = self.total - self.buf.len() as u64 + self.begin as u64;
         self.buf.truncate(self.pos);

@@ -477,7 +477,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         per_span: usize,
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
-        self.make_room();
+        self.make_room(per_span);
         loop {
             if self.skip_plain_lines(per_span)? {
                 return Ok(Ok(Some(self.cut())));
@@ -543,13 +543,27 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         Ok(self.records == per_span)
     }
 
-    /// Before a span is read: moves the text not handed over yet into a
-    /// buffer with room for a span (the next span is likely as long as the
-    /// longest so far), so that the buffer rarely grows (and copies) while
-    /// filling: a buffer handed back to the pool (already paged in), else a
-    /// new one. The small buffer it was in becomes the carry again.
-    fn make_room(&mut self) {
-        let room = self.last_span_len + self.last_span_len / 8 + self.read_size;
+    /// Before a span of `per_span` records is read: moves the text not
+    /// handed over yet into a buffer with room for a span (the next span is
+    /// likely as long as the longest so far; the first, as long as
+    /// `per_span` lines of the text read so far), so that the buffer rarely
+    /// grows (and copies, leaving freed copies behind) while filling: a
+    /// buffer handed back to the pool (already paged in), else a new one.
+    /// The small buffer it was in becomes the carry again.
+    fn make_room(&mut self, per_span: usize) {
+        let expected = if self.last_span_len > 0 {
+            self.last_span_len
+        } else {
+            let text = &self.buf[self.begin..];
+            match memchr::memchr_iter(b'\n', text).count() {
+                _ if self.eof => 0,
+                0 => 0,
+                lines => (text.len() / lines).saturating_mul(per_span),
+            }
+        };
+        let room = expected
+            .saturating_add(expected / 8)
+            .saturating_add(self.read_size);
         if self.buf.capacity() >= room {
             return;
         }

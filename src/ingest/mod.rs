@@ -98,14 +98,22 @@
 //! worker reads its next span into the buffer of its last, so no span is
 //! read ahead and no buffer is paged in twice) and each worker's parsed
 //! values for one span; [`Loaded::peak_bytes`] reports what the process's
-//! resident memory rose by at the load's highest. On the 2M-row synthetic
-//! taxi file (51 columns, 403 bytes a row, 151 MB encoded, 2 threads) the
-//! binary's peak is 370–400 MB (it was 445 MB with a reading thread
-//! holding a finished span and a spare buffer besides the workers'); the
-//! rest of the excess is the parsed values (about 30 MB a worker) and
-//! memory the allocator (mimalloc) keeps after it is freed: with
-//! `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` the peak is about
-//! 100 MB lower.
+//! resident memory rose by at the load's highest. With 2 threads the
+//! binary's peak (`katydid-bench --load-peak FILE --threads 2`) is:
+//!
+//! | file (rows)               | CSV B/row | table   | peak    | was     |
+//! |---------------------------|-----------|---------|---------|---------|
+//! | taxi (2M, 51 columns)     | 403       | 151 MB  | 305 MB  | 445 MB  |
+//! | shapes (1M, 13 columns)   | 98        | 40.5 MB | 100 MB  | 182 MB  |
+//! | hits (1M, 25 columns)     | 313       | 154 MB  | 285 MB  | 418 MB  |
+//!
+//! ("was": a reading thread holding a finished span and a spare buffer
+//! besides the workers', and mimalloc 3, which returns freed memory to the
+//! system only a second later; the binaries now use mimalloc 2, see
+//! `cli/Cargo.toml`.) Of taxi's 155 MB above the table, the two spans of
+//! text are 53 MB, the parsed values about 25 MB a worker, and the rest
+//! the encoders' transient buffers and what the allocator keeps: the live
+//! heap peaks at about 265 MB.
 
 mod build;
 mod dialect;

@@ -134,7 +134,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use self::build::Census;
+use self::build::{Census, ColumnBuilder};
 use self::dialect::{Dialect, Syntax, sniff, tab_separated_name};
 use self::infer::Kind;
 use self::parse::{Context, csv_error, first_record, parse_span};
@@ -507,7 +507,8 @@ fn load_from<R: BufRead + Send>(
             return recycle(bytes);
         }
         let mut spare = None;
-        let encoded = parse_span(&bytes, line, records, &cx).and_then(|batch| {
+        let encoded = parse_span(&bytes, line, records, &cx).and_then(|mut batch| {
+            batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
             let span = encode::encode_batch(batch, &bytes, line, &cx)?;
             reserve(&span.columns, rows)?;

@@ -21,8 +21,23 @@ pub(crate) enum Values {
     None,
     /// Integers, or timestamps in microseconds.
     Ints(Vec<i64>),
+    /// Integers, while every one fits in 32 bits: half the memory of
+    /// [`Values::Ints`] for the span's parsed values (most integer columns
+    /// are counts, codes and ids), widened at the first that does not.
+    Small(Vec<i32>),
     /// Floats.
     Floats(Vec<f64>),
+}
+
+impl Values {
+    /// The integers as 64-bit values (`None` for other values).
+    pub(crate) fn into_ints(self) -> Option<Vec<i64>> {
+        match self {
+            Values::Ints(v) => Some(v),
+            Values::Small(v) => Some(v.into_iter().map(i64::from).collect()),
+            Values::None | Values::Floats(_) => None,
+        }
+    }
 }
 
 /// The texts of one column's fields, one per row, most of them as byte
@@ -341,8 +356,8 @@ impl Strings {
 /// One column of a span while it is parsed.
 ///
 /// # Invariants
-/// `values` is `Ints` for kinds Int and Timestamp, `Floats` for Float and
-/// `None` otherwise, and holds one entry per row observed; `strings` holds
+/// `values` is `Small` or `Ints` for kind Int, `Ints` for Timestamp,
+/// `Floats` for Float and `None` otherwise, and holds one entry per row observed; `strings` holds
 /// one entry per row observed, or is `None`. `validity`, when present, has one
 /// bit per row of the span, cleared at NULL rows. Every field observed is
 /// UTF-8, except in `strings` and at row `bad_utf8`.
@@ -447,6 +462,14 @@ impl ColumnBuilder {
                 },
                 Number::Other => self.observe_float_slow(row, field),
             },
+            (Kind::Int, Values::Small(v)) => match parse_number(field) {
+                Number::Int(x) => match i32::try_from(x) {
+                    Ok(x) => v.push(x),
+                    Err(_) => self.widen(x),
+                },
+                Number::Float(f) => self.int_to_float(f),
+                Number::Decimal | Number::Other => self.observe_int_slow(row, field),
+            },
             (Kind::Int, Values::Ints(v)) => match parse_number(field) {
                 Number::Int(x) => v.push(x),
                 Number::Float(f) => self.int_to_float(f),
@@ -470,6 +493,7 @@ impl ColumnBuilder {
             .set(row, false);
         match &mut self.values {
             Values::Ints(v) => v.push(0),
+            Values::Small(v) => v.push(0),
             Values::Floats(v) => v.push(0.0),
             Values::None => {}
         }
@@ -515,11 +539,14 @@ impl ColumnBuilder {
     #[cold]
     fn observe_int_slow(&mut self, row: usize, field: &[u8]) {
         match parse_int(field) {
-            IntText::Int(x) => {
-                if let Values::Ints(v) = &mut self.values {
-                    v.push(x);
-                }
-            }
+            IntText::Int(x) => match &mut self.values {
+                Values::Ints(v) => v.push(x),
+                Values::Small(v) => match i32::try_from(x) {
+                    Ok(x) => v.push(x),
+                    Err(_) => self.widen(x),
+                },
+                Values::None | Values::Floats(_) => {}
+            },
             IntText::Overflow => match parse_float(field) {
                 Some(f) => self.int_to_float(f),
                 None => self.become_str(row, field),
@@ -531,16 +558,30 @@ impl ColumnBuilder {
         }
     }
 
+    /// Widens the integers of a column of 32-bit integers at a value `x`
+    /// that does not fit.
+    #[cold]
+    fn widen(&mut self, x: i64) {
+        let Values::Small(v) = &self.values else {
+            return;
+        };
+        let mut wide: Vec<i64> = Vec::with_capacity(self.rows);
+        wide.extend(v.iter().map(|&x| i64::from(x)));
+        wide.push(x);
+        self.values = Values::Ints(wide);
+    }
+
     /// Turns an integer column into a float column at a float value `f`.
     #[cold]
     fn int_to_float(&mut self, f: f64) {
-        let Values::Ints(v) = &self.values else {
-            return;
-        };
         let mut floats: Vec<f64> = Vec::with_capacity(self.rows);
         // `as` rounds to nearest, ties to even, exactly as parsing the
         // integer's decimal text would.
-        floats.extend(v.iter().map(|&x| x as f64));
+        match &self.values {
+            Values::Ints(v) => floats.extend(v.iter().map(|&x| x as f64)),
+            Values::Small(v) => floats.extend(v.iter().map(|&x| f64::from(x))),
+            Values::None | Values::Floats(_) => return,
+        }
         floats.push(f);
         self.kind = Kind::Float;
         self.values = Values::Floats(floats);
@@ -553,10 +594,19 @@ impl ColumnBuilder {
         let int = parse_int(field);
         match int {
             IntText::Int(x) => {
-                let mut v = with_nulls(row, self.rows);
-                v.push(x);
                 self.kind = Kind::Int;
-                self.values = Values::Ints(v);
+                self.values = match i32::try_from(x) {
+                    Ok(x) => {
+                        let mut v = with_nulls(row, self.rows);
+                        v.push(x);
+                        Values::Small(v)
+                    }
+                    Err(_) => {
+                        let mut v = with_nulls(row, self.rows);
+                        v.push(x);
+                        Values::Ints(v)
+                    }
+                };
             }
             IntText::Overflow | IntText::NotInt => {
                 let float = match int {
@@ -816,7 +866,7 @@ mod tests {
     fn keeps_parsed_values_while_the_kind_allows() {
         let b = build(&["", "3", "-7", ""]);
         assert_eq!(b.kind, Kind::Int);
-        assert!(matches!(&b.values, Values::Ints(v) if v[1..3] == [3, -7] && v.len() == 4));
+        assert!(matches!(&b.values, Values::Small(v) if v[1..3] == [3, -7] && v.len() == 4));
         assert_eq!(nulls(&b), [true, false, false, true]);
 
         let b = build(&["1", "", "2.5", "9007199254740993"]);
@@ -833,6 +883,27 @@ mod tests {
         assert_eq!(b.kind, Kind::Timestamp);
         let t0 = parse_timestamp("2013-01-01").unwrap();
         assert!(matches!(&b.values, Values::Ints(v) if v[1..] == [t0, t0 + 1_000_000]));
+    }
+
+    #[test]
+    fn integers_are_kept_in_32_bits_until_one_does_not_fit() {
+        let b = build(&["1", "", "-2147483648", "2147483647"]);
+        assert!(matches!(&b.values, Values::Small(v) if *v == [1, 0, i32::MIN, i32::MAX]));
+        for (values, expected) in [
+            (&["1", "", "2147483648", "-5"][..], &[1, 0, 2_147_483_648, -5][..]),
+            (&["-2147483649", "7"], &[-2_147_483_649, 7]),
+            (&["1", "9007199254740993", "2"], &[1, 9_007_199_254_740_993, 2]),
+        ] {
+            let b = build(values);
+            assert_eq!(b.kind, Kind::Int, "{values:?}");
+            assert!(matches!(&b.values, Values::Ints(v) if v == expected), "{values:?}");
+        }
+        let b = build(&["1", "-3", "2.5"]);
+        assert!(matches!(&b.values, Values::Floats(v) if *v == [1.0, -3.0, 2.5]));
+        assert_eq!(
+            build(&["", "3", "4000000000"]).values.into_ints(),
+            Some(vec![0, 3, 4_000_000_000])
+        );
     }
 
     #[test]

@@ -183,7 +183,8 @@ fn encode_column(source: Source, rows: usize, input: &str) -> Result<Column> {
                 Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input)?,
                 None => return Err(Error::Internal("a string column without text".into())),
             },
-            (kind @ (Kind::Int | Kind::Timestamp), Values::Ints(v)) => {
+            (kind @ (Kind::Int | Kind::Timestamp), values @ (Values::Ints(_) | Values::Small(_))) => {
+                let v = values.into_ints().unwrap_or_default();
                 Column::encode_ints(kind.data_type(), &v, c.validity)
             }
             (Kind::Float, Values::Floats(v)) => Column::encode_floats(v, c.validity),

@@ -103,17 +103,19 @@
 //!
 //! | file (rows)               | CSV B/row | table   | peak    | was     |
 //! |---------------------------|-----------|---------|---------|---------|
-//! | taxi (2M, 51 columns)     | 403       | 151 MB  | 305 MB  | 445 MB  |
-//! | shapes (1M, 13 columns)   | 98        | 40.5 MB | 100 MB  | 182 MB  |
-//! | hits (1M, 25 columns)     | 313       | 154 MB  | 285 MB  | 418 MB  |
+//! | taxi (2M, 51 columns)     | 403       | 151 MB  | 290 MB  | 445 MB  |
+//! | shapes (1M, 13 columns)   | 98        | 40.5 MB | 97 MB   | 182 MB  |
+//! | hits (1M, 25 columns)     | 313       | 154 MB  | 275 MB  | 418 MB  |
 //!
 //! ("was": a reading thread holding a finished span and a spare buffer
 //! besides the workers', and mimalloc 3, which returns freed memory to the
 //! system only a second later; the binaries now use mimalloc 2, see
-//! `cli/Cargo.toml`.) Of taxi's 155 MB above the table, the two spans of
-//! text are 53 MB, the parsed values about 25 MB a worker, and the rest
-//! the encoders' transient buffers and what the allocator keeps: the live
-//! heap peaks at about 265 MB.
+//! `cli/Cargo.toml`.) Of taxi's 140 MB above the table, the two spans of
+//! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
+//! bits while they fit) plus the interned strings (about 8 MB a worker,
+//! most of it the hex points of `pickup` and `dropoff`, nearly all
+//! distinct), and the rest the encoders' transient buffers and what the
+//! allocator keeps.
 
 mod build;
 mod dialect;

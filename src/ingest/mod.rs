@@ -512,7 +512,9 @@ fn load_from<R: BufRead + Send>(
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|mut batch| {
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
-            let span = encode::encode_batch(batch, &bytes, line, &cx)?;
+            let mut span = encode::encode_batch(batch, &bytes, line, &cx)?;
+            // Points that repeat two float columns are stored once.
+            crate::store::share_coordinates(&mut span.columns);
             reserve(&span.columns, rows)?;
             Ok(Encoded {
                 rows,
@@ -649,6 +651,8 @@ fn load_from<R: BufRead + Send>(
             stop.check()?;
             let bytes = e.bytes.take().unwrap_or_default();
             encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &cx)?;
+            // A column conformed again may now share, or no longer share.
+            crate::store::share_coordinates(&mut e.columns);
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,

@@ -193,7 +193,7 @@ pub enum ColumnData {
         codes: Codes,
     },
     /// Floats, one f64 per row.
-    Float(Vec<f64>),
+    Float(Arc<Vec<f64>>),
     /// Dictionary-encoded strings: row `i` is `dict[codes[i]]`; codes are u8
     /// or u16. Order-preserving (see [`Dictionary`]).
     Dict {
@@ -216,7 +216,7 @@ pub enum ColumnData {
     /// Decimal floats as ALP digits plus exceptions. Order-preserving on
     /// the codes of non-exception rows, and digit sums are exact decimal
     /// sums. See [`Alp`].
-    Alp(Box<Alp>),
+    Alp(Arc<Alp>),
     /// Floats in long runs (run values compared bit for bit). See [`Rle`].
     FloatRuns(Rle<f64>),
     /// Dictionary-encoded strings whose codes come in long runs: run `k`
@@ -430,7 +430,7 @@ impl Column {
         let data = if min.to_bits() == max.to_bits() {
             ColumnData::Const(Value::Float(min))
         } else {
-            ColumnData::Float(values)
+            ColumnData::Float(Arc::new(values))
         };
         Column {
             dtype: DataType::Float,

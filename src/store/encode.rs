@@ -146,7 +146,7 @@ impl Column {
         let choice = choose_floats(&values, v);
         let data = match (choice.codec, choice.alp_exponent) {
             (CodecKind::Alp, Some(e)) => {
-                Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Box::new(a)))
+                Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Arc::new(a)))
             }
             (CodecKind::Rle, _) => Rle::encode(&values, v).map(ColumnData::FloatRuns),
             _ => None,

@@ -24,10 +24,12 @@
 //! and string equality differ) are checked bit for bit.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::alp::Alp;
 use super::bitmap::Bitmap;
 use super::cmp::CmpOp;
+use super::column::{Column, ColumnData};
 use super::fsst::StringBatch;
 
 /// Hex digits after the header: two f64.
@@ -92,19 +94,39 @@ fn parse_point(s: &[u8], header: &[u8]) -> Option<(f64, f64)> {
 
 /// One coordinate column: ALP digits, or plain f64 when ALP declines (the
 /// real 2013 sample's coordinates are float32 values with 14 decimals).
+/// Reference-counted, so that it can be a float column of the same
+/// partition (see [`share_coordinates`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Coords {
     /// Decimal coordinates.
-    Alp(Alp),
+    Alp(Arc<Alp>),
     /// Anything else, one f64 per row.
-    Plain(Vec<f64>),
+    Plain(Arc<Vec<f64>>),
 }
 
 impl Coords {
     fn encode(values: Vec<f64>, validity: Option<&Bitmap>) -> Coords {
         match Alp::encode(&values, validity) {
-            Some(a) => Coords::Alp(a),
-            None => Coords::Plain(values),
+            Some(a) => Coords::Alp(Arc::new(a)),
+            None => Coords::Plain(Arc::new(values)),
+        }
+    }
+
+    /// The data of a float column as coordinates, when it is ALP or f64.
+    fn of_column(data: &ColumnData) -> Option<Coords> {
+        match data {
+            ColumnData::Alp(a) => Some(Coords::Alp(Arc::clone(a))),
+            ColumnData::Float(v) => Some(Coords::Plain(Arc::clone(v))),
+            _ => None,
+        }
+    }
+
+    /// True when both are the same allocation.
+    fn same_data(&self, other: &Coords) -> bool {
+        match (self, other) {
+            (Coords::Alp(a), Coords::Alp(b)) => Arc::ptr_eq(a, b),
+            (Coords::Plain(a), Coords::Plain(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 
@@ -164,12 +186,14 @@ impl Coords {
 ///
 /// # Invariants
 /// For every valid row, `header + hex(x.get(i)) + hex(y.get(i))` is the
-/// row's string.
+/// row's string. Where `shared[k]` is `Some(c)`, coordinate `k` (0: x,
+/// 1: y) is the data of column `c` of the same partition, not a copy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HexPoints {
     header: String,
     x: Coords,
     y: Coords,
+    shared: [Option<usize>; 2],
 }
 
 impl HexPoints {
@@ -197,6 +221,7 @@ impl HexPoints {
             header: std::str::from_utf8(header).ok()?.to_string(),
             x: Coords::encode(xs, validity),
             y: Coords::encode(ys, validity),
+            shared: [None, None],
         };
         (points.heap_bytes() < values.len() * (header.len() + COORD_DIGITS)).then_some(points)
     }
@@ -227,18 +252,38 @@ impl HexPoints {
     }
 
     /// How the coordinates are stored, for `.schema`: `alp` when both are
-    /// ALP, `f64` when both are plain, `alp/f64` when mixed.
-    pub fn coords_name(&self) -> &'static str {
+    /// ALP, `f64` when both are plain, `alp/f64` when mixed; `= #7,#8`
+    /// when both are the float columns at 1-based positions 7 and 8 of the
+    /// table.
+    pub fn coords_name(&self) -> String {
+        if let [Some(x), Some(y)] = self.shared {
+            return format!("= #{},#{}", x + 1, y + 1);
+        }
         match (&self.x, &self.y) {
             (Coords::Alp(_), Coords::Alp(_)) => "alp",
             (Coords::Plain(_), Coords::Plain(_)) => "f64",
             _ => "alp/f64",
         }
+        .to_string()
     }
 
-    /// Heap bytes held: both coordinate columns and the header.
+    /// The columns whose data the x and y coordinates are (see
+    /// [`share_coordinates`]).
+    pub fn shared_columns(&self) -> [Option<usize>; 2] {
+        self.shared
+    }
+
+    /// Heap bytes held: the header and the coordinate columns that are not
+    /// another column's data (those are counted with that column).
     pub fn heap_bytes(&self) -> usize {
-        self.x.heap_bytes() + self.y.heap_bytes() + self.header.len()
+        let own = |c: &Coords, k: usize| {
+            if self.shared[k].is_some() {
+                0
+            } else {
+                c.heap_bytes()
+            }
+        };
+        own(&self.x, 0) + own(&self.y, 1) + self.header.len()
     }
 
     /// The string at row `i` (meaningless at a NULL row).
@@ -324,6 +369,79 @@ impl HexPoints {
                 word & live & validity.map_or(u64::MAX, |v| v.word(w))
             })
             .collect()
+    }
+}
+
+/// Makes each hex point column's coordinates the data of a float column of
+/// the same partition that holds the same values, so they are stored once.
+///
+/// The taxi data set carries every point twice, as `pickup_longitude` /
+/// `pickup_latitude` and as the hex point `pickup`: on the real 2013
+/// sample they agree on all 9,391 rows that have a pickup. (Cross-column
+/// correlations as a compression source: Glas et al., "C3: Cross-Column
+/// Compression", VLDB 2025; this is its simplest case, equality.)
+///
+/// A coordinate is shared with float column `c` (ALP or f64) when every
+/// row valid in the point column is valid in `c` and holds the same f64,
+/// bit for bit; the first such column wins. Sharing already in place is
+/// kept while column `c` still holds the same data, and dropped (the
+/// coordinate keeps its own copy, which it holds anyway) when `c` was
+/// encoded again. Idempotent; costs one decode of each candidate pair.
+pub fn share_coordinates(columns: &mut [Column]) {
+    for i in 0..columns.len() {
+        let ColumnData::HexPoints(p) = &columns[i].data else {
+            continue;
+        };
+        let mut points = p.clone();
+        let validity = columns[i].validity.as_ref();
+        let mut changed = false;
+        for k in 0..2 {
+            let coords = if k == 0 { &points.x } else { &points.y };
+            if let Some(c) = points.shared[k] {
+                let same = Coords::of_column(&columns[c].data).is_some_and(|d| d.same_data(coords));
+                if same {
+                    continue;
+                }
+                points.shared[k] = None;
+                changed = true;
+            }
+            let mut mine = Vec::with_capacity(coords.len());
+            coords.decode_range(0..coords.len(), &mut mine);
+            let found = columns.iter().enumerate().find_map(|(c, col)| {
+                let data = Coords::of_column(&col.data)?;
+                if c == i || data.len() != mine.len() {
+                    return None;
+                }
+                // Most candidates differ at once: test a few rows before
+                // decoding the whole column.
+                let differs = |r: usize| {
+                    validity.is_none_or(|v| v.get(r))
+                        && (!col.is_valid(r) || data.get(r).to_bits() != mine[r].to_bits())
+                };
+                if (0..mine.len()).step_by(mine.len() / 8 + 1).any(differs) {
+                    return None;
+                }
+                let mut theirs = Vec::with_capacity(mine.len());
+                data.decode_range(0..mine.len(), &mut theirs);
+                let agrees = (0..mine.len()).all(|r| {
+                    validity.is_some_and(|v| !v.get(r))
+                        || (col.is_valid(r) && mine[r].to_bits() == theirs[r].to_bits())
+                });
+                agrees.then_some((c, data))
+            });
+            if let Some((c, data)) = found {
+                if k == 0 {
+                    points.x = data;
+                } else {
+                    points.y = data;
+                }
+                points.shared[k] = Some(c);
+                changed = true;
+            }
+        }
+        if changed {
+            columns[i].data = ColumnData::HexPoints(points);
+        }
     }
 }
 
@@ -441,6 +559,110 @@ mod tests {
         assert_eq!(parse_f64(b"000000000000F03f"), None);
         assert_eq!(parse_f64(b"000000000000F03F"), Some(1.0));
         assert_eq!(parse_f64(b"000000000000F0"), None);
+    }
+
+    /// Float columns of the x and y of `points` (NULL where `null`), and
+    /// the points as a hex column (NULL where `null_point`).
+    fn point_columns(
+        points: &[(f64, f64)],
+        null: impl Fn(usize) -> bool,
+        null_point: impl Fn(usize) -> bool,
+    ) -> Vec<Column> {
+        let bits = |f: &dyn Fn(usize) -> bool| {
+            Some(Bitmap::from_bools(&(0..points.len()).map(|i| !f(i)).collect::<Vec<_>>()))
+        };
+        let xs = points.iter().map(|p| p.0).collect();
+        let ys = points.iter().map(|p| p.1).collect();
+        let hex: Vec<String> = points.iter().map(|&(x, y)| point(x, y)).collect();
+        let hex: Vec<&str> = hex.iter().map(String::as_str).collect();
+        vec![
+            // A column that is not a float, to be passed over.
+            Column::encode_ints(crate::types::DataType::Int, &vec![7; points.len()], None),
+            Column::encode_floats(xs, bits(&null)),
+            Column::encode_floats(ys, bits(&null)),
+            hex_column(&hex, bits(&null_point)),
+        ]
+    }
+
+    /// `hex` as a string column stored as hex points, whatever the chooser
+    /// would pick (random float32 coordinates print as hex that FSST
+    /// compresses better than two f64).
+    fn hex_column(hex: &[&str], validity: Option<Bitmap>) -> Column {
+        let mut col = Column::encode_strings(hex, validity.clone());
+        let points = HexPoints::encode(hex, validity.as_ref()).expect("points");
+        col.data = ColumnData::HexPoints(Box::new(points));
+        col
+    }
+
+    #[test]
+    fn points_share_the_float_columns_that_hold_their_coordinates() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let len = 3000;
+        let points: Vec<(f64, f64)> = (0..len)
+            .map(|_| {
+                (
+                    rng.gen_range(-74_050_000i64..-73_750_000) as f64 / 1e6,
+                    rng.gen_range(40_600_000i64..40_900_000) as f64 / 1e6,
+                )
+            })
+            .collect();
+        let strings: Vec<String> = points.iter().map(|&(x, y)| point(x, y)).collect();
+        // Float32-like coordinates (not decimals) share too, as f64 columns.
+        let float32: Vec<(f64, f64)> =
+            points.iter().map(|&(x, y)| (x as f32 as f64, y as f32 as f64)).collect();
+        for pts in [&points, &float32] {
+            // NULL points where the floats are NULL too: shared.
+            let mut cols = point_columns(pts, |i| i % 7 == 0, |i| i % 7 == 0 || i % 5 == 0);
+            cols.remove(0);
+            let before = cols[2].heap_bytes();
+            share_coordinates(&mut cols);
+            let ColumnData::HexPoints(p) = &cols[2].data else {
+                panic!("{}", cols[2].encoding_name());
+            };
+            assert_eq!(p.shared_columns(), [Some(0), Some(1)]);
+            assert!(cols[2].heap_bytes() < before / 10, "{} {before}", cols[2].heap_bytes());
+            assert!(cols[2].encoding_name().contains("= #1,#2"));
+            for i in (0..len).filter(|i| i % 7 != 0 && i % 5 != 0) {
+                let (x, y) = pts[i];
+                assert_eq!(p.get(i), point(x, y));
+            }
+            // Idempotent while the floats are the same data.
+            let shared = cols.clone();
+            share_coordinates(&mut cols);
+            assert_eq!(cols, shared);
+            // A float column encoded again: the point keeps correct data
+            // and is counted as its own again.
+            cols[0] = Column::encode_floats(pts.iter().map(|p| p.0).collect(), None);
+            cols[1] = Column::encode_ints(crate::types::DataType::Int, &vec![1; len], None);
+            share_coordinates(&mut cols);
+            let ColumnData::HexPoints(p) = &cols[2].data else {
+                panic!();
+            };
+            assert_eq!(p.shared_columns(), [Some(0), None]);
+            assert_eq!(p.get(11), point(pts[11].0, pts[11].1));
+        }
+        // Not shared: a valid point whose float is NULL, or a value that
+        // differs in one row (even only in sign of zero).
+        let mut cols = point_columns(&points, |i| i == 10, |_| false);
+        share_coordinates(&mut cols);
+        let ColumnData::HexPoints(p) = &cols[3].data else {
+            panic!();
+        };
+        assert_eq!(p.shared_columns(), [None, None]);
+        let mut zeros = points.clone();
+        zeros[20] = (0.0, 0.0);
+        let mut cols = point_columns(&zeros, |_| false, |_| false);
+        let hex: Vec<&str> = strings.iter().map(String::as_str).collect();
+        let mut hex_zero = hex.clone();
+        let negative = point(-0.0, 0.0);
+        hex_zero[20] = &negative;
+        cols[3] = hex_column(&hex_zero, None);
+        share_coordinates(&mut cols);
+        let ColumnData::HexPoints(p) = &cols[3].data else {
+            panic!();
+        };
+        assert_eq!(p.shared_columns(), [None, Some(2)]);
+        assert_eq!(p.get(20), negative);
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
 pub use decode::Decoded;
 pub use fsst::StringBatch;
+pub use hexpoint::share_coordinates;
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};

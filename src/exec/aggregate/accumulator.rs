@@ -410,7 +410,7 @@ impl<S: SumType> Accumulator for Sum<S> {
                 let all = col.validity.is_none();
                 match &col.data {
                     ColumnData::Float(v) => match rows.sel {
-                        None => self.add_all(v, gids, valid, S::from_f64, all),
+                        None => self.add_all(&v[..], gids, valid, S::from_f64, all),
                         Some(sel) => {
                             let vals: Vec<f64> = sel.iter().map(|&r| v[r as usize]).collect();
                             self.add_all(&vals, gids, valid, S::from_f64, all)

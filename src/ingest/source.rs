@@ -33,6 +33,11 @@ use crate::error::{Error, Result};
 /// Bytes read from the input at a time.
 pub(crate) const READ_SIZE: usize = 1 << 20;
 
+/// The most the first span's buffer reserves from its estimate (the first
+/// lines' mean length times the span's records): 64 MiB, a 65,536-row span
+/// of 1 KiB lines. Larger spans grow their buffer as they fill.
+const FIRST_SPAN_ESTIMATE_MAX: usize = 64 << 20;
+
 /// A run of whole records cut from the input.
 #[derive(Debug)]
 pub(crate) struct Span {
@@ -558,7 +563,11 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             match memchr::memchr_iter(b'\n', text).count() {
                 _ if self.eof => 0,
                 0 => 0,
-                lines => (text.len() / lines).saturating_mul(per_span),
+                // A few long lines must not reserve gigabytes: past the cap
+                // the buffer grows as the text comes.
+                lines => (text.len() / lines)
+                    .saturating_mul(per_span)
+                    .min(FIRST_SPAN_ESTIMATE_MAX),
             }
         };
         let room = expected

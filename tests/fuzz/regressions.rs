@@ -144,6 +144,31 @@ fn a_line_of_a_million_delimiters_is_refused_before_allocating_columns() {
     assert_eq!(stats.columns, 2000);
 }
 
+/// Found by the loader fuzzer: the first span's buffer was reserved as the
+/// mean length of the lines read so far times the span's 65,536 records,
+/// so a 1 MiB line among two short ones asked for 72 GiB at once (the fuzz
+/// binary's allocator refuses that, so this test fails by aborting if the
+/// cap goes). The load succeeds and keeps the long value.
+#[test]
+fn a_long_line_among_few_does_not_size_the_first_span() {
+    let mut db = db();
+    let long = "x".repeat(3 << 20);
+    let text = format!("a,b\n1,2\n{long},3\n4,5\n");
+    let stats = db
+        .load_csv_bytes(
+            text.into_bytes(),
+            Path::new("long.csv"),
+            "long",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(stats.rows, 3);
+    let r = db
+        .query("SELECT length(a), b FROM long WHERE b = 3")
+        .unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Int(3 << 20), Value::Int(3)]]);
+}
+
 /// Found by the loader fuzzer: two fields that are not UTF-8 on their own
 /// ("\xf0\x9f" and "\x98\x88", an emoji cut by a line break) passed the
 /// check of a string column's distinct texts, which looked at them joined,

@@ -222,6 +222,66 @@ fn point_lookups_return_what_a_scan_returns() {
     }
 }
 
+/// ORs of ANDs over codes, floats, NULL tests and sorted ranges run as
+/// 64-row masks (`FilterStep::Any`); they keep exactly the rows a scan
+/// keeps, NULL velocities never passing a comparison.
+#[test]
+fn or_of_and_filters_return_what_a_scan_returns() {
+    let data = rows(21, 3000);
+    let bytes = csv(&data);
+    let probe = data[2500].3;
+    let t0 = 1_451_606_400i64;
+    let minute = |m: i64| katydid::types::format_timestamp((t0 + 60 * m) * 1_000_000);
+    let v = |r: &Row, f: fn(f64) -> bool| r.2.is_some_and(f);
+    type Case = (String, Box<dyn Fn(&Row) -> bool>);
+    let cases: Vec<Case> = vec![
+        (
+            "(name = 'truck_1' AND velocity > 50.0) OR (name = 'truck_2' AND velocity < 5.0) \
+             OR id < -990000000"
+                .into(),
+            Box::new(move |r: &Row| {
+                (r.1 == "truck_1" && v(r, |x| x > 50.0))
+                    || (r.1 == "truck_2" && v(r, |x| x < 5.0))
+                    || r.3 < -990_000_000
+            }),
+        ),
+        (
+            "velocity IS NULL OR (name IN ('truck_0', 'truck_5') AND id > 900000000)".into(),
+            Box::new(|r: &Row| {
+                r.2.is_none() || ((r.1 == "truck_0" || r.1 == "truck_5") && r.3 > 900_000_000)
+            }),
+        ),
+        (
+            format!(
+                "(time < '{}' AND velocity >= 90.0) OR (time = '{}' AND name <> 'truck_3') \
+                 OR (velocity IS NOT NULL AND id = {})",
+                minute(100),
+                minute(500),
+                probe
+            ),
+            Box::new(move |r: &Row| {
+                (r.0 < t0 + 6000 && v(r, |x| x >= 90.0))
+                    || (r.0 == t0 + 30_000 && r.1 != "truck_3")
+                    || (r.2.is_some() && r.3 == probe)
+            }),
+        ),
+        (
+            "name = 'truck_9' OR (name = 'truck_4' AND (velocity < 1.0 OR velocity > 99.0))".into(),
+            Box::new(move |r: &Row| r.1 == "truck_4" && v(r, |x| !(1.0..=99.0).contains(&x))),
+        ),
+    ];
+    for (config, db) in databases(&bytes) {
+        for (filter, keep) in &cases {
+            let got = db
+                .query(&format!("SELECT id FROM readings WHERE {filter}"))
+                .unwrap();
+            let want: Vec<i64> = data.iter().filter(|r| keep(r)).map(|r| r.3).collect();
+            assert!(!want.is_empty(), "{filter}");
+            assert_eq!(ids(&got), want, "{filter}, {config}");
+        }
+    }
+}
+
 fn explain(db: &Database, sql: &str) -> String {
     let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
     r.rows
@@ -283,6 +343,10 @@ fn explain_names_each_path() {
         (
             "SELECT count(*) FROM readings WHERE name = 'truck_1' OR id = 5 OR name = 'truck_2'",
             "name IN ('truck_1', 'truck_2') OR (id = 5)",
+        ),
+        (
+            "SELECT count(*) FROM readings WHERE (name = 'truck_1' AND velocity > 50.0) OR id < 0",
+            "filter OR of 2 terms: 64-row masks",
         ),
         (
             "SELECT approx_count_distinct(id) FROM readings",

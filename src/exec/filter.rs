@@ -17,7 +17,9 @@
 //!
 //! The zone map is consulted first: a range that misses `[min, max]` skips
 //! the partition without touching its data, one that covers it drops the
-//! conjunct. Anything else runs on the generic vectorized evaluator.
+//! conjunct. A conjunct that is an OR of ANDs of such comparisons runs as
+//! one step of 64-row masks ([`FilterStep::Any`]). Anything else runs on
+//! the generic vectorized evaluator.
 
 use std::cmp::Ordering;
 
@@ -316,6 +318,14 @@ pub enum FilterStep {
         /// The kernel, compiled for this partition's codec.
         filter: CodecFilter,
     },
+    /// Keep rows where any of the conjunctions holds: a conjunct that is
+    /// an OR of ANDs whose every leaf compiled to a step with a 64-row mask
+    /// kernel ([`FilterStep::Any`] leaves are such steps). Runs as one pass
+    /// over 64-row blocks: a conjunction stops at the first step that
+    /// empties the block, only rows no earlier conjunction kept are tested,
+    /// and the disjunction stops once every row of the block is kept. Only
+    /// TRUE rows pass each step, so NULLs behave as in WHERE.
+    Any(Vec<Vec<FilterStep>>),
     /// Evaluate the expression with the generic vectorized evaluator.
     Generic(Expr),
 }
@@ -409,6 +419,9 @@ enum Compiled {
 
 fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
     match c {
+        Expr::Binary {
+            op: BinaryOp::Or, ..
+        } => compile_any(c, part),
         Expr::Literal { value, .. } => match value {
             Value::Bool(true) => Compiled::Always(format!("{c}")),
             _ => Compiled::Never(format!("predicate is {value} for this partition")),
@@ -495,6 +508,74 @@ fn compile_conjunct(c: &Expr, part: &Partition) -> Compiled {
             _ => Compiled::Generic,
         },
         _ => Compiled::Generic,
+    }
+}
+
+/// An OR of ANDs as [`FilterStep::Any`] when every leaf compiles to a step
+/// with a 64-row mask kernel; terms that cannot match in `part` are
+/// dropped, leaves true for every row are dropped from their term, and a
+/// term left empty makes the whole OR true.
+fn compile_any(c: &Expr, part: &Partition) -> Compiled {
+    let mut terms = Vec::new();
+    c.clone().split_chain(BinaryOp::Or, &mut terms);
+    let mut any = Vec::new();
+    let mut shapes: Vec<String> = Vec::new();
+    for term in terms {
+        let mut leaves = Vec::new();
+        term.split_chain(BinaryOp::And, &mut leaves);
+        let mut steps = Vec::new();
+        let mut never = false;
+        for leaf in &leaves {
+            match compile_conjunct(leaf, part) {
+                Compiled::Never(_) => never = true,
+                Compiled::Always(_) => {}
+                Compiled::Step(step, shape, _) if block_maskable(&step, part) => {
+                    if !shapes.contains(&shape) {
+                        shapes.push(shape);
+                    }
+                    steps.push(step);
+                }
+                Compiled::Step(..) | Compiled::Generic => return Compiled::Generic,
+            }
+        }
+        if never {
+            continue;
+        }
+        if steps.is_empty() {
+            return Compiled::Always(format!("{c}"));
+        }
+        any.push(steps);
+    }
+    if any.is_empty() {
+        return Compiled::Never(format!("no term of {c} can match in this partition"));
+    }
+    let kernels = shapes
+        .iter()
+        .map(|s| s.strip_prefix("filter ").unwrap_or(s))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Compiled::Step(
+        FilterStep::Any(any.clone()),
+        format!(
+            "filter OR of {} terms: 64-row masks of each term's kernels ({kernels})",
+            any.len()
+        ),
+        format!("{c}"),
+    )
+}
+
+/// True when `step` has a 64-row mask kernel ([`step_mask`]).
+fn block_maskable(step: &FilterStep, part: &Partition) -> bool {
+    match step {
+        FilterStep::CodeSet { column, .. } => matches!(
+            part.columns[*column].data,
+            ColumnData::Offset { .. } | ColumnData::Dict { .. }
+        ),
+        FilterStep::NotNull { .. } | FilterStep::IsNull { .. } | FilterStep::RowRange { .. } => {
+            true
+        }
+        FilterStep::Any(_) => true,
+        _ => fusable(step, part),
     }
 }
 
@@ -907,17 +988,8 @@ pub fn run_filter(
         // ANDed, and only surviving rows become indices.
         let fused = steps.iter().take_while(|s| fusable(s, part)).count();
         if fused > 0 {
-            // Codec kernels yield the whole partition's mask words at once.
-            let masks: Vec<Option<Vec<u64>>> = steps[..fused]
-                .iter()
-                .map(|s| match s {
-                    FilterStep::Codec { column, filter } if !filter.per_block() => {
-                        Some(filter.mask(&part.columns[*column]))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let s = fused_select(&steps[..fused], &masks, part);
+            let ready: Vec<Ready> = steps[..fused].iter().map(|s| ready(s, part)).collect();
+            let s = fused_select(&ready, part);
             let empty = s.is_empty();
             sel = Some(s);
             steps = &steps[fused..];
@@ -1025,6 +1097,17 @@ pub fn run_filter(
                     }
                 }
             }
+            FilterStep::Any(_) => {
+                let r = ready(step, part);
+                let words: Vec<u64> = (0..part.rows.div_ceil(64))
+                    .map(|b| ready_mask(&r, part, b, b * 64, (b * 64 + 64).min(part.rows)))
+                    .collect();
+                let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
+                match cur {
+                    Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
+                    None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
+                }
+            }
             FilterStep::Generic(e) => {
                 let rows = match cur {
                     Some(s) => Rows::some(s),
@@ -1057,6 +1140,7 @@ fn fusable(step: &FilterStep, part: &Partition) -> bool {
             matches!(part.columns[*column].data, ColumnData::Float(_))
         }
         FilterStep::Codec { filter, .. } => !filter.decodes_rows(),
+        FilterStep::Any(_) => true,
         _ => false,
     }
 }
@@ -1071,12 +1155,9 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             hi,
             negate,
         } => {
-            let (lo, span, negate) = (*lo, *hi - *lo, *negate);
             let mask = match &part.columns[*column].data {
                 ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
-                    with_codes!(codes, c => kernel::block_mask(&c[start..end], |x| {
-                        (x.to_u64().wrapping_sub(lo) <= span) != negate
-                    }))
+                    with_codes!(codes, c => code_range_mask(&c[start..end], *lo, *hi, *negate))
                 }
                 _ => 0,
             };
@@ -1098,6 +1179,30 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             *column,
             filter.block_mask(&part.columns[*column], start, end),
         ),
+        FilterStep::CodeSet { column, member } => {
+            let mask = match &part.columns[*column].data {
+                ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                    with_codes!(codes, c => kernel::block_mask(&c[start..end], |x| {
+                        member.get(x.to_usize()).copied().unwrap_or(false)
+                    }))
+                }
+                _ => 0,
+            };
+            (*column, mask)
+        }
+        FilterStep::NotNull { column } => (*column, block_bits(start, end)),
+        FilterStep::IsNull { column } => {
+            return match &part.columns[*column].validity {
+                Some(b) => !b.word(block) & block_bits(start, end),
+                None => 0,
+            };
+        }
+        FilterStep::RowRange { start: lo, end: hi } => {
+            let (lo, hi) = (*lo as usize, *hi as usize);
+            let from = lo.clamp(start, end) - start;
+            let to = hi.clamp(start, end) - start;
+            return block_bits(0, to) & !block_bits(0, from);
+        }
         _ => return 0,
     };
     match &part.columns[column].validity {
@@ -1106,24 +1211,91 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
     }
 }
 
-/// Runs fusable steps together over 64-row blocks; `masks[i]` holds the
-/// mask words of step `i` when it is a codec kernel without a block kernel.
-fn fused_select(steps: &[FilterStep], masks: &[Option<Vec<u64>>], part: &Partition) -> Selection {
+/// Which of (at most 64) `codes` lie in `lo..=hi` (outside it when
+/// `negate`), compared in the codes' own width.
+fn code_range_mask<T: Code>(codes: &[T], lo: u64, hi: u64, negate: bool) -> u64 {
+    let hi = hi.min(T::MAX_U64);
+    if lo > hi {
+        return if negate {
+            block_bits(0, codes.len())
+        } else {
+            0
+        };
+    }
+    let (lo, span) = (T::from_u64(lo), T::from_u64(hi - lo));
+    kernel::block_mask(codes, |x| x.in_span(lo, span) != negate)
+}
+
+/// Bits `0..end - start` set: the rows of a block `start..end` (at most 64).
+fn block_bits(start: usize, end: usize) -> u64 {
+    match end - start {
+        64 => u64::MAX,
+        n => (1u64 << n) - 1,
+    }
+}
+
+/// A fusable step ready to yield 64-row masks.
+enum Ready<'s> {
+    /// Through [`step_mask`].
+    Block(&'s FilterStep),
+    /// A codec kernel without a block kernel: the partition's mask words,
+    /// computed once.
+    Words(Vec<u64>),
+    /// [`FilterStep::Any`], its steps made ready.
+    Any(Vec<Vec<Ready<'s>>>),
+}
+
+fn ready<'s>(step: &'s FilterStep, part: &Partition) -> Ready<'s> {
+    match step {
+        FilterStep::Codec { column, filter } if !filter.per_block() => {
+            Ready::Words(filter.mask(&part.columns[*column]))
+        }
+        FilterStep::Any(terms) => Ready::Any(
+            terms
+                .iter()
+                .map(|t| t.iter().map(|s| ready(s, part)).collect())
+                .collect(),
+        ),
+        _ => Ready::Block(step),
+    }
+}
+
+/// Rows `start..end` of block `block` passing a ready step, as a mask.
+fn ready_mask(r: &Ready, part: &Partition, block: usize, start: usize, end: usize) -> u64 {
+    match r {
+        Ready::Block(step) => step_mask(step, part, block, start, end),
+        Ready::Words(words) => words[block],
+        Ready::Any(terms) => {
+            let all = block_bits(start, end);
+            let mut kept = 0;
+            for term in terms {
+                let mut mask = all & !kept;
+                for step in term {
+                    if mask == 0 {
+                        break;
+                    }
+                    mask &= ready_mask(step, part, block, start, end);
+                }
+                kept |= mask;
+                if kept == all {
+                    break;
+                }
+            }
+            kept
+        }
+    }
+}
+
+/// Runs fusable steps together over 64-row blocks.
+fn fused_select(steps: &[Ready], part: &Partition) -> Selection {
     let n = part.rows;
     let mut out = Vec::with_capacity(n / 4);
     for block in 0..n.div_ceil(64) {
         let start = block * 64;
         let end = (start + 64).min(n);
-        let mut mask = if end - start == 64 {
-            u64::MAX
-        } else {
-            (1u64 << (end - start)) - 1
-        };
-        for (step, pre) in steps.iter().zip(masks) {
-            mask &= match pre {
-                Some(words) => words[block],
-                None => step_mask(step, part, block, start, end),
-            };
+        let mut mask = block_bits(start, end);
+        for step in steps {
+            mask &= ready_mask(step, part, block, start, end);
             if mask == 0 {
                 break;
             }

@@ -52,12 +52,29 @@ pub fn select_where<T: Copy>(
 
 /// A 64-bit mask of which of (at most 64) `values` satisfy `pred`: bit `i`
 /// is `pred(values[i])`. Branch-free, so simple predicates vectorize.
+///
+/// The tests go to 64 bytes first and are packed eight at a time: shifting
+/// each test into the mask chains every row on the one before, which kept
+/// the loop scalar at about five cycles a row.
 #[inline]
 pub fn block_mask<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> u64 {
     debug_assert!(values.len() <= 64);
+    let mut bytes = [0u8; 64];
+    for (b, &v) in bytes.iter_mut().zip(values) {
+        *b = pred(v) as u8;
+    }
+    pack_bytes(&bytes)
+}
+
+/// Bit `j` of the result is `bytes[j]`, each byte 0 or 1. A multiply moves
+/// the low bits of eight bytes into the top byte of the product, in order
+/// (no two partial products meet, so nothing carries).
+#[inline]
+fn pack_bytes(bytes: &[u8; 64]) -> u64 {
     let mut mask = 0u64;
-    for (i, &v) in values.iter().enumerate() {
-        mask |= (pred(v) as u64) << i;
+    for (k, chunk) in bytes.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        mask |= (word.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
     }
     mask
 }
@@ -99,6 +116,24 @@ pub fn select_code_set<T: Copy + Into<u64>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_mask_sets_bit_j_for_row_j() {
+        // Every length up to 64, with patterns that set and clear each bit
+        // next to each other bit.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..=64usize {
+            for _ in 0..50 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let values: Vec<u64> = (0..len as u64).map(|j| state >> j).collect();
+                let expected = (0..len).fold(0u64, |m, j| m | ((values[j] & 1) << j));
+                assert_eq!(block_mask(&values, |v| v & 1 == 1), expected, "len {len}");
+            }
+        }
+        assert_eq!(block_mask(&[1u8; 64], |_| true), u64::MAX);
+    }
 
     #[test]
     fn code_range_and_set_select_the_same_rows_as_a_filter() {

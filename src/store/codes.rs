@@ -22,6 +22,10 @@ pub trait Code:
     fn to_usize(self) -> usize {
         self.to_u64() as usize
     }
+    /// `lo <= self <= lo + span` as one unsigned comparison in the code's
+    /// own width (`self - lo <= span`, wrapping), so that a loop over
+    /// narrow codes compares as many lanes as the width allows.
+    fn in_span(self, lo: Self, span: Self) -> bool;
 }
 
 macro_rules! impl_code {
@@ -32,6 +36,10 @@ macro_rules! impl_code {
             #[inline(always)]
             fn to_u64(self) -> u64 {
                 self as u64
+            }
+            #[inline(always)]
+            fn in_span(self, lo: Self, span: Self) -> bool {
+                self.wrapping_sub(lo) <= span
             }
             #[inline(always)]
             fn from_u64(v: u64) -> Self {

@@ -282,6 +282,65 @@ fn or_of_and_filters_return_what_a_scan_returns() {
     }
 }
 
+/// Top-n whose first key is filtered past a sampled threshold on the codec
+/// first keeps exactly the rows a full sort keeps: ties at the threshold,
+/// further keys, WHERE selections and OFFSET included.
+#[test]
+fn top_n_past_a_sampled_threshold_returns_what_a_sort_returns() {
+    let mut data = rows(23, 3000);
+    // Ties on the best ids, in and out of the first rows.
+    for i in [5, 17, 2900, 2901, 1500] {
+        data[i].3 = 999_999_999;
+    }
+    for i in [8, 2950] {
+        data[i].3 = -999_999_999;
+    }
+    let bytes = csv(&data);
+    let by_id = |desc: bool| {
+        let mut v: Vec<(usize, &Row)> = data.iter().enumerate().collect();
+        v.sort_by(|a, b| {
+            let o = a.1.3.cmp(&b.1.3);
+            (if desc { o.reverse() } else { o }).then(a.0.cmp(&b.0))
+        });
+        v
+    };
+    let ids_of = |v: &[(usize, &Row)]| v.iter().map(|r| r.1.3).collect::<Vec<_>>();
+    for (config, db) in databases(&bytes) {
+        for (sql, want) in [
+            (
+                "SELECT id FROM readings ORDER BY id DESC LIMIT 7",
+                ids_of(&by_id(true)[..7]),
+            ),
+            (
+                "SELECT id FROM readings ORDER BY id LIMIT 5 OFFSET 3",
+                ids_of(&by_id(false)[3..8]),
+            ),
+            (
+                "SELECT id FROM readings WHERE name = 'truck_1' ORDER BY id DESC LIMIT 4",
+                ids_of(
+                    &by_id(true)
+                        .into_iter()
+                        .filter(|r| r.1.1 == "truck_1")
+                        .take(4)
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+        ] {
+            let got = db.query(sql).unwrap();
+            assert_eq!(ids(&got), want, "{sql}, {config}");
+        }
+        // The row order among tied ids is load order: check the rows.
+        let got = db
+            .query("SELECT id, time FROM readings ORDER BY id DESC, time LIMIT 3")
+            .unwrap();
+        let want: Vec<Vec<Value>> = by_id(true)[..3]
+            .iter()
+            .map(|r| vec![Value::Int(r.1.3), Value::Timestamp(r.1.0 * 1_000_000)])
+            .collect();
+        assert_eq!(got.rows, want, "{config}");
+    }
+}
+
 fn explain(db: &Database, sql: &str) -> String {
     let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
     r.rows
@@ -347,6 +406,10 @@ fn explain_names_each_path() {
         (
             "SELECT count(*) FROM readings WHERE (name = 'truck_1' AND velocity > 50.0) OR id < 0",
             "filter OR of 2 terms: 64-row masks",
+        ),
+        (
+            "SELECT id FROM readings ORDER BY id DESC LIMIT 3",
+            "top-n: first key filtered past a sampled threshold",
         ),
         (
             "SELECT approx_count_distinct(id) FROM readings",

@@ -25,6 +25,14 @@
 //! No candidate is compared or sorted: `ORDER BY k LIMIT 10 OFFSET 100000`
 //! over a 4-value `k` reads the codes twice and touches 10 rows.
 //!
+//! Before either, when the first key is a plain column without NULLs and
+//! `n` is small against the partition, a sample of the column places a
+//! threshold that about `2n` rows reach, and the partition's filter kernel
+//! for `key >= threshold` (`<=` ascending) runs on the codec ([`prefilter`]):
+//! only the rows it keeps are decoded and ranked. Every row of the top `n`
+//! is among them whenever at least `n` pass, ties with the threshold
+//! included; otherwise every row is ranked.
+//!
 //! Buffers are sized by the rows of the partition, never by the `n` the
 //! user typed.
 
@@ -32,11 +40,12 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::error::Result;
-use crate::plan::{Expr, SortKey};
+use crate::plan::{BinaryOp, Expr, SortKey};
 use crate::store::with_codes;
 use crate::store::{Bitmap, Code, Codes, Column, ColumnData, Partition};
-use crate::types::{Value, cmp_f64};
+use crate::types::{DataType, Value, cmp_f64};
 
+use super::filter::{CompiledFilter, FilterStep, compile_filter, run_filter};
 use super::trace::Trace;
 use super::vector::{Array, Data, Datum, Rows, Strs, eval};
 
@@ -233,10 +242,103 @@ pub fn partition_top(
     k: usize,
     trace: &mut Trace,
 ) -> Result<Vec<Candidate>> {
-    let n = rows.len;
     if k == 0 {
         return Ok(Vec::new());
     }
+    match prefilter(keys, part, rows, k, trace)? {
+        Some(sel) => ranked_top(keys, part, part_index, Rows::some(&sel), k, trace),
+        None => ranked_top(keys, part, part_index, rows, k, trace),
+    }
+}
+
+/// Rows a partition's sample places the threshold of [`prefilter`] with.
+const PREFILTER_SAMPLES: usize = 1024;
+
+/// Rows per wanted row (`n`) below which [`prefilter`] does not pay.
+const PREFILTER_MIN_ROWS_PER_K: usize = 16;
+
+/// The rows of `rows` whose first sort key (a plain column without NULLs
+/// in `part`) is at least as good as a threshold that about `2k` of them
+/// reach, placed by [`PREFILTER_SAMPLES`] evenly spaced rows and found by
+/// the filter kernel the partition's codec has for `key >= t` (`key <= t`
+/// ascending): ALP codes, offset or dictionary codes compared in place.
+/// Whenever `k` rows or more pass, the best `k` of `rows` are among them
+/// (a row past the threshold is beaten by every row that passes).
+/// `None` when the shape does not fit, no kernel runs on the codec, or
+/// fewer than `k` rows (or most rows) pass.
+///
+/// # Errors
+/// None in practice: the comparison of a column with a literal cannot fail.
+fn prefilter(
+    keys: &[(Expr, SortKey)],
+    part: &Partition,
+    rows: Rows<'_>,
+    k: usize,
+    trace: &mut Trace,
+) -> Result<Option<Vec<u32>>> {
+    let n = rows.len;
+    let (column @ Expr::Column { index, dtype, .. }, sort) = (&keys[0].0, keys[0].1) else {
+        return Ok(None);
+    };
+    let col = &part.columns[*index];
+    if k.saturating_mul(PREFILTER_MIN_ROWS_PER_K) > n || col.zone.null_count > 0 {
+        return Ok(None);
+    }
+    let step = (n / PREFILTER_SAMPLES).max(1);
+    let mut sample: Vec<Value> = (0..n)
+        .step_by(step)
+        .map(|j| col.value(rows.row(j)))
+        .collect();
+    let m = sample.len();
+    // The sample's best `rank + 1` stand for about `2k` rows.
+    let rank = (2 * k * m).div_ceil(n).clamp(1, m) - 1;
+    sample.select_nth_unstable_by(rank, |a, b| order_values_of(a, b, sort));
+    let threshold = sample.swap_remove(rank);
+    if matches!(threshold, Value::Float(f) if f.is_nan()) {
+        return Ok(None);
+    }
+    let op = if sort.desc {
+        BinaryOp::GtEq
+    } else {
+        BinaryOp::LtEq
+    };
+    let shown = format!("{column} {} {threshold}", op.symbol());
+    let pred = Expr::binary(
+        op,
+        column.clone(),
+        Expr::literal(threshold, *dtype),
+        DataType::Bool,
+    );
+    let steps = match compile_filter(Some(&pred), part, &mut Trace::new(false)) {
+        CompiledFilter::Steps(steps) if !steps.is_empty() => steps,
+        _ => return Ok(None),
+    };
+    if steps.iter().any(|s| matches!(s, FilterStep::Generic(_))) {
+        return Ok(None);
+    }
+    let Some(sel) = run_filter(&steps, part, rows.sel.map(<[u32]>::to_vec))? else {
+        return Ok(None);
+    };
+    if sel.len() < k || sel.len() > n / 2 {
+        return Ok(None);
+    }
+    trace.add(
+        "top-n: first key filtered past a sampled threshold on the codec first",
+        shown,
+    );
+    Ok(Some(sel))
+}
+
+/// The best `k` of `rows` (at least one wanted), ranked.
+fn ranked_top(
+    keys: &[(Expr, SortKey)],
+    part: &Partition,
+    part_index: usize,
+    rows: Rows<'_>,
+    k: usize,
+    trace: &mut Trace,
+) -> Result<Vec<Candidate>> {
+    let n = rows.len;
     let datums: Vec<Datum<'_>> = keys
         .iter()
         .map(|(e, _)| eval(e, part, rows))

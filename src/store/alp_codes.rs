@@ -113,15 +113,11 @@ macro_rules! with_code_runs {
 }
 pub(crate) use with_code_runs;
 
-/// Bit `j` set when `pred` holds for code `j` of at most 64 codes;
-/// branch-free, so simple predicates vectorize.
+/// Bit `j` set when `pred` holds for code `j` of at most 64 codes
+/// ([`crate::kernel::block_mask`]: simple predicates vectorize).
 #[inline]
 fn mask_of<T: Code>(codes: &[T], pred: impl Fn(u64) -> bool) -> u64 {
-    let mut mask = 0u64;
-    for (j, x) in codes.iter().enumerate() {
-        mask |= (pred(x.to_u64()) as u64) << j;
-    }
-    mask
+    crate::kernel::block_mask(codes, |x| pred(x.to_u64()))
 }
 
 impl AlpCodes {

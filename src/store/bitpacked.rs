@@ -320,10 +320,7 @@ impl BitPacked {
             let n = (self.len - start).min(64);
             let codes = &mut block[..n];
             self.unpack(start, codes);
-            let mut bits = 0u64;
-            for (j, &c) in codes.iter().enumerate() {
-                bits |= ((c.wrapping_sub(lo) < width) as u64) << j;
-            }
+            let bits = crate::kernel::block_mask(codes, |c| c.wrapping_sub(lo) < width);
             let live = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
             *word = (bits ^ flip) & live & validity.map_or(u64::MAX, |v| v.word(w));
         }

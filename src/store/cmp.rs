@@ -138,11 +138,7 @@ pub(crate) fn mask_by_batches<T: Copy>(
         batch.clear();
         decode(start..(start + BATCH_ROWS).min(len), &mut batch);
         for (chunk_index, chunk) in batch.chunks(64).enumerate() {
-            let mut word = 0u64;
-            for (j, &v) in chunk.iter().enumerate() {
-                word |= (pred(v) as u64) << j;
-            }
-            words[start / 64 + chunk_index] = word;
+            words[start / 64 + chunk_index] = crate::kernel::block_mask(chunk, &pred);
         }
     }
     if let Some(v) = validity {

@@ -172,11 +172,7 @@ impl Coords {
             Coords::Alp(a) => a.filter(CmpOp::Eq, c, None),
             Coords::Plain(v) => v
                 .chunks(64)
-                .map(|ch| {
-                    ch.iter().enumerate().fold(0u64, |w, (j, &x)| {
-                        w | ((crate::types::cmp_f64(x, c).is_eq() as u64) << j)
-                    })
-                })
+                .map(|ch| crate::kernel::block_mask(ch, |x| crate::types::cmp_f64(x, c).is_eq()))
                 .collect(),
         }
     }

@@ -70,7 +70,7 @@ pub fn block_mask<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> u64 {
 /// the low bits of eight bytes into the top byte of the product, in order
 /// (no two partial products meet, so nothing carries).
 #[inline]
-fn pack_bytes(bytes: &[u8; 64]) -> u64 {
+pub fn pack_bytes(bytes: &[u8; 64]) -> u64 {
     let mut mask = 0u64;
     for (k, chunk) in bytes.chunks_exact(8).enumerate() {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());

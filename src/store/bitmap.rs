@@ -1,12 +1,18 @@
 //! A fixed-length bitmap, used as the validity (non-NULL) mask of a column.
 
+use std::sync::Arc;
+
 /// `len` bits packed into u64 words, least significant bit first.
+///
+/// The words are reference-counted: a clone shares them (columns of a
+/// partition that are NULL on the same rows hold one copy, see
+/// [`share_validity`]), and a write to a shared bitmap copies first.
 ///
 /// # Invariants
 /// Bits at positions `>= len` in the last word are zero.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bitmap {
-    words: Vec<u64>,
+    words: Arc<Vec<u64>>,
     len: usize,
 }
 
@@ -20,7 +26,10 @@ impl Bitmap {
         {
             *last = (1u64 << (len % 64)) - 1;
         }
-        Bitmap { words, len }
+        Bitmap {
+            words: Arc::new(words),
+            len,
+        }
     }
 
     /// A bitmap from one bool per bit.
@@ -30,7 +39,7 @@ impl Bitmap {
             words[i / 64] |= (b as u64) << (i % 64);
         }
         Bitmap {
-            words,
+            words: Arc::new(words),
             len: bits.len(),
         }
     }
@@ -45,31 +54,42 @@ impl Bitmap {
             words.len() == len.div_ceil(64),
             "bitmap words shorter than len"
         );
-        let mut b = Bitmap { words, len };
+        let mut b = Bitmap {
+            words: Arc::new(words),
+            len,
+        };
         b.clear_tail();
         b
     }
 
-    /// A bitmap whose bit `i` is `f(i)`, built 64 bits at a time.
+    /// A bitmap whose bit `i` is `f(i)`, built 64 bits at a time (the
+    /// tests go to bytes first, packed by [`crate::kernel::pack_bytes`], so
+    /// that simple tests vectorize).
     #[inline]
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> bool) -> Bitmap {
         let mut words = Vec::with_capacity(len.div_ceil(64));
+        let mut bytes = [0u8; 64];
         let mut start = 0;
         while start < len {
             let end = (start + 64).min(len);
-            let mut w = 0u64;
-            for i in start..end {
-                w |= (f(i) as u64) << (i - start);
+            if end - start < 64 {
+                bytes.fill(0);
             }
-            words.push(w);
+            for (b, i) in bytes.iter_mut().zip(start..end) {
+                *b = f(i) as u8;
+            }
+            words.push(crate::kernel::pack_bytes(&bytes));
             start = end;
         }
-        Bitmap { words, len }
+        Bitmap {
+            words: Arc::new(words),
+            len,
+        }
     }
 
     fn clear_tail(&mut self) {
         if !self.len.is_multiple_of(64)
-            && let Some(last) = self.words.last_mut()
+            && let Some(last) = Arc::make_mut(&mut self.words).last_mut()
         {
             *last &= (1u64 << (self.len % 64)) - 1;
         }
@@ -91,11 +111,11 @@ impl Bitmap {
         let words = self
             .words
             .iter()
-            .zip(&other.words)
+            .zip(other.words.iter())
             .map(|(&a, &b)| f(a, b))
             .collect();
         let mut b = Bitmap {
-            words,
+            words: Arc::new(words),
             len: self.len,
         };
         b.clear_tail();
@@ -120,7 +140,7 @@ impl Bitmap {
     /// Every bit flipped.
     pub fn not(&self) -> Bitmap {
         let mut b = Bitmap {
-            words: self.words.iter().map(|w| !w).collect(),
+            words: Arc::new(self.words.iter().map(|w| !w).collect()),
             len: self.len,
         };
         b.clear_tail();
@@ -179,10 +199,11 @@ impl Bitmap {
     pub fn set(&mut self, i: usize, value: bool) {
         debug_assert!(i < self.len);
         let mask = 1u64 << (i % 64);
+        let words = Arc::make_mut(&mut self.words);
         if value {
-            self.words[i / 64] |= mask;
+            words[i / 64] |= mask;
         } else {
-            self.words[i / 64] &= !mask;
+            words[i / 64] &= !mask;
         }
     }
 
@@ -198,15 +219,72 @@ impl Bitmap {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held: this bitmap's share of its words, which other
+    /// clones may hold too (each counts an equal share).
     pub fn heap_bytes(&self) -> usize {
-        self.words.len() * 8
+        self.words.len() * 8 / Arc::strong_count(&self.words)
+    }
+
+    /// True when both hold the same words (not a copy).
+    pub fn shares_words(&self, other: &Bitmap) -> bool {
+        Arc::ptr_eq(&self.words, &other.words)
+    }
+}
+
+/// Makes validity bitmaps of `columns` (a partition's) that are equal one
+/// shared copy: the taxi data's ten `pickup_*` census columns are NULL on
+/// the same rows, and so are the ten `dropoff_*` ones. Costs one compare
+/// of the words per pair of nullable columns with the same NULL count.
+pub fn share_validity<'c>(validity: impl Iterator<Item = &'c mut Option<Bitmap>>) {
+    let mut kept: Vec<(usize, Bitmap)> = Vec::new();
+    for v in validity.flatten() {
+        let nulls = v.len - v.count_ones();
+        match kept
+            .iter()
+            .find(|(n, k)| *n == nulls && k.len == v.len && k.words == v.words)
+        {
+            Some((_, k)) => *v = k.clone(),
+            None => kept.push((nulls, v.clone())),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_fn_sets_bit_i_to_f_of_i() {
+        for len in [0, 1, 63, 64, 65, 127, 128, 200] {
+            let f = |i: usize| (i * 7 + i / 3) % 5 < 2;
+            let b = Bitmap::from_fn(len, f);
+            assert_eq!(b.len(), len);
+            assert!((0..len).all(|i| b.get(i) == f(i)), "len {len}");
+            // No bit past the end (the last block's bytes are cleared).
+            let ones = (0..len).filter(|&i| f(i)).count();
+            assert_eq!(b.count_ones(), ones, "len {len}");
+        }
+    }
+
+    #[test]
+    fn equal_validity_is_shared_and_written_apart() {
+        let a = Bitmap::from_bools(&[true, false, true, true]);
+        let b = Bitmap::from_bools(&[true, false, true, true]);
+        let c = Bitmap::from_bools(&[false, true, true, true]);
+        let mut columns = [Some(a), None, Some(b), Some(c.clone()), Some(c)];
+        let alone = columns[0].as_ref().unwrap().heap_bytes();
+        share_validity(columns.iter_mut());
+        let v: Vec<&Bitmap> = columns.iter().flatten().collect();
+        assert!(v[0].shares_words(v[1]) && v[2].shares_words(v[3]));
+        assert!(!v[0].shares_words(v[2]));
+        // Each holder counts an equal share of the words.
+        assert_eq!(v[0].heap_bytes() + v[1].heap_bytes(), alone);
+        // A write to one copy leaves the others as they were.
+        let mut w = v[0].clone();
+        w.set(1, true);
+        assert!(w.get(1) && !v[0].get(1) && !v[1].get(1));
+        assert!(!w.shares_words(v[0]));
+    }
 
     #[test]
     fn set_get_count() {

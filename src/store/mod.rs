@@ -32,7 +32,7 @@ mod table;
 
 pub use alp::{Alp, DecimalSum};
 pub use alp_codes::{AlpCodes, UNPACK_ROWS};
-pub use bitmap::Bitmap;
+pub use bitmap::{Bitmap, share_validity};
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};

@@ -242,10 +242,23 @@ pub fn aggregate_rows(
         // far (its top is the worst of them): no per-group key storage.
         let mut heap: BinaryHeap<Candidate<'_>> = BinaryHeap::with_capacity(k + 1);
         let mut keys: Vec<Value> = Vec::with_capacity(plan.order_by.len());
+        let first = plan.order_by[0];
         for (i, &(c, g)) in ids.iter().enumerate() {
             let src = row(c as usize, g as usize);
+            let key = eval::eval(&plan.outputs[first.column], &src)?;
+            // A group worse than the k-th best on the first key alone is
+            // out without its other keys (outputs cannot fail, so nothing
+            // is skipped that could): most groups, once the heap is full
+            // (perf: the sort keys were 15% of a 1M-group GROUP BY).
+            if heap.len() >= k
+                && let Some(worst) = heap.peek()
+                && order_values(&key, &worst.keys[0], first.desc, first.nulls_first).is_gt()
+            {
+                continue;
+            }
             keys.clear();
-            for s in &plan.order_by {
+            keys.push(key);
+            for s in &plan.order_by[1..] {
                 keys.push(eval::eval(&plan.outputs[s.column], &src)?);
             }
             if heap.len() < k {

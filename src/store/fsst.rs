@@ -636,6 +636,20 @@ impl Fsst {
     /// compressed bytes.
     pub fn filter_eq(&self, value: &str, negated: bool, validity: Option<&Bitmap>) -> Vec<u64> {
         let target = self.matcher().compress(value);
+        if target.is_empty() {
+            // Only rows with no codes equal it (`x <> ''`, ClickBench's
+            // most common filter): the lengths alone answer, 64 at a time.
+            let mut words: Vec<u64> = with_codes!(&self.lengths, l => l
+                .chunks(64)
+                .map(|c| crate::kernel::block_mask(c, |n| (n.to_usize() == 0) != negated))
+                .collect());
+            if let Some(v) = validity {
+                for (w, word) in words.iter_mut().enumerate() {
+                    *word &= v.word(w);
+                }
+            }
+            return words;
+        }
         self.mask(validity, |codes| (codes == target.as_slice()) != negated)
     }
 

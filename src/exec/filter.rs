@@ -557,8 +557,9 @@ fn compile_any(c: &Expr, part: &Partition) -> Compiled {
     Compiled::Step(
         FilterStep::Any(any.clone()),
         format!(
-            "filter OR of {} terms: 64-row masks of each term's kernels ({kernels})",
-            any.len()
+            "filter OR of {} term{}: 64-row masks of each term's kernels ({kernels})",
+            any.len(),
+            if any.len() == 1 { "" } else { "s" }
         ),
         format!("{c}"),
     )

@@ -584,7 +584,7 @@ impl CodecFilter {
                     let run_end = (ends[k] as usize).min(end);
                     if member.get(values[k] as usize).copied().unwrap_or(false) {
                         let n = run_end - at;
-                        let bits = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                        let bits = crate::kernel::low_bits(n);
                         mask |= bits << (at - start);
                     }
                     at = run_end;
@@ -617,9 +617,7 @@ fn flip_range(words: &mut [u64], rows: Range<usize>) {
 /// ANDs `words` with the validity and clears the bits past `len`.
 fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
     if let Some(v) = validity {
-        for (w, word) in words.iter_mut().enumerate() {
-            *word &= v.word(w);
-        }
+        v.and_into(words);
     }
     if !len.is_multiple_of(64)
         && let Some(last) = words.last_mut()

@@ -554,15 +554,12 @@ fn compile_any(c: &Expr, part: &Partition) -> Compiled {
         .map(|s| s.strip_prefix("filter ").unwrap_or(s))
         .collect::<Vec<_>>()
         .join("; ");
-    Compiled::Step(
-        FilterStep::Any(any.clone()),
-        format!(
-            "filter OR of {} term{}: 64-row masks of each term's kernels ({kernels})",
-            any.len(),
-            if any.len() == 1 { "" } else { "s" }
-        ),
-        format!("{c}"),
-    )
+    let shape = format!(
+        "filter OR of {} term{}: 64-row masks of each term's kernels ({kernels})",
+        any.len(),
+        if any.len() == 1 { "" } else { "s" }
+    );
+    Compiled::Step(FilterStep::Any(any), shape, format!("{c}"))
 }
 
 /// True when `step` has a 64-row mask kernel ([`step_mask`]).
@@ -1088,14 +1085,7 @@ pub fn run_filter(
                 // give the whole partition's mask.
                 match cur.and_then(|s| filter.select_rows(col, s)) {
                     Some(s) => s,
-                    None => {
-                        let words = filter.mask(col);
-                        let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
-                        match cur {
-                            Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
-                            None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
-                        }
-                    }
+                    None => marked_rows(&filter.mask(col), cur, part.rows),
                 }
             }
             FilterStep::Any(_) => {
@@ -1103,11 +1093,7 @@ pub fn run_filter(
                 let words: Vec<u64> = (0..part.rows.div_ceil(64))
                     .map(|b| ready_mask(&r, part, b, b * 64, (b * 64 + 64).min(part.rows)))
                     .collect();
-                let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
-                match cur {
-                    Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
-                    None => (0..part.rows as u32).filter(|&r| bit(r)).collect(),
-                }
+                marked_rows(&words, cur, part.rows)
             }
             FilterStep::Generic(e) => {
                 let rows = match cur {
@@ -1129,6 +1115,16 @@ pub fn run_filter(
         }
     }
     Ok(sel)
+}
+
+/// The rows of `cur` (all `rows` rows when `None`) whose bit is set in mask
+/// `words`.
+fn marked_rows(words: &[u64], cur: Option<&[u32]>, rows: usize) -> Selection {
+    let bit = |r: u32| (words[r as usize / 64] >> (r % 64)) & 1 == 1;
+    match cur {
+        Some(s) => s.iter().copied().filter(|&r| bit(r)).collect(),
+        None => (0..rows as u32).filter(|&r| bit(r)).collect(),
+    }
 }
 
 fn fusable(step: &FilterStep, part: &Partition) -> bool {
@@ -1191,10 +1187,10 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             };
             (*column, mask)
         }
-        FilterStep::NotNull { column } => (*column, block_bits(start, end)),
+        FilterStep::NotNull { column } => (*column, kernel::low_bits(end - start)),
         FilterStep::IsNull { column } => {
             return match &part.columns[*column].validity {
-                Some(b) => !b.word(block) & block_bits(start, end),
+                Some(b) => !b.word(block) & kernel::low_bits(end - start),
                 None => 0,
             };
         }
@@ -1202,7 +1198,7 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             let (lo, hi) = (*lo as usize, *hi as usize);
             let from = lo.clamp(start, end) - start;
             let to = hi.clamp(start, end) - start;
-            return block_bits(0, to) & !block_bits(0, from);
+            return kernel::low_bits(to) & !kernel::low_bits(from);
         }
         _ => return 0,
     };
@@ -1218,21 +1214,13 @@ fn code_range_mask<T: Code>(codes: &[T], lo: u64, hi: u64, negate: bool) -> u64 
     let hi = hi.min(T::MAX_U64);
     if lo > hi {
         return if negate {
-            block_bits(0, codes.len())
+            kernel::low_bits(codes.len())
         } else {
             0
         };
     }
     let (lo, span) = (T::from_u64(lo), T::from_u64(hi - lo));
     kernel::block_mask(codes, |x| x.in_span(lo, span) != negate)
-}
-
-/// Bits `0..end - start` set: the rows of a block `start..end` (at most 64).
-fn block_bits(start: usize, end: usize) -> u64 {
-    match end - start {
-        64 => u64::MAX,
-        n => (1u64 << n) - 1,
-    }
 }
 
 /// A fusable step ready to yield 64-row masks.
@@ -1267,7 +1255,7 @@ fn ready_mask(r: &Ready, part: &Partition, block: usize, start: usize, end: usiz
         Ready::Block(step) => step_mask(step, part, block, start, end),
         Ready::Words(words) => words[block],
         Ready::Any(terms) => {
-            let all = block_bits(start, end);
+            let all = kernel::low_bits(end - start);
             let mut kept = 0;
             for term in terms {
                 let mut mask = all & !kept;
@@ -1294,7 +1282,7 @@ fn fused_select(steps: &[Ready], part: &Partition) -> Selection {
     for block in 0..n.div_ceil(64) {
         let start = block * 64;
         let end = (start + 64).min(n);
-        let mut mask = block_bits(start, end);
+        let mut mask = kernel::low_bits(end - start);
         for step in steps {
             mask &= ready_mask(step, part, block, start, end);
             if mask == 0 {

@@ -513,10 +513,8 @@ fn load_from<R: BufRead + Send>(
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
             let mut span = encode::encode_batch(batch, &bytes, line, &cx)?;
-            // Points that repeat two float columns are stored once, and so
-            // are equal NULL bitmaps.
-            crate::store::share_coordinates(&mut span.columns);
-            crate::store::share_validity(span.columns.iter_mut().map(|c| &mut c.validity));
+            // What two columns hold alike is stored once.
+            crate::store::share_repeated(&mut span.columns);
             reserve(&span.columns, rows)?;
             Ok(Encoded {
                 rows,
@@ -654,8 +652,7 @@ fn load_from<R: BufRead + Send>(
             let bytes = e.bytes.take().unwrap_or_default();
             encode::conform(&mut e.columns, &e.kinds, &kinds, &bytes, &cx)?;
             // A column conformed again may now share, or no longer share.
-            crate::store::share_coordinates(&mut e.columns);
-            crate::store::share_validity(e.columns.iter_mut().map(|c| &mut c.validity));
+            crate::store::share_repeated(&mut e.columns);
             Ok(Partition {
                 rows: e.rows,
                 first_row: 0,

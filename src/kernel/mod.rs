@@ -66,6 +66,13 @@ pub fn block_mask<T: Copy>(values: &[T], pred: impl Fn(T) -> bool) -> u64 {
     pack_bytes(&bytes)
 }
 
+/// The low `n` bits set (`n <= 64`): the rows of a block of `n` rows.
+#[inline]
+pub fn low_bits(n: usize) -> u64 {
+    debug_assert!(n <= 64);
+    if n == 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
 /// Bit `j` of the result is `bytes[j]`, each byte 0 or 1. A multiply moves
 /// the low bits of eight bytes into the top byte of the product, in order
 /// (no two partial products meet, so nothing carries).

@@ -544,9 +544,7 @@ impl Alp {
             words[w] = (words[w] & !(1 << b)) | (hit << b);
         }
         if let Some(v) = validity {
-            for (w, word) in words.iter_mut().enumerate() {
-                *word &= v.word(w);
-            }
+            v.and_into(&mut words);
         }
         words
     }

@@ -225,6 +225,15 @@ impl Bitmap {
         self.words.len() * 8 / Arc::strong_count(&self.words)
     }
 
+    /// ANDs mask `words` (bit `j` of word `w` is row `64·w + j`, as many
+    /// words as this bitmap has or fewer) with this bitmap's words: what
+    /// every filter kernel does last, so NULL rows never pass.
+    pub fn and_into(&self, words: &mut [u64]) {
+        for (word, v) in words.iter_mut().zip(self.words.iter()) {
+            *word &= v;
+        }
+    }
+
     /// True when both hold the same words (not a copy).
     pub fn shares_words(&self, other: &Bitmap) -> bool {
         Arc::ptr_eq(&self.words, &other.words)

@@ -321,7 +321,7 @@ impl BitPacked {
             let codes = &mut block[..n];
             self.unpack(start, codes);
             let bits = crate::kernel::block_mask(codes, |c| c.wrapping_sub(lo) < width);
-            let live = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            let live = crate::kernel::low_bits(n);
             *word = (bits ^ flip) & live & validity.map_or(u64::MAX, |v| v.word(w));
         }
         words

@@ -142,9 +142,7 @@ pub(crate) fn mask_by_batches<T: Copy>(
         }
     }
     if let Some(v) = validity {
-        for (w, word) in words.iter_mut().enumerate() {
-            *word &= v.word(w);
-        }
+        v.and_into(&mut words);
     }
     words
 }
@@ -172,9 +170,7 @@ pub fn mask_from_ranges(
         }
     }
     if let Some(v) = validity {
-        for (w, word) in words.iter_mut().enumerate() {
-            *word &= v.word(w);
-        }
+        v.and_into(&mut words);
     }
     words
 }

@@ -108,6 +108,17 @@ fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
     })
 }
 
+
+/// After a partition's columns are encoded (or some encoded again): data
+/// that two columns hold alike is kept once. Hex points take their
+/// coordinates from the float columns that hold them
+/// ([`super::hexpoint::share_coordinates`]) and equal NULL bitmaps become
+/// one copy ([`super::bitmap::share_validity`]). Idempotent.
+pub fn share_repeated(columns: &mut [Column]) {
+    super::hexpoint::share_coordinates(columns);
+    super::bitmap::share_validity(columns.iter_mut().map(|c| &mut c.validity));
+}
+
 impl Column {
     /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
     /// microseconds) with the codec [`super::choose_ints`] picks: a

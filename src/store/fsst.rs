@@ -644,9 +644,7 @@ impl Fsst {
                 .map(|c| crate::kernel::block_mask(c, |n| (n.to_usize() == 0) != negated))
                 .collect());
             if let Some(v) = validity {
-                for (w, word) in words.iter_mut().enumerate() {
-                    *word &= v.word(w);
-                }
+                v.and_into(&mut words);
             }
             return words;
         }
@@ -681,9 +679,7 @@ impl Fsst {
             words[i / 64] |= (pred(codes) as u64) << (i % 64);
         });
         if let Some(v) = validity {
-            for (w, word) in words.iter_mut().enumerate() {
-                *word &= v.word(w);
-            }
+            v.and_into(&mut words);
         }
         words
     }

@@ -360,7 +360,7 @@ impl HexPoints {
             .enumerate()
             .map(|(w, word)| {
                 let n = (len - 64 * w).min(64);
-                let live = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                let live = crate::kernel::low_bits(n);
                 let word = if negated { !word } else { word };
                 word & live & validity.map_or(u64::MAX, |v| v.word(w))
             })

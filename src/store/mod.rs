@@ -32,14 +32,14 @@ mod table;
 
 pub use alp::{Alp, DecimalSum};
 pub use alp_codes::{AlpCodes, UNPACK_ROWS};
-pub use bitmap::{Bitmap, share_validity};
+pub use bitmap::Bitmap;
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
 pub use decode::Decoded;
+pub use encode::share_repeated;
 pub use fsst::StringBatch;
-pub use hexpoint::share_coordinates;
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};

@@ -510,3 +510,115 @@ fn global_sketch_over_a_large_partition_stays_within_its_error() {
         );
     }
 }
+
+/// A column of a hundred census-tract-like ids (seven digits, so u32
+/// offsets) takes integer dictionary codes, and filters, group-bys and
+/// top-n on it run on the codes with the answers a scan gives.
+#[test]
+fn integer_dictionary_codes_answer_as_a_scan() {
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let tracts: Vec<i64> = (0..100)
+        .map(|_| rng.gen_range(1_000_000..6_000_000))
+        .collect();
+    let rows: Vec<(i64, Option<i64>)> = (0..6000)
+        .map(|i| {
+            (
+                i,
+                (rng.gen_range(0..20) > 0).then(|| tracts[rng.gen_range(0..100)]),
+            )
+        })
+        .collect();
+    let mut text = String::from("n,tract\n");
+    for (n, t) in &rows {
+        text.push_str(&format!(
+            "{n},{}\n",
+            t.map(|t| t.to_string()).unwrap_or_default()
+        ));
+    }
+    let (lo, hi) = (tracts[7].min(tracts[9]), tracts[7].max(tracts[9]));
+    let present = |f: &dyn Fn(i64) -> bool| rows.iter().filter(|r| r.1.is_some_and(f)).count();
+    let count = |v: usize| vec![vec![Value::Int(v as i64)]];
+    let mut sorted: Vec<i64> = rows.iter().filter_map(|r| r.1).collect();
+    sorted.sort_unstable();
+    let mut groups: std::collections::BTreeMap<i64, i64> = Default::default();
+    for t in rows.iter().filter_map(|r| r.1) {
+        *groups.entry(t).or_default() += 1;
+    }
+    let cases: Vec<(String, Vec<Vec<Value>>)> =
+        vec![
+        (
+            format!("SELECT count(*) FROM t WHERE tract >= {lo} AND tract < {hi}"),
+            count(present(&|t| t >= lo && t < hi)),
+        ),
+        (
+            format!("SELECT count(*) FROM t WHERE tract <> {}", tracts[3]),
+            count(present(&|t| t != tracts[3])),
+        ),
+        (
+            format!("SELECT count(*) FROM t WHERE tract = {}", tracts[3] + 1),
+            count(present(&|t| t == tracts[3] + 1)),
+        ),
+        (
+            format!(
+                "SELECT count(*) FROM t WHERE tract IN ({}, {}, 17, 2.5)",
+                tracts[1], tracts[2]
+            ),
+            count(present(&|t| t == tracts[1] || t == tracts[2])),
+        ),
+        (
+            "SELECT tract, count(*) FROM t WHERE tract IS NOT NULL GROUP BY tract ORDER BY tract"
+                .to_string(),
+            groups
+                .iter()
+                .map(|(&t, &c)| vec![Value::Int(t), Value::Int(c)])
+                .collect(),
+        ),
+        (
+            "SELECT tract FROM t WHERE tract IS NOT NULL ORDER BY tract LIMIT 4 OFFSET 30"
+                .to_string(),
+            sorted[30..34].iter().map(|&t| vec![Value::Int(t)]).collect(),
+        ),
+        (
+            "SELECT sum(tract) FROM t".to_string(),
+            count(0).into_iter()
+                .map(|_| vec![Value::Int(sorted.iter().sum())])
+                .collect(),
+        ),
+    ];
+    for partition_rows in [7, 1000, 65_536] {
+        let mut db = Database::new(DatabaseOptions {
+            threads: 2,
+            ..Default::default()
+        })
+        .unwrap();
+        let options = LoadOptions {
+            partition_rows,
+            ..LoadOptions::default()
+        };
+        db.load_csv_bytes(
+            text.clone().into_bytes(),
+            Path::new("<generated>"),
+            "t",
+            &options,
+        )
+        .unwrap();
+        for (sql, want) in &cases {
+            let got = db.query(sql).unwrap();
+            assert_eq!(&got.rows, want, "{sql}, partition_rows {partition_rows}");
+        }
+        if partition_rows == 1000 {
+            let info = db.table_info("t").unwrap();
+            let tract = info.columns.iter().find(|c| c.name == "tract").unwrap();
+            assert!(format!("{tract:?}").contains("int dict u8"), "{tract:?}");
+            for (sql, needle) in [
+                (&cases[0].0, "integer dictionary codes to a code range"),
+                (&cases[3].0, "integer dictionary codes against a code set"),
+                (&cases[4].0, "u8 integer dictionary codes"),
+                (&cases[5].0, "counted per code of tract"),
+            ] {
+                let text = explain(&db, sql);
+                assert!(text.contains(needle), "EXPLAIN {sql}: {needle:?}\n{text}");
+            }
+        }
+    }
+}

@@ -783,9 +783,24 @@ fn composite_group_keys_count_every_group() {
     use std::collections::BTreeMap;
     let n = 5_000i64;
     // Ranges of about 2^52 and 2^43 with no common stride (the offset
-    // codec divides one out): together beyond u64. About ten rows a group.
-    let a = |i: i64| ((i % 7) << 49) + i % 3;
-    let b = |i: i64| ((i % 11) << 40) + i % 2;
+    // codec divides one out): together beyond u64. `a` has 1,900 values
+    // in a partition of 2,000 rows and `b` 1,901, too many for an integer
+    // dictionary to pay, so their codes stay 64-bit offsets. Every 20th
+    // row is one group; the others one or two rows a group.
+    let a = |i: i64| {
+        if i % 20 == 0 {
+            7 << 49
+        } else {
+            ((i % 7) << 49) + (i * 13) % 1900
+        }
+    };
+    let b = |i: i64| {
+        if i % 20 == 0 {
+            11 << 40
+        } else {
+            ((i % 11) << 40) + (i * 7) % 1901
+        }
+    };
     let c = |i: i64| i % 2 * 300_000;
     let mut csv = String::from("a,b,c\n");
     for i in 0..n {
@@ -915,9 +930,10 @@ fn linear_sums_aggregate_each_column_once() {
 fn sparse_wide_keys_are_reranked_densely() {
     use std::collections::BTreeMap;
     let n = 6_000i64;
-    // 80 values spread over about 400,000 (no common stride for the
-    // offset codec to divide out); a second key of 3 values.
-    let k = |i: i64| (i * 31 % 40) * 10_007 + i % 2;
+    // 1,000 values spread over about 400,000 (no common stride for the
+    // offset codec to divide out, and too many in a partition for an
+    // integer dictionary to pay); a second key of 3 values.
+    let k = |i: i64| (i * 37 % 1000) * 401 + i % 2;
     let m = |i: i64| i % 3;
     let mut csv = String::from("k,m\n");
     for i in 0..n {

@@ -35,9 +35,10 @@ use std::ops::Range;
 
 use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
+use crate::store::with_codes;
 use crate::store::{
-    Alp, BATCH_ROWS, Bitmap, CmpOp, CodePredicate, Column, ColumnData, Decoded, StringBatch,
-    mask_from_ranges,
+    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Codes, Column, ColumnData, Decoded,
+    StringBatch, mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
 
@@ -762,9 +763,10 @@ pub fn dict_run_key_codes(col: &Column, rows: Rows<'_>) -> Option<Vec<u64>> {
 pub fn sums_in_place(col: &Column) -> bool {
     match &col.data {
         ColumnData::Alp(_) | ColumnData::FloatRuns(_) => true,
-        ColumnData::Linear(_) | ColumnData::Delta(_) | ColumnData::Runs(_) => {
-            col.dtype == DataType::Int
-        }
+        ColumnData::Linear(_)
+        | ColumnData::Delta(_)
+        | ColumnData::Runs(_)
+        | ColumnData::IntDict { .. } => col.dtype == DataType::Int,
         _ => false,
     }
 }
@@ -806,6 +808,9 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
     let gid = |j: usize| gids.map_or(0, |g| g[j] as usize);
     let valid = |i: usize| v.is_none_or(|b| b.get(i));
     match &col.data {
+        ColumnData::IntDict { values, codes } => {
+            int_dict_sums(values, codes, v, rows, gids, groups)
+        }
         ColumnData::Alp(a) => {
             if gids.is_none() && rows.sel.is_none() {
                 let s = a.sum(v);
@@ -981,6 +986,102 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 offsets,
             }
         }
+    }
+}
+
+/// [`group_sums`] of an integer dictionary: every row adds its value's
+/// distance from the smallest value (a u64 add while no group's sum can pass
+/// a u64, else u128). Over a whole range into one group, the codes are
+/// counted first and each distinct value multiplied by its count; the NULL
+/// rows (code 0) are taken back out of code 0's count.
+fn int_dict_sums(
+    values: &[i64],
+    codes: &Codes,
+    validity: Option<&Bitmap>,
+    rows: Rows<'_>,
+    gids: Option<&[u32]>,
+    groups: usize,
+) -> GroupSums {
+    let base = values.first().copied().unwrap_or(0);
+    let deltas: Vec<u64> = values
+        .iter()
+        .map(|&x| x.wrapping_sub(base) as u64)
+        .collect();
+    let mut counts = vec![0u64; groups];
+    let mut offsets = vec![0u128; groups];
+    if let (None, Some(r)) = (gids, rows.range()) {
+        // Four histograms in turn: a run of one code (a screen width that
+        // most rows share) would otherwise wait on its own last store.
+        let d = values.len();
+        let mut lanes = vec![0u32; 4 * d];
+        with_codes!(codes, c => {
+            let chunks = c[r.clone()].chunks_exact(4);
+            let rest = chunks.remainder();
+            for q in chunks {
+                lanes[q[0].to_usize()] += 1;
+                lanes[d + q[1].to_usize()] += 1;
+                lanes[2 * d + q[2].to_usize()] += 1;
+                lanes[3 * d + q[3].to_usize()] += 1;
+            }
+            for x in rest {
+                lanes[x.to_usize()] += 1;
+            }
+        });
+        let mut hist: Vec<u64> = (0..d)
+            .map(|k| (0..4).map(|l| lanes[l * d + k] as u64).sum())
+            .collect();
+        let nulls = validity.map_or(0, |b| (r.len() - b.count_ones_in(r.clone())) as u64);
+        hist[0] -= nulls;
+        offsets[0] = hist
+            .iter()
+            .zip(&deltas)
+            .map(|(&n, &d)| n as u128 * d as u128)
+            .sum();
+        counts[0] = r.len() as u64 - nulls;
+        return GroupSums::Ints {
+            base,
+            counts,
+            offsets,
+        };
+    }
+    let gid = |j: usize| gids.map_or(0, |g| g[j] as usize);
+    let valid = |i: usize| validity.is_none_or(|b| b.get(i));
+    let max = deltas.last().copied().unwrap_or(0);
+    if rows.len as u128 * max as u128 <= u64::MAX as u128 {
+        let mut acc = vec![0u64; groups];
+        if let (Some(ids), Some(r), None) = (gids, rows.range(), validity) {
+            // The common case, without a test per row.
+            with_codes!(codes, c => for (&g, x) in ids.iter().zip(&c[r]) {
+                acc[g as usize] += deltas[x.to_usize()];
+                counts[g as usize] += 1;
+            });
+        } else {
+            with_codes!(codes, c => for j in 0..rows.len {
+                let i = rows.row(j);
+                if valid(i) {
+                    let g = gid(j);
+                    acc[g] += deltas[c[i].to_usize()];
+                    counts[g] += 1;
+                }
+            });
+        }
+        for (o, a) in offsets.iter_mut().zip(acc) {
+            *o = a as u128;
+        }
+    } else {
+        with_codes!(codes, c => for j in 0..rows.len {
+            let i = rows.row(j);
+            if valid(i) {
+                let g = gid(j);
+                offsets[g] += deltas[c[i].to_usize()] as u128;
+                counts[g] += 1;
+            }
+        });
+    }
+    GroupSums::Ints {
+        base,
+        counts,
+        offsets,
     }
 }
 
@@ -1217,7 +1318,24 @@ mod tests {
 
     #[test]
     fn sums_in_place_match_row_by_row_sums() {
-        for col in columns() {
+        // Integer dictionaries: values a u64 add can sum, and extremes
+        // that need u128.
+        let n = 3000usize;
+        let validity = Bitmap::from_bools(&(0..n).map(|i| i % 7 != 3).collect::<Vec<_>>());
+        let pools: [&[i64]; 2] = [
+            &[-5_000_000_000, 17, 3_000_000_001, 9_999_999_999],
+            &[i64::MIN, -1, i64::MAX],
+        ];
+        let mut dicts = Vec::new();
+        for pool in pools {
+            let ints: Vec<i64> = (0..n).map(|i| pool[(i * 7919) % pool.len()]).collect();
+            for v in [None, Some(validity.clone())] {
+                let col = Column::encode_ints(DataType::Int, &ints, v);
+                assert!(col.encoding_name().starts_with("int dict"));
+                dicts.push(col);
+            }
+        }
+        for col in columns().into_iter().chain(dicts) {
             assert!(sums_in_place(&col), "{}", col.encoding_name());
             let sel: Vec<u32> = (0..col.len as u32).filter(|i| i % 3 != 0).collect();
             let gids: Vec<u32> = (0..col.len as u32).map(|i| i % 4).collect();

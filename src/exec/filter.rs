@@ -30,7 +30,7 @@ use crate::plan::BinaryOp;
 use crate::plan::eval::compare;
 use crate::plan::{Expr, Func, fold};
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
+use crate::store::{Bitmap, Code, Codes, Column, ColumnData, Partition};
 use crate::types::{DataType, Value, cmp_f64, timestamp_year};
 
 use super::codecs::{self, CodecFilter};
@@ -567,7 +567,7 @@ fn block_maskable(step: &FilterStep, part: &Partition) -> bool {
     match step {
         FilterStep::CodeSet { column, .. } => matches!(
             part.columns[*column].data,
-            ColumnData::Offset { .. } | ColumnData::Dict { .. }
+            ColumnData::Offset { .. } | ColumnData::IntDict { .. } | ColumnData::Dict { .. }
         ),
         FilterStep::NotNull { .. } | FilterStep::IsNull { .. } | FilterStep::RowRange { .. } => {
             true
@@ -612,6 +612,91 @@ fn not_null_step(col: &Column, index: usize, name: &str, reason: String) -> Comp
     }
 }
 
+/// A comparison of a coded column turned into a range of its codes.
+struct CodeRangeCompare<'a> {
+    col: &'a Column,
+    index: usize,
+    name: &'a str,
+    /// The predicate, for EXPLAIN.
+    pred: &'a str,
+    codes: &'a Codes,
+    /// The inclusive range of codes whose values satisfy the comparison
+    /// before negation; `None` when no code does.
+    codes_range: Option<(u64, u64)>,
+    /// The largest code the column can hold.
+    max_code: u64,
+    /// The comparison holds outside the range (`<>`).
+    negate: bool,
+}
+
+/// The filter step of an order-preserving code comparison: never or always
+/// when the range is empty or full, a binary search when the column is
+/// sorted, else a code range test on the packed codes. `codes_name` names
+/// the codes (`packed u16 offset codes`), `detail` their mapping.
+fn code_range_step(c: CodeRangeCompare<'_>, codes_name: String, detail: String) -> Compiled {
+    let CodeRangeCompare {
+        col,
+        index,
+        name,
+        pred,
+        codes,
+        codes_range,
+        max_code,
+        negate,
+    } = c;
+    let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
+    let every = || {
+        not_null_step(
+            col,
+            index,
+            name,
+            format!("{zone}: {pred} holds for every value"),
+        )
+    };
+    let Some((clo, chi)) = codes_range else {
+        return if negate {
+            every()
+        } else {
+            Compiled::Never(format!("{zone} rules out {pred}"))
+        };
+    };
+    if clo == 0 && chi == max_code {
+        return if negate {
+            Compiled::Never(format!("{zone} rules out {pred}"))
+        } else {
+            every()
+        };
+    }
+    if col.zone.sorted && !negate {
+        // Codes ascend with the rows: the matches are one run.
+        let (start, end) = with_codes!(codes, c => (
+            c.partition_point(|x| x.to_u64() < clo),
+            c.partition_point(|x| x.to_u64() <= chi),
+        ));
+        return Compiled::Step(
+            FilterStep::RowRange {
+                start: start as u32,
+                end: end as u32,
+            },
+            format!("filter {name}: binary search (column sorted in partition)"),
+            format!("{pred} → rows {start}..{end}"),
+        );
+    }
+    Compiled::Step(
+        FilterStep::CodeRange {
+            column: index,
+            lo: clo,
+            hi: chi,
+            negate,
+        },
+        format!("filter {name}: compare {codes_name} to a code range"),
+        format!(
+            "{pred} → codes {}in [{clo}, {chi}] ({detail})",
+            if negate { "not " } else { "" }
+        ),
+    )
+}
+
 fn compile_compare(
     index: usize,
     name: &str,
@@ -650,62 +735,43 @@ fn compile_compare(
             let clo = (lo - zmin + scale - 1).div_euclid(scale);
             let chi = (hi - zmin).div_euclid(scale);
             let max_code = (zmax - zmin) / scale;
-            let zone = format!("zone map [{}, {}]", col.zone.min, col.zone.max);
-            if lo > hi || clo > chi {
-                return if negate {
-                    not_null_step(
-                        col,
-                        index,
-                        name,
-                        format!("{zone}: {pred} holds for every value"),
-                    )
-                } else {
-                    Compiled::Never(format!("{zone} rules out {pred}"))
-                };
-            }
-            if clo == 0 && chi == max_code {
-                return if negate {
-                    Compiled::Never(format!("{zone} rules out {pred}"))
-                } else {
-                    not_null_step(
-                        col,
-                        index,
-                        name,
-                        format!("{zone}: {pred} holds for every value"),
-                    )
-                };
-            }
-            let (clo, chi) = (clo as u64, chi as u64);
-            if col.zone.sorted && !negate {
-                // Codes ascend with the rows: the matches are one run.
-                let (start, end) = with_codes!(codes, c => (
-                    c.partition_point(|x| x.to_u64() < clo),
-                    c.partition_point(|x| x.to_u64() <= chi),
-                ));
-                return Compiled::Step(
-                    FilterStep::RowRange {
-                        start: start as u32,
-                        end: end as u32,
-                    },
-                    format!("filter {name}: binary search (column sorted in partition)"),
-                    format!("{pred} → rows {start}..{end}"),
-                );
-            }
-            Compiled::Step(
-                FilterStep::CodeRange {
-                    column: index,
-                    lo: clo,
-                    hi: chi,
+            let codes_range = (lo <= hi && clo <= chi).then_some((clo as u64, chi as u64));
+            code_range_step(
+                CodeRangeCompare {
+                    col,
+                    index,
+                    name,
+                    pred: &pred,
+                    codes,
+                    codes_range,
+                    max_code: max_code as u64,
                     negate,
                 },
-                format!(
-                    "filter {name}: compare packed {} offset codes to a code range",
-                    codes.width_name()
-                ),
-                format!(
-                    "{pred} → codes {}in [{clo}, {chi}] (base {base}, scale {scale})",
-                    if negate { "not " } else { "" }
-                ),
+                format!("packed {} offset codes", codes.width_name()),
+                format!("base {base}, scale {scale}"),
+            )
+        }
+        ColumnData::IntDict { values, codes } => {
+            let Some((lo, hi, negate)) = int_range(op, k) else {
+                return Compiled::Generic;
+            };
+            // Codes c with lo <= values[c] <= hi: the values ascend.
+            let clo = values.partition_point(|&v| (v as i128) < lo);
+            let end = values.partition_point(|&v| (v as i128) <= hi);
+            let codes_range = (clo < end).then_some((clo as u64, end as u64 - 1));
+            code_range_step(
+                CodeRangeCompare {
+                    col,
+                    index,
+                    name,
+                    pred: &pred,
+                    codes,
+                    codes_range,
+                    max_code: values.len().saturating_sub(1) as u64,
+                    negate,
+                },
+                format!("packed {} integer dictionary codes", codes.width_name()),
+                format!("{} distinct values", values.len()),
             )
         }
         ColumnData::Dict { dict, codes } => {
@@ -826,6 +892,9 @@ fn compile_compare(
     }
 }
 
+/// 2^63 as a float: the first integral float past `i64::MAX`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> Compiled {
     let col = &part.columns[index];
     match &col.data {
@@ -850,6 +919,47 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
                 },
                 format!(
                     "filter {name} IN (…): {} dictionary codes against a code set",
+                    codes.width_name()
+                ),
+                format!(
+                    "{found} of {} list values present in the dictionary",
+                    values.len()
+                ),
+            )
+        }
+        ColumnData::IntDict {
+            values: distinct,
+            codes,
+        } => {
+            let mut member = vec![false; distinct.len()];
+            let mut found = 0;
+            for v in values {
+                let x = match v {
+                    Value::Int(x) | Value::Timestamp(x) => *x,
+                    // Integral and inside i64 (2^63 itself is not).
+                    Value::Float(f) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(f) => {
+                        *f as i64
+                    }
+                    Value::Float(_) => continue,
+                    _ => return Compiled::Generic,
+                };
+                if let Ok(c) = distinct.binary_search(&x) {
+                    found += !member[c] as usize;
+                    member[c] = true;
+                }
+            }
+            if found == 0 {
+                return Compiled::Never(format!(
+                    "integer dictionary of {name} has none of the IN list"
+                ));
+            }
+            Compiled::Step(
+                FilterStep::CodeSet {
+                    column: index,
+                    member,
+                },
+                format!(
+                    "filter {name} IN (…): packed {} integer dictionary codes against a code set",
                     codes.width_name()
                 ),
                 format!(
@@ -1007,7 +1117,9 @@ pub fn run_filter(
             } => {
                 let col = &part.columns[*column];
                 let s = match &col.data {
-                    ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                    ColumnData::Offset { codes, .. }
+                    | ColumnData::IntDict { codes, .. }
+                    | ColumnData::Dict { codes, .. } => {
                         with_codes!(codes, c => kernel::select_code_range(c, cur, *lo, *hi, *negate))
                     }
                     _ => unreachable_step(),
@@ -1017,7 +1129,9 @@ pub fn run_filter(
             FilterStep::CodeSet { column, member } => {
                 let col = &part.columns[*column];
                 let s = match &col.data {
-                    ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                    ColumnData::Offset { codes, .. }
+                    | ColumnData::IntDict { codes, .. }
+                    | ColumnData::Dict { codes, .. } => {
                         with_codes!(codes, c => kernel::select_code_set(c, cur, member))
                     }
                     _ => unreachable_step(),
@@ -1131,7 +1245,7 @@ fn fusable(step: &FilterStep, part: &Partition) -> bool {
     match step {
         FilterStep::CodeRange { column, .. } => matches!(
             part.columns[*column].data,
-            ColumnData::Offset { .. } | ColumnData::Dict { .. }
+            ColumnData::Offset { .. } | ColumnData::IntDict { .. } | ColumnData::Dict { .. }
         ),
         FilterStep::FloatCompare { column, .. } => {
             matches!(part.columns[*column].data, ColumnData::Float(_))
@@ -1153,7 +1267,9 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             negate,
         } => {
             let mask = match &part.columns[*column].data {
-                ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                ColumnData::Offset { codes, .. }
+                | ColumnData::IntDict { codes, .. }
+                | ColumnData::Dict { codes, .. } => {
                     with_codes!(codes, c => code_range_mask(&c[start..end], *lo, *hi, *negate))
                 }
                 _ => 0,
@@ -1178,7 +1294,9 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
         ),
         FilterStep::CodeSet { column, member } => {
             let mask = match &part.columns[*column].data {
-                ColumnData::Offset { codes, .. } | ColumnData::Dict { codes, .. } => {
+                ColumnData::Offset { codes, .. }
+                | ColumnData::IntDict { codes, .. }
+                | ColumnData::Dict { codes, .. } => {
                     with_codes!(codes, c => kernel::block_mask(&c[start..end], |x| {
                         member.get(x.to_usize()).copied().unwrap_or(false)
                     }))

@@ -444,11 +444,13 @@ pub fn partition_top_normalized(
 const COUNT_MAX_CODES: usize = 1 << 16;
 
 /// A column's codes when their order is the values' order: dictionary
-/// codes (the dictionary is sorted) or offsets, with the number of codes
+/// codes (the dictionary is sorted), integer dictionary codes or offsets,
+/// with the number of codes
 /// the column's range spans and the codec's name.
 fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
     match &col.data {
         ColumnData::Dict { dict, codes } => Some((codes, dict.len(), "dictionary")),
+        ColumnData::IntDict { values, codes } => Some((codes, values.len(), "integer dictionary")),
         ColumnData::Offset { codes, scale, .. } => {
             let range = match (&col.zone.min, &col.zone.max) {
                 (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
@@ -465,17 +467,23 @@ fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
     }
 }
 
+/// An integer of `col`'s type.
+fn int_value(col: &Column, v: i64) -> Value {
+    match col.dtype {
+        crate::types::DataType::Timestamp => Value::Timestamp(v),
+        _ => Value::Int(v),
+    }
+}
+
 /// The value of code `code` of a column [`ordered_codes`] accepts.
 fn code_value(col: &Column, code: usize) -> Value {
     match &col.data {
         ColumnData::Dict { dict, .. } => Value::Str(dict.get(code).clone()),
-        ColumnData::Offset { base, scale, .. } => {
-            let v = base.wrapping_add((code as u64).wrapping_mul(*scale) as i64);
-            match col.dtype {
-                crate::types::DataType::Timestamp => Value::Timestamp(v),
-                _ => Value::Int(v),
-            }
-        }
+        ColumnData::Offset { base, scale, .. } => int_value(
+            col,
+            base.wrapping_add((code as u64).wrapping_mul(*scale) as i64),
+        ),
+        ColumnData::IntDict { values, .. } => int_value(col, values[code]),
         _ => Value::Null,
     }
 }

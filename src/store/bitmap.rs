@@ -219,6 +219,27 @@ impl Bitmap {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// Number of set bits among bits `range` (which must lie within the
+    /// bitmap).
+    pub fn count_ones_in(&self, range: std::ops::Range<usize>) -> usize {
+        if range.is_empty() {
+            return 0;
+        }
+        let (first, last) = (range.start / 64, (range.end - 1) / 64);
+        let low = !0u64 << (range.start % 64);
+        let high = !0u64 >> (63 - (range.end - 1) % 64);
+        if first == last {
+            return (self.words[first] & low & high).count_ones() as usize;
+        }
+        let middle: usize = self.words[first + 1..last]
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum();
+        (self.words[first] & low).count_ones() as usize
+            + middle
+            + (self.words[last] & high).count_ones() as usize
+    }
+
     /// Heap bytes held: this bitmap's share of its words, which other
     /// clones may hold too (each counts an equal share).
     pub fn heap_bytes(&self) -> usize {
@@ -272,6 +293,16 @@ mod tests {
             // No bit past the end (the last block's bytes are cleared).
             let ones = (0..len).filter(|&i| f(i)).count();
             assert_eq!(b.count_ones(), ones, "len {len}");
+        }
+    }
+
+    #[test]
+    fn count_ones_in_counts_the_range_only() {
+        let f = |i: usize| (i * 7 + i / 3) % 5 < 2;
+        let b = Bitmap::from_fn(200, f);
+        for (a, e) in [(0, 0), (0, 200), (3, 60), (63, 65), (64, 128), (5, 199), (130, 131)] {
+            let want = (a..e).filter(|&i| f(i)).count();
+            assert_eq!(b.count_ones_in(a..e), want, "{a}..{e}");
         }
     }
 

@@ -51,6 +51,9 @@ pub enum CodecKind {
     /// Integers as offsets from the minimum with a gcd scale
     /// (`ColumnData::Offset`).
     Offset,
+    /// Integers as u8/u16 codes into the partition's sorted distinct values
+    /// (`ColumnData::IntDict`).
+    IntDict,
     /// [`Linear`]: `base + step·row` plus residuals.
     Linear,
     /// [`super::Delta`]: deltas with anchors.
@@ -81,6 +84,7 @@ impl CodecKind {
         match self {
             CodecKind::Const => "const",
             CodecKind::Offset => "offset",
+            CodecKind::IntDict => "int-dict",
             CodecKind::Linear => "linear",
             CodecKind::Delta => "delta",
             CodecKind::Rle => "rle",
@@ -171,8 +175,10 @@ fn width_bytes(max: u128) -> usize {
 /// Chooses among const, offset, linear, delta and RLE for integers or
 /// timestamps (values at NULL rows are ignored).
 ///
-/// Speed order: const, linear (exact), offset, RLE, linear (residuals),
-/// delta. Full-pass statistics: min, max, gcd (offset), run count (RLE);
+/// Speed order: const, linear (exact), offset, integer dictionary, RLE,
+/// linear (residuals), delta. Full-pass statistics: min, max, gcd
+/// (offset), run count (RLE), the distinct count up to the most that could
+/// pay (integer dictionary: only when offsets take 2 bytes or more);
 /// sampled: linear residual width, delta width.
 pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
     let len = values.len();
@@ -231,6 +237,12 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         codec: CodecKind::Offset,
         bytes: offset,
     });
+    if let Some(bytes) = int_dict_bytes(values, validity, offset, &samples) {
+        candidates.push(Candidate {
+            codec: CodecKind::IntDict,
+            bytes,
+        });
+    }
     candidates.push(Candidate {
         codec: CodecKind::Rle,
         bytes: runs * RUN_BYTES,
@@ -270,6 +282,47 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         });
     }
     pick(candidates)
+}
+
+/// The size of an integer dictionary (u8 or u16 codes plus 8 bytes per
+/// distinct value), or `None` when it cannot be smaller than offsets of
+/// `offset` bytes. The distinct count stops at the most that could pay, so
+/// a column of many distinct values costs at most that many hash inserts;
+/// when that bound is below the sample's size, the sample is counted first.
+fn int_dict_bytes(
+    values: &[i64],
+    validity: Option<&Bitmap>,
+    offset: usize,
+    samples: &[Range<usize>],
+) -> Option<usize> {
+    let len = values.len();
+    let width = offset / len.max(1);
+    // With u8 codes under u16 offsets, or u16 codes under wider ones.
+    let cap = match width {
+        0 | 1 => return None,
+        2 => 256,
+        _ => (offset - len) / 8,
+    }
+    .min(1 << 16);
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let sampled: usize = samples.iter().map(|r| r.len()).sum();
+    if cap < sampled {
+        let rows = samples.iter().cloned().flatten().filter(|&i| valid(i));
+        distinct_at_most(rows.map(|i| values[i]), cap)?;
+    }
+    let d = distinct_at_most((0..len).filter(|&i| valid(i)).map(|i| values[i]), cap)?;
+    Some(width_bytes(d.saturating_sub(1) as u128) * len + 8 * d)
+}
+
+/// The number of distinct values, or `None` once it passes `cap`.
+fn distinct_at_most(values: impl Iterator<Item = i64>, cap: usize) -> Option<usize> {
+    let mut seen = hashbrown::HashSet::with_capacity(cap.min(1 << 12));
+    for v in values {
+        if seen.insert(v) && seen.len() > cap {
+            return None;
+        }
+    }
+    Some(seen.len())
 }
 
 /// Runs in the valid rows (NULLs continue the current run, as [`Rle`]).
@@ -547,6 +600,13 @@ mod tests {
             CodecKind::Linear => Linear::encode(values, None).unwrap().heap_bytes(),
             CodecKind::Delta => Delta::encode(values, None).unwrap().heap_bytes(),
             CodecKind::Rle => Rle::encode(values, None).unwrap().heap_bytes(),
+            CodecKind::IntDict => super::super::encode::int_dict(values, None)
+                .map(|data| Column {
+                    data,
+                    ..Column::all_null(crate::types::DataType::Int, values.len())
+                })
+                .unwrap()
+                .heap_bytes(),
             other => panic!("{other:?}"),
         }
     }
@@ -576,11 +636,24 @@ mod tests {
             .collect();
         let days: Vec<i64> = (0..n).map(|i| i / 5000).collect();
         let noise: Vec<i64> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
-        let cases: [(&[i64], CodecKind); 5] = [
+        // Census tracts: 2,000 seven-digit ids (u32 offsets, u16 codes).
+        let tracts: Vec<i64> = (0..2000)
+            .map(|_| rng.gen_range(1_000_000..6_000_000))
+            .collect();
+        let tract_rows: Vec<i64> = (0..n).map(|_| tracts[rng.gen_range(0..2000)]).collect();
+        // 60 values over a range that needs u16 offsets: u8 codes.
+        let puma_ids: Vec<i64> = (0..60).map(|_| rng.gen_range(3700..4200)).collect();
+        let pumas: Vec<i64> = (0..n).map(|_| puma_ids[rng.gen_range(0..60)]).collect();
+        // 5,000 distinct values over a u16 range: no narrower codes.
+        let wide: Vec<i64> = (0..n).map(|_| rng.gen_range(0..5000) * 13).collect();
+        let cases: [(&[i64], CodecKind); 8] = [
             (&rows, CodecKind::Linear),
             (&pickups, CodecKind::Delta),
             (&days, CodecKind::Rle),
             (&noise, CodecKind::Offset),
+            (&tract_rows, CodecKind::IntDict),
+            (&pumas, CodecKind::IntDict),
+            (&wide, CodecKind::Offset),
             (&[5, 5, 5], CodecKind::Const),
         ];
         for (values, expected) in cases {

@@ -192,6 +192,18 @@ pub enum ColumnData {
         /// Offsets from `base`, in units of `scale`.
         codes: Codes,
     },
+    /// Integers or timestamps with few distinct values over a wide range:
+    /// row `i` is `values[codes[i]]`, codes u8 or u16 (0 at NULL rows).
+    /// `values` holds the partition's distinct values, ascending, so codes
+    /// keep the values' order as [`Dictionary`] codes do, and a comparison
+    /// with a constant is a code range. Census tract ids (seven digits,
+    /// about 2,000 per partition) take u16 codes where offsets need u32.
+    IntDict {
+        /// The partition's distinct values, ascending (at most 65,536).
+        values: Arc<[i64]>,
+        /// One code per row.
+        codes: Codes,
+    },
     /// Floats, one f64 per row.
     Float(Arc<Vec<f64>>),
     /// Dictionary-encoded strings: row `i` is `dict[codes[i]]`; codes are u8
@@ -682,6 +694,7 @@ impl Column {
                     _ => Value::Int(v),
                 }
             }
+            ColumnData::IntDict { values, codes } => self.int_value(values[codes.get(i) as usize]),
             ColumnData::Float(values) => Value::Float(values[i]),
             ColumnData::Dict { dict, codes } => Value::Str(dict.get(codes.get(i) as usize).clone()),
             ColumnData::Packed(p) => Value::str(p.get(i)),
@@ -707,7 +720,7 @@ impl Column {
     }
 
     /// Short name of the codec for EXPLAIN and `.schema`, e.g. `offset u8`,
-    /// `dict u16`, `const`, `f64`, `packed`, `linear`, `delta u8`, `rle`,
+    /// `int dict u16`, `dict u16`, `const`, `f64`, `packed`, `linear`, `delta u8`, `rle`,
     /// `alp u16`, `dict+rle`, `fsst`, `hex points alp`, with `+nulls` when a
     /// validity bitmap is present.
     pub fn encoding_name(&self) -> String {
@@ -718,6 +731,7 @@ impl Column {
                 format!("offset {} ×{scale}", codes.width_name())
             }
             ColumnData::Offset { codes, .. } => format!("offset {}", codes.width_name()),
+            ColumnData::IntDict { codes, .. } => format!("int dict {}", codes.width_name()),
             ColumnData::Float(_) => "f64".to_string(),
             ColumnData::Dict { codes, .. } => format!("dict {}", codes.width_name()),
             ColumnData::Packed(_) => "packed".to_string(),
@@ -744,6 +758,7 @@ impl Column {
         let data = match &self.data {
             ColumnData::Const(_) => 16,
             ColumnData::Offset { codes, .. } => codes.heap_bytes(),
+            ColumnData::IntDict { values, codes } => values.len() * 8 + codes.heap_bytes(),
             ColumnData::Float(v) => v.len() * 8,
             ColumnData::Dict { dict, codes } => dict.heap_bytes() + codes.heap_bytes(),
             ColumnData::Packed(p) => p.heap_bytes(),

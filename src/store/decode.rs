@@ -133,6 +133,9 @@ impl Column {
                     base.wrapping_add(c[i].to_u64().wrapping_mul(scale) as i64)
                 })));
             }
+            (ColumnData::IntDict { values, codes }, Decoded::Ints(out)) => {
+                with_codes!(codes, c => out.extend(rows.iter().map(|i| values[c[i].to_usize()])));
+            }
             (ColumnData::Float(v), Decoded::Floats(out)) => match rows {
                 Rows::Range(a, b) => out.extend_from_slice(&v[a..b]),
                 Rows::Sel(s) => out.extend(s.iter().map(|&i| v[i as usize])),

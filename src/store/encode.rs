@@ -20,6 +20,7 @@ use std::sync::Arc;
 use super::alp::Alp;
 use super::bitmap::Bitmap;
 use super::choose::{CodecKind, choose_floats, choose_ints, choose_strings_for};
+use super::codes::Codes;
 use super::column::{Column, ColumnData, ZoneMap};
 use super::delta::Delta;
 use super::fsst::Fsst;
@@ -119,11 +120,43 @@ pub fn share_repeated(columns: &mut [Column]) {
     super::bitmap::share_validity(columns.iter_mut().map(|c| &mut c.validity));
 }
 
+/// Integers as codes into their sorted distinct values
+/// ([`ColumnData::IntDict`]); `None` past 65,536 distinct values. NULL rows
+/// take code 0.
+pub(super) fn int_dict(values: &[i64], validity: Option<&Bitmap>) -> Option<ColumnData> {
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    let mut distinct: hashbrown::HashSet<i64> = hashbrown::HashSet::new();
+    for (i, &x) in values.iter().enumerate() {
+        if valid(i) && distinct.insert(x) && distinct.len() > 1 << 16 {
+            return None;
+        }
+    }
+    let mut sorted: Vec<i64> = distinct.into_iter().collect();
+    sorted.sort_unstable();
+    let code_of: hashbrown::HashMap<i64, u64> = sorted
+        .iter()
+        .enumerate()
+        .map(|(c, &x)| (x, c as u64))
+        .collect();
+    let codes = values.iter().enumerate().map(|(i, x)| {
+        if valid(i) {
+            code_of.get(x).copied().unwrap_or(0)
+        } else {
+            0
+        }
+    });
+    let max = sorted.len().saturating_sub(1) as u64;
+    Some(ColumnData::IntDict {
+        codes: Codes::pack(codes, max),
+        values: sorted.into(),
+    })
+}
+
 impl Column {
     /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
     /// microseconds) with the codec [`super::choose_ints`] picks: a
-    /// constant, offsets ([`Column::encode_ints_plain`]), an exact or
-    /// near line ([`Linear`]), deltas ([`Delta`]) or runs ([`Rle`]).
+    /// constant, offsets ([`Column::encode_ints_plain`]), codes into the
+    /// distinct values ([`ColumnData::IntDict`]), an exact or near line ([`Linear`]), deltas ([`Delta`]) or runs ([`Rle`]).
     /// Values at NULL rows are ignored.
     pub fn encode_ints(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
         debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
@@ -131,6 +164,7 @@ impl Column {
         let v = validity.as_ref();
         let data = match choose_ints(values, v).codec {
             CodecKind::Linear => Linear::encode(values, v).map(ColumnData::Linear),
+            CodecKind::IntDict => int_dict(values, v),
             CodecKind::Delta => Delta::encode(values, v).map(|d| ColumnData::Delta(Box::new(d))),
             CodecKind::Rle => Rle::encode(values, v).map(ColumnData::Runs),
             _ => None,
@@ -266,11 +300,15 @@ mod tests {
             })
             .collect();
         let days: Vec<i64> = (0..n as i64).map(|i| i / 3000).collect();
+        let ids: Vec<i64> = (0..n)
+            .map(|_| [i64::MIN, -7, 3_600_000_001, i64::MAX][rng.gen_range(0..4)])
+            .collect();
         let validity = Bitmap::from_bools(&(0..n).map(|i| i % 11 != 3).collect::<Vec<_>>());
         for (values, dtype, expected) in [
             (&rows, DataType::Int, "linear"),
             (&pickups, DataType::Timestamp, "delta u8"),
             (&days, DataType::Int, "rle"),
+            (&ids, DataType::Int, "int dict u8"),
         ] {
             for validity in [None, Some(validity.clone())] {
                 let c = Column::encode_ints(dtype, values, validity.clone());

@@ -44,6 +44,15 @@ pub enum Decoder<'a> {
         /// Code 0 is NULL.
         nullable: bool,
     },
+    /// An integer dictionary: `values[code - nullable]`.
+    IntDict {
+        /// The distinct values, ascending.
+        values: &'a [i64],
+        /// Int or Timestamp.
+        dtype: DataType,
+        /// Code 0 is NULL.
+        nullable: bool,
+    },
     /// Integral floats: `base + (code - nullable)`.
     FloatOffset {
         /// Smallest value.
@@ -112,6 +121,23 @@ impl<'a> Decoder<'a> {
                                     c.saturating_sub(shift).wrapping_mul(*scale) as i64
                                 )
                             })
+                            .collect(),
+                    ),
+                    validity: nulls(*nullable),
+                }
+            }
+            Decoder::IntDict {
+                values,
+                dtype,
+                nullable,
+            } => {
+                let shift = *nullable as u64;
+                Array {
+                    dtype: *dtype,
+                    data: Data::Int(
+                        codes
+                            .iter()
+                            .map(|&c| values[c.saturating_sub(shift) as usize])
                             .collect(),
                     ),
                     validity: nulls(*nullable),
@@ -289,6 +315,18 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
                         nullable,
                     },
                     how: format!("{name}: {} offset codes", codes.width_name()),
+                });
+            }
+            ColumnData::IntDict { values, codes } => {
+                return Ok(KeyCodes {
+                    source: packed(codes),
+                    card: values.len() as u64 + shift,
+                    decoder: Decoder::IntDict {
+                        values,
+                        dtype: *dtype,
+                        nullable,
+                    },
+                    how: format!("{name}: {} integer dictionary codes", codes.width_name()),
                 });
             }
             ColumnData::Dict { dict, codes } => {

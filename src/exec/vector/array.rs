@@ -498,8 +498,8 @@ fn gather<T: Copy, U>(values: &[T], rows: Rows<'_>, f: impl Fn(T) -> U) -> Vec<U
     }
 }
 
-/// Decodes a column at the selected rows: offsets to `i64` in one loop per
-/// code width, dictionary strings as codes with the dictionary's entries,
+/// Decodes a column at the selected rows: offsets and integer dictionary
+/// codes to `i64` in one loop per code width, dictionary strings as codes with the dictionary's entries,
 /// packed strings as borrowed views, a constant as a scalar.
 pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
     let validity = gather_validity(col, rows);
@@ -519,6 +519,9 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
             } else {
                 with_codes!(codes, c => gather(c, rows, |x| base.wrapping_add(x.to_u64().wrapping_mul(scale) as i64)))
             })
+        }
+        ColumnData::IntDict { values, codes } => {
+            Data::Int(with_codes!(codes, c => gather(c, rows, |x| values[x.to_usize()])))
         }
         ColumnData::Float(v) => match rows.range() {
             Some(r) => Data::Float(Cow::Borrowed(&v[r])),

@@ -120,6 +120,9 @@ pub struct Choice {
     /// For floats: the ALP exponent found on the sample (what
     /// [`Alp::encode_with_exponent`] takes), `None` otherwise.
     pub alp_exponent: Option<i8>,
+    /// For integers: the distinct values, ascending, when an integer
+    /// dictionary was a candidate (what the encoder codes against).
+    pub int_dict_values: Option<Vec<i64>>,
 }
 
 /// Applies the rule of the module docs to candidates listed fastest first.
@@ -138,6 +141,7 @@ fn pick(candidates: Vec<Candidate>) -> Choice {
         bytes: chosen.bytes,
         candidates,
         alp_exponent: None,
+        int_dict_values: None,
     }
 }
 
@@ -237,10 +241,11 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         codec: CodecKind::Offset,
         bytes: offset,
     });
-    if let Some(bytes) = int_dict_bytes(values, validity, offset, &samples) {
+    let distinct = int_dict_values(values, validity, offset, &samples);
+    if let Some(d) = &distinct {
         candidates.push(Candidate {
             codec: CodecKind::IntDict,
-            bytes,
+            bytes: width_bytes(d.len().saturating_sub(1) as u128) * len + 8 * d.len(),
         });
     }
     candidates.push(Candidate {
@@ -281,48 +286,62 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
                 + len.div_ceil(ANCHOR_ROWS) * 8,
         });
     }
-    pick(candidates)
+    let choice = pick(candidates);
+    Choice {
+        int_dict_values: distinct.filter(|_| choice.codec == CodecKind::IntDict),
+        ..choice
+    }
 }
 
-/// The size of an integer dictionary (u8 or u16 codes plus 8 bytes per
-/// distinct value), or `None` when it cannot be smaller than offsets of
-/// `offset` bytes. The distinct count stops at the most that could pay, so
-/// a column of many distinct values costs at most that many hash inserts;
-/// when that bound is below the sample's size, the sample is counted first.
-fn int_dict_bytes(
+/// The distinct values of an integer dictionary, ascending, or `None` when
+/// it could not win against offsets of `offset` bytes: by the rule of the
+/// module docs it must be smaller by a tenth, with u8 codes under u16
+/// offsets or u16 codes under wider ones and 8 bytes per distinct value.
+/// The count stops at the most that could win, so a column of many
+/// distinct values costs at most that many hash inserts; when that bound
+/// is below the sample's size, the sample is counted first.
+fn int_dict_values(
     values: &[i64],
     validity: Option<&Bitmap>,
     offset: usize,
     samples: &[Range<usize>],
-) -> Option<usize> {
+) -> Option<Vec<i64>> {
     let len = values.len();
     let width = offset / len.max(1);
-    // With u8 codes under u16 offsets, or u16 codes under wider ones.
-    let cap = match width {
+    let (code_bytes, most) = match width {
         0 | 1 => return None,
-        2 => 256,
-        _ => (offset - len) / 8,
-    }
-    .min(1 << 16);
+        2 => (1, 1 << 8),
+        _ => (2, 1 << 16),
+    };
+    // (code_bytes · len + 8 · d) · 11 <= offset · 10.
+    let cap = (offset * 10 / 11).checked_sub(code_bytes * len)? / 8;
+    let cap = cap.min(most);
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let sampled: usize = samples.iter().map(|r| r.len()).sum();
     if cap < sampled {
         let rows = samples.iter().cloned().flatten().filter(|&i| valid(i));
         distinct_at_most(rows.map(|i| values[i]), cap)?;
     }
-    let d = distinct_at_most((0..len).filter(|&i| valid(i)).map(|i| values[i]), cap)?;
-    Some(width_bytes(d.saturating_sub(1) as u128) * len + 8 * d)
+    let set = distinct_at_most((0..len).filter(|&i| valid(i)).map(|i| values[i]), cap)?;
+    let mut sorted: Vec<i64> = set.into_iter().collect();
+    sorted.sort_unstable();
+    Some(sorted)
 }
 
-/// The number of distinct values, or `None` once it passes `cap`.
-fn distinct_at_most(values: impl Iterator<Item = i64>, cap: usize) -> Option<usize> {
-    let mut seen = hashbrown::HashSet::with_capacity(cap.min(1 << 12));
+/// The distinct values, or `None` once there are more than `cap`.
+fn distinct_at_most(
+    values: impl Iterator<Item = i64>,
+    cap: usize,
+) -> Option<hashbrown::HashSet<i64>> {
+    // Sized for the cap at once (at most 65,536 values): no rehash while
+    // counting up to it.
+    let mut seen = hashbrown::HashSet::with_capacity(cap + 1);
     for v in values {
         if seen.insert(v) && seen.len() > cap {
             return None;
         }
     }
-    Some(seen.len())
+    Some(seen)
 }
 
 /// Runs in the valid rows (NULLs continue the current run, as [`Rle`]).
@@ -600,8 +619,13 @@ mod tests {
             CodecKind::Linear => Linear::encode(values, None).unwrap().heap_bytes(),
             CodecKind::Delta => Delta::encode(values, None).unwrap().heap_bytes(),
             CodecKind::Rle => Rle::encode(values, None).unwrap().heap_bytes(),
-            CodecKind::IntDict => super::super::encode::int_dict(values, None)
-                .map(|data| Column {
+            CodecKind::IntDict => {
+                let mut sorted = values.to_vec();
+                sorted.sort_unstable();
+                sorted.dedup();
+                super::super::encode::int_dict(values, None, sorted)
+            }
+            .map(|data| Column {
                     data,
                     ..Column::all_null(crate::types::DataType::Int, values.len())
                 })

@@ -120,19 +120,19 @@ pub fn share_repeated(columns: &mut [Column]) {
     super::bitmap::share_validity(columns.iter_mut().map(|c| &mut c.validity));
 }
 
-/// Integers as codes into their sorted distinct values
-/// ([`ColumnData::IntDict`]); `None` past 65,536 distinct values. NULL rows
-/// take code 0.
-pub(super) fn int_dict(values: &[i64], validity: Option<&Bitmap>) -> Option<ColumnData> {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let mut distinct: hashbrown::HashSet<i64> = hashbrown::HashSet::new();
-    for (i, &x) in values.iter().enumerate() {
-        if valid(i) && distinct.insert(x) && distinct.len() > 1 << 16 {
-            return None;
-        }
+/// Integers as codes into `sorted`, their distinct values ascending
+/// ([`ColumnData::IntDict`], from [`super::choose::Choice::int_dict_values`]).
+/// NULL rows take code 0; a value missing from `sorted` (not reached) also
+/// does.
+pub(super) fn int_dict(
+    values: &[i64],
+    validity: Option<&Bitmap>,
+    sorted: Vec<i64>,
+) -> Option<ColumnData> {
+    if sorted.is_empty() || sorted.len() > 1 << 16 {
+        return None;
     }
-    let mut sorted: Vec<i64> = distinct.into_iter().collect();
-    sorted.sort_unstable();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let code_of: hashbrown::HashMap<i64, u64> = sorted
         .iter()
         .enumerate()
@@ -145,7 +145,7 @@ pub(super) fn int_dict(values: &[i64], validity: Option<&Bitmap>) -> Option<Colu
             0
         }
     });
-    let max = sorted.len().saturating_sub(1) as u64;
+    let max = sorted.len() as u64 - 1;
     Some(ColumnData::IntDict {
         codes: Codes::pack(codes, max),
         values: sorted.into(),
@@ -162,9 +162,12 @@ impl Column {
         debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
-        let data = match choose_ints(values, v).codec {
+        let choice = choose_ints(values, v);
+        let data = match choice.codec {
             CodecKind::Linear => Linear::encode(values, v).map(ColumnData::Linear),
-            CodecKind::IntDict => int_dict(values, v),
+            CodecKind::IntDict => choice
+                .int_dict_values
+                .and_then(|sorted| int_dict(values, v, sorted)),
             CodecKind::Delta => Delta::encode(values, v).map(|d| ColumnData::Delta(Box::new(d))),
             CodecKind::Rle => Rle::encode(values, v).map(ColumnData::Runs),
             _ => None,

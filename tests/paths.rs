@@ -622,3 +622,50 @@ fn integer_dictionary_codes_answer_as_a_scan() {
         }
     }
 }
+
+/// `GROUP BY … LIMIT n` without ORDER BY merges only the first `n` keys met
+/// in partition order: the answer is `n` groups (any are right), each with
+/// the aggregates the whole table gives it.
+#[test]
+fn unordered_group_limit_returns_complete_groups() {
+    let data = rows(29, 4000);
+    let mut full: std::collections::HashMap<(String, i64), (i64, f64)> = Default::default();
+    for r in &data {
+        let e = full.entry((r.1.clone(), r.3 % 7)).or_insert((0, f64::MIN));
+        e.0 += 1;
+        if let Some(v) = r.2 {
+            e.1 = e.1.max(v);
+        }
+    }
+    let bytes = csv(&data);
+    let mut explained = 0;
+    for (config, db) in databases(&bytes) {
+        for (limit, offset) in [(5usize, 0usize), (3, 4), (100, 0)] {
+            let sql = format!(
+                "SELECT name, id % 7, count(*), max(velocity) FROM readings \
+                 GROUP BY name, id % 7 LIMIT {limit} OFFSET {offset}"
+            );
+            let got = db.query(&sql).unwrap().rows;
+            assert_eq!(got.len(), limit.min(full.len() - offset), "{sql}, {config}");
+            let mut seen = HashSet::new();
+            for row in &got {
+                let (Value::Str(name), Value::Int(t)) = (&row[0], &row[1]) else {
+                    panic!("{row:?}");
+                };
+                let want = full[&(name.to_string(), *t)];
+                assert!(seen.insert((name.to_string(), *t)), "{row:?} twice");
+                assert_eq!(row[2], Value::Int(want.0), "{sql}, {config}");
+                assert_eq!(row[3], Value::Float(want.1), "{sql}, {config}");
+            }
+        }
+        let text = explain(
+            &db,
+            "SELECT name, count(*) FROM readings GROUP BY name LIMIT 2",
+        );
+        if !text.contains("one partial") {
+            assert!(text.contains("only the first 2 keys"), "{config}: {text}");
+            explained += 1;
+        }
+    }
+    assert!(explained > 0, "no configuration merged partials");
+}

@@ -37,12 +37,13 @@ use rayon::prelude::*;
 
 use crate::control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit, Reservation};
 use crate::error::{Error, Result};
-use crate::plan::{AggCall, Expr, QueryPlan};
+use crate::plan::{self, AggCall, AggFunc, Expr, QueryPlan};
 use crate::store::Partition;
 use crate::types::{DataType, Value};
 
 pub use access::IndexProvider;
-use aggregate::{Partial, aggregate_partition, merge::merge_partials};
+use aggregate::merge::{keep_first_keys, merge_partials};
+use aggregate::{Partial, aggregate_partition};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
 pub use trace::Trace;
 use vector::Rows;
@@ -314,6 +315,19 @@ fn aggregate_query(
     let groups: usize = partials.iter().map(|p| p.groups).sum();
     let bytes: usize = partials.iter().map(Partial::heap_bytes).sum();
     ctx.reserve(bytes, || format!("{} groups", human_count(groups)))?;
+    let partials = match unordered_window(plan, agg) {
+        Some(k) if !agg.keys.is_empty() && k < groups => {
+            let before = groups;
+            let kept = keep_first_keys(partials, k, &ctx.cancel)?;
+            let after: usize = kept.iter().map(|p| p.groups).sum();
+            notes.push(format!(
+                "merge: LIMIT without ORDER BY: only the first {k} keys in partition order \
+                 merged ({after} of {before} partial groups)"
+            ));
+            kept
+        }
+        _ => partials,
+    };
     let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
     notes.push(format!("merge: {how}"));
     ctx.cancel.check()?;
@@ -323,6 +337,20 @@ fn aggregate_query(
         sink(rows)?;
     }
     Ok(runs)
+}
+
+/// For `LIMIT n [OFFSET m]` without ORDER BY or HAVING, `n + m`: any that
+/// many groups are a right answer, so only the first ones need merging.
+/// `None` otherwise, and when an aggregate could fail on a group left out
+/// (an integer sum's overflow is an error for the whole query).
+fn unordered_window(plan: &QueryPlan, agg: &plan::Aggregate) -> Option<usize> {
+    let limit = usize::try_from(plan.limit?).ok()?;
+    let exact = agg.aggs.iter().all(|a| match a.func {
+        AggFunc::Sum | AggFunc::Avg => a.arg.as_ref().is_some_and(|e| e.dtype() == DataType::Float),
+        _ => true,
+    });
+    (plan.order_by.is_empty() && plan.having.is_none() && exact)
+        .then(|| limit.saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)))
 }
 
 /// `48M`, `1.2K`, `950`: a count for messages.

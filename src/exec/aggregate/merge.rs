@@ -363,6 +363,70 @@ fn int_range(p: &Partial<'_>) -> Option<(i64, i64)> {
     }
 }
 
+/// Keeps only the groups of the first `k` distinct key tuples met in
+/// partition order (within a partial, in its group order), dropping every
+/// other group of every partial before the merge: for `LIMIT k` without
+/// ORDER BY, where any `k` groups are a right answer but each must be
+/// complete. One hash probe per partial group, against a table of at most
+/// `k` keys; the kept groups are taken out with [`Accumulator::take`].
+/// ClickBench q18 (`GROUP BY UserID, SearchPhrase LIMIT 10`, 687k partial
+/// groups at 1M rows) spent 40% of its instructions merging every group.
+///
+/// # Errors
+/// [`crate::Error::Cancelled`].
+pub fn keep_first_keys<'a>(
+    parts: Vec<Partial<'a>>,
+    k: usize,
+    cancel: &CancelToken,
+) -> Result<Vec<Partial<'a>>> {
+    let Some(first) = parts.iter().find(|p| p.groups > 0) else {
+        return Ok(parts);
+    };
+    let mut seen = AnyKeys {
+        builders: first.keys.iter().map(KeyBuilder::new).collect(),
+        table: HashTable::with_capacity(k.min(1 << 16)),
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    for mut p in parts {
+        cancel.check()?;
+        let hashes = hash_keys(&p.keys, p.groups);
+        let mut keep: Vec<u32> = Vec::new();
+        for (i, &h) in hashes.iter().enumerate() {
+            let builders = &mut seen.builders;
+            let found = seen
+                .table
+                .find(h, |&(eh, g)| {
+                    eh == h
+                        && builders
+                            .iter()
+                            .zip(&p.keys)
+                            .all(|(b, key)| b.eq(g as usize, key, i))
+                })
+                .is_some();
+            if !found && seen.table.len() < k {
+                let g = seen.table.len() as u32;
+                for (b, key) in builders.iter_mut().zip(&p.keys) {
+                    b.push(key, i);
+                }
+                seen.table.insert_unique(h, (h, g), |e| e.0);
+            } else if !found {
+                continue;
+            }
+            keep.push(i as u32);
+        }
+        if keep.len() == p.groups {
+            out.push(p);
+        } else if !keep.is_empty() {
+            out.push(Partial {
+                groups: keep.len(),
+                keys: p.keys.iter().map(|a| a.take(&keep)).collect(),
+                accs: p.accs.iter_mut().map(|a| a.take(&keep)).collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Merges the partials of every partition (in partition order) into
 /// chunks of groups with distinct keys across all chunks; also says how,
 /// for EXPLAIN.

@@ -990,10 +990,10 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
 }
 
 /// [`group_sums`] of an integer dictionary: every row adds its value's
-/// distance from the smallest value (a u64 add while no group's sum can pass
-/// a u64, else u128). Over a whole range into one group, the codes are
-/// counted first and each distinct value multiplied by its count; the NULL
-/// rows (code 0) are taken back out of code 0's count.
+/// distance from the smallest value, in u64 while no group's sum can pass
+/// a u64, else in u128. Over a whole range into one group, four running
+/// sums take the rows in turn (one add chain would wait on itself each
+/// row), and the NULL rows (code 0, distance 0) add nothing.
 fn int_dict_sums(
     values: &[i64],
     codes: &Codes,
@@ -1009,35 +1009,34 @@ fn int_dict_sums(
         .collect();
     let mut counts = vec![0u64; groups];
     let mut offsets = vec![0u128; groups];
+    let max = deltas.last().copied().unwrap_or(0);
+    let fits_u64 = rows.len as u128 * max as u128 <= u64::MAX as u128;
     if let (None, Some(r)) = (gids, rows.range()) {
-        // Four histograms in turn: a run of one code (a screen width that
-        // most rows share) would otherwise wait on its own last store.
-        let d = values.len();
-        let mut lanes = vec![0u32; 4 * d];
-        with_codes!(codes, c => {
+        let nulls = validity.map_or(0, |b| r.len() - b.count_ones_in(r.clone()));
+        offsets[0] = with_codes!(codes, c => {
             let chunks = c[r.clone()].chunks_exact(4);
             let rest = chunks.remainder();
-            for q in chunks {
-                lanes[q[0].to_usize()] += 1;
-                lanes[d + q[1].to_usize()] += 1;
-                lanes[2 * d + q[2].to_usize()] += 1;
-                lanes[3 * d + q[3].to_usize()] += 1;
-            }
-            for x in rest {
-                lanes[x.to_usize()] += 1;
+            if fits_u64 {
+                let mut lanes = [0u64; 4];
+                for q in chunks {
+                    for (lane, x) in lanes.iter_mut().zip(q) {
+                        *lane += deltas[x.to_usize()];
+                    }
+                }
+                let tail: u64 = rest.iter().map(|x| deltas[x.to_usize()]).sum();
+                (lanes.iter().sum::<u64>() + tail) as u128
+            } else {
+                let mut lanes = [0u128; 4];
+                for q in chunks {
+                    for (lane, x) in lanes.iter_mut().zip(q) {
+                        *lane += deltas[x.to_usize()] as u128;
+                    }
+                }
+                let tail: u128 = rest.iter().map(|x| deltas[x.to_usize()] as u128).sum();
+                lanes.iter().sum::<u128>() + tail
             }
         });
-        let mut hist: Vec<u64> = (0..d)
-            .map(|k| (0..4).map(|l| lanes[l * d + k] as u64).sum())
-            .collect();
-        let nulls = validity.map_or(0, |b| (r.len() - b.count_ones_in(r.clone())) as u64);
-        hist[0] -= nulls;
-        offsets[0] = hist
-            .iter()
-            .zip(&deltas)
-            .map(|(&n, &d)| n as u128 * d as u128)
-            .sum();
-        counts[0] = r.len() as u64 - nulls;
+        counts[0] = (r.len() - nulls) as u64;
         return GroupSums::Ints {
             base,
             counts,
@@ -1046,8 +1045,7 @@ fn int_dict_sums(
     }
     let gid = |j: usize| gids.map_or(0, |g| g[j] as usize);
     let valid = |i: usize| validity.is_none_or(|b| b.get(i));
-    let max = deltas.last().copied().unwrap_or(0);
-    if rows.len as u128 * max as u128 <= u64::MAX as u128 {
+    if fits_u64 {
         let mut acc = vec![0u64; groups];
         if let (Some(ids), Some(r), None) = (gids, rows.range(), validity) {
             // The common case, without a test per row.

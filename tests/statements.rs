@@ -958,3 +958,36 @@ fn sparse_wide_keys_are_reranked_densely() {
     }
     assert_eq!(got, want);
 }
+
+/// A literal group key beside another key is dropped from the grouping
+/// and read back as the literal: the rows are those of the other key with
+/// the literal beside them, and EXPLAIN groups by the other key alone. A
+/// literal alone still groups: no rows in, no groups out.
+#[test]
+fn literal_group_keys_group_by_the_other_keys() {
+    let mut csv = String::from("k,x\n");
+    for i in 0..3000 {
+        csv.push_str(&format!("k{},{}\n", i % 7, i % 5));
+    }
+    let db = database(&csv, 1000);
+    let sql = "SELECT 1, k, 'a' AS s, count(*), sum(x) FROM t GROUP BY 1, k, 3 ORDER BY k";
+    let plan = explain(&db, sql).join("\n");
+    assert!(plan.contains("keys [k] aggregates"), "{plan}");
+    let got = db.query(sql).unwrap().rows;
+    let want = db
+        .query("SELECT k, count(*), sum(x) FROM t GROUP BY k ORDER BY k")
+        .unwrap()
+        .rows;
+    assert_eq!(got.len(), 7);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g[0], Value::Int(1));
+        assert_eq!(g[2], Value::str("a"));
+        assert_eq!((&g[1], &g[3], &g[4]), (&w[0], &w[1], &w[2]));
+    }
+    let empty = db
+        .query("SELECT 1, count(*) FROM t WHERE x > 100 GROUP BY 1")
+        .unwrap();
+    assert!(empty.rows.is_empty(), "{:?}", empty.rows);
+    let one = db.query("SELECT 1, count(*) FROM t GROUP BY 1").unwrap();
+    assert_eq!(one.rows, vec![vec![Value::Int(1), Value::Int(3000)]]);
+}

@@ -40,29 +40,29 @@ fn csv(rows: &[Row]) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// A database holding `data` (CSV) as table `table`.
+fn database(data: &[u8], table: &str, partition_rows: usize, threads: usize) -> Database {
+    let mut db = Database::new(DatabaseOptions {
+        threads,
+        ..Default::default()
+    })
+    .unwrap();
+    let options = LoadOptions {
+        partition_rows,
+        ..LoadOptions::default()
+    };
+    db.load_csv_bytes(data.to_vec(), Path::new("<generated>"), table, &options)
+        .unwrap();
+    db
+}
+
 fn databases(data: &[u8]) -> Vec<(String, Database)> {
     let mut out = Vec::new();
     for partition_rows in PARTITION_SIZES {
         for threads in [1, 2] {
-            let mut db = Database::new(DatabaseOptions {
-                threads,
-                ..Default::default()
-            })
-            .unwrap();
-            let options = LoadOptions {
-                partition_rows,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(
-                data.to_vec(),
-                Path::new("<generated>"),
-                "readings",
-                &options,
-            )
-            .unwrap();
             out.push((
                 format!("partition_rows {partition_rows}, threads {threads}"),
-                db,
+                database(data, "readings", partition_rows, threads),
             ));
         }
     }
@@ -580,28 +580,11 @@ fn integer_dictionary_codes_answer_as_a_scan() {
         ),
         (
             "SELECT sum(tract) FROM t".to_string(),
-            count(0).into_iter()
-                .map(|_| vec![Value::Int(sorted.iter().sum())])
-                .collect(),
+            vec![vec![Value::Int(sorted.iter().sum())]],
         ),
     ];
     for partition_rows in [7, 1000, 65_536] {
-        let mut db = Database::new(DatabaseOptions {
-            threads: 2,
-            ..Default::default()
-        })
-        .unwrap();
-        let options = LoadOptions {
-            partition_rows,
-            ..LoadOptions::default()
-        };
-        db.load_csv_bytes(
-            text.clone().into_bytes(),
-            Path::new("<generated>"),
-            "t",
-            &options,
-        )
-        .unwrap();
+        let db = database(text.as_bytes(), "t", partition_rows, 2);
         for (sql, want) in &cases {
             let got = db.query(sql).unwrap();
             assert_eq!(&got.rows, want, "{sql}, partition_rows {partition_rows}");

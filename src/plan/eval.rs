@@ -704,6 +704,55 @@ mod function_tests {
     }
 
     #[test]
+    fn anchored_patterns_replace_as_the_whole_pattern_does() {
+        // `^P.*$` runs only `^P`; the oracle is the whole pattern through
+        // the regex crate's own replace.
+        let patterns = [
+            (r"^https?://(?:www\.)?([^/]+)/.*$", r"\1", ""),
+            (r"^https?://(?:www\.)?([^/]+)/.*$", r"<\1>", "g"),
+            (r"^(a*)(b?).*$", r"\2\1", ""),
+            (r"^x.*$", "y", "i"),
+            (r"^(.).*$", r"\1", "s"),
+            (r"(?s)^(.).*$", r"\1", ""),
+            (r"^(.).*$", r"\0\1", ""),
+            (r"(?m)^(.).*$", r"\1", "g"),
+            (r"^(.)(.*)$", r"\2", ""),
+            (r"^(.).*?$", r"\1", ""),
+        ];
+        let texts = [
+            "",
+            "http://www.example.com/a/b",
+            "https://example.org/",
+            "http://host",
+            "aab",
+            "aabbb tail",
+            "X marks",
+            "a\nb",
+            "\nab",
+            "日本語/x",
+        ];
+        for (pattern, replacement, flags) in patterns {
+            let r = RegexpReplace::new(pattern, replacement, flags).unwrap();
+            let limit = if r.global { 0 } else { 1 };
+            for s in texts {
+                let expected = r.regex.replacen(s, limit, r.expansion.as_str());
+                assert_eq!(
+                    r.replace(s),
+                    expected,
+                    "regexp_replace({s:?}, {pattern:?}, {replacement:?}, {flags:?})"
+                );
+            }
+        }
+        // The rewrite applies to query 29's pattern, not to a `\0` or
+        // multi-line one.
+        let uses = |p: &str, rep: &str| RegexpReplace::new(p, rep, "").unwrap().runs_prefix();
+        assert!(uses(r"^https?://(?:www\.)?([^/]+)/.*$", r"\1"));
+        assert!(!uses(r"^(.).*$", r"\0"));
+        assert!(!uses(r"(?m)^(.).*$", r"\1"));
+        assert!(!uses(r"^(.).*?$", r"\1"));
+    }
+
+    #[test]
     fn regexp_replace_rejects_what_re2_rejects() {
         let cases = [
             (

@@ -445,7 +445,8 @@ impl RegexpReplace {
     }
 
     /// Whether a pattern `^P.*$` runs as `^P` (see [`AnchoredPrefix`]).
-    pub fn runs_prefix(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn runs_prefix(&self) -> bool {
         self.anchored.is_some()
     }
 

@@ -72,7 +72,7 @@ pub enum Input<'x, 'a> {
 }
 
 /// The state of one aggregate for every group of a partial.
-pub trait Accumulator: Send {
+pub trait Accumulator: Send + Sync {
     /// Folds a batch: input row `j` belongs to group `gids[j]`; the groups
     /// are `0..groups` (states grow to fit).
     ///
@@ -251,7 +251,7 @@ impl Accumulator for Count {
 // sum(x), avg(x)
 
 /// A running sum: exact `i128` for integers, `f64` for floats.
-trait SumType: Copy + Default + Send + 'static + std::ops::AddAssign {
+trait SumType: Copy + Default + Send + Sync + 'static + std::ops::AddAssign {
     fn from_i64(v: i64) -> Self;
     fn from_f64(v: f64) -> Self;
     fn finish(self, count: u64, avg: bool) -> Result<Value>;

@@ -206,6 +206,9 @@ pub fn aggregate_rows(
             accs,
         }];
     }
+    for acc in chunks.iter_mut().flat_map(|c| &mut c.accs) {
+        acc.finish();
+    }
     // Every aggregate of every group must have a value.
     for acc in chunks.iter().flat_map(|c| &c.accs) {
         acc.check()?;

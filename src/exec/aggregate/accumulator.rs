@@ -16,6 +16,7 @@
 //! vector; sparse register pairs) and grow only for groups that see many
 //! values.
 
+use rayon::prelude::*;
 use std::any::Any;
 
 use crate::error::{Error, Result};
@@ -99,6 +100,12 @@ pub trait Accumulator: Send + Sync {
     fn check(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Completes work [`Accumulator::merge`] left for later, such as
+    /// distinct sets merged per group in parallel; call it once after the
+    /// last merge and before [`Accumulator::value`]. Without it, values
+    /// are still right, only slower to read.
+    fn finish(&mut self) {}
 
     /// The final value of group `g`, read one group at a time so a top-n
     /// over groups finishes only the groups it keeps. A group the states
@@ -943,9 +950,17 @@ impl DistinctInput for u128 {
 }
 
 /// Exact distinct values per group.
+///
+/// A merge moves a partial's set into a group that has none and leaves the
+/// others pending; [`Accumulator::finish`] then merges each group's
+/// pending sets, groups in parallel (perf: with 1,980 groups, below the
+/// radix split, merging `count(DISTINCT UserID)` sets one group after
+/// another on one thread was a quarter of ClickBench's query 9).
 #[derive(Default)]
 struct Distinct<K: DistinctKey> {
     sets: Vec<DistinctSet<K>>,
+    /// `(group, set)` still to merge into `sets[group]`.
+    pending: Vec<(u32, DistinctSet<K>)>,
 }
 
 impl<K: DistinctInput> Accumulator for Distinct<K> {
@@ -1013,29 +1028,71 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
     }
 
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        self.finish();
         Box::new(Distinct {
             sets: take_vec(&mut self.sets, idx),
+            pending: Vec::new(),
         })
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
-        let other = downcast::<Distinct<K>>(other)?;
+        let mut other = downcast::<Distinct<K>>(other)?;
+        other.finish();
         if self.sets.len() < groups {
             self.sets.resize_with(groups, DistinctSet::default);
         }
         for (set, &g) in other.sets.into_iter().zip(into) {
-            self.sets[g as usize].merge(set);
+            let here = &mut self.sets[g as usize];
+            if set.is_empty() {
+                continue;
+            }
+            if here.is_empty() {
+                *here = set;
+            } else {
+                self.pending.push((g, set));
+            }
         }
         Ok(())
     }
 
+    fn finish(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut per_group: Vec<Vec<DistinctSet<K>>> = Vec::new();
+        per_group.resize_with(self.sets.len(), Vec::new);
+        for (g, set) in self.pending.drain(..) {
+            per_group[g as usize].push(set);
+        }
+        self.sets
+            .par_iter_mut()
+            .zip(per_group)
+            .for_each(|(set, more)| more.into_iter().for_each(|m| set.merge(m)));
+    }
+
     fn value(&self, g: usize) -> Value {
-        Value::Int(self.sets.get(g).map_or(0, |s| s.len() as i64))
+        let Some(set) = self.sets.get(g) else {
+            return Value::Int(0);
+        };
+        let pending = self.pending.iter().filter(|(p, _)| *p as usize == g);
+        if pending.clone().next().is_none() {
+            return Value::Int(set.len() as i64);
+        }
+        // Not finished: merge a copy (correct, only slow).
+        let mut all = set.clone();
+        pending.for_each(|(_, s)| all.merge(s.clone()));
+        Value::Int(all.len() as i64)
     }
 
     fn heap_bytes(&self) -> usize {
         self.sets.capacity() * std::mem::size_of::<DistinctSet<K>>()
             + self.sets.iter().map(DistinctSet::heap_bytes).sum::<usize>()
+            + self.pending.capacity() * std::mem::size_of::<(u32, DistinctSet<K>)>()
+            + self
+                .pending
+                .iter()
+                .map(|(_, s)| s.heap_bytes())
+                .sum::<usize>()
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
@@ -1227,7 +1284,32 @@ mod tests {
             merged.merge(moved, &[6, 5, 4, 3, 2, 1, 0], 7).unwrap();
             let back = merged.take(&[6, 5, 4, 3, 2, 1, 0]);
             a.merge(back, &[0, 1, 2, 3, 4, 5, 6], 7).unwrap();
+            // Values read before `finish` (merging what is pending on the
+            // fly) and after it agree, and a merge after a finish too.
             assert_eq!(finish(&*a), expected, "{func:?}");
+            a.finish();
+            assert_eq!(finish(&*a), expected, "{func:?} finished");
+            let mut again = new_accumulator(&c).unwrap();
+            again
+                .update(Input::Array(input), Gids::Ids(&gids), 7)
+                .unwrap();
+            a.merge(again, &[0, 1, 2, 3, 4, 5, 6], 7).unwrap();
+            a.finish();
+            let counted_twice: Vec<Value> = match func {
+                AggFunc::Count | AggFunc::Sum => {
+                    let mut twice = new_accumulator(&c).unwrap();
+                    for _ in 0..2 {
+                        twice
+                            .update(Input::Array(input), Gids::Ids(&gids), 7)
+                            .unwrap();
+                    }
+                    finish(&*twice)
+                }
+                // The same values again: averages, extremes and distinct
+                // counts stay.
+                _ => expected.clone(),
+            };
+            assert_eq!(finish(&*a), counted_twice, "{func:?} merged twice");
         }
     }
 }

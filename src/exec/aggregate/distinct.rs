@@ -107,6 +107,15 @@ impl<K: DistinctKey> DistinctSet<K> {
         }
     }
 
+    /// True when the set holds no key.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            DistinctSet::Small(v) => v.is_empty(),
+            DistinctSet::Flat(s) => s.is_empty(),
+            DistinctSet::Split(b) => b.iter().all(HashSet::is_empty),
+        }
+    }
+
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
         match self {

@@ -114,6 +114,14 @@ pub trait Accumulator: Send + Sync {
     /// reads as NULL).
     fn value(&self, g: usize) -> Value;
 
+    /// Group `g`'s value when it is a non-NULL integer read without
+    /// building a [`Value`] (a count, an integer sum), else `None` (read
+    /// [`Accumulator::value`]): a top-n over groups compares most groups on
+    /// it alone. Some exactly when `value(g)` is that `Value::Int`.
+    fn int_value(&self, _g: usize) -> Option<i64> {
+        None
+    }
+
     /// Heap bytes held, for the memory budget.
     fn heap_bytes(&self) -> usize;
 
@@ -245,6 +253,10 @@ impl Accumulator for Count {
         Value::Int(self.counts.get(g).map_or(0, |&c| c as i64))
     }
 
+    fn int_value(&self, g: usize) -> Option<i64> {
+        Some(self.counts.get(g).map_or(0, |&c| c as i64))
+    }
+
     fn heap_bytes(&self) -> usize {
         self.counts.capacity() * 8
     }
@@ -264,6 +276,8 @@ trait SumType: Copy + Default + Send + Sync + 'static + std::ops::AddAssign {
     fn finish(self, count: u64, avg: bool) -> Result<Value>;
     /// `base · count + scale · code_sum`, exactly for integers.
     fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self;
+    /// An integer sum that fits i64; `None` for floats.
+    fn to_i64(self) -> Option<i64>;
 }
 
 impl SumType for i128 {
@@ -290,6 +304,9 @@ impl SumType for i128 {
     fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self {
         base as i128 * count as i128 + scale as i128 * code_sum as i128
     }
+    fn to_i64(self) -> Option<i64> {
+        i64::try_from(self).ok()
+    }
 }
 
 impl SumType for f64 {
@@ -312,6 +329,9 @@ impl SumType for f64 {
     }
     fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self {
         (i128::from_offsets(base, scale, count, code_sum)) as f64
+    }
+    fn to_i64(self) -> Option<i64> {
+        None
     }
 }
 
@@ -534,6 +554,13 @@ impl<S: SumType> Accumulator for Sum<S> {
         match (self.sums.get(g), self.counts.get(g)) {
             (Some(&s), Some(&c)) => s.finish(c, self.avg).unwrap_or(Value::Null),
             _ => Value::Null,
+        }
+    }
+
+    fn int_value(&self, g: usize) -> Option<i64> {
+        match (self.sums.get(g), self.counts.get(g)) {
+            (Some(&s), Some(&c)) if c > 0 && !self.avg => s.to_i64(),
+            _ => None,
         }
     }
 
@@ -1230,9 +1257,15 @@ mod tests {
         }
     }
 
-    /// The values of the 7 groups the test uses.
+    /// The values of the 7 groups the test uses (and a check that an
+    /// integer read directly is the same value).
     fn finish(acc: &dyn Accumulator) -> Vec<Value> {
         acc.check().unwrap();
+        for g in 0..7 {
+            if let Some(x) = acc.int_value(g) {
+                assert_eq!(Value::Int(x), acc.value(g), "group {g}");
+            }
+        }
         (0..7).map(|g| acc.value(g)).collect()
     }
 

@@ -443,6 +443,23 @@ impl<S: SumType> Accumulator for Sum<S> {
                             self.add_all(&vals, gids, valid, S::from_f64, all)
                         }
                     },
+                    ColumnData::Offset { base, scale, codes }
+                        if matches!(gids, Gids::Ids(_)) && groups > rows.len / 2 =>
+                    {
+                        // About a row per group (a near-unique key): each
+                        // row's value straight into its group, without the
+                        // per-group code sums below, whose zeroed arrays
+                        // and pass over every group cost as much as the
+                        // rows (perf: a tenth of `u % 2000000` grouped).
+                        with_codes!(codes, k => for j in 0..gids.len() {
+                            if valid(j) {
+                                let g = gids.get(j);
+                                let code = k[rows.row(j)].to_u64() as u128;
+                                self.sums[g] += S::from_offsets(*base, *scale, 1, code);
+                                self.counts[g] += 1;
+                            }
+                        });
+                    }
                     ColumnData::Offset { base, scale, codes } => {
                         // Sum codes per group, then base·count + scale·sum:
                         // the offset codec is sum-preserving.

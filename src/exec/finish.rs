@@ -283,11 +283,14 @@ pub fn aggregate_rows(
             .collect();
     }
     if plan.order_by.is_empty() && infallible_outputs {
-        // Merge order is the result order: only the window is evaluated.
-        return ids[window(plan, ids.len())]
-            .iter()
-            .map(|&(c, g)| visible(outputs(c, g)))
-            .collect();
+        // Merge order is the result order: only the window is evaluated,
+        // in parallel (a GROUP BY without LIMIT returns every group).
+        return first_error(
+            ids[window(plan, ids.len())]
+                .par_iter()
+                .map(|&(c, g)| visible(outputs(c, g)))
+                .collect(),
+        );
     }
     let mut rows = first_error(ids.par_iter().map(|&(c, g)| outputs(c, g)).collect())?;
     order_and_window(plan, &mut rows);

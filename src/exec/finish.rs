@@ -206,11 +206,10 @@ pub fn aggregate_rows(
             accs,
         }];
     }
+    // Every aggregate of every group must have a value, once what its
+    // merge left is done.
     for acc in chunks.iter_mut().flat_map(|c| &mut c.accs) {
         acc.finish();
-    }
-    // Every aggregate of every group must have a value.
-    for acc in chunks.iter().flat_map(|c| &c.accs) {
         acc.check()?;
     }
     let parts = chunks;

@@ -198,6 +198,13 @@ struct Count {
     counts: Vec<u64>,
 }
 
+impl Count {
+    /// Group `g`'s count (0 for a group the counts never grew to).
+    fn count(&self, g: usize) -> i64 {
+        self.counts.get(g).map_or(0, |&c| c as i64)
+    }
+}
+
 impl Accumulator for Count {
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
         resize(&mut self.counts, groups, 0);
@@ -250,11 +257,11 @@ impl Accumulator for Count {
     }
 
     fn value(&self, g: usize) -> Value {
-        Value::Int(self.counts.get(g).map_or(0, |&c| c as i64))
+        Value::Int(self.count(g))
     }
 
     fn int_value(&self, g: usize) -> Option<i64> {
-        Some(self.counts.get(g).map_or(0, |&c| c as i64))
+        Some(self.count(g))
     }
 
     fn heap_bytes(&self) -> usize {
@@ -1086,10 +1093,10 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
             self.sets.resize_with(groups, DistinctSet::default);
         }
         for (set, &g) in other.sets.into_iter().zip(into) {
-            let here = &mut self.sets[g as usize];
             if set.is_empty() {
                 continue;
             }
+            let here = &mut self.sets[g as usize];
             if here.is_empty() {
                 *here = set;
             } else {

@@ -218,7 +218,9 @@ fn key_arithmetic_fails_in_groups_the_limit_drops() {
 
 /// A GROUP BY on an FSST-compressed string column groups on the compressed
 /// bytes: the counts per URL equal those counted here, NULL and the empty
-/// string stay two groups, and a WHERE selection groups only its rows.
+/// string stay two groups, short strings (compressed to at most 8 bytes,
+/// grouped by the bytes as an integer) and long ones (hashed) both group
+/// right, and a WHERE selection groups only its rows.
 #[test]
 fn group_by_an_fsst_column_groups_equal_strings() {
     use std::collections::BTreeMap;
@@ -227,6 +229,8 @@ fn group_by_an_fsst_column_groups_equal_strings() {
     let url = |i: usize| match i % 50 {
         0 => Some(String::new()),
         1 => None,
+        // At most 4 characters: at most 8 compressed bytes, even escaped.
+        2..=20 => Some(format!("k{}", i % 997)),
         // About 1,900 distinct values per 2,048-row partition: too many for
         // a dictionary to pay, so the column is FSST-compressed.
         _ => Some(format!(

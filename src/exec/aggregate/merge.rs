@@ -145,13 +145,9 @@ impl KeyBuilder {
     }
 }
 
-/// A partial's groups of one bucket: the partial's key columns (borrowed,
-/// not gathered: perf: gathering each bucket's string keys into buffers of
-/// their own was a sixth of a GROUP BY over 100k distinct strings), the
-/// bucket's rows of them, their hashes, and the states taken out for them.
-struct Piece<'k, 'a> {
-    keys: &'k [Array<'a>],
-    rows: Vec<u32>,
+/// A partial's groups of one bucket: keys, their hashes, states.
+struct Piece<'a> {
+    keys: Vec<Array<'a>>,
     hashes: Vec<u64>,
     accs: Vec<Box<dyn Accumulator>>,
 }
@@ -160,7 +156,7 @@ struct Piece<'k, 'a> {
 /// groups among them.
 trait GroupTable<'a> {
     /// Group ids of every row of `piece`, new keys added as new groups.
-    fn probe(&mut self, piece: &Piece<'_, 'a>, into: &mut Vec<u32>);
+    fn probe(&mut self, piece: &Piece<'a>, into: &mut Vec<u32>);
     /// Distinct keys so far.
     fn groups(&self) -> usize;
     /// Room for `more` new keys.
@@ -178,22 +174,21 @@ struct AnyKeys {
 }
 
 impl<'a> GroupTable<'a> for AnyKeys {
-    fn probe(&mut self, piece: &Piece<'_, 'a>, into: &mut Vec<u32>) {
-        for (&i, &h) in piece.rows.iter().zip(&piece.hashes) {
-            let i = i as usize;
+    fn probe(&mut self, piece: &Piece<'a>, into: &mut Vec<u32>) {
+        for (i, &h) in piece.hashes.iter().enumerate() {
             let builders = &mut self.builders;
             let found = self.table.find(h, |&(eh, g)| {
                 eh == h
                     && builders
                         .iter()
-                        .zip(piece.keys)
+                        .zip(&piece.keys)
                         .all(|(b, k)| b.eq(g as usize, k, i))
             });
             let g = match found {
                 Some(&(_, g)) => g,
                 None => {
                     let g = self.table.len() as u32;
-                    for (b, k) in builders.iter_mut().zip(piece.keys) {
+                    for (b, k) in builders.iter_mut().zip(&piece.keys) {
                         b.push(k, i);
                     }
                     self.table.insert_unique(h, (h, g), |e| e.0);
@@ -234,8 +229,8 @@ impl IntKeys {
     }
 
     /// The integers of a piece's one key column without NULLs, else `None`.
-    fn of<'p>(piece: &Piece<'p, '_>) -> Option<&'p [i64]> {
-        match piece.keys {
+    fn of<'p>(piece: &'p Piece<'_>) -> Option<&'p [i64]> {
+        match &piece.keys[..] {
             [
                 Array {
                     data: Data::Int(v),
@@ -249,10 +244,9 @@ impl IntKeys {
 }
 
 impl<'a> GroupTable<'a> for IntKeys {
-    fn probe(&mut self, piece: &Piece<'_, 'a>, into: &mut Vec<u32>) {
+    fn probe(&mut self, piece: &Piece<'a>, into: &mut Vec<u32>) {
         let keys = IntKeys::of(piece).unwrap_or_default();
-        for (&i, &h) in piece.rows.iter().zip(&piece.hashes) {
-            let k = keys[i as usize];
+        for (&k, &h) in keys.iter().zip(&piece.hashes) {
             let g = match self.table.find(h, |e| e.0 == k) {
                 Some(&(_, g)) => g,
                 None => {
@@ -285,7 +279,7 @@ impl<'a> GroupTable<'a> for IntKeys {
 }
 
 /// Merges pieces (in partition order) into one partial with distinct keys.
-fn merge_pieces<'a>(pieces: Vec<Piece<'_, 'a>>, cancel: &CancelToken) -> Result<Partial<'a>> {
+fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Partial<'a>> {
     let Some(first) = pieces.first() else {
         return Ok(Partial {
             groups: 0,
@@ -312,7 +306,7 @@ fn merge_pieces<'a>(pieces: Vec<Piece<'_, 'a>>, cancel: &CancelToken) -> Result<
 /// Merges `pieces` (in partition order, at least one) through `table`.
 fn merge_into<'a>(
     mut table: impl GroupTable<'a>,
-    pieces: Vec<Piece<'_, 'a>>,
+    pieces: Vec<Piece<'a>>,
     cancel: &CancelToken,
 ) -> Result<Partial<'a>> {
     // Groups of the pieces not merged yet.
@@ -495,27 +489,17 @@ pub fn merge_partials<'a>(
         1
     };
     let shift = 64 - buckets.trailing_zeros();
-    // Split every partial by bucket, in parallel over partials: rows and
-    // states move, key columns stay where they are.
-    let mut keys: Vec<Vec<Array<'a>>> = Vec::with_capacity(parts.len());
-    let mut accs: Vec<Vec<Box<dyn Accumulator>>> = Vec::with_capacity(parts.len());
-    for p in parts {
-        keys.push(p.keys);
-        accs.push(p.accs);
-    }
-    let split: Vec<Vec<Piece<'_, 'a>>> = keys
-        .par_iter()
-        .zip(accs)
-        .map(|(keys, mut accs)| {
+    // Split every partial by bucket, in parallel over partials.
+    let split: Vec<Vec<Piece<'a>>> = parts
+        .into_par_iter()
+        .map(|mut p| {
             cancel.check()?;
-            let n = keys.first().map_or(0, Array::len);
-            let hashes = hash_keys(keys, n);
+            let hashes = hash_keys(&p.keys, p.groups);
             if buckets == 1 {
                 return Ok(vec![Piece {
-                    keys,
-                    rows: (0..n as u32).collect(),
+                    keys: p.keys,
                     hashes,
-                    accs,
+                    accs: p.accs,
                 }]);
             }
             let mut idx: Vec<Vec<u32>> = vec![Vec::new(); buckets];
@@ -523,18 +507,17 @@ pub fn merge_partials<'a>(
                 idx[(h >> shift) as usize].push(i as u32);
             }
             Ok(idx
-                .into_iter()
+                .iter()
                 .map(|ix| Piece {
-                    keys,
+                    keys: p.keys.iter().map(|k| k.take(ix)).collect(),
                     hashes: ix.iter().map(|&i| hashes[i as usize]).collect(),
-                    accs: accs.iter_mut().map(|a| a.take(&ix)).collect(),
-                    rows: ix,
+                    accs: p.accs.iter_mut().map(|a| a.take(ix)).collect(),
                 })
                 .collect())
         })
         .collect::<Result<_>>()?;
     // Transpose to pieces per bucket, partition order kept.
-    let mut per_bucket: Vec<Vec<Piece<'_, 'a>>> = (0..buckets).map(|_| Vec::new()).collect();
+    let mut per_bucket: Vec<Vec<Piece<'a>>> = (0..buckets).map(|_| Vec::new()).collect();
     for pieces in split {
         for (b, piece) in pieces.into_iter().enumerate() {
             if !piece.hashes.is_empty() {

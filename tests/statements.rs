@@ -229,8 +229,8 @@ fn group_by_an_fsst_column_groups_equal_strings() {
     let url = |i: usize| match i % 50 {
         0 => Some(String::new()),
         1 => None,
-        // At most 4 characters: at most 8 compressed bytes, even escaped.
-        2..=20 => Some(format!("k{}", i % 997)),
+        // At most 3 characters: at most 6 compressed bytes, even escaped.
+        2..=20 => Some(format!("k{}", i % 97)),
         // About 1,900 distinct values per 2,048-row partition: too many for
         // a dictionary to pay, so the column is FSST-compressed.
         _ => Some(format!(

@@ -1910,6 +1910,13 @@ const SHAPE_QUERIES: &[&str] = &[
     "SELECT c FROM t ORDER BY c LIMIT 3 OFFSET 9223372036854775807",
     "SELECT m / 3, count(*) FROM t GROUP BY 1 ORDER BY 1",
     "SELECT c - m, sum(f) FROM t GROUP BY 1 ORDER BY 2 DESC NULLS LAST, 1 LIMIT 10",
+    // Nearly unique evaluated keys: a group per row, grouped at the merge.
+    "SELECT c * 3 + n, count(*), sum(m), min(p), count(DISTINCT s) FROM t GROUP BY 1 \
+     ORDER BY 2 DESC, 1 LIMIT 20",
+    "SELECT c * 3 + n, s, count(*), avg(f) FROM t GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 20",
+    // `q` is a sequence: distinct for the first rows of a partition, then
+    // repeating within it.
+    "SELECT q % 3000 * 7919, count(*), sum(n) FROM t GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 20",
     "SELECT t, count(*) FROM t GROUP BY t ORDER BY 2 DESC, 1 LIMIT 5",
     "SELECT count(*), count(DISTINCT c), sum(m), avg(f), min(p), max(s) FROM t",
     "SELECT n, k, sum(m) FROM t WHERE m > 0 OR p LIKE 's1%' GROUP BY n, k ORDER BY 1, 2",

@@ -279,6 +279,57 @@ fn group_by_an_fsst_column_groups_equal_strings() {
     }
 }
 
+/// An evaluated key that is nearly unique in the first rows of a partition
+/// skips grouping there (a group per row) and is grouped at the merge: the
+/// keys that repeat later in the partition, or in another partition, still
+/// come out once with their rows' counts, sums and distinct counts, with
+/// one partition (nothing else to merge) and with several.
+#[test]
+fn nearly_unique_keys_group_at_the_merge() {
+    use std::collections::BTreeMap;
+    let n = 6_000usize;
+    // The first 2,900 rows have distinct keys; then they repeat.
+    let key = |i: usize| (i % 2_900) as i64 * 1_000_003;
+    let mut csv = String::from("k,x,s\n");
+    for i in 0..n {
+        csv.push_str(&format!("{},{},s{}\n", (i % 2_900), i % 7, i % 3));
+    }
+    let mut expected = BTreeMap::<i64, (i64, i64, usize)>::new();
+    let mut names = BTreeMap::<i64, std::collections::BTreeSet<usize>>::new();
+    for i in 0..n {
+        let e = expected.entry(key(i)).or_default();
+        e.0 += 1;
+        e.1 += (i % 7) as i64;
+        names.entry(key(i)).or_default().insert(i % 3);
+    }
+    for (k, e) in expected.iter_mut() {
+        e.2 = names[k].len();
+    }
+    let sql = "SELECT k * 1000003 AS g, count(*), sum(x), count(DISTINCT s) FROM t GROUP BY g";
+    for partition_rows in [65_536, 2_500] {
+        let db = database(&csv, partition_rows);
+        let plan = explain(&db, sql);
+        assert!(
+            plan.iter().any(|l| l.contains("a group per row")),
+            "{plan:?}"
+        );
+        let got: BTreeMap<i64, (i64, i64, usize)> = db
+            .query(sql)
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| match (&r[0], &r[1], &r[2], &r[3]) {
+                (Value::Int(g), Value::Int(c), Value::Int(x), Value::Int(d)) => {
+                    (*g, (*c, *x, *d as usize))
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got.len(), 2_900, "partition rows {partition_rows}");
+        assert_eq!(got, expected, "partition rows {partition_rows}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // DESCRIBE, SHOW TABLES, SUMMARIZE
 

@@ -204,6 +204,7 @@ pub fn aggregate_rows(
             groups: 1,
             keys: Vec::new(),
             accs,
+            repeats: false,
         }];
     }
     // Every aggregate of every group must have a value, once what its

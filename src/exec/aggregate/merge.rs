@@ -285,6 +285,7 @@ fn merge_pieces<'a>(pieces: Vec<Piece<'a>>, cancel: &CancelToken) -> Result<Part
             groups: 0,
             keys: Vec::new(),
             accs: Vec::new(),
+            repeats: false,
         });
     };
     let capacity = first.hashes.len();
@@ -312,23 +313,22 @@ fn merge_into<'a>(
     // Groups of the pieces not merged yet.
     let mut remaining: usize = pieces.iter().map(|p| p.hashes.len()).sum();
     let mut accs: Vec<Box<dyn Accumulator>> = Vec::new();
-    for (n, piece) in pieces.into_iter().enumerate() {
+    for (n, mut piece) in pieces.into_iter().enumerate() {
         cancel.check()?;
         remaining -= piece.hashes.len();
         let before = table.groups();
         let mut into = Vec::with_capacity(piece.hashes.len());
         table.probe(&piece, &mut into);
         if n == 0 {
-            // The first piece's keys are distinct (a partial's invariant),
-            // so its groups are 0..n in order and its states are taken as
-            // they are.
-            if into.iter().enumerate().any(|(i, &g)| i != g as usize) {
-                return Err(crate::Error::Internal(
-                    "a partial aggregate has repeated keys".into(),
-                ));
+            // When the first piece's keys are distinct (a partial's
+            // invariant unless it `repeats`), its groups are 0..n in order
+            // and its states are taken as they are; else they fold into
+            // empty states like any later piece's.
+            if into.iter().enumerate().all(|(i, &g)| i == g as usize) {
+                accs = piece.accs;
+                continue;
             }
-            accs = piece.accs;
-            continue;
+            accs = piece.accs.iter_mut().map(|a| a.take(&[])).collect();
         }
         let groups = table.groups();
         if n == 1 {
@@ -346,6 +346,7 @@ fn merge_into<'a>(
         groups: table.groups(),
         keys: table.finish(),
         accs,
+        repeats: false,
     })
 }
 
@@ -421,6 +422,7 @@ pub fn keep_first_keys<'a>(
                 groups: keep.len(),
                 keys: p.keys.iter().map(|a| a.take(&keep)).collect(),
                 accs: p.accs.iter_mut().map(|a| a.take(&keep)).collect(),
+                repeats: p.repeats,
             });
         }
     }
@@ -439,7 +441,9 @@ pub fn merge_partials<'a>(
     cancel: &CancelToken,
 ) -> Result<(Vec<Partial<'a>>, String)> {
     parts.retain(|p| p.groups > 0 || nkeys == 0);
-    if parts.len() <= 1 {
+    // A partial whose keys repeat is never final as it is.
+    let repeats = parts.iter().any(|p| p.repeats);
+    if parts.is_empty() || (parts.len() == 1 && !repeats) {
         return Ok((parts, "one partial, nothing to merge".into()));
     }
     if nkeys == 0 {
@@ -456,7 +460,7 @@ pub fn merge_partials<'a>(
             "one group per partial, folded in partition order".into(),
         ));
     }
-    if nkeys == 1 {
+    if nkeys == 1 && !repeats {
         let mut ranges: Vec<(i64, i64, usize)> = Vec::with_capacity(parts.len());
         for (i, p) in parts.iter().enumerate() {
             match int_range(p) {

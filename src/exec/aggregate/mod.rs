@@ -46,7 +46,7 @@ pub const FIXED_ARRAY_MAX_SLOTS: u64 = 1 << 20;
 ///
 /// # Invariants
 /// Every key column has `groups` rows; every accumulator covers groups
-/// `0..groups`; the keys of distinct groups differ.
+/// `0..groups`; the keys of distinct groups differ unless `repeats`.
 pub struct Partial<'a> {
     /// Number of groups.
     pub groups: usize,
@@ -54,6 +54,11 @@ pub struct Partial<'a> {
     pub keys: Vec<Array<'a>>,
     /// One accumulator per aggregate.
     pub accs: Vec<Box<dyn Accumulator>>,
+    /// Groups may share keys: a partition whose key was nearly unique kept
+    /// a group per row (see `keys::local_dictionary`), leaving the grouping
+    /// to the merge, which then never passes such a partial through as it
+    /// is.
+    pub repeats: bool,
 }
 
 impl Partial<'_> {
@@ -462,6 +467,7 @@ pub fn aggregate_partition<'a>(
         }
     }
     let codes = group_codes(&grouping.keys, &emitted, &key_codes);
+    let repeats = key_codes.iter().any(|k| k.decoder.repeats());
     let keys = key_codes
         .into_iter()
         .zip(&codes)
@@ -471,5 +477,6 @@ pub fn aggregate_partition<'a>(
         groups: emitted.len(),
         keys,
         accs,
+        repeats,
     })
 }

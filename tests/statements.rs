@@ -330,6 +330,47 @@ fn nearly_unique_keys_group_at_the_merge() {
     }
 }
 
+/// The same for an FSST-compressed string key: nearly unique in the first
+/// rows, then repeating, with NULLs (a group of their own) among them.
+#[test]
+fn nearly_unique_fsst_keys_group_at_the_merge() {
+    use std::collections::BTreeMap;
+    let n = 6_000usize;
+    let url = |i: usize| {
+        (i % 1_000 != 999).then(|| format!("https://example.com/item/{}/page.html", i % 5_500))
+    };
+    let mut csv = String::from("u,x\n");
+    let mut expected = BTreeMap::<Option<String>, (i64, i64)>::new();
+    for i in 0..n {
+        csv.push_str(&format!("{},{}\n", url(i).unwrap_or_default(), i % 7));
+        let e = expected.entry(url(i)).or_default();
+        e.0 += 1;
+        e.1 += (i % 7) as i64;
+    }
+    let sql = "SELECT u, count(*), sum(x) FROM t GROUP BY u";
+    for partition_rows in [65_536, 2_500] {
+        let db = database(&csv, partition_rows);
+        let plan = explain(&db, sql);
+        assert!(
+            plan.iter()
+                .any(|l| l.contains("FSST, nearly every row a new value")),
+            "{plan:?}"
+        );
+        let got: BTreeMap<Option<String>, (i64, i64)> = db
+            .query(sql)
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| match (&r[0], &r[1], &r[2]) {
+                (Value::Null, Value::Int(c), Value::Int(x)) => (None, (*c, *x)),
+                (Value::Str(s), Value::Int(c), Value::Int(x)) => (Some(s.to_string()), (*c, *x)),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got, expected, "partition rows {partition_rows}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // DESCRIBE, SHOW TABLES, SUMMARIZE
 

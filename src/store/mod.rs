@@ -39,7 +39,7 @@ pub use codes::{Code, Codes};
 pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
 pub use decode::Decoded;
 pub use encode::share_repeated;
-pub use fsst::StringBatch;
+pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};
@@ -56,7 +56,7 @@ pub use {
     },
     column::{Dictionary, PackedStrings, ZoneMap},
     delta::Delta,
-    fsst::{Fsst, FsstMatcher},
+    fsst::FsstMatcher,
     hexpoint::{Coords, HexPoints},
     index::{RowLocation, location},
     rle::{Rle, RunValue},

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
 use crate::plan::Expr;
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, Codes, ColumnData, Partition};
+use crate::store::{Bitmap, Code, Codes, ColumnData, Fsst, Partition};
 use crate::types::{DataType, Value};
 
 use crate::exec::vector::{Array, Data, Datum, Rows, Strs, eval};
@@ -411,7 +411,17 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     let mut short: HashTable<(u64, u32)> = HashTable::with_capacity(n.min(LOCAL_DICTIONARY_START));
     let mut long: HashTable<(u64, u32)> = HashTable::new();
     let mut codes = Vec::with_capacity(n);
+    // Set when the first rows say the strings are nearly all distinct
+    // (as for numbers, see `local_dictionary`): the rest is skipped.
+    let mut per_row = false;
     let mut add = |r: usize, bytes: &'a [u8]| {
+        if per_row {
+            return;
+        }
+        if codes.len() == GROUPING_PROBE_ROWS && skips_grouping(codes.len(), first_bytes.len(), n) {
+            per_row = true;
+            return;
+        }
         if !valid(r) {
             let c = *null_code.get_or_insert_with(|| {
                 first_bytes.push(&[]);
@@ -452,10 +462,30 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         };
         codes.push(code as u64);
     };
-    match rows.range() {
-        Some(range) => f.for_each_compressed(range, &mut add),
-        // Not a range, so a selection (ascending, as every selection is).
-        None => f.for_each_selected(rows.sel.unwrap_or_default(), &mut add),
+    each_compressed(f, rows, &mut add);
+    if per_row {
+        // A group per row: every row's string decoded, NULL where invalid.
+        let mut all: Vec<&'a [u8]> = Vec::with_capacity(n);
+        let mut ok: Vec<bool> = Vec::with_capacity(n);
+        each_compressed(f, rows, |r, bytes| {
+            ok.push(valid(r));
+            all.push(if valid(r) { bytes } else { &[] });
+        });
+        let mut batch = crate::store::StringBatch::new();
+        f.decode_compressed(&all, &mut batch);
+        let validity = ok.contains(&false).then(|| Bitmap::from_bools(&ok));
+        return Some(KeyCodes {
+            source: KeySource::Computed((0..n as u64).collect()),
+            card: n.max(1) as u64,
+            how: format!(
+                "{name}: FSST, nearly every row a new value: a group per row, grouped at the merge"
+            ),
+            decoder: Decoder::Rows(Array {
+                dtype: DataType::Str,
+                data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),
+                validity,
+            }),
+        });
     }
     debug_assert_eq!(codes.len(), n, "a code per selected row");
     let distinct = first_bytes.len();
@@ -473,6 +503,15 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         how: format!("{name}: FSST codes hashed compressed, local dictionary of {distinct} values"),
         decoder: Decoder::Values(values),
     })
+}
+
+/// `g(row, compressed bytes)` for each of `rows` of `f`, in order.
+fn each_compressed<'s>(f: &'s Fsst, rows: Rows<'_>, g: impl FnMut(usize, &'s [u8])) {
+    match rows.range() {
+        Some(range) => f.for_each_compressed(range, g),
+        // Not a range, so a selection (ascending, as every selection is).
+        None => f.for_each_selected(rows.sel.unwrap_or_default(), g),
+    }
 }
 
 /// `floor(x)` over an ALP column with decimals (`exponent = -k < 0`) and no
@@ -686,15 +725,28 @@ pub(super) fn grow_local<E>(
 /// up (see [`local_dictionary`]).
 const GROUPING_PROBE_ROWS: usize = 2048;
 
+/// Whether `seen` rows holding `distinct` keys predict a partition of
+/// `rows` rows with over 90% of them distinct, so that grouping it saves
+/// the merge little. Keys drawn uniformly from `D` values repeat about
+/// `seen² / 2D` times among `seen` rows (the birthday bound), so the
+/// repeats estimate `D`; the partition's rows are then about
+/// `1 - rows / 2D` distinct, over 90% when `D >= 5 · rows`. Uniformity is
+/// the assumption: skewed keys repeat sooner and keep their grouping.
+fn skips_grouping(seen: usize, distinct: usize, rows: usize) -> bool {
+    let repeats = seen.saturating_sub(distinct) as u128;
+    10 * repeats * rows as u128 <= (seen as u128) * (seen as u128)
+}
+
 /// A dense code per row by hashing the typed values (NULL is a value of
 /// its own), and the first row of each code.
 ///
-/// `None` when the values are numbers and nearly all distinct: more than
-/// 95% of the first [`GROUPING_PROBE_ROWS`] rows new keys. Grouping within
-/// the partition would then only build a hash table as large as the rows
-/// for the merge to build again (DataFusion skips partial aggregation on
-/// the same evidence; perf: the local dictionary was a fifth of
-/// `GROUP BY u % 2000000`, its merge another).
+/// `None` when the values are numbers and nearly all distinct in the
+/// partition, as [`skips_grouping`] judges from the first
+/// [`GROUPING_PROBE_ROWS`] rows. Grouping within the partition would then
+/// only build a hash table as large as the rows for the merge to build
+/// again (DataFusion skips partial aggregation on similar evidence; perf:
+/// the local dictionary was a fifth of `GROUP BY u % 2000000`, its merge
+/// another).
 fn local_dictionary(a: &Array<'_>) -> Option<(Vec<u64>, Vec<u32>)> {
     let n = a.len();
     let valid = |i: usize| a.validity.as_ref().is_none_or(|v| v.get(i));
@@ -710,7 +762,7 @@ fn local_dictionary(a: &Array<'_>) -> Option<(Vec<u64>, Vec<u32>)> {
         ($bits:expr) => {{
             let bits = $bits;
             for i in 0..n {
-                if i == GROUPING_PROBE_ROWS && first.len() * 20 > i * 19 {
+                if i == GROUPING_PROBE_ROWS && skips_grouping(i, first.len(), n) {
                     return None;
                 }
                 if !valid(i) {
@@ -852,7 +904,21 @@ pub fn densify(k: &mut KeyCodes<'_>, rows: Rows<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::short_word;
+    use super::{short_word, skips_grouping};
+
+    /// Keys from 2M values (about 1 repeat in 2,048 rows) skip grouping a
+    /// 65,536-row partition; keys from 100k values (about 21 repeats, 73%
+    /// of the partition's rows distinct) keep it, as do constant keys.
+    #[test]
+    fn grouping_is_skipped_only_for_nearly_unique_keys() {
+        let rows = 65_536;
+        assert!(skips_grouping(2048, 2048, rows));
+        assert!(skips_grouping(2048, 2047, rows));
+        assert!(!skips_grouping(2048, 2048 - 21, rows));
+        assert!(!skips_grouping(2048, 1, rows));
+        // A small partition needs fewer distinct keys to be mostly distinct.
+        assert!(skips_grouping(2048, 2048 - 21, 4096));
+    }
 
     /// Every length from 0 to 8 gives the bytes zero-padded, whatever they
     /// are (zero bytes included, which padding must not confuse with

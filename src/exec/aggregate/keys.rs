@@ -225,7 +225,19 @@ pub struct KeyCodes<'a> {
     pub how: String,
 }
 
-impl KeyCodes<'_> {
+impl<'a> KeyCodes<'a> {
+    /// A group per row: row `i` has code `i`, its key `values` row `i`
+    /// (see [`Decoder::Rows`]); `how` for EXPLAIN.
+    fn per_row(values: Array<'a>, how: String) -> KeyCodes<'a> {
+        let n = values.len();
+        KeyCodes {
+            source: KeySource::Computed((0..n as u64).collect()),
+            card: n.max(1) as u64,
+            how,
+            decoder: Decoder::Rows(values),
+        }
+    }
+
     /// False for a key constant over the rows.
     pub fn varies(&self) -> bool {
         !matches!(self.source, KeySource::Const)
@@ -405,9 +417,9 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     // Compressed strings of at most 7 bytes (most of them, for short text)
     // are their own key: the bytes as an integer, the length in the top
     // byte, so a probe compares the entry alone, reads no other array and
-    // hashes with two multiplies (perf: with 48k distinct strings per partition, XXH3 and
-    // the compare's second random read were most of this loop). Longer
-    // ones hash by XXH3 and compare their bytes.
+    // hashes with two multiplies (perf: with 48k distinct strings per
+    // partition, the compare's second random read was most of this loop).
+    // Longer ones hash by XXH3 and compare their bytes.
     let mut short: HashTable<(u64, u32)> = HashTable::with_capacity(n.min(LOCAL_DICTIONARY_START));
     let mut long: HashTable<(u64, u32)> = HashTable::new();
     let mut codes = Vec::with_capacity(n);
@@ -430,35 +442,27 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
             codes.push(c);
             return;
         }
-        let len = bytes.len() as u32;
-        let code = if len < 8 {
+        let seen = codes.len();
+        let code = if bytes.len() < 8 {
             // The length in the top byte, above the at most 7 bytes.
-            let key = short_word(bytes) | u64::from(len) << 56;
-            let h = mix64(key);
-            match short.find(h, |e| e.0 == key) {
-                Some(&(_, g)) => g,
-                None => {
-                    let g = first_bytes.len() as u32;
-                    first_bytes.push(bytes);
-                    grow_local(&mut short, codes.len(), n, |e| mix64(e.0));
-                    short.insert_unique(h, (key, g), |e| mix64(e.0));
-                    g
-                }
-            }
+            let key = short_word(bytes) | (bytes.len() as u64) << 56;
+            let found = short.find(mix64(key), |e| e.0 == key).map(|e| e.1);
+            found.unwrap_or_else(|| {
+                let g = first_bytes.len() as u32;
+                first_bytes.push(bytes);
+                insert_local(&mut short, (key, g), seen, n, |e| mix64(e.0));
+                g
+            })
         } else {
             let h = xxhash_rust::xxh3::xxh3_64(bytes);
             // NULL's code is never in the table, so a match is a string.
             let found = long.find(h, |e| e.0 == h && first_bytes[e.1 as usize] == bytes);
-            match found {
-                Some(&(_, g)) => g,
-                None => {
-                    let g = first_bytes.len() as u32;
-                    first_bytes.push(bytes);
-                    grow_local(&mut long, codes.len(), n, |e| e.0);
-                    long.insert_unique(h, (h, g), |e| e.0);
-                    g
-                }
-            }
+            found.map(|e| e.1).unwrap_or_else(|| {
+                let g = first_bytes.len() as u32;
+                first_bytes.push(bytes);
+                insert_local(&mut long, (h, g), seen, n, |e| e.0);
+                g
+            })
         };
         codes.push(code as u64);
     };
@@ -468,24 +472,23 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         let mut all: Vec<&'a [u8]> = Vec::with_capacity(n);
         let mut ok: Vec<bool> = Vec::with_capacity(n);
         each_compressed(f, rows, |r, bytes| {
-            ok.push(valid(r));
-            all.push(if valid(r) { bytes } else { &[] });
+            let v = valid(r);
+            ok.push(v);
+            all.push(if v { bytes } else { &[] });
         });
         let mut batch = crate::store::StringBatch::new();
         f.decode_compressed(&all, &mut batch);
-        let validity = ok.contains(&false).then(|| Bitmap::from_bools(&ok));
-        return Some(KeyCodes {
-            source: KeySource::Computed((0..n as u64).collect()),
-            card: n.max(1) as u64,
-            how: format!(
+        let values = Array {
+            dtype: DataType::Str,
+            data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),
+            validity: ok.contains(&false).then(|| Bitmap::from_bools(&ok)),
+        };
+        return Some(KeyCodes::per_row(
+            values,
+            format!(
                 "{name}: FSST, nearly every row a new value: a group per row, grouped at the merge"
             ),
-            decoder: Decoder::Rows(Array {
-                dtype: DataType::Str,
-                data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),
-                validity,
-            }),
-        });
+        ));
     }
     debug_assert_eq!(codes.len(), n, "a code per selected row");
     let distinct = first_bytes.len();
@@ -656,16 +659,12 @@ fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
         _ => {}
     }
     let Some((codes, first_rows)) = local_dictionary(&a) else {
-        let n = a.len();
-        return KeyCodes {
-            source: KeySource::Computed((0..n as u64).collect()),
-            card: n.max(1) as u64,
-            how: format!(
-                "{expr}: evaluated, nearly every row a new value: a group per row, \
-                 grouped at the merge"
+        return KeyCodes::per_row(
+            a,
+            format!(
+                "{expr}: evaluated, nearly every row a new value: a group per row, grouped at the merge"
             ),
-            decoder: Decoder::Rows(a),
-        };
+        );
     };
     let distinct = first_rows.len();
     let values = a.take(&first_rows);
@@ -695,6 +694,20 @@ fn short_word(b: &[u8]) -> u64 {
             u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
         }
     }
+}
+
+/// Inserts `entry`, new to `table`, after `seen` of `n` rows, growing the
+/// table as [`grow_local`] does.
+#[inline]
+fn insert_local<E>(
+    table: &mut HashTable<E>,
+    entry: E,
+    seen: usize,
+    n: usize,
+    hasher: impl Fn(&E) -> u64,
+) {
+    grow_local(table, seen, n, &hasher);
+    table.insert_unique(hasher(&entry), entry, hasher);
 }
 
 /// Rows of a batch a local dictionary starts with room for.

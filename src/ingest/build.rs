@@ -12,7 +12,7 @@ use super::infer::{
     DateCache, FITS_NUMBER, FITS_TIMESTAMP, IntText, Kind, Number, fits, float_value, parse_float,
     parse_int, parse_number,
 };
-use crate::store::{Bitmap, MAX_DICTIONARY_LEN};
+use crate::store::{Bitmap, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely};
 
 /// Values parsed so far, one per row (NULL rows hold a placeholder).
 #[derive(Debug)]
@@ -166,6 +166,11 @@ pub(crate) struct Interner {
     /// Rows checked against the row before, and how many matched.
     repeat_checks: u32,
     repeats: u32,
+    /// Rows of the span, and the valid rows and their bytes so far (for
+    /// the probe, see [`Interner::dictionary_unlikely`]).
+    rows: usize,
+    valid: usize,
+    valid_bytes: usize,
 }
 
 impl Interner {
@@ -173,8 +178,18 @@ impl Interner {
     fn with_capacity(rows: usize) -> Interner {
         Interner {
             ids: Vec::with_capacity(rows),
+            rows,
             ..Interner::default()
         }
+    }
+
+    /// True right after the [`DICTIONARY_PROBE_ROWS`]th valid row when
+    /// those rows make a dictionary unlikely to pay: the column will be
+    /// packed, so interning the rest would be wasted (the store's encoder
+    /// judges the same probe the same way, see [`dictionary_unlikely`]).
+    fn dictionary_unlikely(&self) -> bool {
+        self.valid == DICTIONARY_PROBE_ROWS
+            && dictionary_unlikely(self.ends.len(), self.valid_bytes, self.rows)
     }
 
     /// Distinct text `id`.
@@ -188,6 +203,8 @@ impl Interner {
     /// Appends a row with text `field`.
     #[inline]
     fn push(&mut self, field: &[u8]) {
+        self.valid += 1;
+        self.valid_bytes += field.len();
         // Runs of one value are common (flags, names in sorted data): check
         // the last id before hashing, as long as that pays (a quarter of the
         // checks or more find the same text).
@@ -335,7 +352,7 @@ impl Strings {
         match self {
             Strings::Interned(i) => {
                 i.push(field);
-                if i.distinct_len() > MAX_DICTIONARY_LEN {
+                if i.distinct_len() > MAX_DICTIONARY_LEN || i.dictionary_unlikely() {
                     let i = std::mem::take(i);
                     *self = Strings::Texts(i.into_texts(validity));
                 }

@@ -112,10 +112,10 @@
 //! system only a second later; the binaries now use mimalloc 2, see
 //! `cli/Cargo.toml`.) Of taxi's 140 MB above the table, the two spans of
 //! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
-//! bits while they fit) plus the interned strings (about 8 MB a worker,
-//! most of it the hex points of `pickup` and `dropoff`, nearly all
-//! distinct), and the rest the encoders' transient buffers and what the
-//! allocator keeps.
+//! bits while they fit) plus the interned strings (a nearly unique
+//! column such as the hex points of `pickup` and `dropoff` stops being
+//! interned after 4,096 rows, see `store::dictionary_unlikely`), and the
+//! rest the encoders' transient buffers and what the allocator keeps.
 
 mod build;
 mod dialect;

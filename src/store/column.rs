@@ -330,6 +330,94 @@ pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// dictionary-encoded (codes fit in u16).
 pub const MAX_DICTIONARY_LEN: usize = 1 << 16;
 
+/// Valid rows a string encoder reads before it judges, from them alone,
+/// whether a dictionary can pay (see [`dictionary_unlikely`]).
+pub const DICTIONARY_PROBE_ROWS: usize = 4096;
+
+/// Whether a partition's strings are estimated to make a dictionary at
+/// least a quarter larger than packing them, judged from the first
+/// [`DICTIONARY_PROBE_ROWS`] valid rows: they held `distinct` distinct
+/// strings of `bytes` bytes in all; the partition has `rows` rows. Partitions
+/// shorter than two probes are never judged early (`false`).
+///
+/// # Algorithm
+/// The number of distinct values `D` is estimated as if rows were drawn
+/// uniformly: `n` draws from `D` values show `D·(1 − e^(−n/D))` distinct
+/// ones in expectation, solved for `D` by bisection (infinite when no
+/// value repeated). Skew makes repeats more common, so it lowers the
+/// estimate and keeps the dictionary in the running. The partition's
+/// distinct count is then projected the same way to `rows` draws, and the
+/// dictionary's size (`Σ (len + 32)` per entry plus one code per row) is
+/// compared with the packed size at the sample's average length. Encoders
+/// that find the dictionary unlikely pack the column without hashing the
+/// rest of it (nearly unique texts such as ids and WKB points); the others
+/// decide exactly once every row is in.
+pub fn dictionary_unlikely(distinct: usize, bytes: usize, rows: usize) -> bool {
+    let n = DICTIONARY_PROBE_ROWS;
+    if rows < 2 * n || distinct == 0 || distinct > n {
+        return false;
+    }
+    let draws = |d: f64, n: f64| d * -(-n / d).exp_m1();
+    let projected = if distinct == n {
+        rows as f64
+    } else {
+        // draws(D, n) increases with D from ~1 toward n.
+        let (mut lo, mut hi) = (distinct as f64, distinct as f64);
+        while draws(hi, n as f64) < distinct as f64 && hi < 1e15 {
+            lo = hi;
+            hi *= 2.0;
+        }
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if draws(mid, n as f64) < distinct as f64 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        draws(hi, rows as f64).min(rows as f64)
+    };
+    if projected > MAX_DICTIONARY_LEN as f64 {
+        return true;
+    }
+    let average = bytes as f64 / n as f64;
+    let code_bytes = if projected <= 256.0 { 1.0 } else { 2.0 };
+    let dictionary = projected * (average + 32.0) + code_bytes * rows as f64;
+    let packed = packed_size((average * rows as f64) as usize, rows) as f64;
+    dictionary >= 1.25 * packed
+}
+
+/// [`dictionary_unlikely`] on the first [`DICTIONARY_PROBE_ROWS`] valid
+/// rows of `distinct[ids[i]]`, as [`Column::encode_strings_plain`] judges
+/// them while it hashes.
+fn probe_finds_dictionary_unlikely(
+    distinct: &[&str],
+    ids: &[u32],
+    valid: impl Fn(usize) -> bool,
+) -> bool {
+    if ids.len() < 2 * DICTIONARY_PROBE_ROWS {
+        return false;
+    }
+    let mut first_seen = Bitmap::new(distinct.len(), false);
+    let (mut seen, mut bytes, mut count) = (0, 0, 0);
+    for (i, &id) in ids.iter().enumerate() {
+        if seen == DICTIONARY_PROBE_ROWS {
+            break;
+        }
+        if !valid(i) {
+            continue;
+        }
+        seen += 1;
+        let id = id as usize;
+        bytes += distinct.get(id).map_or(0, |s| s.len());
+        if id < first_seen.len() && !first_seen.get(id) {
+            first_seen.set(id, true);
+            count += 1;
+        }
+    }
+    seen == DICTIONARY_PROBE_ROWS && dictionary_unlikely(count, bytes, ids.len())
+}
+
 /// Bytes of `len` strings of `total_bytes` bytes packed back to back: the
 /// bytes plus `len + 1` offsets of 2, 4 or 8 bytes.
 fn packed_size(total_bytes: usize, len: usize) -> usize {
@@ -471,8 +559,11 @@ impl Column {
     /// One pass hashes each valid value once, giving it an id in order of
     /// first appearance; it stops early (and the column is packed) as soon
     /// as the distinct values seen so far make a dictionary at least as
-    /// large as packing. Otherwise the ids go to
-    /// [`Column::encode_string_ids_plain`].
+    /// large as packing, or when the first [`DICTIONARY_PROBE_ROWS`] valid
+    /// rows make one unlikely to pay ([`dictionary_unlikely`]; then the
+    /// packed layout is chosen without the exact count). Otherwise the ids
+    /// go to [`Column::encode_string_ids_plain`], which judges the same
+    /// probe the same way.
     pub fn encode_strings_plain(values: &[&str], validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
@@ -489,11 +580,14 @@ impl Column {
         let mut distinct: Vec<&str> = Vec::new();
         let mut ids: Vec<u32> = Vec::with_capacity(len);
         let mut dict_bytes = 0usize;
+        let (mut seen, mut seen_bytes) = (0usize, 0usize);
         for (i, &s) in values.iter().enumerate() {
             if !valid(i) {
                 ids.push(0);
                 continue;
             }
+            seen += 1;
+            seen_bytes += s.len();
             let next = distinct.len() as u32;
             let id = *index.entry(s).or_insert_with(|| {
                 distinct.push(s);
@@ -506,6 +600,10 @@ impl Column {
                 && (distinct.len() > MAX_DICTIONARY_LEN || dict_bytes + len >= packed_bytes)
             {
                 // Even with one-byte codes the dictionary cannot be smaller.
+                return Self::packed_column(values, validity);
+            }
+            if seen == DICTIONARY_PROBE_ROWS && dictionary_unlikely(distinct.len(), seen_bytes, len)
+            {
                 return Self::packed_column(values, validity);
             }
         }
@@ -547,7 +645,8 @@ impl Column {
         let dict_bytes: usize = distinct.iter().map(|s| s.len() + 32).sum();
         let code_bytes = if dict_len <= 256 { 1 } else { 2 };
         let dictionary = dict_len == 1
-            || (dict_len <= MAX_DICTIONARY_LEN
+            || (!probe_finds_dictionary_unlikely(distinct, ids, valid)
+                && dict_len <= MAX_DICTIONARY_LEN
                 && dict_bytes + code_bytes * len < packed_size(total_bytes, len));
         if !dictionary {
             // No need to sort the values.
@@ -1013,6 +1112,64 @@ mod tests {
             let a = Column::encode_string_ids_plain(&entries, &renumbered, validity.clone());
             let b = Column::encode_strings_plain(&strings, validity);
             assert_eq!(a.encoding_name(), b.encoding_name());
+            assert_eq!(decode(&a), decode(&b));
+            assert_eq!(a.zone, b.zone);
+        }
+    }
+
+    #[test]
+    fn the_probe_gives_up_on_a_dictionary_only_for_nearly_unique_strings() {
+        let n = DICTIONARY_PROBE_ROWS;
+        // All distinct, 40 bytes each: packing wins by far.
+        assert!(dictionary_unlikely(n, 40 * n, 65_536));
+        // Repeats among the first rows: a few hundred distinct values.
+        assert!(!dictionary_unlikely(300, 40 * n, 65_536));
+        // About 20,000 distinct over the partition, 8 bytes each: the
+        // dictionary is larger, but not by a quarter, so the exact count
+        // decides.
+        assert!(!dictionary_unlikely(3_700, 8 * n, 65_536));
+        // Short partitions are never judged early.
+        assert!(!dictionary_unlikely(n, 40 * n, 2 * n - 1));
+    }
+
+    #[test]
+    fn string_ids_encode_like_strings_when_the_probe_decides() {
+        // Distinct first rows that repeat later (the probe packs a column
+        // a dictionary would have held), nearly unique rows, and repeats
+        // from the start; each with NULLs before and within the probe.
+        let texts: Vec<String> = (0..3 * DICTIONARY_PROBE_ROWS)
+            .map(|i| format!("https://example.com/page/{i:08}"))
+            .collect();
+        let len = 3 * DICTIONARY_PROBE_ROWS;
+        let cases: Vec<Vec<usize>> = vec![
+            (0..len).map(|i| i % 5_000).collect(),
+            (0..len).map(|i| i - i % 17 / 16).collect(),
+            (0..len).map(|i| i * 7 % 401).collect(),
+        ];
+        for (k, ids) in cases.into_iter().enumerate() {
+            let valid: Vec<bool> = (0..len).map(|i| i % 11 != 3 && i != 0).collect();
+            let mut entries: Vec<&str> = Vec::new();
+            let mut index: HashMap<usize, u32> = HashMap::new();
+            let renumbered: Vec<u32> = ids
+                .iter()
+                .zip(&valid)
+                .map(|(&id, &ok)| {
+                    if !ok {
+                        return 0;
+                    }
+                    *index.entry(id).or_insert_with(|| {
+                        entries.push(&texts[id]);
+                        entries.len() as u32 - 1
+                    })
+                })
+                .collect();
+            let strings: Vec<&str> = ids.iter().map(|&id| texts[id].as_str()).collect();
+            let validity = Some(Bitmap::from_bools(&valid));
+            let a = Column::encode_string_ids_plain(&entries, &renumbered, validity.clone());
+            let b = Column::encode_strings_plain(&strings, validity);
+            let expected = ["packed+nulls", "packed+nulls", "dict u16+nulls"][k];
+            assert_eq!(a.encoding_name(), expected, "case {k}");
+            assert_eq!(b.encoding_name(), expected, "case {k}");
             assert_eq!(decode(&a), decode(&b));
             assert_eq!(a.zone, b.zone);
         }

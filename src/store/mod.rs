@@ -36,7 +36,9 @@ pub use bitmap::Bitmap;
 pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
-pub use column::{Column, ColumnData, MAX_DICTIONARY_LEN};
+pub use column::{
+    Column, ColumnData, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely,
+};
 pub use decode::Decoded;
 pub use encode::share_repeated;
 pub use fsst::{Fsst, StringBatch};

@@ -664,6 +664,7 @@ fn load_from<R: BufRead + Send>(
         return Err(Error::Cancelled);
     }
     let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
+    crate::store::share_dictionaries(&mut partitions);
     let mut first_row = 0;
     for p in &mut partitions {
         p.first_row = first_row;

@@ -80,6 +80,11 @@ impl Dictionary {
     }
 }
 
+/// `dict`'s heap bytes over the number of columns holding it.
+fn dictionary_share(dict: &Arc<Dictionary>) -> usize {
+    dict.heap_bytes() / Arc::strong_count(dict)
+}
+
 /// Strings stored back to back, for high-cardinality text where a dictionary
 /// would not be smaller.
 ///
@@ -852,21 +857,24 @@ impl Column {
         }
     }
 
-    /// Heap bytes held by codec and validity (dictionaries counted in full).
+    /// Heap bytes held by codec and validity. A dictionary or validity
+    /// bitmap shared with other columns (see [`super::share_dictionaries`],
+    /// [`super::share_repeated`]) counts its share: its bytes over the
+    /// number of holders.
     pub fn heap_bytes(&self) -> usize {
         let data = match &self.data {
             ColumnData::Const(_) => 16,
             ColumnData::Offset { codes, .. } => codes.heap_bytes(),
             ColumnData::IntDict { values, codes } => values.len() * 8 + codes.heap_bytes(),
             ColumnData::Float(v) => v.len() * 8,
-            ColumnData::Dict { dict, codes } => dict.heap_bytes() + codes.heap_bytes(),
+            ColumnData::Dict { dict, codes } => dictionary_share(dict) + codes.heap_bytes(),
             ColumnData::Packed(p) => p.heap_bytes(),
             ColumnData::Linear(l) => l.heap_bytes(),
             ColumnData::Delta(d) => d.heap_bytes(),
             ColumnData::Runs(r) => r.heap_bytes(),
             ColumnData::Alp(a) => a.heap_bytes(),
             ColumnData::FloatRuns(r) => r.heap_bytes(),
-            ColumnData::DictRuns { dict, runs } => dict.heap_bytes() + runs.heap_bytes(),
+            ColumnData::DictRuns { dict, runs } => dictionary_share(dict) + runs.heap_bytes(),
             ColumnData::Fsst(f) => f.heap_bytes(),
             ColumnData::HexPoints(p) => p.heap_bytes(),
         };

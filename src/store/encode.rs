@@ -120,6 +120,39 @@ pub fn share_repeated(columns: &mut [Column]) {
     super::bitmap::share_validity(columns.iter_mut().map(|c| &mut c.validity));
 }
 
+/// Makes equal string dictionaries of one column across `partitions` one
+/// shared copy (an `Arc`): a column of a few thousand names, each present
+/// in every partition, otherwise holds the same dictionary once per
+/// partition (iot's `name`: 0.6 B/row of its 2.65). Each dictionary is
+/// hashed once and compared in full only with those of equal hash and
+/// length. [`Column::heap_bytes`] counts a shared dictionary's share.
+/// Idempotent.
+pub fn share_dictionaries(partitions: &mut [super::Partition]) {
+    use std::hash::BuildHasher;
+    let width = partitions.first().map_or(0, |p| p.columns.len());
+    let hasher = hashbrown::DefaultHashBuilder::default();
+    for c in 0..width {
+        let mut kept: hashbrown::HashMap<(u64, usize), Vec<Arc<super::column::Dictionary>>> =
+            hashbrown::HashMap::new();
+        for p in partitions.iter_mut() {
+            let Some(column) = p.columns.get_mut(c) else {
+                continue;
+            };
+            let (ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. }) =
+                &mut column.data
+            else {
+                continue;
+            };
+            let hash = hasher.hash_one(dict.values());
+            let same = kept.entry((hash, dict.len())).or_default();
+            match same.iter().find(|k| Arc::ptr_eq(k, dict) || k.values() == dict.values()) {
+                Some(k) => *dict = Arc::clone(k),
+                None => same.push(Arc::clone(dict)),
+            }
+        }
+    }
+}
+
 /// Integers as codes into `sorted`, their distinct values ascending
 /// ([`ColumnData::IntDict`], from [`super::choose::Choice::int_dict_values`]).
 /// NULL rows take code 0; a value missing from `sorted` (not reached) also
@@ -286,6 +319,61 @@ mod tests {
 
     fn plain_name(c: &Column) -> String {
         c.encoding_name()
+    }
+
+    #[test]
+    fn equal_dictionaries_of_a_column_are_shared_across_partitions() {
+        let names = ["fig", "pear", "apple", "kiwi"];
+        // Partitions 0 and 2 hold the same four names in other orders (and
+        // run-length encoded in 2), 1 only three of them; column 1 is the
+        // same in every partition but a column of its own.
+        let part = |order: &[usize], runs: bool| {
+            let values: Vec<&str> = (0..400).map(|i| names[order[i / 100]]).collect();
+            let mut a = Column::encode_strings_plain(&values, None);
+            if runs {
+                a = Column::encode_strings(&values, None);
+            }
+            let b = Column::encode_strings_plain(&values, None);
+            super::super::Partition {
+                rows: values.len(),
+                first_row: 0,
+                columns: vec![a, b],
+            }
+        };
+        let mut partitions = vec![
+            part(&[0, 1, 2, 3], false),
+            part(&[0, 1, 2, 2], false),
+            part(&[3, 2, 1, 0], true),
+        ];
+        let dict = |p: &super::super::Partition, c: usize| match &p.columns[c].data {
+            ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. } => Arc::clone(dict),
+            _ => panic!("{}", p.columns[c].encoding_name()),
+        };
+        assert!(matches!(
+            partitions[2].columns[0].data,
+            ColumnData::DictRuns { .. }
+        ));
+        let before: Vec<Vec<Vec<Value>>> = partitions
+            .iter()
+            .map(|p| p.columns.iter().map(decode).collect())
+            .collect();
+        let bytes = |ps: &[super::super::Partition]| -> usize {
+            ps.iter().map(|p| p.columns[0].heap_bytes()).sum()
+        };
+        let unshared = bytes(&partitions);
+        share_dictionaries(&mut partitions);
+        share_dictionaries(&mut partitions);
+        assert!(Arc::ptr_eq(&dict(&partitions[0], 0), &dict(&partitions[2], 0)));
+        assert!(!Arc::ptr_eq(&dict(&partitions[0], 0), &dict(&partitions[1], 0)));
+        assert!(!Arc::ptr_eq(&dict(&partitions[0], 0), &dict(&partitions[0], 1)));
+        let after: Vec<Vec<Vec<Value>>> = partitions
+            .iter()
+            .map(|p| p.columns.iter().map(decode).collect())
+            .collect();
+        assert_eq!(before, after);
+        // The shared dictionary counts once, half in each holder.
+        let four = dict(&partitions[0], 0).heap_bytes();
+        assert_eq!(bytes(&partitions), unshared - four);
     }
 
     /// Every shape gets its codec, decodes to its values, and keeps the

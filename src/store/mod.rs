@@ -40,7 +40,7 @@ pub use column::{
     Column, ColumnData, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely,
 };
 pub use decode::Decoded;
-pub use encode::share_repeated;
+pub use encode::{share_dictionaries, share_repeated};
 pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use katydid::sql::ast::{Select, Statement, TableRef};
-use katydid::store::{Bitmap, Column, Field, Partition, Table};
+use katydid::store::{Bitmap, Column, Field, Partition, Table, share_dictionaries, share_repeated};
 use katydid::types::{MICROS_PER_DAY, format_timestamp, parse_timestamp};
 use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
 use rand::seq::SliceRandom;
@@ -169,7 +169,8 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
             }
         }
         Kind::Moderate => {
-            let p = *[0.0, 0.1, 0.5].choose(rng).unwrap();
+            // 1% NULLs: sparse validity (at most one row in 32).
+            let p = *[0.0, 0.01, 0.1, 0.5].choose(rng).unwrap();
             for _ in 0..rows {
                 v.push(if null(rng, p) {
                     Value::Null
@@ -328,7 +329,7 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
             }
         }
         Kind::IntRuns | Kind::FloatRuns | Kind::StrRuns => {
-            let p = *[0.0, 0.0, 0.05].choose(rng).unwrap();
+            let p = *[0.0, 0.01, 0.05].choose(rng).unwrap();
             let mut left = 0;
             let mut x = 0i64;
             for _ in 0..rows {
@@ -352,7 +353,7 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
             let start = rng.gen_range(-1_000_000..1_000_000i64);
             let step = *[1i64, 1, -1, 3, 1000].choose(rng).unwrap();
             let noise = *[0i64, 0, 3, 200].choose(rng).unwrap();
-            let p = *[0.0, 0.0, 0.05].choose(rng).unwrap();
+            let p = *[0.0, 0.01, 0.05].choose(rng).unwrap();
             for i in 0..rows as i64 {
                 let x = start + step * i + rng.gen_range(0..=noise);
                 v.push(if null(rng, p) {
@@ -463,7 +464,7 @@ fn build_table(
     let mut first = 0;
     for &size in sizes {
         let chunk = &rows[first..first + size];
-        let columns = fields
+        let mut columns: Vec<Column> = fields
             .iter()
             .enumerate()
             .map(|(c, (_, dtype))| {
@@ -471,6 +472,9 @@ fn build_table(
                 encode(*dtype, &vals)
             })
             .collect();
+        // As a load does: shared and sparse NULL bitmaps, shared
+        // dictionaries.
+        share_repeated(&mut columns);
         partitions.push(Partition {
             rows: size,
             first_row: first,
@@ -479,6 +483,7 @@ fn build_table(
         first += size;
     }
     assert_eq!(first, rows.len());
+    share_dictionaries(&mut partitions);
     Table {
         name: name.to_string(),
         fields: fields

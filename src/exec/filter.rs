@@ -21,6 +21,7 @@
 //! one step of 64-row masks ([`FilterStep::Any`]). Anything else runs on
 //! the generic vectorized evaluator.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use crate::error::Result;
@@ -1072,7 +1073,11 @@ fn codec_step(
 fn retain_valid(sel: Selection, validity: &Option<Bitmap>) -> Selection {
     match validity {
         None => sel,
-        Some(b) => sel.into_iter().filter(|&i| b.get(i as usize)).collect(),
+        Some(b) => {
+            let dense = b.dense();
+            let b: &Bitmap = &dense;
+            sel.into_iter().filter(|&i| b.get(i as usize)).collect()
+        }
     }
 }
 
@@ -1175,7 +1180,7 @@ pub fn run_filter(
                     Some(s) => s.to_vec(),
                     None => (0..part.rows as u32).collect(),
                 };
-                match &col.validity {
+                match col.validity.as_ref().map(Bitmap::dense).as_deref() {
                     None => Vec::new(),
                     Some(b) => all.into_iter().filter(|&i| !b.get(i as usize)).collect(),
                 }
@@ -1257,8 +1262,16 @@ fn fusable(step: &FilterStep, part: &Partition) -> bool {
 }
 
 /// Rows `start..end` (at most 64) of `part` passing one fusable step, as a
-/// mask; NULL rows never pass.
-fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, end: usize) -> u64 {
+/// mask; NULL rows (clear in `validity`, the step column's packed validity)
+/// never pass.
+fn step_mask(
+    step: &FilterStep,
+    part: &Partition,
+    validity: Option<&Bitmap>,
+    block: usize,
+    start: usize,
+    end: usize,
+) -> u64 {
     let (column, mask) = match step {
         FilterStep::CodeRange {
             column,
@@ -1306,8 +1319,8 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
             (*column, mask)
         }
         FilterStep::NotNull { column } => (*column, kernel::low_bits(end - start)),
-        FilterStep::IsNull { column } => {
-            return match &part.columns[*column].validity {
+        FilterStep::IsNull { .. } => {
+            return match validity {
                 Some(b) => !b.word(block) & kernel::low_bits(end - start),
                 None => 0,
             };
@@ -1320,9 +1333,23 @@ fn step_mask(step: &FilterStep, part: &Partition, block: usize, start: usize, en
         }
         _ => return 0,
     };
-    match &part.columns[column].validity {
+    debug_assert!(validity.is_some() == part.columns[column].validity.is_some());
+    match validity {
         Some(b) => mask & b.word(block),
         None => mask,
+    }
+}
+
+/// The column whose validity a block step reads.
+fn step_column(step: &FilterStep) -> Option<usize> {
+    match step {
+        FilterStep::CodeRange { column, .. }
+        | FilterStep::FloatCompare { column, .. }
+        | FilterStep::Codec { column, .. }
+        | FilterStep::CodeSet { column, .. }
+        | FilterStep::NotNull { column }
+        | FilterStep::IsNull { column } => Some(*column),
+        _ => None,
     }
 }
 
@@ -1343,8 +1370,9 @@ fn code_range_mask<T: Code>(codes: &[T], lo: u64, hi: u64, negate: bool) -> u64 
 
 /// A fusable step ready to yield 64-row masks.
 enum Ready<'s> {
-    /// Through [`step_mask`].
-    Block(&'s FilterStep),
+    /// Through [`step_mask`], with the step column's validity packed once
+    /// per partition (a bit of the sparse layout is a search).
+    Block(&'s FilterStep, Option<Cow<'s, Bitmap>>),
     /// A codec kernel without a block kernel: the partition's mask words,
     /// computed once.
     Words(Vec<u64>),
@@ -1352,7 +1380,7 @@ enum Ready<'s> {
     Any(Vec<Vec<Ready<'s>>>),
 }
 
-fn ready<'s>(step: &'s FilterStep, part: &Partition) -> Ready<'s> {
+fn ready<'s>(step: &'s FilterStep, part: &'s Partition) -> Ready<'s> {
     match step {
         FilterStep::Codec { column, filter } if !filter.per_block() => {
             Ready::Words(filter.mask(&part.columns[*column]))
@@ -1363,14 +1391,21 @@ fn ready<'s>(step: &'s FilterStep, part: &Partition) -> Ready<'s> {
                 .map(|t| t.iter().map(|s| ready(s, part)).collect())
                 .collect(),
         ),
-        _ => Ready::Block(step),
+        _ => Ready::Block(
+            step,
+            step_column(step)
+                .and_then(|c| part.columns[c].validity.as_ref())
+                .map(Bitmap::dense),
+        ),
     }
 }
 
 /// Rows `start..end` of block `block` passing a ready step, as a mask.
 fn ready_mask(r: &Ready, part: &Partition, block: usize, start: usize, end: usize) -> u64 {
     match r {
-        Ready::Block(step) => step_mask(step, part, block, start, end),
+        Ready::Block(step, validity) => {
+            step_mask(step, part, validity.as_deref(), block, start, end)
+        }
         Ready::Words(words) => words[block],
         Ready::Any(terms) => {
             let all = kernel::low_bits(end - start);

@@ -544,7 +544,8 @@ impl KeyHistogram {
 /// the values' order (dictionary, offsets; see [`ordered_codes`]) and span
 /// at most [`HISTOGRAM_MAX_CODES`] codes, or it is one constant.
 pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
-    let validity = col.validity.as_ref();
+    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     if let ColumnData::Const(v) = &col.data {
         let valid_rows = (0..rows.len).filter(|&j| valid(rows.row(j))).count();
@@ -637,7 +638,8 @@ fn order_values_of(a: &Value, b: &Value, key: SortKey) -> Ordering {
 /// histogram counted): `(window position, row)` pairs, in row order. Stops
 /// reading once every slice is full.
 pub fn collect_slices(col: &Column, rows: Rows<'_>, slices: &[WindowSlice]) -> Vec<(usize, u32)> {
-    let validity = col.validity.as_ref();
+    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     let mut out = Vec::with_capacity(slices.iter().map(|s| s.hi - s.lo).sum());
     let null_slice = slices.iter().position(|s| s.code.is_none());
@@ -711,7 +713,8 @@ fn by_code_counts(
     if card > COUNT_MAX_CODES || card * 4 > n || k * 4 > n {
         return None;
     }
-    let validity = col.validity.as_ref();
+    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     // Counts per code; NULLs apart.
     let (counts, nulls) = count_codes(codes, card, validity, rows);

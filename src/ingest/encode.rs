@@ -249,8 +249,8 @@ pub(crate) fn conform(
             (Kind::Int, Kind::Float) => {
                 let mut floats: Vec<f64> = ints_of(column)?.into_iter().map(|x| x as f64).collect();
                 if let Some(v) = &column.validity {
-                    for (i, f) in floats.iter_mut().enumerate() {
-                        if !v.get(i) {
+                    for i in v.zeros() {
+                        if let Some(f) = floats.get_mut(i) {
                             *f = 0.0;
                         }
                     }

@@ -567,17 +567,8 @@ impl Alp {
             }
         }
         if let Some(v) = validity {
-            for (w, &word) in v.words().iter().enumerate() {
-                let live = if (w + 1) * 64 <= self.len {
-                    u64::MAX
-                } else {
-                    (1u64 << (self.len % 64)) - 1
-                };
-                let mut nulls = !word & live;
-                while nulls != 0 {
-                    code_sum -= self.codes.get(w * 64 + nulls.trailing_zeros() as usize) as u128;
-                    nulls &= nulls - 1;
-                }
+            for row in v.zeros() {
+                code_sum -= self.codes.get(row) as u128;
             }
         }
         let valid_rows = validity.map_or(self.len, |v| v.count_ones()) as u64;

@@ -436,8 +436,13 @@ fn packed_size(total_bytes: usize, len: usize) -> usize {
     total_bytes + offset_bytes * (len + 1)
 }
 
+/// `validity` when some row is NULL, packed: encoders read it row by row
+/// (a column's validity may already be sparse when it is encoded again;
+/// [`super::share_repeated`] compacts it afterwards).
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
-    validity.filter(|v| v.count_ones() < v.len())
+    validity
+        .filter(|v| v.count_ones() < v.len())
+        .map(|v| v.dense().into_owned())
 }
 
 impl Column {

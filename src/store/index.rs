@@ -3,6 +3,7 @@
 
 use hashbrown::HashMap;
 
+use super::bitmap::Bitmap;
 use super::cmp::BATCH_ROWS;
 use super::codes::Code;
 use super::column::ColumnData;
@@ -53,6 +54,8 @@ impl HashIndex {
         };
         for (p, part) in table.partitions.iter().enumerate() {
             let col = &part.columns[column];
+            let validity = col.validity.as_ref().map(Bitmap::dense);
+            let valid = |r: usize| validity.as_deref().is_none_or(|v| v.get(r));
             match &col.data {
                 ColumnData::Offset { base, scale, codes } if col.validity.is_none() => {
                     let (base, scale) = (*base, *scale);
@@ -64,7 +67,7 @@ impl HashIndex {
                     });
                 }
                 ColumnData::Const(Value::Int(v) | Value::Timestamp(v)) => {
-                    for row in (0..col.len).filter(|&r| col.is_valid(r)) {
+                    for row in (0..col.len).filter(|&r| valid(r)) {
                         index.add(*v, location(p, row));
                     }
                 }
@@ -77,7 +80,7 @@ impl HashIndex {
                         col.decode_range_into(start..end, &mut batch);
                         if let Decoded::Ints(values) = &batch {
                             for (row, &v) in (start..end).zip(values) {
-                                if col.is_valid(row) {
+                                if valid(row) {
                                     index.add(v, location(p, row));
                                 }
                             }

@@ -229,9 +229,10 @@ impl Accumulator for Count {
                     }
                 }
             },
-            (Input::Column(col, rows), _) => match &col.validity {
+            (Input::Column(col, rows), _) => match col.validity.as_ref().map(|v| v.dense()) {
                 None => return self.update(Input::Rows, gids, groups),
                 Some(v) => {
+                    let v: &crate::store::Bitmap = &v;
                     for j in 0..gids.len() {
                         c[gids.get(j)] += v.get(rows.row(j)) as u64;
                     }
@@ -440,7 +441,8 @@ impl<S: SumType> Accumulator for Sum<S> {
                 }
             }
             Input::Column(col, rows) => {
-                let valid = |j: usize| col.validity.as_ref().is_none_or(|b| b.get(rows.row(j)));
+                let validity = col.validity.as_ref().map(|v| v.dense());
+                let valid = |j: usize| validity.as_deref().is_none_or(|b| b.get(rows.row(j)));
                 let all = col.validity.is_none();
                 match &col.data {
                     ColumnData::Float(v) => match rows.sel {
@@ -1044,7 +1046,8 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
                 };
                 let keys: Vec<Option<K>> =
                     values.iter().map(|&x| K::scalar(&Value::Int(x))).collect();
-                let valid = |i: usize| col.validity.as_ref().is_none_or(|b| b.get(i));
+                let validity = col.validity.as_ref().map(|v| v.dense());
+                let valid = |i: usize| validity.as_deref().is_none_or(|b| b.get(i));
                 match gids {
                     // One set: each code present adds its value once.
                     Gids::Single(_) => {

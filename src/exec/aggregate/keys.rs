@@ -205,8 +205,8 @@ pub enum KeySource<'a> {
     Packed {
         /// The codes.
         codes: &'a Codes,
-        /// The column's validity.
-        validity: Option<&'a Bitmap>,
+        /// The column's validity, packed (see [`Bitmap::dense`]).
+        validity: Option<Cow<'a, Bitmap>>,
     },
     /// Codes computed for the selected rows.
     Computed(Vec<u64>),
@@ -273,6 +273,7 @@ impl<'a> KeyCodes<'a> {
                 codes,
                 validity: Some(b),
             } => with_codes!(codes, c => {
+                let b: &Bitmap = b;
                 for (j, a) in acc.iter_mut().enumerate() {
                     let r = rows.row(j);
                     let code = if b.get(r) { c[r].to_u64() + 1 } else { 0 };
@@ -323,7 +324,7 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
         let shift = nullable as u64;
         let packed = |codes| KeySource::Packed {
             codes,
-            validity: col.validity.as_ref(),
+            validity: col.validity.as_ref().map(Bitmap::dense),
         };
         match &col.data {
             ColumnData::Offset { base, scale, codes }
@@ -410,7 +411,8 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         return None;
     };
     let n = rows.len;
-    let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
+    let validity = col.validity.as_ref().map(Bitmap::dense);
+    let valid = |r: usize| validity.as_deref().is_none_or(|b| b.get(r));
     // The compressed bytes of each code's string.
     let mut first_bytes: Vec<&'a [u8]> = Vec::new();
     let mut null_code: Option<u64> = None;
@@ -557,7 +559,8 @@ fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option
     }
     let nullable = col.validity.is_some();
     let shift = nullable as u64;
-    let valid = |r: usize| col.validity.as_ref().is_none_or(|b| b.get(r));
+    let validity = col.validity.as_ref().map(Bitmap::dense);
+    let valid = |r: usize| validity.as_deref().is_none_or(|b| b.get(r));
     let mut codes: Vec<u64> = Vec::with_capacity(n);
     crate::exec::codecs::for_each_alp_code(a, rows, |_, r, c| {
         codes.push(if valid(r) {

@@ -476,7 +476,8 @@ impl Datum<'_> {
 pub fn gather_validity(col: &Column, rows: Rows<'_>) -> Option<Bitmap> {
     let v = col.validity.as_ref()?;
     let out = match rows.sel {
-        None => v.clone(),
+        // Packed, since arrays are read bit after bit.
+        None => v.dense().into_owned(),
         Some(sel) => v.gather(sel),
     };
     (!out.all_set()).then_some(out)

@@ -416,7 +416,7 @@ impl CodecFilter {
     /// words (bit `j` of word `w` is row `64·w + j`; NULL rows and bits
     /// past the column's length are 0).
     pub fn mask(&self, col: &Column) -> Vec<u64> {
-        let dense = col.validity.as_ref().map(Bitmap::dense);
+        let dense = col.packed_validity();
         let v = dense.as_deref();
         match (self, &col.data) {
             (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
@@ -530,7 +530,7 @@ impl CodecFilter {
         else {
             return None;
         };
-        let dense = col.validity.as_ref().map(Bitmap::dense);
+        let dense = col.packed_validity();
         let valid = |r: u32| dense.as_deref().is_none_or(|b| b.get(r as usize));
         let mut out = Vec::new();
         let mut batch = StringBatch::new();
@@ -748,7 +748,7 @@ pub fn dict_run_key_codes(col: &Column, rows: Rows<'_>) -> Option<Vec<u64>> {
         None => runs.decode_range(0..rows.len, &mut codes),
         Some(sel) => runs.decode_selection(sel, &mut codes),
     }
-    Some(match col.validity.as_ref().map(Bitmap::dense).as_deref() {
+    Some(match col.packed_validity().as_deref() {
         None => codes.into_iter().map(|c| c as u64).collect(),
         Some(v) => codes
             .into_iter()
@@ -805,7 +805,7 @@ pub enum GroupSums {
 /// the exceptions in f64; float runs add `value · rows` per run when every
 /// row is summed; integer codecs sum exactly.
 pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: usize) -> GroupSums {
-    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let dense = col.packed_validity();
     let v = dense.as_deref();
     let groups = groups.max(1);
     let gid = |j: usize| gids.map_or(0, |g| g[j] as usize);

@@ -1180,7 +1180,7 @@ pub fn run_filter(
                     Some(s) => s.to_vec(),
                     None => (0..part.rows as u32).collect(),
                 };
-                match col.validity.as_ref().map(Bitmap::dense).as_deref() {
+                match col.packed_validity().as_deref() {
                     None => Vec::new(),
                     Some(b) => all.into_iter().filter(|&i| !b.get(i as usize)).collect(),
                 }
@@ -1393,9 +1393,7 @@ fn ready<'s>(step: &'s FilterStep, part: &'s Partition) -> Ready<'s> {
         ),
         _ => Ready::Block(
             step,
-            step_column(step)
-                .and_then(|c| part.columns[c].validity.as_ref())
-                .map(Bitmap::dense),
+            step_column(step).and_then(|c| part.columns[c].packed_validity()),
         ),
     }
 }

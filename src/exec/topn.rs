@@ -544,7 +544,7 @@ impl KeyHistogram {
 /// the values' order (dictionary, offsets; see [`ordered_codes`]) and span
 /// at most [`HISTOGRAM_MAX_CODES`] codes, or it is one constant.
 pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
-    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let dense = col.packed_validity();
     let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     if let ColumnData::Const(v) = &col.data {
@@ -638,7 +638,7 @@ fn order_values_of(a: &Value, b: &Value, key: SortKey) -> Ordering {
 /// histogram counted): `(window position, row)` pairs, in row order. Stops
 /// reading once every slice is full.
 pub fn collect_slices(col: &Column, rows: Rows<'_>, slices: &[WindowSlice]) -> Vec<(usize, u32)> {
-    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let dense = col.packed_validity();
     let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     let mut out = Vec::with_capacity(slices.iter().map(|s| s.hi - s.lo).sum());
@@ -713,7 +713,7 @@ fn by_code_counts(
     if card > COUNT_MAX_CODES || card * 4 > n || k * 4 > n {
         return None;
     }
-    let dense = col.validity.as_ref().map(Bitmap::dense);
+    let dense = col.packed_validity();
     let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
     // Counts per code; NULLs apart.

@@ -339,19 +339,48 @@ pub const MAX_DICTIONARY_LEN: usize = 1 << 16;
 /// whether a dictionary can pay (see [`dictionary_unlikely`]).
 pub const DICTIONARY_PROBE_ROWS: usize = 4096;
 
+/// The distinct values expected among `rows` rows, projected from a sample
+/// of `seen` rows (the first ones) that held `distinct` distinct values;
+/// at most `rows`.
+///
+/// # Algorithm
+/// Rows are taken as uniform draws: `n` draws from `D` values show
+/// `D·(1 − e^(−n/D))` distinct ones in expectation. That is solved for `D`
+/// by bisection (`D` infinite when no value repeated), and the partition's
+/// count is the same expectation at `rows` draws. Skewed values repeat
+/// sooner than uniform ones, so skew lowers the estimate. Used by the
+/// string encoders ([`dictionary_unlikely`]) and by the group-by's choice
+/// to skip grouping a nearly unique key.
+pub fn projected_distinct(seen: usize, distinct: usize, rows: usize) -> f64 {
+    if seen == 0 || distinct >= seen {
+        return rows as f64;
+    }
+    let draws = |d: f64, n: f64| d * -(-n / d).exp_m1();
+    let (n, k) = (seen as f64, distinct.max(1) as f64);
+    // draws(D, n) increases with D from ~1 toward n.
+    let (mut lo, mut hi) = (k, k);
+    while draws(hi, n) < k && hi < 1e15 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if draws(mid, n) < k {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    draws(hi, rows as f64).min(rows as f64)
+}
+
 /// Whether a partition's strings are estimated to make a dictionary at
 /// least a quarter larger than packing them, judged from the first
 /// [`DICTIONARY_PROBE_ROWS`] valid rows: they held `distinct` distinct
 /// strings of `bytes` bytes in all; the partition has `rows` rows. Partitions
 /// shorter than two probes are never judged early (`false`).
 ///
-/// # Algorithm
-/// The number of distinct values `D` is estimated as if rows were drawn
-/// uniformly: `n` draws from `D` values show `D·(1 − e^(−n/D))` distinct
-/// ones in expectation, solved for `D` by bisection (infinite when no
-/// value repeated). Skew makes repeats more common, so it lowers the
-/// estimate and keeps the dictionary in the running. The partition's
-/// distinct count is then projected the same way to `rows` draws, and the
+/// The partition's distinct count comes from [`projected_distinct`]; the
 /// dictionary's size (`Σ (len + 32)` per entry plus one code per row) is
 /// compared with the packed size at the sample's average length. Encoders
 /// that find the dictionary unlikely pack the column without hashing the
@@ -362,26 +391,7 @@ pub fn dictionary_unlikely(distinct: usize, bytes: usize, rows: usize) -> bool {
     if rows < 2 * n || distinct == 0 || distinct > n {
         return false;
     }
-    let draws = |d: f64, n: f64| d * -(-n / d).exp_m1();
-    let projected = if distinct == n {
-        rows as f64
-    } else {
-        // draws(D, n) increases with D from ~1 toward n.
-        let (mut lo, mut hi) = (distinct as f64, distinct as f64);
-        while draws(hi, n as f64) < distinct as f64 && hi < 1e15 {
-            lo = hi;
-            hi *= 2.0;
-        }
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if draws(mid, n as f64) < distinct as f64 {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        draws(hi, rows as f64).min(rows as f64)
-    };
+    let projected = projected_distinct(n, distinct, rows);
     if projected > MAX_DICTIONARY_LEN as f64 {
         return true;
     }
@@ -572,8 +582,8 @@ impl Column {
     /// large as packing, or when the first [`DICTIONARY_PROBE_ROWS`] valid
     /// rows make one unlikely to pay ([`dictionary_unlikely`]; then the
     /// packed layout is chosen without the exact count). Otherwise the ids
-    /// go to [`Column::encode_string_ids_plain`], which judges the same
-    /// probe the same way.
+    /// are encoded as [`Column::encode_string_ids_plain`] does, which judges
+    /// the same probe the same way (here it is not judged twice).
     pub fn encode_strings_plain(values: &[&str], validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let len = values.len();
@@ -618,7 +628,7 @@ impl Column {
             }
         }
         drop(index);
-        Self::encode_string_ids_plain(&distinct, &ids, validity)
+        Self::string_ids_plain(&distinct, &ids, validity, true)
     }
 
     /// Encodes the strings `distinct[ids[i]]` exactly as
@@ -638,6 +648,18 @@ impl Column {
         ids: &[u32],
         validity: Option<Bitmap>,
     ) -> Column {
+        Self::string_ids_plain(distinct, ids, validity, false)
+    }
+
+    /// [`Column::encode_string_ids_plain`]; `probed` when the caller
+    /// already found the dictionary likely on the probe's rows
+    /// ([`Column::encode_strings_plain`]), so they are not read again.
+    fn string_ids_plain(
+        distinct: &[&str],
+        ids: &[u32],
+        validity: Option<Bitmap>,
+        probed: bool,
+    ) -> Column {
         let validity = normalize_validity(validity);
         let len = ids.len();
         if distinct.is_empty() {
@@ -655,9 +677,9 @@ impl Column {
         let dict_bytes: usize = distinct.iter().map(|s| s.len() + 32).sum();
         let code_bytes = if dict_len <= 256 { 1 } else { 2 };
         let dictionary = dict_len == 1
-            || (!probe_finds_dictionary_unlikely(distinct, ids, valid)
-                && dict_len <= MAX_DICTIONARY_LEN
-                && dict_bytes + code_bytes * len < packed_size(total_bytes, len));
+            || (dict_len <= MAX_DICTIONARY_LEN
+                && dict_bytes + code_bytes * len < packed_size(total_bytes, len)
+                && (probed || !probe_finds_dictionary_unlikely(distinct, ids, valid)));
         if !dictionary {
             // No need to sort the values.
             let min = distinct
@@ -782,7 +804,15 @@ impl Column {
         }
     }
 
-    /// True when row `i` is not NULL.
+    /// The validity in the packed layout (borrowed when it is, else
+    /// unpacked; see [`Bitmap::dense`]): what a loop that tests row after
+    /// row reads, once per partition. `None` when no row is NULL.
+    pub fn packed_validity(&self) -> Option<std::borrow::Cow<'_, Bitmap>> {
+        self.validity.as_ref().map(Bitmap::dense)
+    }
+
+    /// True when row `i` is not NULL (a binary search when the validity is
+    /// sparse: loops take [`Column::packed_validity`] first).
     #[inline]
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v.get(i))

@@ -3,7 +3,6 @@
 
 use hashbrown::HashMap;
 
-use super::bitmap::Bitmap;
 use super::cmp::BATCH_ROWS;
 use super::codes::Code;
 use super::column::ColumnData;
@@ -54,7 +53,7 @@ impl HashIndex {
         };
         for (p, part) in table.partitions.iter().enumerate() {
             let col = &part.columns[column];
-            let validity = col.validity.as_ref().map(Bitmap::dense);
+            let validity = col.packed_validity();
             let valid = |r: usize| validity.as_deref().is_none_or(|v| v.get(r));
             match &col.data {
                 ColumnData::Offset { base, scale, codes } if col.validity.is_none() => {

@@ -38,6 +38,7 @@ pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
 pub use column::{
     Column, ColumnData, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely,
+    projected_distinct,
 };
 pub use decode::Decoded;
 pub use encode::{share_dictionaries, share_repeated};

@@ -229,7 +229,7 @@ impl Accumulator for Count {
                     }
                 }
             },
-            (Input::Column(col, rows), _) => match col.validity.as_ref().map(|v| v.dense()) {
+            (Input::Column(col, rows), _) => match col.packed_validity() {
                 None => return self.update(Input::Rows, gids, groups),
                 Some(v) => {
                     let v: &crate::store::Bitmap = &v;
@@ -441,7 +441,7 @@ impl<S: SumType> Accumulator for Sum<S> {
                 }
             }
             Input::Column(col, rows) => {
-                let validity = col.validity.as_ref().map(|v| v.dense());
+                let validity = col.packed_validity();
                 let valid = |j: usize| validity.as_deref().is_none_or(|b| b.get(rows.row(j)));
                 let all = col.validity.is_none();
                 match &col.data {
@@ -1046,7 +1046,7 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
                 };
                 let keys: Vec<Option<K>> =
                     values.iter().map(|&x| K::scalar(&Value::Int(x))).collect();
-                let validity = col.validity.as_ref().map(|v| v.dense());
+                let validity = col.packed_validity();
                 let valid = |i: usize| validity.as_deref().is_none_or(|b| b.get(i));
                 match gids {
                     // One set: each code present adds its value once.

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
 use crate::plan::Expr;
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, Codes, ColumnData, Fsst, Partition};
+use crate::store::{Bitmap, Code, Codes, ColumnData, Fsst, Partition, projected_distinct};
 use crate::types::{DataType, Value};
 
 use crate::exec::vector::{Array, Data, Datum, Rows, Strs, eval};
@@ -324,7 +324,7 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
         let shift = nullable as u64;
         let packed = |codes| KeySource::Packed {
             codes,
-            validity: col.validity.as_ref().map(Bitmap::dense),
+            validity: col.packed_validity(),
         };
         match &col.data {
             ColumnData::Offset { base, scale, codes }
@@ -411,7 +411,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         return None;
     };
     let n = rows.len;
-    let validity = col.validity.as_ref().map(Bitmap::dense);
+    let validity = col.packed_validity();
     let valid = |r: usize| validity.as_deref().is_none_or(|b| b.get(r));
     // The compressed bytes of each code's string.
     let mut first_bytes: Vec<&'a [u8]> = Vec::new();
@@ -559,7 +559,7 @@ fn alp_floor_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option
     }
     let nullable = col.validity.is_some();
     let shift = nullable as u64;
-    let validity = col.validity.as_ref().map(Bitmap::dense);
+    let validity = col.packed_validity();
     let valid = |r: usize| validity.as_deref().is_none_or(|b| b.get(r));
     let mut codes: Vec<u64> = Vec::with_capacity(n);
     crate::exec::codecs::for_each_alp_code(a, rows, |_, r, c| {
@@ -742,15 +742,11 @@ pub(super) fn grow_local<E>(
 const GROUPING_PROBE_ROWS: usize = 2048;
 
 /// Whether `seen` rows holding `distinct` keys predict a partition of
-/// `rows` rows with over 90% of them distinct, so that grouping it saves
-/// the merge little. Keys drawn uniformly from `D` values repeat about
-/// `seen² / 2D` times among `seen` rows (the birthday bound), so the
-/// repeats estimate `D`; the partition's rows are then about
-/// `1 - rows / 2D` distinct, over 90% when `D >= 5 · rows`. Uniformity is
-/// the assumption: skewed keys repeat sooner and keep their grouping.
+/// `rows` rows with over 90% of them distinct ([`projected_distinct`],
+/// uniform draws), so that grouping it saves the merge little. Skewed keys
+/// repeat sooner and keep their grouping.
 fn skips_grouping(seen: usize, distinct: usize, rows: usize) -> bool {
-    let repeats = seen.saturating_sub(distinct) as u128;
-    10 * repeats * rows as u128 <= (seen as u128) * (seen as u128)
+    projected_distinct(seen, distinct, rows) >= 0.9 * rows as f64
 }
 
 /// A dense code per row by hashing the typed values (NULL is a value of

@@ -1914,6 +1914,10 @@ const SHAPE_QUERIES: &[&str] = &[
     "SELECT n FROM t LIMIT 9223372036854775807 OFFSET 9223372036854775807",
     "SELECT c FROM t ORDER BY c LIMIT 3 OFFSET 9223372036854775807",
     "SELECT m / 3, count(*) FROM t GROUP BY 1 ORDER BY 1",
+    // A sequence's groups touch at partition ends (merged, the rest
+    // concatenated), unordered and ordered.
+    "SELECT q / 7, count(*), sum(f), min(p), max(s) FROM t GROUP BY 1",
+    "SELECT q / 5 AS b, count(*), avg(g) FROM t GROUP BY 1 ORDER BY 1 DESC",
     "SELECT c - m, sum(f) FROM t GROUP BY 1 ORDER BY 2 DESC NULLS LAST, 1 LIMIT 10",
     // Nearly unique evaluated keys: a group per row, grouped at the merge.
     "SELECT c * 3 + n, count(*), sum(m), min(p), count(DISTINCT s) FROM t GROUP BY 1 \

@@ -652,3 +652,47 @@ fn unordered_group_limit_returns_complete_groups() {
     }
     assert!(explained > 0, "no configuration merged partials");
 }
+
+/// A key that ascends with load order shares a group between neighbouring
+/// partitions (`i / 7` over 500-row partitions); the merge folds those
+/// groups and concatenates the rest. Three partials sharing a key (`i /
+/// 1500`) take the hash merge. Counts and sums are checked against
+/// arithmetic, and the result has each key once.
+#[test]
+fn ascending_key_shared_at_partition_ends() {
+    let n = 5000i64;
+    let mut text = String::from("i,v\n");
+    for i in 0..n {
+        text.push_str(&format!("{i},{}\n", i % 3));
+    }
+    let db = database(text.as_bytes(), "t", 500, 2);
+    for (div, needle) in [
+        (7, "shared at range ends"),
+        (500, "disjoint: concatenated, no hashing"),
+        (1500, "through one hash table"),
+    ] {
+        let sql = format!("SELECT i / {div}, count(*), sum(v), min(i) FROM t GROUP BY 1");
+        let text = explain(&db, &sql);
+        assert!(text.contains(needle), "EXPLAIN {sql}: {needle:?}:\n{text}");
+        let got = db.query(&sql).unwrap().rows;
+        assert_eq!(got.len() as i64, (n - 1) / div + 1, "{sql}");
+        let mut seen = HashSet::new();
+        for row in &got {
+            let Value::Int(k) = row[0] else {
+                panic!("{sql}: key {:?}", row[0])
+            };
+            assert!(seen.insert(k), "{sql}: key {k} twice");
+            let members: Vec<i64> = (k * div..((k + 1) * div).min(n)).collect();
+            let sum: i64 = members.iter().map(|i| i % 3).sum();
+            assert_eq!(
+                row[1..],
+                [
+                    Value::Int(members.len() as i64),
+                    Value::Int(sum),
+                    Value::Int(k * div)
+                ],
+                "{sql}: group {k}"
+            );
+        }
+    }
+}

@@ -285,16 +285,89 @@ pub fn aggregate_rows(
     if plan.order_by.is_empty() && infallible_outputs {
         // Merge order is the result order: only the window is evaluated,
         // in parallel (a GROUP BY without LIMIT returns every group).
-        return first_error(
-            ids[window(plan, ids.len())]
-                .par_iter()
-                .map(|&(c, g)| visible(outputs(c, g)))
-                .collect(),
-        );
+        return group_rows(plan, &parts, &ids[window(plan, ids.len())], plan.visible);
     }
-    let mut rows = first_error(ids.par_iter().map(|&(c, g)| outputs(c, g)).collect())?;
+    let mut rows = if infallible_outputs {
+        group_rows(plan, &parts, &ids, plan.outputs.len())?
+    } else {
+        first_error(ids.par_iter().map(|&(c, g)| outputs(c, g)).collect())?
+    };
     order_and_window(plan, &mut rows);
     Ok(rows)
+}
+
+/// The first `width` outputs of groups `ids` (chunk, group), in order,
+/// for outputs that cannot fail.
+///
+/// # Design
+/// Rows are written in place by an indexed parallel collect, and keys and
+/// aggregate results are read straight from their arrays and accumulators
+/// (perf: `GROUP BY trip_id / 5` over 2M rows has 400k result rows, and
+/// evaluating them through [`eval::eval`], then collecting `Result`s and
+/// flattening them, was 45 ms of a 100 ms query).
+///
+/// # Errors
+/// None in practice: an output [`infallible`] approved that still fails
+/// is reported rather than dropped.
+fn group_rows(
+    plan: &QueryPlan,
+    parts: &[Partial<'_>],
+    ids: &[(u32, u32)],
+    width: usize,
+) -> Result<Vec<Vec<Value>>> {
+    /// Where one visible output comes from.
+    enum Source<'e> {
+        Key(usize),
+        Agg(usize),
+        Eval(&'e Expr),
+    }
+    let sources: Vec<Source<'_>> = plan.outputs[..width]
+        .iter()
+        .map(|e| match e {
+            Expr::GroupKey { index, .. } => Source::Key(*index),
+            Expr::AggResult { index, .. } => Source::Agg(*index),
+            e => Source::Eval(e),
+        })
+        .collect();
+    let failed: std::sync::Mutex<Option<(usize, crate::error::Error)>> =
+        std::sync::Mutex::new(None);
+    let rows: Vec<Vec<Value>> = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, &(c, g))| {
+            let (part, g) = (&parts[c as usize], g as usize);
+            let mut row = Vec::with_capacity(sources.len());
+            for s in &sources {
+                row.push(match s {
+                    Source::Key(k) => part.keys[*k].value(g),
+                    Source::Agg(a) => part.accs[*a].value(g),
+                    Source::Eval(e) => {
+                        let src = GroupRow {
+                            keys: &part.keys,
+                            aggs: &part.accs,
+                            g,
+                        };
+                        eval::eval(e, &src).unwrap_or_else(|err| {
+                            if let Ok(mut f) = failed.lock()
+                                && f.as_ref().is_none_or(|(j, _)| i < *j)
+                            {
+                                *f = Some((i, err));
+                            }
+                            Value::Null
+                        })
+                    }
+                });
+            }
+            row
+        })
+        .collect();
+    match failed.into_inner() {
+        Ok(Some((_, err))) => Err(err),
+        Ok(None) => Ok(rows),
+        Err(_) => Err(crate::error::Error::Internal(
+            "result rows: error slot poisoned".into(),
+        )),
+    }
 }
 
 /// The values of `results`, or the first error among them in their order

@@ -241,7 +241,11 @@ pub fn execute_collect(plan: &QueryPlan, ctx: &Context<'_>) -> Result<(Vec<Vec<V
         ctx.reserve(row_bytes(&batch), || {
             format!("{} result rows", rows.len() + batch.len())
         })?;
-        rows.extend(batch);
+        if rows.is_empty() {
+            rows = batch;
+        } else {
+            rows.extend(batch);
+        }
         Ok(true)
     })?;
     Ok((rows, out))
@@ -249,7 +253,7 @@ pub fn execute_collect(plan: &QueryPlan, ctx: &Context<'_>) -> Result<(Vec<Vec<V
 
 /// Approximate heap bytes of result rows.
 fn row_bytes(rows: &[Vec<Value>]) -> usize {
-    rows.iter()
+    rows.par_iter()
         .map(|r| {
             24 + r.len() * 24
                 + r.iter()

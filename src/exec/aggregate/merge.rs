@@ -364,6 +364,62 @@ fn int_range(p: &Partial<'_>) -> Option<(i64, i64)> {
     }
 }
 
+/// For key ranges `(lo, hi, partial)` sorted by `lo`, the keys two
+/// neighbouring ranges share at their ends, as `(into, from, key)` with
+/// `into` the partial first in partition order; `None` when ranges overlap
+/// more than that, or three partials share a key (a one-key range between
+/// two others). A key that ascends with load order touches at partition
+/// boundaries: `trip_id / 5` over 65,536-row partitions shares one group
+/// between neighbours.
+fn touching_keys(ranges: &[(i64, i64, usize)]) -> Option<Vec<(usize, usize, i64)>> {
+    let mut out: Vec<(usize, usize, i64)> = Vec::new();
+    for w in ranges.windows(2) {
+        let ((_, hi, a), (lo, _, b)) = (w[0], w[1]);
+        if hi > lo {
+            return None;
+        }
+        if hi == lo {
+            if out.last().is_some_and(|t| t.2 == hi) {
+                return None;
+            }
+            out.push((a.min(b), a.max(b), hi));
+        }
+    }
+    Some(out)
+}
+
+/// Folds the group of integer key `key` of partial `from` into the group of
+/// the same key of partial `into`, then drops it from `from`.
+///
+/// # Errors
+/// A partial without that key (a bug), or a failed merge.
+fn fold_shared_key(parts: &mut [Partial<'_>], into: usize, from: usize, key: i64) -> Result<()> {
+    let find = |p: &Partial<'_>| match &p.keys[..] {
+        [
+            Array {
+                data: Data::Int(v), ..
+            },
+        ] => v.iter().position(|&x| x == key),
+        _ => None,
+    };
+    let (Some(gi), Some(gj)) = (find(&parts[into]), find(&parts[from])) else {
+        return Err(crate::error::Error::Internal(
+            "shared key missing from a partial".into(),
+        ));
+    };
+    debug_assert!(into < from);
+    let (head, tail) = parts.split_at_mut(from);
+    let (a, b) = (&mut head[into], &mut tail[0]);
+    let others: Vec<u32> = (0..b.groups as u32).filter(|&g| g != gj as u32).collect();
+    for (acc_a, acc_b) in a.accs.iter_mut().zip(b.accs.iter_mut()) {
+        acc_a.merge(acc_b.take(&[gj as u32]), &[gi as u32], a.groups)?;
+        *acc_b = acc_b.take(&others);
+    }
+    b.keys = b.keys.iter().map(|k| k.take(&others)).collect();
+    b.groups -= 1;
+    Ok(())
+}
+
 /// Keeps only the groups of the first `k` distinct key tuples met in
 /// partition order (within a partial, in its group order), dropping every
 /// other group of every partial before the merge: for `LIMIT k` without
@@ -470,15 +526,23 @@ pub fn merge_partials<'a>(
         }
         if ranges.len() == parts.len() {
             ranges.sort_unstable();
-            if ranges.windows(2).all(|w| w[0].1 < w[1].0) {
-                // Disjoint key ranges: every group is already final.
+            if let Some(touching) = touching_keys(&ranges) {
+                // Disjoint key ranges but for keys shared at range ends:
+                // every other group is already final.
                 let n = parts.len();
-                return Ok((
-                    parts,
+                let shared = touching.len();
+                for (into, from, key) in touching {
+                    fold_shared_key(&mut parts, into, from, key)?;
+                }
+                let how = if shared == 0 {
+                    format!("key ranges of the {n} partials are disjoint: concatenated, no hashing")
+                } else {
                     format!(
-                        "key ranges of the {n} partials are disjoint: concatenated, no hashing"
-                    ),
-                ));
+                        "key ranges of the {n} partials are disjoint but for {shared} keys \
+                         shared at range ends: those merged, the rest concatenated"
+                    )
+                };
+                return Ok((parts, how));
             }
         }
     }

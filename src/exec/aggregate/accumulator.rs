@@ -50,6 +50,18 @@ impl Gids<'_> {
         }
     }
 
+    /// The rows an idempotent fold (min, max, a distinct set or sketch)
+    /// needs to see a value that is the same at every row: one row of a
+    /// single group, every row otherwise (perf: `min(EventDate)` over 10M
+    /// rows, constant in most partitions, offered the constant 65,536
+    /// times per partition).
+    fn idempotent_len(&self) -> usize {
+        match self {
+            Gids::Single(n) => (*n).min(1),
+            Gids::Ids(ids) => ids.len(),
+        }
+    }
+
     #[inline]
     fn get(&self, j: usize) -> usize {
         match self {
@@ -728,7 +740,7 @@ impl Accumulator for MinMax<i64> {
                     Value::Bool(b) => *b as i64,
                     _ => return Ok(()),
                 };
-                for j in 0..gids.len() {
+                for j in 0..gids.idempotent_len() {
                     self.offer(gids.get(j), x);
                 }
             }
@@ -791,7 +803,7 @@ impl Accumulator for MinMax<f64> {
             },
             Input::Scalar(v) => {
                 if let Some(x) = v.as_f64() {
-                    for j in 0..gids.len() {
+                    for j in 0..gids.idempotent_len() {
                         self.offer(gids.get(j), x);
                     }
                 }
@@ -898,7 +910,7 @@ impl Accumulator for MinMax<Option<Box<str>>> {
                 _ => return Err(Error::Internal("min/max of unexpected type".into())),
             },
             Input::Scalar(Value::Str(s)) => {
-                for j in 0..gids.len() {
+                for j in 0..gids.idempotent_len() {
                     self.offer_str(gids.get(j), s);
                 }
             }
@@ -1035,7 +1047,7 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
             }
             Input::Scalar(v) => {
                 if let Some(k) = K::scalar(v) {
-                    for j in 0..gids.len() {
+                    for j in 0..gids.idempotent_len() {
                         self.sets[gids.get(j)].insert(k);
                     }
                 }
@@ -1201,7 +1213,7 @@ impl Accumulator for Approx {
             Input::Scalar(v) => {
                 if !v.is_null() {
                     let h = super::hll::hash_value(v);
-                    for j in 0..gids.len() {
+                    for j in 0..gids.idempotent_len() {
                         self.sketches[gids.get(j)].insert_hash(h);
                     }
                 }

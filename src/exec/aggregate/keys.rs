@@ -739,13 +739,13 @@ pub(super) fn grow_local<E>(
 
 /// Rows of a partition a numeric local dictionary sees before it may give
 /// up (see [`local_dictionary`]).
-const GROUPING_PROBE_ROWS: usize = 2048;
+pub(super) const GROUPING_PROBE_ROWS: usize = 2048;
 
 /// Whether `seen` rows holding `distinct` keys predict a partition of
 /// `rows` rows with over 90% of them distinct ([`projected_distinct`],
 /// uniform draws), so that grouping it saves the merge little. Skewed keys
 /// repeat sooner and keep their grouping.
-fn skips_grouping(seen: usize, distinct: usize, rows: usize) -> bool {
+pub(super) fn skips_grouping(seen: usize, distinct: usize, rows: usize) -> bool {
     projected_distinct(seen, distinct, rows) >= 0.9 * rows as f64
 }
 

@@ -75,6 +75,8 @@ struct Grouping {
     gids: Option<Vec<u32>>,
     groups: usize,
     keys: GroupKeys,
+    /// Groups may share keys (a group per row, left to the merge).
+    repeats: bool,
 }
 
 enum GroupKeys {
@@ -148,6 +150,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
             gids: None,
             groups: 1,
             keys: GroupKeys::Slots,
+            repeats: false,
         };
     }
     let combined = || -> Vec<u64> {
@@ -189,29 +192,53 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 gids: Some(gids),
                 groups: total as usize,
                 keys: GroupKeys::Slots,
+                repeats: false,
             }
         }
         Some(total) => {
             let slots = combined();
             // Entries hold the key beside its group id: a probe reads no
             // other array.
-            let mut table: HashTable<(u64, u32)> = HashTable::with_capacity(n.min(1 << 16) / 2);
+            let mut table: HashTable<(u64, u32)> =
+                HashTable::with_capacity(n.min(keys::GROUPING_PROBE_ROWS));
             let mut packed: Vec<u64> = Vec::new();
-            let gids = slots
-                .into_iter()
-                .map(|s| {
-                    let h = mix64(s);
-                    match table.find(h, |e| e.0 == s) {
-                        Some(&(_, g)) => g,
-                        None => {
-                            let g = packed.len() as u32;
-                            packed.push(s);
-                            table.insert_unique(h, (s, g), |e| mix64(e.0));
-                            g
-                        }
+            let mut gids: Vec<u32> = Vec::with_capacity(n);
+            for (j, &s) in slots.iter().enumerate() {
+                if j == keys::GROUPING_PROBE_ROWS && keys::skips_grouping(j, packed.len(), n) {
+                    // Nearly every row a new key: a group per row, grouped
+                    // once, at the merge (perf: UserID over 10M rows kept
+                    // 58k of every 65k rows as groups; the local table's
+                    // probes and rehashes were 29% of ClickBench q16).
+                    trace.add(
+                        "group by: nearly every row a new key: a group per row, grouped at the merge",
+                        format!("key space {total}, {j} rows probed"),
+                    );
+                    return Grouping {
+                        gids: Some((0..n as u32).collect()),
+                        groups: n,
+                        keys: GroupKeys::Packed(slots),
+                        repeats: true,
+                    };
+                }
+                if j == keys::GROUPING_PROBE_ROWS {
+                    // Room for the keys the first rows predict, at once
+                    // (rehashing at each doubling was a tenth of q16).
+                    let projected = crate::store::projected_distinct(j, packed.len(), n);
+                    let want = (projected * 1.1) as usize;
+                    table.reserve(want.saturating_sub(table.len()), |e| mix64(e.0));
+                    packed.reserve(want.saturating_sub(packed.len()));
+                }
+                let h = mix64(s);
+                gids.push(match table.find(h, |e| e.0 == s) {
+                    Some(&(_, g)) => g,
+                    None => {
+                        let g = packed.len() as u32;
+                        packed.push(s);
+                        table.insert_unique(h, (s, g), |e| mix64(e.0));
+                        g
                     }
-                })
-                .collect();
+                });
+            }
             trace.add(
                 "group by: hash table on packed u64 key",
                 format!("key space {total}, {} groups", packed.len()),
@@ -220,6 +247,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 gids: Some(gids),
                 groups: packed.len(),
                 keys: GroupKeys::Packed(packed),
+                repeats: false,
             }
         }
         None => {
@@ -285,6 +313,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 gids: Some(gids),
                 groups: groups as usize,
                 keys: GroupKeys::Composite(codes),
+                repeats: false,
             }
         }
     }
@@ -467,7 +496,7 @@ pub fn aggregate_partition<'a>(
         }
     }
     let codes = group_codes(&grouping.keys, &emitted, &key_codes);
-    let repeats = key_codes.iter().any(|k| k.decoder.repeats());
+    let repeats = grouping.repeats || key_codes.iter().any(|k| k.decoder.repeats());
     let keys = key_codes
         .into_iter()
         .zip(&codes)

@@ -741,3 +741,48 @@ fn nearly_unique_wide_key_grouped_at_the_merge() {
         assert_eq!(want.get(k), Some(&(*c, *s)), "key {k}");
     }
 }
+
+/// A top-n over a key with few values stops reading partitions once those
+/// read hold `offset + limit` rows of the best value any zone map allows:
+/// the rows are the first such rows in load order (ties keep it), as a full
+/// read gives them, and fewer rows are scanned. With NULLs sorting first
+/// (DESC), NULL is the best value.
+#[test]
+fn top_n_over_ties_stops_after_the_partitions_it_needs() {
+    let n = 20_000usize;
+    let k_of = |i: usize| -> Option<usize> { (i % 13 != 5).then_some(i * 7919 % 4) };
+    let mut text = String::from("i,k\n");
+    for i in 0..n {
+        let k = k_of(i).map(|k| k.to_string()).unwrap_or_default();
+        text.push_str(&format!("{i},{k}\n"));
+    }
+    let db = database(text.as_bytes(), "t", 1000, 2);
+    for (sql, best) in [
+        ("SELECT i FROM t ORDER BY k LIMIT 10 OFFSET 3", Some(0)),
+        ("SELECT i FROM t ORDER BY k DESC LIMIT 10 OFFSET 3", None),
+        (
+            "SELECT i FROM t ORDER BY k DESC NULLS LAST LIMIT 10 OFFSET 3",
+            Some(3),
+        ),
+    ] {
+        let want: Vec<Vec<Value>> = (0..n)
+            .filter(|&i| k_of(i) == best)
+            .skip(3)
+            .take(10)
+            .map(|i| vec![Value::Int(i as i64)])
+            .collect();
+        let got = db.query(sql).unwrap();
+        assert_eq!(got.rows, want, "{sql}");
+        assert!(
+            got.rows_scanned < n / 2,
+            "{sql}: {} rows scanned",
+            got.rows_scanned
+        );
+    }
+    // A window beyond the best value's rows reads every partition.
+    let all = db
+        .query("SELECT i FROM t ORDER BY k LIMIT 10 OFFSET 6000")
+        .unwrap();
+    assert_eq!(all.rows_scanned, n);
+    assert_eq!(all.rows.len(), 10);
+}

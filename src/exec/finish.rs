@@ -315,7 +315,7 @@ fn group_rows(
     ids: &[(u32, u32)],
     width: usize,
 ) -> Result<Vec<Vec<Value>>> {
-    /// Where one visible output comes from.
+    /// Where one output comes from.
     enum Source<'e> {
         Key(usize),
         Agg(usize),

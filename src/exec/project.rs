@@ -342,6 +342,51 @@ fn sorted(
 /// ORDER BY one column whose codes can be counted in every partition, with
 /// a LIMIT: the partitions' histograms place the window, and only its rows
 /// are read (see [`super::topn`]). `None` when the plan does not fit.
+/// The best value a sort key can take in `cols` (one column per partition
+/// to read), from their zone maps: the smallest minimum ascending, the
+/// largest maximum descending, NULL where NULLs sort first and some column
+/// has them. `None` when no column has a value.
+fn best_possible<'c>(
+    cols: impl Iterator<Item = &'c crate::store::Column>,
+    key: crate::plan::SortKey,
+) -> Option<Value> {
+    let mut best: Option<Value> = None;
+    for col in cols {
+        let bound = if key.desc {
+            &col.zone.max
+        } else {
+            &col.zone.min
+        };
+        let mut offer = |v: &Value| {
+            if best
+                .as_ref()
+                .is_none_or(|b| order_values(v, b, key.desc, key.nulls_first).is_lt())
+            {
+                best = Some(v.clone());
+            }
+        };
+        if !bound.is_null() {
+            offer(bound);
+        }
+        if col.zone.null_count > 0 {
+            offer(&Value::Null);
+        }
+    }
+    best
+}
+
+/// Rows of histogram `h` whose value sorts equal to `best`.
+fn rows_equal(h: &KeyHistogram, best: &Value, key: crate::plan::SortKey) -> usize {
+    if best.is_null() {
+        return h.nulls;
+    }
+    h.codes
+        .iter()
+        .filter(|c| order_values(&c.1, best, key.desc, key.nulls_first).is_eq())
+        .map(|c| c.2)
+        .sum()
+}
+
 fn sorted_by_histograms(
     plan: &QueryPlan,
     ctx: &Context<'_>,
@@ -362,18 +407,57 @@ fn sorted_by_histograms(
         return Ok(None);
     }
     type Counted = (PartRun, Option<Vec<u32>>, Option<KeyHistogram>);
-    let counted: Vec<Counted> = units
-        .par_iter()
-        .map(|u| -> Result<Counted> {
-            let p = &parts[u.part];
-            let (run, sel) = filter_unit(plan, ctx, u)?;
-            let Some(sel) = sel else {
-                return Ok((run, None, None));
-            };
-            let hist = key_histogram(&p.columns[*index], rows_of(&sel, p.rows));
-            Ok((run, sel, hist))
-        })
-        .collect::<Result<_>>()?;
+    let count = |u: &Unit| -> Result<Counted> {
+        let p = &parts[u.part];
+        let (run, sel) = filter_unit(plan, ctx, u)?;
+        let Some(sel) = sel else {
+            return Ok((run, None, None));
+        };
+        let hist = key_histogram(&p.columns[*index], rows_of(&sel, p.rows));
+        Ok((run, sel, hist))
+    };
+    // Early stop: no row can sort before one holding the best value any
+    // zone map allows, and ties keep partition order. Once the partitions
+    // counted so far hold `offset + limit` rows of that value, the window
+    // lies in them and the rest need not be read. Waves grow by doubling,
+    // so a scan that never stops pays a handful of waits (perf: `ORDER BY
+    // k4 LIMIT 10` over 10M rows, 40% of them tied at the first value,
+    // counted all 153 partitions: 9.7 ms against DuckDB's 3.3).
+    let stop_at = match plan.limit {
+        Some(l) if l >= 0 => usize::try_from(l)
+            .ok()
+            .and_then(|l| l.checked_add(usize::try_from(plan.offset).ok()?)),
+        _ => None,
+    };
+    let best = stop_at
+        .and_then(|_| best_possible(units.iter().map(|u| &parts[u.part].columns[*index]), key));
+    let mut counted: Vec<Counted> = Vec::with_capacity(units.len());
+    let mut best_rows = 0usize;
+    let mut wave = match best {
+        Some(_) => rayon::current_num_threads().max(1) * 2,
+        None => units.len(),
+    };
+    let mut done = 0;
+    while done < units.len() {
+        let end = (done + wave).min(units.len());
+        let more: Vec<Counted> = units[done..end]
+            .par_iter()
+            .map(count)
+            .collect::<Result<_>>()?;
+        done = end;
+        wave *= 2;
+        if let Some(best) = &best {
+            best_rows += more
+                .iter()
+                .filter_map(|c| c.2.as_ref())
+                .map(|h| rows_equal(h, best, key))
+                .sum::<usize>();
+        }
+        counted.extend(more);
+        if stop_at.is_some_and(|k| best_rows >= k) {
+            break;
+        }
+    }
     let empty = KeyHistogram {
         codes: Vec::new(),
         nulls: 0,
@@ -398,7 +482,7 @@ fn sorted_by_histograms(
             };
             run.trace.add(
                 format!(
-                    "top-n: rows counted per code of {name} in every partition, then only the window's rows collected"
+                    "top-n: rows counted per code of {name} in every partition read, then only the window's rows collected"
                 ),
                 format!("{} of {} rows", got.len(), rows.len),
             );

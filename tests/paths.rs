@@ -786,3 +786,54 @@ fn top_n_over_ties_stops_after_the_partitions_it_needs() {
     assert_eq!(all.rows_scanned, n);
     assert_eq!(all.rows.len(), 10);
 }
+
+/// A top-n on a column in no load order reads partitions best zone-map
+/// bound first and stops once no unread partition can enter: the rows are
+/// those a full sort gives, from fewer rows scanned. A WHERE keeps it right
+/// (the bound is the whole partition's).
+#[test]
+fn top_n_reads_partitions_best_bound_first() {
+    let n = 30_000usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let u: Vec<i64> = (0..n).map(|_| rng.gen_range(0..1_000_000_000)).collect();
+    let mut text = String::from("i,u\n");
+    for (i, x) in u.iter().enumerate() {
+        text.push_str(&format!("{i},{x}\n"));
+    }
+    let db = database(text.as_bytes(), "t", 1000, 2);
+    for (sql, desc, odd) in [
+        ("SELECT i, u FROM t ORDER BY u LIMIT 7", false, false),
+        (
+            "SELECT i, u FROM t ORDER BY u DESC, i LIMIT 7 OFFSET 2",
+            true,
+            false,
+        ),
+        (
+            "SELECT i, u FROM t WHERE i % 2 = 1 ORDER BY u LIMIT 7",
+            false,
+            true,
+        ),
+    ] {
+        let mut all: Vec<(i64, usize)> = u
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !odd || i % 2 == 1)
+            .map(|(i, &x)| (if desc { -x } else { x }, i))
+            .collect();
+        all.sort();
+        let skip = if sql.contains("OFFSET 2") { 2 } else { 0 };
+        let want: Vec<Vec<Value>> = all[skip..skip + 7]
+            .iter()
+            .map(|&(_, i)| vec![Value::Int(i as i64), Value::Int(u[i])])
+            .collect();
+        let got = db.query(sql).unwrap();
+        assert_eq!(got.rows, want, "{sql}");
+        assert!(
+            got.rows_scanned < n / 2,
+            "{sql}: {} rows scanned",
+            got.rows_scanned
+        );
+        let plan = explain(&db, sql);
+        assert!(plan.contains("best zone-map bound first"), "{plan}");
+    }
+}

@@ -18,7 +18,9 @@
 //!   collected (no candidates). When the first sort key is a column that
 //!   ascends in load order, waves
 //!   run from the end that holds the best rows and stop once no unread
-//!   partition can beat the current `n`-th best.
+//!   partition can beat the current `n`-th best; any other plain column
+//!   as the first key (and a small `offset + limit`) reads partitions in
+//!   order of their zone-map bound, best first, and stops the same way.
 
 use rayon::prelude::*;
 
@@ -70,6 +72,11 @@ pub fn run(
 }
 
 /// Partitions per wave: enough to keep every thread busy.
+/// Largest `offset + limit` for which a top-n reads partitions in order
+/// of their zone-map bound: each wave then sorts the first keys of every
+/// candidate so far to find the n-th best.
+const BOUND_ORDER_MAX_K: usize = 4096;
+
 fn wave_size(limited: bool) -> usize {
     let t = rayon::current_num_threads().max(1);
     if limited { t } else { 4 * t }
@@ -274,7 +281,20 @@ fn sorted(
     }
     let mut runs: Vec<PartRun> = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    match monotone {
+    // With a LIMIT and a plain column as the first key, partitions are
+    // read best zone-map bound first, so the ones that cannot enter the
+    // top n come last and are never read (perf: `ORDER BY u LIMIT 10` over
+    // a unique random u read all 153 partitions of a 10M-row table, 2.2x
+    // DuckDB's time).
+    let first_column = match &plan.outputs[plan.order_by[0].column] {
+        Expr::Column { index, .. } if k != usize::MAX && k <= BOUND_ORDER_MAX_K => Some(*index),
+        _ => None,
+    };
+    let by_bound = match (monotone, first_column) {
+        (None, Some(col)) => Some(col),
+        _ => None,
+    };
+    match monotone.or(by_bound) {
         None => {
             let results: Vec<(PartRun, Vec<Candidate>)> =
                 units.par_iter().map(run_unit).collect::<Result<_>>()?;
@@ -285,8 +305,23 @@ fn sorted(
         }
         Some(col) => {
             let key = plan.order_by[0];
-            let backwards = key.desc;
-            let order: Vec<&Unit> = if backwards {
+            let backwards = key.desc && by_bound.is_none();
+            let bound_of = |u: &Unit| {
+                best_possible(
+                    std::iter::once(&plan.table.partitions[u.part].columns[col]),
+                    key,
+                )
+            };
+            let order: Vec<&Unit> = if by_bound.is_some() {
+                // Best bound first; a partition without values last.
+                let mut keyed: Vec<(Option<Value>, &Unit)> =
+                    units.iter().map(|u| (bound_of(u), u)).collect();
+                keyed.sort_by(|a, b| match (&a.0, &b.0) {
+                    (Some(x), Some(y)) => order_values(x, y, key.desc, key.nulls_first),
+                    (x, y) => y.is_some().cmp(&x.is_some()),
+                });
+                keyed.into_iter().map(|(_, u)| u).collect()
+            } else if backwards {
                 units.iter().rev().collect()
             } else {
                 units.iter().collect()
@@ -302,9 +337,8 @@ fn sorted(
                     let mut firsts: Vec<&Value> = candidates.iter().map(|c| &c.keys[0]).collect();
                     firsts.sort_by(|a, b| order_values(a, b, key.desc, key.nulls_first));
                     let nth = firsts[k - 1];
-                    let zone = &plan.table.partitions[wave[0].part].columns[col].zone;
-                    let bound = if backwards { &zone.max } else { &zone.min };
-                    if !nth.is_null() && order_values(bound, nth, key.desc, key.nulls_first).is_gt()
+                    if let Some(bound) = bound_of(wave[0])
+                        && order_values(&bound, nth, key.desc, key.nulls_first).is_gt()
                     {
                         break;
                     }
@@ -323,7 +357,11 @@ fn sorted(
                 && let Some(r) = runs.last_mut()
             {
                 r.trace.add(
-                    "early stop: sort key ascends in load order, no unread partition can enter the top n",
+                    if by_bound.is_some() {
+                        "early stop: partitions read best zone-map bound first, no unread partition can enter the top n"
+                    } else {
+                        "early stop: sort key ascends in load order, no unread partition can enter the top n"
+                    },
                     format!("{} partitions not read", units.len() - read),
                 );
             }

@@ -71,12 +71,12 @@ pub fn run(
     sorted(plan, ctx, units, sink)
 }
 
-/// Partitions per wave: enough to keep every thread busy.
 /// Largest `offset + limit` for which a top-n reads partitions in order
 /// of their zone-map bound: each wave then sorts the first keys of every
 /// candidate so far to find the n-th best.
 const BOUND_ORDER_MAX_K: usize = 4096;
 
+/// Partitions per wave: enough to keep every thread busy.
 fn wave_size(limited: bool) -> usize {
     let t = rayon::current_num_threads().max(1);
     if limited { t } else { 4 * t }
@@ -377,9 +377,6 @@ fn sorted(
     Ok(runs)
 }
 
-/// ORDER BY one column whose codes can be counted in every partition, with
-/// a LIMIT: the partitions' histograms place the window, and only its rows
-/// are read (see [`super::topn`]). `None` when the plan does not fit.
 /// The best value a sort key can take in `cols` (one column per partition
 /// to read), from their zone maps: the smallest minimum ascending, the
 /// largest maximum descending, NULL where NULLs sort first and some column
@@ -425,6 +422,9 @@ fn rows_equal(h: &KeyHistogram, best: &Value, key: crate::plan::SortKey) -> usiz
         .sum()
 }
 
+/// ORDER BY one column whose codes can be counted in every partition, with
+/// a LIMIT: the partitions' histograms place the window, and only its rows
+/// are read (see [`super::topn`]). `None` when the plan does not fit.
 fn sorted_by_histograms(
     plan: &QueryPlan,
     ctx: &Context<'_>,

@@ -771,13 +771,7 @@ fn top_n_over_ties_stops_after_the_partitions_it_needs() {
             .take(10)
             .map(|i| vec![Value::Int(i as i64)])
             .collect();
-        let got = db.query(sql).unwrap();
-        assert_eq!(got.rows, want, "{sql}");
-        assert!(
-            got.rows_scanned < n / 2,
-            "{sql}: {} rows scanned",
-            got.rows_scanned
-        );
+        assert_rows_scanning_under_half(&db, sql, &want, n);
     }
     // A window beyond the best value's rows reads every partition.
     let all = db
@@ -826,14 +820,19 @@ fn top_n_reads_partitions_best_bound_first() {
             .iter()
             .map(|&(_, i)| vec![Value::Int(i as i64), Value::Int(u[i])])
             .collect();
-        let got = db.query(sql).unwrap();
-        assert_eq!(got.rows, want, "{sql}");
-        assert!(
-            got.rows_scanned < n / 2,
-            "{sql}: {} rows scanned",
-            got.rows_scanned
-        );
+        assert_rows_scanning_under_half(&db, sql, &want, n);
         let plan = explain(&db, sql);
         assert!(plan.contains("best zone-map bound first"), "{plan}");
     }
+}
+
+/// `sql` returns `want`, reading fewer than half the table's `n` rows.
+fn assert_rows_scanning_under_half(db: &Database, sql: &str, want: &[Vec<Value>], n: usize) {
+    let got = db.query(sql).unwrap();
+    assert_eq!(got.rows, want, "{sql}");
+    assert!(
+        got.rows_scanned < n / 2,
+        "{sql}: {} rows scanned",
+        got.rows_scanned
+    );
 }

@@ -836,3 +836,34 @@ fn assert_rows_scanning_under_half(db: &Database, sql: &str, want: &[Vec<Value>]
         got.rows_scanned
     );
 }
+
+/// Comparisons of an integer-dictionary column against a constant below
+/// every value (no code in range) answer without arithmetic on an empty
+/// code range (found by the fuzz test: `x <> k` overflowed in debug builds).
+#[test]
+fn integer_dictionary_compare_below_every_value() {
+    let mut text = String::from("x\n");
+    let values = [7i64, 1_000_000_007, 123_456, 99_999_999_999, 42];
+    for i in 0..3000 {
+        text.push_str(&format!("{}\n", values[i % 5]));
+    }
+    let db = database(text.as_bytes(), "t", 1000, 2);
+    let info = db.table_info("t").unwrap();
+    assert!(
+        info.columns[0].encodings[0].0.starts_with("int dict"),
+        "{:?}",
+        info.columns[0].encodings
+    );
+    for (sql, want) in [
+        ("SELECT count(*) FROM t WHERE x <> -5", 3000),
+        ("SELECT count(*) FROM t WHERE x = -5", 0),
+        ("SELECT count(*) FROM t WHERE x < -5", 0),
+        ("SELECT count(*) FROM t WHERE x > -5", 3000),
+    ] {
+        assert_eq!(
+            db.query(sql).unwrap().rows,
+            vec![vec![Value::Int(want)]],
+            "{sql}"
+        );
+    }
+}

@@ -759,7 +759,7 @@ fn compile_compare(
             // Codes c with lo <= values[c] <= hi: the values ascend.
             let clo = values.partition_point(|&v| (v as i128) < lo);
             let end = values.partition_point(|&v| (v as i128) <= hi);
-            let codes_range = (clo < end).then_some((clo as u64, end as u64 - 1));
+            let codes_range = (clo < end).then(|| (clo as u64, end as u64 - 1));
             code_range_step(
                 CodeRangeCompare {
                     col,

@@ -285,10 +285,10 @@ pub fn aggregate_rows(
     if plan.order_by.is_empty() && infallible_outputs {
         // Merge order is the result order: only the window is evaluated,
         // in parallel (a GROUP BY without LIMIT returns every group).
-        return group_rows(plan, &parts, &ids[window(plan, ids.len())], plan.visible);
+        return result_rows(plan, &parts, &ids[window(plan, ids.len())], plan.visible);
     }
     let mut rows = if infallible_outputs {
-        group_rows(plan, &parts, &ids, plan.outputs.len())?
+        result_rows(plan, &parts, &ids, plan.outputs.len())?
     } else {
         first_error(ids.par_iter().map(|&(c, g)| outputs(c, g)).collect())?
     };
@@ -309,7 +309,7 @@ pub fn aggregate_rows(
 /// # Errors
 /// None in practice: an output [`infallible`] approved that still fails
 /// is reported rather than dropped.
-fn group_rows(
+fn result_rows(
     plan: &QueryPlan,
     parts: &[Partial<'_>],
     ids: &[(u32, u32)],

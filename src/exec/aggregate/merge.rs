@@ -46,6 +46,15 @@ const BUCKET_GROUPS: usize = 1 << 14;
 /// equal hashes, so the sample holds 1 in 256 of the distinct keys.
 const SAMPLE_MASK: u64 = 0xff;
 
+/// The hashes of `hashes` in the [`SAMPLE_MASK`] sample.
+fn hash_sample(hashes: &[u64]) -> Vec<u64> {
+    hashes
+        .iter()
+        .copied()
+        .filter(|&h| h & SAMPLE_MASK == 0)
+        .collect()
+}
+
 /// The number of distinct key tuples across partials, from the hashes of
 /// each partial that fall in the [`SAMPLE_MASK`] sample: distinct sampled
 /// hashes times 256 (a hash sample, as in Gibbons' distinct sampling,
@@ -581,22 +590,24 @@ pub fn merge_partials<'a>(
     }
     let total: usize = parts.iter().map(|p| p.groups).sum();
     let threads = rayon::current_num_threads().max(1);
-    // Every partial's key hashes, in parallel, with the hashes that fall in
-    // a sample of the hash space for the estimate of the merged groups.
+    let radix = total >= RADIX_MIN_GROUPS && threads > 1;
+    // Every partial's key hashes, in parallel, with (for a radix split) the
+    // hashes that fall in a sample of the hash space for the estimate of
+    // the merged groups.
     let hashed: Vec<(Partial<'a>, Vec<u64>, Vec<u64>)> = parts
         .into_par_iter()
         .map(|p| {
             cancel.check()?;
             let hashes = hash_keys(&p.keys, p.groups);
-            let sample = hashes
-                .iter()
-                .copied()
-                .filter(|&h| h & SAMPLE_MASK == 0)
-                .collect();
+            let sample = if radix {
+                hash_sample(&hashes)
+            } else {
+                Vec::new()
+            };
             Ok((p, hashes, sample))
         })
         .collect::<Result<_>>()?;
-    let (buckets, per_bucket_groups) = if total >= RADIX_MIN_GROUPS && threads > 1 {
+    let (buckets, per_bucket_groups) = if radix {
         let merged = estimate_groups(hashed.iter().map(|h| h.2.as_slice()));
         let buckets = (threads * 8)
             .max(merged.div_ceil(BUCKET_GROUPS))
@@ -672,15 +683,7 @@ mod tests {
                     .collect()
             })
             .collect();
-        let samples: Vec<Vec<u64>> = hashes
-            .iter()
-            .map(|h| {
-                h.iter()
-                    .copied()
-                    .filter(|&x| x & SAMPLE_MASK == 0)
-                    .collect()
-            })
-            .collect();
+        let samples: Vec<Vec<u64>> = hashes.iter().map(|h| hash_sample(h)).collect();
         let est = estimate_groups(samples.iter().map(Vec::as_slice));
         assert!((950_000..=1_050_000).contains(&est), "{est}");
         assert_eq!(estimate_groups(std::iter::empty()), 0);

@@ -204,23 +204,24 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
             let mut packed: Vec<u64> = Vec::new();
             let mut gids: Vec<u32> = Vec::with_capacity(n);
             for (j, &s) in slots.iter().enumerate() {
-                if j == keys::GROUPING_PROBE_ROWS && keys::skips_grouping(j, packed.len(), n) {
-                    // Nearly every row a new key: a group per row, grouped
-                    // once, at the merge (perf: UserID over 10M rows kept
-                    // 58k of every 65k rows as groups; the local table's
-                    // probes and rehashes were 29% of ClickBench q16).
-                    trace.add(
-                        "group by: nearly every row a new key: a group per row, grouped at the merge",
-                        format!("key space {total}, {j} rows probed"),
-                    );
-                    return Grouping {
-                        gids: Some((0..n as u32).collect()),
-                        groups: n,
-                        keys: GroupKeys::Packed(slots),
-                        repeats: true,
-                    };
-                }
                 if j == keys::GROUPING_PROBE_ROWS {
+                    if keys::skips_grouping(j, packed.len(), n) {
+                        // Nearly every row a new key: a group per row,
+                        // grouped once, at the merge (perf: UserID over 10M
+                        // rows kept 58k of every 65k rows as groups; the
+                        // local table's probes and rehashes were 29% of
+                        // ClickBench q16).
+                        trace.add(
+                            "group by: nearly every row a new key: a group per row, grouped at the merge",
+                            format!("key space {total}, {j} rows probed"),
+                        );
+                        return Grouping {
+                            gids: Some((0..n as u32).collect()),
+                            groups: n,
+                            keys: GroupKeys::Packed(slots),
+                            repeats: true,
+                        };
+                    }
                     // Room for the keys the first rows predict, at once
                     // (rehashing at each doubling was a tenth of q16).
                     let projected = crate::store::projected_distinct(j, packed.len(), n);

@@ -108,10 +108,11 @@ impl StringBatch {
         table.decode_strings_at(codes, lengths, &mut self.bytes, base, &mut self.ends);
     }
 
-    /// Grows the room past the strings to the worst case of decoding
-    /// `codes` more codes (8 bytes each), zeroing it once.
-    fn make_room(&mut self, codes: usize) {
-        let room = self.end() + codes * 8 + 8;
+    /// Grows the room past the strings to `bytes` more decoded bytes (and
+    /// the 8 that a symbol's one 8-byte store may write past the last),
+    /// zeroing it once.
+    fn make_room(&mut self, bytes: usize) {
+        let room = self.end() + bytes + 8;
         if self.bytes.len() < room {
             self.bytes.resize(room, 0);
         }
@@ -237,9 +238,9 @@ impl Table {
     /// (an index into `out`) to `ends`.
     ///
     /// # Design
-    /// The output is sized once for the worst case (8 bytes per code) and
-    /// every symbol is stored as one 8-byte copy, then the length is cut
-    /// back: no per-string allocation or capacity check.
+    /// The output is sized once, to the decoded length and 8 bytes more,
+    /// and every symbol is stored as one 8-byte copy, then the length is
+    /// cut back: no per-string allocation or capacity check.
     fn decode_strings(
         &self,
         codes: &[u8],
@@ -251,10 +252,11 @@ impl Table {
         out.truncate(pos);
     }
 
-    /// [`Table::decode_strings`] writing from `out[base]` on, into room
-    /// grown (and zeroed) only where `out` is shorter than the worst case;
-    /// `out` is left at least that long, past the returned end of the
-    /// decoded bytes.
+    /// [`Table::decode_strings`] writing from `out[base]` on. `out` is
+    /// grown (and zeroed) only when shorter than the worst case (8 bytes a
+    /// code), and then only to the exact decoded length and 8 bytes more;
+    /// it is left at least that long, past the returned end of the decoded
+    /// bytes.
     fn decode_strings_at(
         &self,
         codes: &[u8],
@@ -263,11 +265,30 @@ impl Table {
         base: usize,
         ends: &mut Vec<u32>,
     ) -> usize {
-        debug_assert!(self.decoded_len(codes).is_some(), "malformed FSST codes");
-        let room = base + codes.len() * 8 + 8;
-        if out.len() < room {
-            out.resize(room, 0);
+        if out.len() < base + codes.len() * 8 + 8 {
+            // Room for the worst case, zeroed, cost a memset of 8 bytes a
+            // code where URLs decode to about 3, and the pages behind it
+            // (perf of ClickBench q34: the kernel clearing pages for the
+            // partials' decoded keys was a third of the query).
+            let exact = base + byte_length(self.code_lengths(), codes) as usize + 8;
+            if out.len() < exact {
+                out.resize(exact, 0);
+            }
         }
+        self.decode_into_room(codes, lengths, out, base, ends)
+    }
+
+    /// [`Table::decode_strings_at`] into room the caller made: `out` holds
+    /// at least the decoded length of `codes` and 8 bytes more from `base`.
+    fn decode_into_room(
+        &self,
+        codes: &[u8],
+        lengths: impl Iterator<Item = usize>,
+        out: &mut [u8],
+        base: usize,
+        ends: &mut Vec<u32>,
+    ) -> usize {
+        debug_assert!(self.decoded_len(codes).is_some(), "malformed FSST codes");
         let d = &*self.codes;
         let mut pos = base;
         let mut i = 0;
@@ -622,12 +643,16 @@ impl Fsst {
     /// of one row as [`Fsst::for_each_compressed`] gives them: the group
     /// keys of a GROUP BY that grouped on compressed bytes, decoded from the
     /// slices it kept rather than found again by row (which walks every
-    /// row's length up to the last one wanted). The output is sized once.
+    /// row's length up to the last one wanted). The output is sized once,
+    /// to the exact decoded length.
     pub fn decode_compressed(&self, compressed: &[&[u8]], out: &mut StringBatch) {
-        let codes: usize = compressed.iter().map(|c| c.len()).sum();
-        out.make_room(codes);
+        let lengths = self.table.code_lengths();
+        let bytes: i64 = compressed.iter().map(|c| byte_length(lengths, c)).sum();
+        out.make_room(bytes as usize);
         for c in compressed {
-            out.decode(&self.table, c, std::iter::once(c.len()));
+            let base = out.end();
+            self.table
+                .decode_into_room(c, std::iter::once(c.len()), &mut out.bytes, base, &mut out.ends);
         }
     }
 

@@ -867,3 +867,77 @@ fn integer_dictionary_compare_below_every_value() {
         );
     }
 }
+
+/// The hash index serves selective point lookups only: a column whose
+/// values repeat is never indexed, a key that hits many rows scans, and an
+/// index lookup reads only partitions that zone maps keep. Every answer
+/// equals a scan's.
+#[test]
+fn hash_index_only_for_selective_lookups() {
+    let n = 20_000;
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    // `id` is unique but for a fifth of the rows, which hold 7; `g` takes
+    // three values; `t` ascends.
+    let data: Vec<(i64, i64, i64)> = (0..n)
+        .map(|i| {
+            let id = if i % 5 == 0 {
+                7
+            } else {
+                rng.gen_range(1_000..1_000_000_000i64)
+            };
+            (id, i as i64 % 3, i as i64)
+        })
+        .collect();
+    let mut text = String::from("id,g,t\n");
+    for (id, g, t) in &data {
+        text.push_str(&format!("{id},{g},{t}\n"));
+    }
+    let db = database(text.as_bytes(), "h", 500, 2);
+    let indexed = |name: &str| {
+        let info = db.table_info("h").unwrap();
+        info.columns
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap()
+            .indexed
+    };
+    let count = |sql: &str| match db.query(sql).unwrap().rows[..] {
+        [ref row] => row[0].clone(),
+        ref rows => panic!("{sql}: {rows:?}"),
+    };
+    for _ in 0..3 {
+        let want = data.iter().filter(|r| r.1 == 1).count() as i64;
+        assert_eq!(
+            count("SELECT count(*) FROM h WHERE g = 1"),
+            Value::Int(want)
+        );
+    }
+    assert!(!indexed("g"), "a column of three values is not indexed");
+
+    let unique = data[12_346].0;
+    for _ in 0..2 {
+        assert_eq!(
+            count(&format!("SELECT count(*) FROM h WHERE id = {unique}")),
+            Value::Int(1)
+        );
+    }
+    assert!(
+        indexed("id"),
+        "the second lookup on a unique key builds the index"
+    );
+    let lookup = explain(&db, &format!("SELECT t FROM h WHERE id = {unique}"));
+    assert!(lookup.contains("hash index lookup"), "{lookup}");
+    // 7 is a fifth of the rows: a scan, with the same count.
+    let frequent = "SELECT count(*) FROM h WHERE id = 7";
+    let want = data.iter().filter(|r| r.0 == 7).count() as i64;
+    assert_eq!(count(frequent), Value::Int(want));
+    let text = explain(&db, frequent);
+    assert!(!text.contains("hash index lookup"), "{text}");
+    // Row 12,346 lies past t < 10000, in a partition zone maps rule out:
+    // the lookup reads nothing.
+    let pruned = format!("SELECT t FROM h WHERE id = {unique} AND t < 10000");
+    let got = db.query(&pruned).unwrap();
+    assert!(got.rows.is_empty() && got.rows_scanned == 0);
+    let text = explain(&db, &pruned);
+    assert!(text.contains("hash index on id"), "{text}");
+}

@@ -111,6 +111,14 @@ impl HashIndex {
         }
     }
 
+    /// Number of rows holding `value`, without listing them.
+    pub fn count(&self, value: i64) -> usize {
+        match self.first.get(&value) {
+            None => 0,
+            Some(_) => 1 + self.more.get(&value).map_or(0, Vec::len),
+        }
+    }
+
     /// Number of distinct values indexed.
     #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {

@@ -254,9 +254,10 @@ impl Table {
 
     /// [`Table::decode_strings`] writing from `out[base]` on. `out` is
     /// grown (and zeroed) only when shorter than the worst case (8 bytes a
-    /// code), and then only to the exact decoded length and 8 bytes more;
-    /// it is left at least that long, past the returned end of the decoded
-    /// bytes.
+    /// code), and then to the exact decoded length and 8 bytes more, or
+    /// twice its length when that is more (a batch decoded a row at a time
+    /// grows by doubling, not by each row's bytes); it is left at least
+    /// that long, past the returned end of the decoded bytes.
     fn decode_strings_at(
         &self,
         codes: &[u8],
@@ -272,7 +273,7 @@ impl Table {
             // partials' decoded keys was a third of the query).
             let exact = base + byte_length(self.code_lengths(), codes) as usize + 8;
             if out.len() < exact {
-                out.resize(exact, 0);
+                out.resize(exact.max(2 * out.len()), 0);
             }
         }
         self.decode_into_room(codes, lengths, out, base, ends)

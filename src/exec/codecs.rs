@@ -170,6 +170,14 @@ pub enum CodecFilter {
         /// The constants.
         values: Vec<String>,
     },
+    /// FSST: `<`, `<=`, `>`, `>=` a constant, decoding each row only up to
+    /// its first byte that differs from the constant.
+    FsstCmp {
+        /// The constant.
+        value: String,
+        /// The comparison.
+        op: CmpOp,
+    },
     /// FSST: `[NOT] LIKE 'prefix%'`, decoding each row only up to the prefix.
     FsstPrefix {
         /// The prefix.
@@ -299,7 +307,16 @@ pub fn compile_compare(col: &Column, op: BinaryOp, k: &Value) -> Option<(CodecFi
             let negated = match op {
                 CmpOp::Eq => false,
                 CmpOp::Ne => true,
-                _ => return None,
+                _ => {
+                    return Some((
+                        CodecFilter::FsstCmp {
+                            value: s.to_string(),
+                            op,
+                        },
+                        "FSST rows decoded only up to their first byte that differs from the constant"
+                            .into(),
+                    ));
+                }
             };
             Some((
                 CodecFilter::FsstEq {
@@ -450,6 +467,9 @@ impl CodecFilter {
             (CodecFilter::FsstIn { values }, ColumnData::Fsst(f)) => {
                 let values: Vec<&str> = values.iter().map(String::as_str).collect();
                 f.filter_in(&values, v)
+            }
+            (CodecFilter::FsstCmp { value, op }, ColumnData::Fsst(f)) => {
+                f.filter_cmp(value, |o| op.holds(o), v)
             }
             (CodecFilter::FsstPrefix { prefix, negated }, ColumnData::Fsst(f)) => {
                 let mut words = f.filter_prefix(prefix, None);

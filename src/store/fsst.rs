@@ -49,6 +49,7 @@
 //! [`Fsst::decode_range`] and [`Fsst::decode_selection`] decompress into a
 //! [`StringBatch`] the caller reuses; nothing decompresses the whole column.
 
+use std::cmp::Ordering;
 use std::ops::Range;
 
 use fsst::{Compressor, Symbol};
@@ -339,6 +340,41 @@ impl Table {
             matched += take;
         }
         true
+    }
+
+    /// The decoding of `codes` compared with `value` byte by byte (UTF-8
+    /// byte order is code point order), decoding only up to the first
+    /// difference: most rows differ from a constant in their first symbol.
+    fn compare(&self, codes: &[u8], value: &[u8]) -> Ordering {
+        let mut matched = 0;
+        let mut i = 0;
+        while let Some(&c) = codes.get(i) {
+            let piece: &[u8] = if c == ESCAPE {
+                i += 2;
+                match codes.get(i - 1) {
+                    Some(b) => std::slice::from_ref(b),
+                    None => break,
+                }
+            } else {
+                i += 1;
+                let k = usize::from(c);
+                &self.codes.symbols[k][..usize::from(self.codes.lengths[k])]
+            };
+            let rest = &value[matched..];
+            // The first byte decides most rows, without a memcmp call.
+            if let (Some(a), Some(b)) = (piece.first(), rest.first())
+                && a != b
+            {
+                return a.cmp(b);
+            }
+            let take = piece.len().min(rest.len());
+            match piece[..take].cmp(&rest[..take]) {
+                Ordering::Equal if take < piece.len() => return Ordering::Greater,
+                Ordering::Equal => matched += take,
+                unequal => return unequal,
+            }
+        }
+        matched.cmp(&value.len())
     }
 
     fn heap_bytes(&self) -> usize {
@@ -706,6 +742,20 @@ impl Fsst {
         self.mask(validity, |codes| self.table.starts_with(codes, prefix))
     }
 
+    /// Mask words (as [`Fsst::filter_eq`]'s) of the rows whose string,
+    /// compared with `value`, gives an ordering `holds` accepts (`<`, `<=`,
+    /// `>`, `>=` against a constant); each row decoded only up to its first
+    /// byte that differs from `value`.
+    pub fn filter_cmp(
+        &self,
+        value: &str,
+        holds: impl Fn(Ordering) -> bool,
+        validity: Option<&Bitmap>,
+    ) -> Vec<u64> {
+        let value = value.as_bytes();
+        self.mask(validity, |codes| holds(self.table.compare(codes, value)))
+    }
+
     fn mask(&self, validity: Option<&Bitmap>, pred: impl Fn(&[u8]) -> bool) -> Vec<u64> {
         let mut words = vec![0u64; self.len().div_ceil(64)];
         self.for_each_compressed(0..self.len(), |i, codes| {
@@ -873,7 +923,7 @@ mod tests {
     }
 
     #[test]
-    fn equality_in_and_prefix_match_the_oracle() {
+    fn equality_in_prefix_and_order_match_the_oracle() {
         for (owned, validity) in cases() {
             let values: Vec<&str> = owned.iter().map(String::as_str).collect();
             let Some(f) = Fsst::encode(&values, validity.as_ref()) else {
@@ -901,6 +951,14 @@ mod tests {
                 check(&f.filter_prefix(&prefix, validity.as_ref()), &|s| {
                     s.starts_with(&prefix)
                 });
+                for want in [Ordering::Less, Ordering::Equal, Ordering::Greater] {
+                    check(&f.filter_cmp(c, |o| o == want, validity.as_ref()), &|s| {
+                        s.cmp(c) == want
+                    });
+                    check(&f.filter_cmp(&prefix, |o| o == want, validity.as_ref()), &|s| {
+                        s.cmp(prefix.as_str()) == want
+                    });
+                }
             }
             for n in [1, 3, 12] {
                 let list: Vec<&str> = constants.iter().copied().take(n).collect();

@@ -208,11 +208,20 @@ pub fn aggregate_rows(
         }];
     }
     // Every aggregate of every group must have a value, once what its
-    // merge left is done.
-    for acc in chunks.iter_mut().flat_map(|c| &mut c.accs) {
-        acc.finish();
-        acc.check()?;
-    }
+    // merge left is done: chunks in parallel (perf: ClickBench q14's 32
+    // chunks each finished their pending distinct sets in 5 ms, one chunk
+    // after another), the first error in merge order reported.
+    first_error(
+        chunks
+            .par_iter_mut()
+            .map(|c| {
+                c.accs.iter_mut().try_for_each(|acc| {
+                    acc.finish();
+                    acc.check()
+                })
+            })
+            .collect(),
+    )?;
     let parts = chunks;
     let row = |c: usize, g: usize| GroupRow {
         keys: &parts[c].keys,

@@ -21,7 +21,6 @@ use std::sync::Arc;
 
 use crate::plan::QueryPlan;
 use crate::store::{ColumnData, HashIndex, Table, unpack_location};
-use crate::types::Value;
 
 use super::filter;
 
@@ -77,13 +76,9 @@ fn repeats_too_often(table: &Table, column: usize) -> bool {
     let mut distinct = 0usize;
     for p in &table.partitions {
         let col = &p.columns[column];
-        let range = match (&col.zone.min, &col.zone.max) {
-            (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                usize::try_from((*b as u64).wrapping_sub(*a as u64))
-                    .map_or(usize::MAX, |r| r.saturating_add(1))
-            }
-            _ => usize::MAX,
-        };
+        let range = col.zone.int_span().map_or(usize::MAX, |r| {
+            usize::try_from(r).map_or(usize::MAX, |r| r.saturating_add(1))
+        });
         let bound = match &col.data {
             ColumnData::Const(_) => 1,
             ColumnData::IntDict { values, .. } => values.len(),

@@ -265,6 +265,19 @@ pub struct ZoneMap {
     pub sorted: bool,
 }
 
+impl ZoneMap {
+    /// `max - min` of an integer or timestamp zone map, as u64 (wrapping,
+    /// so the full i64 range fits); `None` for other types or no values.
+    pub fn int_span(&self) -> Option<u64> {
+        match (&self.min, &self.max) {
+            (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
+                Some((*b as u64).wrapping_sub(*a as u64))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// One column of one partition.
 ///
 /// # Invariants

@@ -319,19 +319,8 @@ impl Table {
         let mut matched = 0;
         let mut i = 0;
         while matched < prefix.len() {
-            let Some(&c) = codes.get(i) else {
+            let Some(piece) = self.next_piece(codes, &mut i) else {
                 return false;
-            };
-            let piece: &[u8] = if c == ESCAPE {
-                i += 2;
-                match codes.get(i - 1) {
-                    Some(b) => std::slice::from_ref(b),
-                    None => return false,
-                }
-            } else {
-                i += 1;
-                let k = usize::from(c);
-                &self.codes.symbols[k][..usize::from(self.codes.lengths[k])]
             };
             let take = piece.len().min(prefix.len() - matched);
             if piece[..take] != prefix[matched..matched + take] {
@@ -342,24 +331,29 @@ impl Table {
         true
     }
 
+    /// The bytes of the code at `codes[*i]` (a symbol, or the literal after
+    /// an escape), moving `i` past it; `None` at the end (or at a trailing
+    /// escape).
+    #[inline]
+    fn next_piece<'s>(&'s self, codes: &'s [u8], i: &mut usize) -> Option<&'s [u8]> {
+        let c = *codes.get(*i)?;
+        if c == ESCAPE {
+            *i += 2;
+            codes.get(*i - 1).map(std::slice::from_ref)
+        } else {
+            *i += 1;
+            let k = usize::from(c);
+            Some(&self.codes.symbols[k][..usize::from(self.codes.lengths[k])])
+        }
+    }
+
     /// The decoding of `codes` compared with `value` byte by byte (UTF-8
     /// byte order is code point order), decoding only up to the first
     /// difference: most rows differ from a constant in their first symbol.
     fn compare(&self, codes: &[u8], value: &[u8]) -> Ordering {
         let mut matched = 0;
         let mut i = 0;
-        while let Some(&c) = codes.get(i) {
-            let piece: &[u8] = if c == ESCAPE {
-                i += 2;
-                match codes.get(i - 1) {
-                    Some(b) => std::slice::from_ref(b),
-                    None => break,
-                }
-            } else {
-                i += 1;
-                let k = usize::from(c);
-                &self.codes.symbols[k][..usize::from(self.codes.lengths[k])]
-            };
+        while let Some(piece) = self.next_piece(codes, &mut i) {
             let rest = &value[matched..];
             // The first byte decides most rows, without a memcmp call.
             if let (Some(a), Some(b)) = (piece.first(), rest.first())

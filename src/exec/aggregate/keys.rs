@@ -300,16 +300,6 @@ fn constant<'a>(v: Value, expr: &Expr) -> KeyCodes<'a> {
     }
 }
 
-/// `max - min` of an integer or timestamp column's zone map, as u64.
-fn offset_range(col: &crate::store::Column) -> Option<u64> {
-    match (&col.zone.min, &col.zone.max) {
-        (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-            Some((*b as u64).wrapping_sub(*a as u64))
-        }
-        _ => None,
-    }
-}
-
 /// The codes of key `expr` at the selected rows of `part`.
 ///
 /// # Errors
@@ -328,9 +318,12 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
         };
         match &col.data {
             ColumnData::Offset { base, scale, codes }
-                if offset_range(col).is_some_and(|r| r / scale < u64::MAX - 1) =>
+                if col
+                    .zone
+                    .int_span()
+                    .is_some_and(|r| r / scale < u64::MAX - 1) =>
             {
-                let range = offset_range(col).unwrap_or(0) / scale;
+                let range = col.zone.int_span().unwrap_or(0) / scale;
                 return Ok(KeyCodes {
                     source: packed(codes),
                     card: range.saturating_add(1 + shift),

@@ -4,6 +4,7 @@
 //! users expect them), checks and coerces types, splits aggregates out of
 //! the select list, applies LocustDB's implicit grouping and folds constants.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -13,6 +14,7 @@ use crate::types::{DataType, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
 use super::expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
+use super::dedup::Deduped;
 use super::{Aggregate, Catalog, QueryPlan, SortKey};
 
 /// Binds a parsed SELECT against the catalog.
@@ -37,6 +39,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         table: &table,
         sql,
         aliases: Vec::new(),
+        columns: ColumnNames::new(&table),
     };
 
     // Select list, before aggregation.
@@ -109,13 +112,13 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                 span.start,
             ));
         }
-        let mut keys: Vec<Expr> = Vec::new();
+        let mut keys: Deduped<Expr> = Deduped::new();
         if select.group_by.is_empty() {
             // LocustDB's implicit grouping: plain expressions next to
             // aggregates are the group keys.
             for e in &items {
-                if !contains_agg(e) && !e.is_constant() && !keys.contains(e) {
-                    keys.push(e.clone());
+                if !contains_agg(e) && !e.is_constant() {
+                    keys.insert(e.clone());
                 }
             }
         } else {
@@ -133,12 +136,10 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                     }
                     _ => binder.bind(g, Ctx::GroupBy)?,
                 };
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
+                keys.insert(key);
             }
         }
-        let mut aggs: Vec<AggCall> = Vec::new();
+        let mut aggs: Deduped<AggCall> = Deduped::new();
         outputs = Vec::with_capacity(items.len());
         for (e, item) in items.iter().zip(select_spans(select)) {
             outputs.push(post_aggregate(e.clone(), &keys, &mut aggs, item)?);
@@ -159,8 +160,9 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
             order_by.push(sort_key(o, index));
         }
         aggregate = Some(Aggregate {
-            keys: keys.into_iter().map(fold).collect(),
+            keys: keys.into_vec().into_iter().map(fold).collect(),
             aggs: aggs
+                .into_vec()
                 .into_iter()
                 .map(|a| AggCall {
                     arg: a.arg.map(fold),
@@ -325,8 +327,13 @@ fn contains_agg(e: &Expr) -> bool {
 
 /// Rewrites an expression over table columns into one over group keys and
 /// aggregate results.
-fn post_aggregate(e: Expr, keys: &[Expr], aggs: &mut Vec<AggCall>, offset: usize) -> Result<Expr> {
-    if let Some(index) = keys.iter().position(|k| *k == e) {
+fn post_aggregate(
+    e: Expr,
+    keys: &Deduped<Expr>,
+    aggs: &mut Deduped<AggCall>,
+    offset: usize,
+) -> Result<Expr> {
+    if let Some(index) = keys.position(&e) {
         return Ok(Expr::GroupKey {
             index,
             dtype: e.dtype(),
@@ -335,13 +342,7 @@ fn post_aggregate(e: Expr, keys: &[Expr], aggs: &mut Vec<AggCall>, offset: usize
     match e {
         Expr::Agg(call) => {
             let dtype = call.dtype;
-            let index = match aggs.iter().position(|a| *a == *call) {
-                Some(i) => i,
-                None => {
-                    aggs.push(*call);
-                    aggs.len() - 1
-                }
-            };
+            let index = aggs.insert(*call);
             Ok(Expr::AggResult { index, dtype })
         }
         Expr::Column { name, .. } => Err(Error::plan_at(
@@ -425,6 +426,36 @@ struct Binder<'a> {
     table: &'a Table,
     sql: &'a str,
     aliases: Vec<(String, Expr)>,
+    columns: ColumnNames<'a>,
+}
+
+/// The table's column names, hashed: a name resolves in O(1), not by a scan
+/// of every column (a query over a 47,000-column table names each column).
+struct ColumnNames<'a> {
+    exact: HashMap<&'a str, usize>,
+    /// ASCII-lowercased names.
+    folded: HashMap<String, usize>,
+}
+
+impl<'a> ColumnNames<'a> {
+    fn new(table: &'a Table) -> ColumnNames<'a> {
+        let mut exact = HashMap::with_capacity(table.fields.len());
+        let mut folded = HashMap::with_capacity(table.fields.len());
+        for (i, f) in table.fields.iter().enumerate() {
+            exact.entry(f.name.as_str()).or_insert(i);
+            folded.entry(f.name.to_ascii_lowercase()).or_insert(i);
+        }
+        ColumnNames { exact, folded }
+    }
+
+    /// The index [`Table::column_index`] gives: the first column named
+    /// exactly `name`, else the first equal to it ignoring ASCII case.
+    fn index(&self, name: &str) -> Option<usize> {
+        self.exact
+            .get(name)
+            .or_else(|| self.folded.get(&name.to_ascii_lowercase()))
+            .copied()
+    }
 }
 
 fn is_null_literal(e: &Expr) -> bool {
@@ -465,7 +496,7 @@ impl Binder<'_> {
     fn bind(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
         let at = e.span.start;
         Ok(match &e.kind {
-            ExprKind::Column(name) => match self.table.column_index(name) {
+            ExprKind::Column(name) => match self.columns.index(name) {
                 Some(index) => {
                     let f = &self.table.fields[index];
                     Expr::Column {

@@ -11,6 +11,7 @@
 //! partition's encodings is left to `exec`.
 
 mod bind;
+mod dedup;
 pub mod eval;
 pub mod expr;
 mod rewrite;

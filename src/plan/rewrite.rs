@@ -25,6 +25,7 @@
 
 use crate::types::{DataType, Value};
 
+use super::dedup::Deduped;
 use super::expr::{AggCall, AggFunc, BinaryOp, Expr};
 use super::{Aggregate, QueryPlan};
 
@@ -299,35 +300,24 @@ fn linear_sums(plan: &mut QueryPlan) {
     let Some(agg) = plan.aggregate.as_mut() else {
         return;
     };
-    let add = |aggs: &mut Vec<AggCall>, call: AggCall| -> usize {
-        match aggs.iter().position(|a| *a == call) {
-            Some(i) => i,
-            None => {
-                aggs.push(call);
-                aggs.len() - 1
-            }
-        }
-    };
+    let mut aggs = Deduped::from_items(std::mem::take(&mut agg.aggs));
     // New expressions for the rewritten results, by old index.
-    let mut replace: Vec<Option<Expr>> = vec![None; agg.aggs.len()];
+    let mut replace: Vec<Option<Expr>> = vec![None; aggs.as_slice().len()];
     for (i, p) in plans.into_iter().enumerate() {
         let Some(form) = p else {
             continue;
         };
-        let dtype = agg.aggs[i].dtype;
+        let dtype = aggs.as_slice()[i].dtype;
         let bin = Expr::binary;
         let int = |k: i64| Expr::literal(Value::Int(k), DataType::Int);
         let mut result: Option<Expr> = None;
         for (column, coef) in &form.terms {
             let t = column.dtype();
-            let sum = add(
-                &mut agg.aggs,
-                AggCall {
-                    func: AggFunc::Sum,
-                    arg: Some(column.clone()),
-                    dtype: t,
-                },
-            );
+            let sum = aggs.insert(AggCall {
+                func: AggFunc::Sum,
+                arg: Some(column.clone()),
+                dtype: t,
+            });
             let sum = Expr::AggResult {
                 index: sum,
                 dtype: t,
@@ -344,14 +334,11 @@ fn linear_sums(plan: &mut QueryPlan) {
         }
         if form.constant != 0 {
             // With one column, its count; with more, all are NULL-free.
-            let count = add(
-                &mut agg.aggs,
-                AggCall {
-                    func: AggFunc::Count,
-                    arg: Some(form.terms[0].0.clone()),
-                    dtype: DataType::Int,
-                },
-            );
+            let count = aggs.insert(AggCall {
+                func: AggFunc::Count,
+                arg: Some(form.terms[0].0.clone()),
+                dtype: DataType::Int,
+            });
             let count = Expr::AggResult {
                 index: count,
                 dtype: DataType::Int,
@@ -361,6 +348,7 @@ fn linear_sums(plan: &mut QueryPlan) {
         }
         replace[i] = result;
     }
+    agg.aggs = aggs.into_vec();
     map_results(plan, &|e| match e {
         Expr::AggResult { index, .. } => replace.get(*index).cloned().flatten(),
         _ => None,

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::build::{Census, ColumnBuilder, Strings, Texts, Values};
 use super::dialect::Syntax;
 use super::infer::Kind;
-use super::parse::{Batch, Context, span_texts};
+use super::parse::{Batch, Context, span_text, span_texts};
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column, Decoded};
@@ -35,8 +35,8 @@ pub(crate) struct SpanColumns {
     pub census: Vec<Census>,
 }
 
-/// Encodes a batch parsed from the span text `input` (which parsing found
-/// to be UTF-8 and which starts on line `line`) as one partition's columns,
+/// Encodes a batch parsed from the span text `input` (whose fields parsing
+/// found to be UTF-8, and which starts on line `line`) as one partition's columns,
 /// each column with the kind it has in this span. Numeric and timestamp
 /// columns reuse the values phase 1 parsed, string columns the text it
 /// kept; a string column whose text phase 1 did not keep (it turned into a
@@ -59,23 +59,20 @@ pub(crate) fn encode_batch(
     let wanted: Vec<usize> = (0..width)
         .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
-    let mut reparsed = if wanted.is_empty() {
-        Vec::new()
-    } else {
-        span_texts(input, rows, cx, &wanted)?
-    }
-    .into_iter();
-    // Per-row texts are slices of the span's text.
+    // Per-row texts are slices of the span's text, or copies where it has
+    // none.
     let per_row = !wanted.is_empty()
         || columns
             .iter()
             .any(|c| matches!(c.strings, Some(Strings::Texts(_))));
-    let text = if per_row {
-        std::str::from_utf8(input)
-            .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?
+    let text = if per_row { span_text(input) } else { None };
+    let mut reparsed = if wanted.is_empty() {
+        Vec::new()
     } else {
-        ""
-    };
+        span_texts(input, rows, cx, &wanted, text.is_some())?
+    }
+    .into_iter();
+    let text = text.unwrap_or("");
     let sources: Vec<Source> = columns
         .into_iter()
         .enumerate()
@@ -232,9 +229,9 @@ pub(crate) fn conform(
     let (text, mut texts) = if wanted.is_empty() {
         ("", Vec::new().into_iter())
     } else {
-        let text = std::str::from_utf8(input)
-            .map_err(|e| Error::Internal(format!("a parsed span is not utf-8: {e}")))?;
-        (text, span_texts(input, rows, cx, &wanted)?.into_iter())
+        let text = span_text(input);
+        let texts = span_texts(input, rows, cx, &wanted, text.is_some())?;
+        (text.unwrap_or(""), texts.into_iter())
     };
     for c in changed {
         let column = &mut columns[c];

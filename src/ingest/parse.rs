@@ -533,11 +533,15 @@ fn utf8_error(
 
 /// The texts of columns `wanted` (indexes, ascending) of every record of
 /// `input`, a span of `records` records that [`parse_span`] has accepted.
+/// With `in_place`, a field that is a slice of `input` is kept as its
+/// range; without it, every field is copied (for a span whose bytes are
+/// not UTF-8 as a whole, though each field is: see [`span_text`]).
 pub(crate) fn span_texts(
     input: &[u8],
     records: usize,
     cx: &Context,
     wanted: &[usize],
+    in_place: bool,
 ) -> Result<Vec<Texts>> {
     let (width, dialect) = (cx.width, cx.dialect);
     let mut slot = vec![usize::MAX; width];
@@ -560,7 +564,7 @@ pub(crate) fn span_texts(
         |c, _, field, at| {
             if let Some(t) = texts.get_mut(slot[c]) {
                 match field {
-                    Some(field) => t.push(field, at),
+                    Some(field) => t.push(field, at.filter(|_| in_place)),
                     None => t.push_null(),
                 }
             }
@@ -581,6 +585,16 @@ pub(crate) fn span_texts(
         }
     }
     Ok(texts)
+}
+
+/// The text of a span [`parse_span`] has accepted, for slicing fields kept
+/// in place; `None` when its bytes are not UTF-8 although every field is,
+/// which happens when a quote splits a character (`"\xf0\x9f\x98"\x88"`
+/// is the field `😈"`). Fields of such a span are never kept in place:
+/// `parse_span` checks the whole span for those, and its record-by-record
+/// path copies every field.
+pub(crate) fn span_text(input: &[u8]) -> Option<&str> {
+    std::str::from_utf8(input).ok()
 }
 
 /// Line on which record `index` (0-based) of `input` starts.

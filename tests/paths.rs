@@ -941,3 +941,47 @@ fn hash_index_only_for_selective_lookups() {
     let text = explain(&db, &pruned);
     assert!(text.contains("hash index on id"), "{text}");
 }
+
+/// Two keys whose code space is too large for accumulators per slot but
+/// small against the partition's rows (120 × 60 = 7,200 slots for 500
+/// rows) number their groups through a slot map, with the answer a hash
+/// table gives; NULLs in a key are a group of their own.
+#[test]
+fn sparse_two_key_space_through_a_slot_map() {
+    let n = 20_000i64;
+    let a = |i: i64| i * 7 % 120;
+    let b = |i: i64| (i * 13 + i / 120) % 60;
+    let mut text = String::from("a,b,x\n");
+    let mut want: std::collections::BTreeMap<(i64, Option<i64>), (i64, i64)> =
+        std::collections::BTreeMap::new();
+    for i in 0..n {
+        // b is NULL in one row of 97.
+        let b = (i % 97 != 5).then(|| b(i));
+        let field = b.map(|v| v.to_string()).unwrap_or_default();
+        text.push_str(&format!("{},{field},{i}\n", a(i)));
+        let e = want.entry((a(i), b)).or_default();
+        e.0 += 1;
+        e.1 += i;
+    }
+    let sql = "SELECT a, b, count(*), sum(x) FROM t GROUP BY a, b ORDER BY a, b NULLS FIRST";
+    for (partition_rows, threads) in [(500, 1), (500, 2), (65_536, 2)] {
+        let db = database(text.as_bytes(), "t", partition_rows, threads);
+        if partition_rows == 500 {
+            let plan = explain(&db, sql);
+            assert!(plan.contains("slot map"), "{plan}");
+        }
+        let got = db.query(sql).unwrap().rows;
+        let expected: Vec<Vec<Value>> = want
+            .iter()
+            .map(|(&(a, b), &(c, s))| {
+                vec![
+                    Value::Int(a),
+                    b.map_or(Value::Null, Value::Int),
+                    Value::Int(c),
+                    Value::Int(s),
+                ]
+            })
+            .collect();
+        assert_eq!(got, expected, "partition_rows {partition_rows}");
+    }
+}

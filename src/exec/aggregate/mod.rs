@@ -69,6 +69,14 @@ impl Partial<'_> {
     }
 }
 
+/// Largest key space numbered through a slot map (see `group_rows`) for
+/// `rows` rows: 16 slots a row, so that clearing the map (64 bytes a row)
+/// costs less than hashing the rows, and at most [`FIXED_ARRAY_MAX_SLOTS`]
+/// (4 MiB of map).
+fn slot_map_limit(rows: usize) -> u64 {
+    (16 * rows as u64).min(FIXED_ARRAY_MAX_SLOTS)
+}
+
 /// Group ids per selected row plus what is needed to decode each group.
 struct Grouping {
     /// `None`: every row is in group 0.
@@ -192,6 +200,37 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 gids: Some(gids),
                 groups: total as usize,
                 keys: GroupKeys::Slots,
+                repeats: false,
+            }
+        }
+        Some(total) if total <= slot_map_limit(n) => {
+            // A key space too large for accumulators per slot but small
+            // against the rows: a slot → group id array (4 bytes a slot)
+            // numbers the groups with one load per row and no hashing
+            // (perf: `GROUP BY a, b` over 250k pairs of which 3,000 occur
+            // spent 35% of its time probing the hash table below).
+            let slots = combined();
+            let mut map = vec![u32::MAX; total as usize];
+            let mut packed: Vec<u64> = Vec::new();
+            let gids: Vec<u32> = slots
+                .iter()
+                .map(|&s| {
+                    let g = &mut map[s as usize];
+                    if *g == u32::MAX {
+                        *g = packed.len() as u32;
+                        packed.push(s);
+                    }
+                    *g
+                })
+                .collect();
+            trace.add(
+                "group by: slot map on packed key (an array of group ids, no hashing)",
+                format!("key space {total}, {} groups", packed.len()),
+            );
+            Grouping {
+                gids: Some(gids),
+                groups: packed.len(),
+                keys: GroupKeys::Packed(packed),
                 repeats: false,
             }
         }

@@ -1234,8 +1234,8 @@ impl Accumulator for Approx {
         if self.sketches.len() < groups {
             self.sketches.resize_with(groups, HyperLogLog::default);
         }
-        for (s, &g) in other.sketches.iter().zip(into) {
-            self.sketches[g as usize].merge(s);
+        for (s, &g) in other.sketches.into_iter().zip(into) {
+            self.sketches[g as usize].merge_owned(s);
         }
         Ok(())
     }

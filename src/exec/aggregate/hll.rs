@@ -112,19 +112,37 @@ impl HyperLogLog {
         }
     }
 
+    /// [`HyperLogLog::merge`], taking `other` as it is when this sketch is
+    /// empty (a group's first partial at the merge: no registers copied).
+    pub fn merge_owned(&mut self, other: HyperLogLog) {
+        match self {
+            HyperLogLog::Sparse(pairs) if pairs.is_empty() => *self = other,
+            _ => self.merge(&other),
+        }
+    }
+
     /// Folds another sketch into this one (register-wise maximum).
     pub fn merge(&mut self, other: &HyperLogLog) {
         match (&mut *self, other) {
             (HyperLogLog::Sparse(a), HyperLogLog::Sparse(b)) if a.len() + b.len() <= SPARSE_MAX => {
                 a.extend_from_slice(b);
             }
-            _ => {
-                let mut regs = self.registers();
-                let theirs = other.registers();
+            // In place: copying both sides' 16 KiB of registers into a new
+            // sketch at every merge was a quarter of an approximate
+            // distinct count over 1,000 groups and 153 partitions (perf:
+            // memmove, memset and `registers` under `Approx::merge`).
+            (_, HyperLogLog::Sparse(pairs)) => {
+                let regs = self.dense_mut();
+                for p in pairs {
+                    let (i, r) = ((p >> 8) as usize, (p & 0xff) as u8);
+                    regs[i] = regs[i].max(r);
+                }
+            }
+            (_, HyperLogLog::Dense(theirs)) => {
+                let regs = self.dense_mut();
                 for (a, b) in regs.iter_mut().zip(theirs.iter()) {
                     *a = (*a).max(*b);
                 }
-                *self = HyperLogLog::Dense(regs);
             }
         }
     }
@@ -269,5 +287,33 @@ mod tests {
             update_dense(regs, hash_value(&Value::Int(i)));
         }
         assert_eq!(dense.estimate(), all.estimate());
+    }
+
+    /// Every pairing of empty, sparse and dense sketches merges (in place,
+    /// or taken whole into an empty one) to the registers of one sketch of
+    /// both inputs.
+    #[test]
+    fn merges_of_every_form_equal_one_sketch_of_both() {
+        let sketch = |ranges: &[&std::ops::Range<i64>]| {
+            let mut h = HyperLogLog::default();
+            for i in ranges.iter().flat_map(|r| (*r).clone()) {
+                h.insert(&Value::Int(i * 7919));
+            }
+            h
+        };
+        // Empty, sparse, sparse, dense, dense.
+        let forms = [0..0, 0..300, 200..900, 1000..20_000, 5000..40_000];
+        assert!(sketch(&[&forms[2]]).is_sparse() && !sketch(&[&forms[3]]).is_sparse());
+        for x in &forms {
+            for y in &forms {
+                let want = sketch(&[x, y]).registers();
+                let mut by_ref = sketch(&[x]);
+                by_ref.merge(&sketch(&[y]));
+                assert_eq!(by_ref.registers(), want, "{x:?} + {y:?}");
+                let mut owned = sketch(&[x]);
+                owned.merge_owned(sketch(&[y]));
+                assert_eq!(owned.registers(), want, "{x:?} + {y:?}");
+            }
+        }
     }
 }

@@ -76,7 +76,11 @@ struct Args {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "../alloc.rs"]
+mod alloc;
+
 fn main() {
+    alloc::for_queries();
     let args = Args::parse();
     let result = match &args.load_peak {
         Some(path) => load_peak(path, args.threads, args.out.as_deref()),
@@ -173,6 +177,7 @@ fn load_peak(
     let options = LoadOptions::default();
     let before = proc_status_bytes("VmRSS");
     let start = Instant::now();
+    let _loading = alloc::Loading::start();
     let stats = db
         .load_csv(path, "t", &options)
         .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
@@ -211,6 +216,7 @@ fn load_table(db: &mut Database, t: &Json) -> Json {
     eprintln!("katydid:   load {name} from {}", path.display());
     let start = Instant::now();
     let loaded = catch_unwind(AssertUnwindSafe(|| {
+        let _loading = alloc::Loading::start();
         db.load_csv(&path, name, &LoadOptions::default())
     }));
     let load_s = start.elapsed().as_secs_f64();

@@ -87,6 +87,7 @@ pub fn load_demo(
     }
     let loaded = {
         let _busy = session.interrupt.busy();
+        let _loading = crate::alloc::Loading::start();
         session
             .db
             .load_csv_bytes(csv, Path::new("<demo>"), DEMO_TABLE, &session.load_options)

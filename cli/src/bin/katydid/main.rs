@@ -4,6 +4,8 @@
 //! Uses only the public API of the `katydid` library and the
 //! `katydid_datasets` generators.
 
+#[path = "../../alloc.rs"]
+mod alloc;
 mod args;
 mod command;
 mod datasets;
@@ -35,6 +37,7 @@ use crate::session::{CliError, Session, Source, load_report, memory_bytes};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    alloc::for_queries();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

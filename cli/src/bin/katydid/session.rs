@@ -377,6 +377,7 @@ impl Session {
         }
         let result = {
             let _busy = self.interrupt.busy();
+            let _loading = crate::alloc::Loading::start();
             self.db.load_csv(&load.path, &name, &options)
         };
         if let Some(p) = &self.progress {

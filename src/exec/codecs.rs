@@ -483,7 +483,7 @@ impl CodecFilter {
             }
             (CodecFilter::FsstLike { pattern, negated }, ColumnData::Fsst(f)) => {
                 let mut words = vec![0u64; col.len.div_ceil(64)];
-                let mut batch = StringBatch::new();
+                let mut batch = StringBatch::for_batches();
                 let mut start = 0;
                 while start < col.len {
                     let end = (start + BATCH_ROWS).min(col.len);
@@ -553,7 +553,7 @@ impl CodecFilter {
         let dense = col.packed_validity();
         let valid = |r: u32| dense.as_deref().is_none_or(|b| b.get(r as usize));
         let mut out = Vec::new();
-        let mut batch = StringBatch::new();
+        let mut batch = StringBatch::for_batches();
         for chunk in selection.chunks(BATCH_ROWS) {
             batch.clear();
             f.decode_selection(chunk, &mut batch);
@@ -995,7 +995,7 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 }
                 _ => {
                     const BATCH: usize = crate::store::BATCH_ROWS;
-                    let mut buf = Decoded::empty(col.dtype);
+                    let mut buf = Decoded::for_batches(col.dtype);
                     for start in (0..rows.len).step_by(BATCH) {
                         let end = (start + BATCH).min(rows.len);
                         buf.clear();

@@ -4,37 +4,36 @@
 //! table plans about five aggregates per column; searched linearly, binding
 //! them took 28 s (perf: `Expr::eq` and `post_aggregate`, 90%).
 
-use std::fmt::{self, Debug, Write as _};
-use std::hash::{DefaultHasher, Hasher};
+use std::hash::{BuildHasher, Hash, RandomState};
 
 use hashbrown::HashTable;
 
-/// Items in insertion order, each at most once by `==`.
-///
-/// The index hashes an item's `Debug` text, which equal items share; items
-/// that are `==` but print differently (`0.0` and `-0.0` literals) only miss
-/// a merge and stay two entries, which costs work, never a wrong answer.
+/// Items in insertion order, each at most once by `==` (which `Hash`
+/// agrees with: `Value` hashes floats canonically, as it compares them).
 pub struct Deduped<T> {
     items: Vec<T>,
     /// `(hash, index into items)`.
     index: HashTable<(u64, u32)>,
+    hasher: RandomState,
 }
 
-impl<T: PartialEq + Debug> Deduped<T> {
+impl<T: Eq + Hash> Deduped<T> {
     /// An empty list.
     pub fn new() -> Deduped<T> {
         Deduped {
             items: Vec::new(),
             index: HashTable::new(),
+            hasher: RandomState::new(),
         }
     }
 
     /// A list of `items` as they are, duplicates included (their indices
     /// stay valid); lookups find the first of equal items.
     pub fn from_items(items: Vec<T>) -> Deduped<T> {
+        let hasher = RandomState::new();
         let mut index = HashTable::with_capacity(items.len());
         for (i, x) in items.iter().enumerate() {
-            let h = debug_hash(x);
+            let h = hasher.hash_one(x);
             if index
                 .find(h, |&(eh, j): &(u64, u32)| eh == h && items[j as usize] == *x)
                 .is_none()
@@ -42,12 +41,16 @@ impl<T: PartialEq + Debug> Deduped<T> {
                 index.insert_unique(h, (h, i as u32), |e| e.0);
             }
         }
-        Deduped { items, index }
+        Deduped {
+            items,
+            index,
+            hasher,
+        }
     }
 
     /// Index of the item equal to `x`, if any.
     pub fn position(&self, x: &T) -> Option<usize> {
-        let h = debug_hash(x);
+        let h = self.hasher.hash_one(x);
         self.index
             .find(h, |&(eh, i)| eh == h && self.items[i as usize] == *x)
             .map(|&(_, i)| i as usize)
@@ -55,7 +58,7 @@ impl<T: PartialEq + Debug> Deduped<T> {
 
     /// Index of `x`: of the equal item already listed, or of `x` appended.
     pub fn insert(&mut self, x: T) -> usize {
-        let h = debug_hash(&x);
+        let h = self.hasher.hash_one(&x);
         let items = &self.items;
         if let Some(&(_, i)) = self
             .index
@@ -80,24 +83,11 @@ impl<T: PartialEq + Debug> Deduped<T> {
     }
 }
 
-/// Hash of `x`'s `Debug` text, streamed (no string is built).
-fn debug_hash<T: Debug>(x: &T) -> u64 {
-    struct Feed(DefaultHasher);
-    impl fmt::Write for Feed {
-        fn write_str(&mut self, s: &str) -> fmt::Result {
-            self.0.write(s.as_bytes());
-            Ok(())
-        }
-    }
-    let mut feed = Feed(DefaultHasher::new());
-    // Writing into a hasher cannot fail.
-    let _ = write!(feed, "{x:?}");
-    feed.0.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Expr;
+    use crate::types::{DataType, Value};
 
     #[test]
     fn inserts_each_item_once_in_order() {
@@ -121,12 +111,14 @@ mod tests {
     }
 
     #[test]
-    fn equal_items_that_print_differently_stay_apart() {
-        // 0.0 == -0.0, but they print (and hash) differently.
+    fn equal_float_literals_are_one_item() {
+        // 0.0 == -0.0 as plan values (and NaN == NaN): one entry each.
+        let lit = |v: f64| Expr::literal(Value::Float(v), DataType::Float);
         let mut d = Deduped::new();
-        for x in [0.0f64, -0.0, 0.0] {
-            d.insert(x);
+        for v in [0.0, -0.0, f64::NAN, f64::NAN, 1.5] {
+            d.insert(lit(v));
         }
-        assert_eq!(d.as_slice().len(), 2);
+        assert_eq!(d.as_slice().len(), 3);
+        assert_eq!(d.position(&lit(-0.0)), Some(0));
     }
 }

@@ -587,7 +587,7 @@ impl AggFunc {
 }
 
 /// One aggregate of a query: function and argument (over table columns).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AggCall {
     /// The function.
     pub func: AggFunc,
@@ -615,7 +615,7 @@ impl fmt::Display for AggCall {
 /// checks: comparison operands are both numeric, both strings, both
 /// timestamps or both booleans; string literals compared with timestamps
 /// have become timestamp literals.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Expr {
     /// Column `index` of the table being read.
     Column {

@@ -127,6 +127,24 @@ fn group_codes(kind: &GroupKeys, groups: &[u64], keys: &[KeyCodes<'_>]) -> Vec<V
     out
 }
 
+/// The grouping of rows numbered `gids` whose group `g` has packed key
+/// `packed[g]`, traced as `how` over a key space of `total`.
+fn packed_grouping(
+    trace: &mut Trace,
+    how: &str,
+    total: u64,
+    gids: Vec<u32>,
+    packed: Vec<u64>,
+) -> Grouping {
+    trace.add(how, format!("key space {total}, {} groups", packed.len()));
+    Grouping {
+        gids: Some(gids),
+        groups: packed.len(),
+        keys: GroupKeys::Packed(packed),
+        repeats: false,
+    }
+}
+
 fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
     let n = rows.len;
     let space = |keys: &[KeyCodes<'_>]| {
@@ -223,16 +241,13 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                     *g
                 })
                 .collect();
-            trace.add(
+            packed_grouping(
+                trace,
                 "group by: slot map on packed key (an array of group ids, no hashing)",
-                format!("key space {total}, {} groups", packed.len()),
-            );
-            Grouping {
-                gids: Some(gids),
-                groups: packed.len(),
-                keys: GroupKeys::Packed(packed),
-                repeats: false,
-            }
+                total,
+                gids,
+                packed,
+            )
         }
         Some(total) => {
             let slots = combined();
@@ -279,16 +294,13 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                     }
                 });
             }
-            trace.add(
+            packed_grouping(
+                trace,
                 "group by: hash table on packed u64 key",
-                format!("key space {total}, {} groups", packed.len()),
-            );
-            Grouping {
-                gids: Some(gids),
-                groups: packed.len(),
-                keys: GroupKeys::Packed(packed),
-                repeats: false,
-            }
+                total,
+                gids,
+                packed,
+            )
         }
         None => {
             let nk = keys.len();

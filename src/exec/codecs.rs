@@ -32,6 +32,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
@@ -75,7 +76,7 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
             }
             let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
             Data::Str(Strs::Coded {
-                entries: Box::new(Strs::Views(entries)),
+                entries: Arc::new(Strs::Views(entries)),
                 codes: codes.into_iter().map(|c| c as u32).collect(),
             })
         }

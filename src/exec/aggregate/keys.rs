@@ -175,7 +175,7 @@ impl<'a> Decoder<'a> {
                 Array {
                     dtype: DataType::Str,
                     data: Data::Str(Strs::Coded {
-                        entries: Box::new(Strs::Views(views)),
+                        entries: Arc::new(Strs::Views(views)),
                         codes: codes
                             .iter()
                             .map(|&c| c.saturating_sub(shift) as u32)

@@ -996,7 +996,7 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 }
                 _ => {
                     const BATCH: usize = crate::store::BATCH_ROWS;
-                    let mut buf = Decoded::for_batches(col.dtype);
+                    let mut buf = Decoded::empty(col.dtype);
                     for start in (0..rows.len).step_by(BATCH) {
                         let end = (start + BATCH).min(rows.len);
                         buf.clear();

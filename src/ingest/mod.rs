@@ -111,7 +111,8 @@
 //! besides the workers', and mimalloc 3, which returns freed memory to the
 //! system only a second later; the binaries now use mimalloc 2, see
 //! `cli/Cargo.toml`, with its default 10 ms purge delay during loads and
-//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 140 MB above the table, the two spans of
+//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 140 MB
+//! above the table, the two spans of
 //! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
 //! bits while they fit) plus the interned strings (a nearly unique
 //! column such as the hex points of `pickup` and `dropoff` stops being

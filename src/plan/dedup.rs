@@ -50,6 +50,11 @@ impl<T: Eq + Hash> Deduped<T> {
 
     /// Index of the item equal to `x`, if any.
     pub fn position(&self, x: &T) -> Option<usize> {
+        // No hash of `x` when there is nothing to find (an aggregate
+        // without GROUP BY looks up every node of its outputs).
+        if self.items.is_empty() {
+            return None;
+        }
         let h = self.hasher.hash_one(x);
         self.index
             .find(h, |&(eh, i)| eh == h && self.items[i as usize] == *x)

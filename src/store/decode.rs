@@ -37,15 +37,6 @@ impl Decoded {
         }
     }
 
-    /// [`Decoded::empty`] for decoding batch after batch into (strings
-    /// make room for a batch's worst case once: [`StringBatch::for_batches`]).
-    pub fn for_batches(dtype: DataType) -> Decoded {
-        match dtype {
-            DataType::Str => Decoded::Strings(StringBatch::for_batches()),
-            _ => Decoded::empty(dtype),
-        }
-    }
-
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {

@@ -72,7 +72,7 @@ impl HashIndex {
                 }
                 _ => {
                     // Any other codec, decoded a batch at a time.
-                    let mut batch = Decoded::for_batches(col.dtype);
+                    let mut batch = Decoded::empty(col.dtype);
                     for start in (0..col.len).step_by(BATCH_ROWS) {
                         let end = (start + BATCH_ROWS).min(col.len);
                         batch.clear();

@@ -484,7 +484,7 @@ impl CodecFilter {
             }
             (CodecFilter::FsstLike { pattern, negated }, ColumnData::Fsst(f)) => {
                 let mut words = vec![0u64; col.len.div_ceil(64)];
-                let mut batch = StringBatch::for_batches();
+                let mut batch = StringBatch::new();
                 let mut start = 0;
                 while start < col.len {
                     let end = (start + BATCH_ROWS).min(col.len);
@@ -554,7 +554,7 @@ impl CodecFilter {
         let dense = col.packed_validity();
         let valid = |r: u32| dense.as_deref().is_none_or(|b| b.get(r as usize));
         let mut out = Vec::new();
-        let mut batch = StringBatch::for_batches();
+        let mut batch = StringBatch::new();
         for chunk in selection.chunks(BATCH_ROWS) {
             batch.clear();
             f.decode_selection(chunk, &mut batch);

@@ -42,8 +42,11 @@
 //! Compressed strings back to back in `bytes`; their lengths as codes in
 //! the narrowest width (almost always u8), and the start of every
 //! [`BLOCK_ROWS`]-th string as a u32 anchor, so the layout costs about one
-//! byte per row instead of a 4-byte offset. NULL rows hold the empty
-//! string.
+//! byte per row instead of a 4-byte offset. Each row's decoded byte length
+//! is kept too, as codes in the narrowest width (one more byte per row for
+//! strings under 256 bytes): `strlen` reads it instead of summing symbol
+//! lengths over every code, and a batch is decoded into room of its exact
+//! size. NULL rows hold the empty string.
 //!
 //! # Batches
 //! [`Fsst::decode_range`] and [`Fsst::decode_selection`] decompress into a
@@ -74,14 +77,11 @@ const ESCAPE: u8 = fsst::ESCAPE_CODE;
 /// The strings are `bytes[..end]`, `end` being the last of `ends` (0 when
 /// empty); what lies beyond is room kept from earlier batches, so that the
 /// next decode writes into memory already zeroed once instead of zeroing
-/// its worst case again (a memset of 8 bytes per code for every batch).
+/// its room again.
 #[derive(Debug, Clone, Default)]
 pub struct StringBatch {
     bytes: Vec<u8>,
     ends: Vec<u32>,
-    /// Room is made for the worst case (8 bytes a code) rather than the
-    /// exact decoded length: see [`StringBatch::for_batches`].
-    worst_case_room: bool,
 }
 
 impl PartialEq for StringBatch {
@@ -96,20 +96,6 @@ impl StringBatch {
         StringBatch::default()
     }
 
-    /// An empty batch for decoding batch after batch of similar size: its
-    /// room grows to a batch's worst case at once, zeroed once, so later
-    /// batches need no pass summing their decoded length to check it (perf
-    /// of ClickBench q21, `URL LIKE '%google%'` decoded 1,024 rows at a
-    /// time: that pass, `byte_length`, was 17% of the query). A one-off
-    /// decode keeps [`StringBatch::new`], which zeroes only the exact
-    /// length.
-    pub fn for_batches() -> StringBatch {
-        StringBatch {
-            worst_case_room: true,
-            ..StringBatch::default()
-        }
-    }
-
     /// Removes every string, keeping the allocations (and the room).
     pub fn clear(&mut self) {
         self.ends.clear();
@@ -120,25 +106,26 @@ impl StringBatch {
         self.ends.last().map_or(0, |&e| e as usize)
     }
 
-    /// Appends the strings `codes` (split by `lengths`) decode to.
-    fn decode(&mut self, table: &Table, codes: &[u8], lengths: impl Iterator<Item = usize>) {
+    /// Appends the strings `codes` (split by `lengths`) decode to, into
+    /// room made by [`StringBatch::make_room`] for their decoded bytes.
+    fn decode_into_room(
+        &mut self,
+        table: &Table,
+        codes: &[u8],
+        lengths: impl Iterator<Item = usize>,
+    ) {
         let base = self.end();
-        if self.worst_case_room {
-            let worst = base + codes.len() * 8 + 8;
-            if self.bytes.len() < worst {
-                self.bytes.resize(worst, 0);
-            }
-        }
-        table.decode_strings_at(codes, lengths, &mut self.bytes, base, &mut self.ends);
+        table.decode_into_room(codes, lengths, &mut self.bytes, base, &mut self.ends);
     }
 
     /// Grows the room past the strings to `bytes` more decoded bytes (and
     /// the 8 that a symbol's one 8-byte store may write past the last),
-    /// zeroing it once.
+    /// zeroing it once; a growing batch at least doubles, so batches of
+    /// rising size do not each zero their own room.
     fn make_room(&mut self, bytes: usize) {
         let room = self.end() + bytes + 8;
         if self.bytes.len() < room {
-            self.bytes.resize(room, 0);
+            self.bytes.resize(room.max(2 * self.bytes.len()), 0);
         }
     }
 
@@ -444,9 +431,9 @@ fn byte_length(lengths: &[u8; 256], codes: &[u8]) -> i64 {
 /// Strings of one partition, FSST-compressed.
 ///
 /// # Invariants
-/// - `lengths.len() == len`; `anchors[k]` is the start in `bytes` of row
-///   `k · BLOCK_ROWS`; row `i`'s codes are the `lengths[i]` bytes after the
-///   previous row's.
+/// - `lengths.len() == decoded.len() == len`; `anchors[k]` is the start in
+///   `bytes` of row `k · BLOCK_ROWS`; row `i`'s codes are the `lengths[i]`
+///   bytes after the previous row's, and decode to `decoded[i]` bytes.
 /// - Every row decodes to the string it was encoded from (checked at
 ///   encode), and was compressed by `table.compressor()`.
 #[derive(Debug, Clone, PartialEq)]
@@ -454,6 +441,7 @@ pub struct Fsst {
     table: Table,
     bytes: Vec<u8>,
     lengths: Codes,
+    decoded: Codes,
     anchors: Vec<u32>,
 }
 
@@ -549,6 +537,7 @@ impl Fsst {
             })
             .collect();
         let max_length = lengths.iter().copied().max().unwrap_or(0);
+        let max_decoded = rows.iter().map(|r| r.len() as u64).max().unwrap_or(0);
         // The partition keeps these bytes; drop the doubling's slack (up to
         // as much again, seen with heaptrack on a load).
         bytes.shrink_to_fit();
@@ -556,6 +545,7 @@ impl Fsst {
             table,
             bytes,
             lengths: Codes::pack(lengths.into_iter(), max_length),
+            decoded: Codes::pack(rows.iter().map(|r| r.len() as u64), max_decoded),
             anchors,
         };
         (fsst.heap_bytes() < raw_bytes + 4 * values.len()).then_some(fsst)
@@ -571,10 +561,12 @@ impl Fsst {
         self.lengths.is_empty()
     }
 
-    /// Heap bytes held: compressed bytes, lengths, anchors, symbol table.
+    /// Heap bytes held: compressed bytes, compressed and decoded lengths,
+    /// anchors, symbol table.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.len()
             + self.lengths.heap_bytes()
+            + self.decoded.heap_bytes()
             + self.anchors.len() * 4
             + self.table.heap_bytes()
     }
@@ -657,10 +649,11 @@ impl Fsst {
             return;
         }
         let start = self.start_of(range.start);
+        out.make_room(self.decoded_bytes(range.clone()));
         with_codes!(&self.lengths, l => {
             let lengths = &l[range];
             let total: usize = lengths.iter().map(|n| n.to_usize()).sum();
-            out.decode(
+            out.decode_into_room(
                 &self.table,
                 &self.bytes[start..start + total],
                 lengths.iter().map(|n| n.to_usize()),
@@ -668,28 +661,37 @@ impl Fsst {
         })
     }
 
+    /// Decoded bytes of rows `range`, summed.
+    fn decoded_bytes(&self, range: Range<usize>) -> usize {
+        with_codes!(&self.decoded, d => d[range].iter().map(|n| n.to_usize()).sum())
+    }
+
     /// Appends the byte length of the strings at rows `range` (0 at a NULL
-    /// row) to `out`, summed from the codes without decoding them: a
-    /// symbol's length per code, one byte per escape (which then skips the
-    /// literal byte after it). For `strlen`.
+    /// row) to `out`, read from the decoded lengths kept per row (perf of
+    /// ClickBench q28, `avg(strlen(URL))`: summing symbol lengths over
+    /// every code was two thirds of the query). For `strlen`.
     ///
     /// # Panics
     /// If the range is out of bounds.
     pub fn byte_lengths_range(&self, range: Range<usize>, out: &mut Vec<i64>) {
-        let lengths = self.table.code_lengths();
-        self.for_each_compressed(range, |_, codes| out.push(byte_length(lengths, codes)));
+        with_codes!(&self.decoded, d => out.extend(d[range].iter().map(|n| n.to_usize() as i64)))
     }
 
-    /// [`Fsst::byte_lengths_range`] at the rows in `selection` (ascending).
+    /// [`Fsst::byte_lengths_range`] at the rows in `selection`.
     pub fn byte_lengths_selection(&self, selection: &[u32], out: &mut Vec<i64>) {
-        let lengths = self.table.code_lengths();
-        self.for_each_selected(selection, |_, codes| out.push(byte_length(lengths, codes)));
+        with_codes!(&self.decoded, d => {
+            out.extend(selection.iter().map(|&r| d[r as usize].to_usize() as i64))
+        })
     }
 
     /// Appends the strings of the rows in `selection` (ascending) to `out`.
     pub fn decode_selection(&self, selection: &[u32], out: &mut StringBatch) {
+        let bytes: usize = with_codes!(&self.decoded, d => {
+            selection.iter().map(|&r| d[r as usize].to_usize()).sum()
+        });
+        out.make_room(bytes);
         self.for_each_selected(selection, |_, codes| {
-            out.decode(&self.table, codes, std::iter::once(codes.len()))
+            out.decode_into_room(&self.table, codes, std::iter::once(codes.len()))
         });
     }
 
@@ -704,9 +706,7 @@ impl Fsst {
         let bytes: i64 = compressed.iter().map(|c| byte_length(lengths, c)).sum();
         out.make_room(bytes as usize);
         for c in compressed {
-            let base = out.end();
-            self.table
-                .decode_into_room(c, std::iter::once(c.len()), &mut out.bytes, base, &mut out.ends);
+            out.decode_into_room(&self.table, c, std::iter::once(c.len()));
         }
     }
 
@@ -891,9 +891,10 @@ mod tests {
                     assert_eq!(f.get(i), "");
                 }
             }
-            // Exact room and worst-case room (reused batch after batch)
-            // decode alike.
-            for mut batch in [StringBatch::new(), StringBatch::for_batches()] {
+            // One batch, reused: room left by a longer batch before must
+            // not show.
+            {
+                let mut batch = StringBatch::new();
                 for _ in 0..10 {
                     batch.clear();
                     let a = rng.gen_range(0..=values.len());

@@ -692,8 +692,9 @@ const ALL_PARTS: [&str; 16] = [
     "epoch",
     "Quarter",
 ];
-/// `regexp_replace` patterns and the groups each has.
-const REGEXPS: [(&str, usize); 13] = [
+/// `regexp_replace` patterns and the groups each has (the last two,
+/// `^P.*$`, run as `^P` alone).
+const REGEXPS: [(&str, usize); 15] = [
     ("a", 0),
     ("^a", 0),
     ("(a)(p+)", 2),
@@ -707,6 +708,8 @@ const REGEXPS: [(&str, usize); 13] = [
     ("é|😈", 0),
     ("(b)?a", 1),
     ("$", 0),
+    ("^([^s]*)s.*$", 1),
+    ("^(.)?a.*$", 1),
 ];
 /// Replacements (RE2 rewrite syntax) and the groups each needs.
 const REPLACEMENTS: [(&str, usize); 9] = [

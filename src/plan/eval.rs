@@ -718,6 +718,7 @@ mod function_tests {
             (r"(?m)^(.).*$", r"\1", "g"),
             (r"^(.)(.*)$", r"\2", ""),
             (r"^(.).*?$", r"\1", ""),
+            (r"^(x)?(a+).*$", r"[\1|\2]\\$", ""),
         ];
         let texts = [
             "",
@@ -731,16 +732,25 @@ mod function_tests {
             "\nab",
             "日本語/x",
         ];
+        // A text too long for the backtracker's visited set, which the
+        // batch form hands to the regex crate.
+        let long = format!("http://{}/{}", "h".repeat(300_000), "a".repeat(10));
+        let texts = texts.iter().copied().chain([long.as_str()]);
         for (pattern, replacement, flags) in patterns {
             let r = RegexpReplace::new(pattern, replacement, flags).unwrap();
             let limit = if r.global { 0 } else { 1 };
-            for s in texts {
+            let mut scratch = r.scratch();
+            for s in texts.clone() {
                 let expected = r.regex.replacen(s, limit, r.expansion.as_str());
                 assert_eq!(
                     r.replace(s),
                     expected,
                     "regexp_replace({s:?}, {pattern:?}, {replacement:?}, {flags:?})"
                 );
+                // The batch form, its locations reused from the row before.
+                let mut out = String::from("kept|");
+                r.replace_into(s, &mut scratch, &mut out);
+                assert_eq!(out, format!("kept|{expected}"), "{s:?} {pattern:?}");
             }
         }
         // The rewrite applies to query 29's pattern, not to a `\0` or

@@ -247,7 +247,7 @@ impl<'a> Strs<'a> {
 
     /// Strings written by `f(s, out)` from every row's string (per entry for
     /// coded strings, keeping the codes).
-    pub fn map_strs(&self, f: impl Fn(&str, &mut String)) -> Strs<'static> {
+    pub fn map_strs(&self, mut f: impl FnMut(&str, &mut String)) -> Strs<'static> {
         match self {
             Strs::Coded { entries, codes } if entries.len() <= codes.len() => {
                 let mut out = StrBuf::with_capacity(entries.len());

@@ -999,7 +999,8 @@ fn call<'a>(
         (Func::Length, Data::Str(s)) => Data::Int(s.map(|x| x.chars().count() as i64)),
         (Func::StrLen, Data::Str(s)) => Data::Int(s.map(|x| x.len() as i64)),
         (Func::RegexpReplace(r), Data::Str(s)) => {
-            Data::Str(s.map_strs(|x, out| out.push_str(&r.replace(x))))
+            let mut scratch = r.scratch();
+            Data::Str(s.map_strs(|x, out| r.replace_into(x, &mut scratch, out)))
         }
         (Func::Lower, Data::Str(s)) => {
             Data::Str(s.map_strs(|x, out| out.push_str(&x.to_lowercase())))

@@ -554,7 +554,7 @@ pub(crate) fn choose_strings_for(
     }
     let sample_raw: usize = sample.iter().map(|s| s.len()).sum();
     if sample_raw > 0
-        && let Some(f) = Fsst::encode(&sample, None)
+        && let Some(f) = Fsst::encode_unchecked(&sample, None)
     {
         let compressed = f.heap_bytes() - f.symbol_count() * 9;
         let total_raw: usize = (0..len)

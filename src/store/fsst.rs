@@ -467,6 +467,19 @@ impl Fsst {
     /// offset per row), when the compressed bytes exceed `u32::MAX`, or
     /// when a string does not round-trip (see the module docs).
     pub fn encode(values: &[&str], validity: Option<&Bitmap>) -> Option<Fsst> {
+        let raw_bytes: usize = (0..values.len())
+            .filter(|&i| validity.is_none_or(|v| v.get(i)))
+            .map(|i| values[i].len())
+            .sum();
+        let fsst = Fsst::encode_unchecked(values, validity)?;
+        (fsst.heap_bytes() < raw_bytes + 4 * values.len()).then_some(fsst)
+    }
+
+    /// [`Fsst::encode`] without the comparison with packing: for the
+    /// codec chooser's sample, whose few hundred rows would be charged the
+    /// whole symbol table (the chooser measures the rows' bytes and adds
+    /// the table once, see `store::choose`).
+    pub(crate) fn encode_unchecked(values: &[&str], validity: Option<&Bitmap>) -> Option<Fsst> {
         let valid = |i: usize| validity.is_none_or(|v| v.get(i));
         // Every row (NULLs as ""), compressed as `compress` would, back to
         // back; the table is trained on the valid ones (the same rows when
@@ -487,7 +500,6 @@ impl Fsst {
         if sample.is_empty() {
             return None;
         }
-        let raw_bytes: usize = sample.iter().map(|s| s.len()).sum();
         let table = Table::from_compressor(&Compressor::train(sample));
         let compressor = table.compressor();
         let mut bytes = Vec::new();
@@ -541,14 +553,13 @@ impl Fsst {
         // The partition keeps these bytes; drop the doubling's slack (up to
         // as much again, seen with heaptrack on a load).
         bytes.shrink_to_fit();
-        let fsst = Fsst {
+        Some(Fsst {
             table,
             bytes,
             lengths: Codes::pack(lengths.into_iter(), max_length),
             decoded: Codes::pack(rows.iter().map(|r| r.len() as u64), max_decoded),
             anchors,
-        };
-        (fsst.heap_bytes() < raw_bytes + 4 * values.len()).then_some(fsst)
+        })
     }
 
     /// Number of rows.

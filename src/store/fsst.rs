@@ -582,6 +582,12 @@ impl Fsst {
             + self.table.heap_bytes()
     }
 
+    /// Heap bytes of the symbol table alone (a fixed size, whatever the
+    /// rows).
+    pub fn table_bytes(&self) -> usize {
+        self.table.heap_bytes()
+    }
+
     /// Number of symbols in the table (at most 255).
     pub fn symbol_count(&self) -> usize {
         self.table.count

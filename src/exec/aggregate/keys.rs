@@ -408,6 +408,8 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     let valid = |r: usize| validity.as_deref().is_none_or(|b| b.get(r));
     // The compressed bytes of each code's string.
     let mut first_bytes: Vec<&'a [u8]> = Vec::new();
+    // The row each code was first met at (for its decoded length).
+    let mut first_rows: Vec<u32> = Vec::new();
     let mut null_code: Option<u64> = None;
     // Compressed strings of at most 7 bytes (most of them, for short text)
     // are their own key: the bytes as an integer, the length in the top
@@ -432,6 +434,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         if !valid(r) {
             let c = *null_code.get_or_insert_with(|| {
                 first_bytes.push(&[]);
+                first_rows.push(r as u32);
                 first_bytes.len() as u64 - 1
             });
             codes.push(c);
@@ -445,6 +448,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
             found.unwrap_or_else(|| {
                 let g = first_bytes.len() as u32;
                 first_bytes.push(bytes);
+                first_rows.push(r as u32);
                 insert_local(&mut short, (key, g), seen, n, |e| mix64(e.0));
                 g
             })
@@ -455,6 +459,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
             found.map(|e| e.1).unwrap_or_else(|| {
                 let g = first_bytes.len() as u32;
                 first_bytes.push(bytes);
+                first_rows.push(r as u32);
                 insert_local(&mut long, (h, g), seen, n, |e| e.0);
                 g
             })
@@ -465,14 +470,16 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     if per_row {
         // A group per row: every row's string decoded, NULL where invalid.
         let mut all: Vec<&'a [u8]> = Vec::with_capacity(n);
+        let mut all_rows: Vec<u32> = Vec::with_capacity(n);
         let mut ok: Vec<bool> = Vec::with_capacity(n);
         each_compressed(f, rows, |r, bytes| {
             let v = valid(r);
             ok.push(v);
             all.push(if v { bytes } else { &[] });
+            all_rows.push(r as u32);
         });
         let mut batch = crate::store::StringBatch::new();
-        f.decode_compressed(&all, &mut batch);
+        f.decode_compressed(&all, &all_rows, &mut batch);
         let values = Array {
             dtype: DataType::Str,
             data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),
@@ -489,7 +496,7 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     let distinct = first_bytes.len();
     // Each code's string, decoded from the compressed bytes kept for it.
     let mut batch = crate::store::StringBatch::new();
-    f.decode_compressed(&first_bytes, &mut batch);
+    f.decode_compressed(&first_bytes, &first_rows, &mut batch);
     let values = Array {
         dtype: DataType::Str,
         data: Data::Str(Strs::Owned(crate::exec::codecs::string_buffer(batch))),

@@ -742,6 +742,57 @@ fn nearly_unique_wide_key_grouped_at_the_merge() {
     }
 }
 
+/// Two keys whose tuples are nearly unique within each partition and
+/// whose key space exceeds 64 bits (a wide integer and a string, some
+/// NULL): not grouped there (a group per row), grouped at the merge, with
+/// counts and sums equal to those computed here.
+#[test]
+fn nearly_unique_key_tuples_grouped_at_the_merge() {
+    let n = 140_000usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let mut tuples: Vec<(i64, Option<String>)> = Vec::with_capacity(n);
+    let mut text = String::from("k,s,v\n");
+    let mut want: std::collections::HashMap<(i64, Option<String>), (i64, i64)> = Default::default();
+    for i in 0..n {
+        // About 5% of the rows repeat an earlier tuple.
+        let t = if i > 0 && rng.gen_bool(0.05) {
+            tuples[rng.gen_range(0..i)].clone()
+        } else {
+            let s = (!rng.gen_bool(0.1)).then(|| format!("w{}", rng.gen_range(0..500)));
+            (rng.r#gen::<i64>(), s)
+        };
+        let v = (i % 7) as i64;
+        text.push_str(&format!("{},{},{v}\n", t.0, t.1.as_deref().unwrap_or("")));
+        let e = want.entry(t.clone()).or_default();
+        e.0 += 1;
+        e.1 += v;
+        tuples.push(t);
+    }
+    let db = database(text.as_bytes(), "t", 65_536, 2);
+    let sql = "SELECT k, s, count(*), sum(v) FROM t GROUP BY k, s";
+    let plan = explain(&db, sql);
+    assert!(
+        plan.contains("a new key tuple: a group per row, grouped at the merge"),
+        "{plan}"
+    );
+    let got = db.query(sql).unwrap().rows;
+    assert_eq!(got.len(), want.len());
+    let mut seen = HashSet::new();
+    for row in &got {
+        let (Value::Int(k), Value::Int(c), Value::Int(v)) = (&row[0], &row[2], &row[3]) else {
+            panic!("{row:?}")
+        };
+        let s = match &row[1] {
+            Value::Null => None,
+            Value::Str(s) => Some(s.to_string()),
+            other => panic!("{other:?}"),
+        };
+        let key = (*k, s);
+        assert_eq!(want.get(&key), Some(&(*c, *v)), "{key:?}");
+        assert!(seen.insert(key.clone()), "{key:?} twice");
+    }
+}
+
 /// A top-n over a key with few values stops reading partitions once those
 /// read hold `offset + limit` rows of the best value any zone map allows:
 /// the rows are the first such rows in load order (ties keep it), as a full

@@ -93,6 +93,11 @@ pub trait Accumulator: Send + Sync {
     /// An input the accumulator does not take (a bug in the caller).
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()>;
 
+    /// Says that the next updates of this single-group accumulator bring
+    /// `rows` rows in all (a partition's, batch after batch), so that a
+    /// state can be sized once from what the first batch shows.
+    fn expect_rows(&mut self, _rows: usize) {}
+
     /// Moves the states of groups `idx` (in that order) out into a new
     /// accumulator of the same kind; the states left behind are empty.
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator>;
@@ -1026,9 +1031,16 @@ struct Distinct<K: DistinctKey> {
     sets: Vec<DistinctSet<K>>,
     /// `(group, set)` still to merge into `sets[group]`.
     pending: Vec<(u32, DistinctSet<K>)>,
+    /// Rows the single group's next batches bring in all (see
+    /// [`Accumulator::expect_rows`]); 0 once used.
+    expected_rows: usize,
 }
 
 impl<K: DistinctInput> Accumulator for Distinct<K> {
+    fn expect_rows(&mut self, rows: usize) {
+        self.expected_rows = rows;
+    }
+
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
         if self.sets.len() < groups {
             self.sets.resize_with(groups, DistinctSet::default);
@@ -1044,6 +1056,18 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
                         self.sets[gids.get(j)].insert(k);
                     }
                 }
+                if let Gids::Single(n) = gids
+                    && self.expected_rows > n
+                {
+                    // Room for the keys the first batch predicts, at once
+                    // (perf of ClickBench q5, `count(DISTINCT UserID)`:
+                    // rehashing at each doubling was a quarter of it).
+                    let set = &mut self.sets[0];
+                    let projected =
+                        crate::store::projected_distinct(n, set.len(), self.expected_rows);
+                    set.reserve(((projected * 1.1) as usize).saturating_sub(set.len()));
+                }
+                self.expected_rows = 0;
             }
             Input::Scalar(v) => {
                 if let Some(k) = K::scalar(v) {
@@ -1098,6 +1122,7 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
         Box::new(Distinct {
             sets: take_vec(&mut self.sets, idx),
             pending: Vec::new(),
+            expected_rows: 0,
         })
     }
 

@@ -442,6 +442,9 @@ fn update_in_batches(
             Some(&all_rows[..])
         }
     };
+    if let (Some(_), Gids::Single(_)) = (sel, gids) {
+        acc.expect_rows(rows.len);
+    }
     let mut update = |rows: Rows<'_>, gids: Gids<'_>| -> Result<bool> {
         match eval(arg, part, rows)? {
             Datum::Scalar(v) => {

@@ -531,19 +531,22 @@ impl RegexpReplace {
     /// backtracker cannot bound (longer than its visited set allows) goes
     /// the regex crate's way.
     pub fn replace_into(&self, s: &str, scratch: &mut RegexpScratch, out: &mut String) {
-        let (Some(a), Some((cache, captures))) = (&self.anchored, &mut scratch.0) else {
+        let searched = match (&self.anchored, &mut scratch.0) {
+            (Some(a), Some((cache, captures)))
+                if a.dot_matches_new_line || memchr::memchr(b'\n', s.as_bytes()).is_none() =>
+            {
+                let input = regex_automata::Input::new(s).anchored(regex_automata::Anchored::Yes);
+                a.backtracker
+                    .try_search(cache, &input, captures)
+                    .ok()
+                    .map(|()| &*captures)
+            }
+            _ => None,
+        };
+        let Some(captures) = searched else {
             out.push_str(&self.replace(s));
             return;
         };
-        if !a.dot_matches_new_line && memchr::memchr(b'\n', s.as_bytes()).is_some() {
-            out.push_str(&self.replace(s));
-            return;
-        }
-        let input = regex_automata::Input::new(s).anchored(regex_automata::Anchored::Yes);
-        if a.backtracker.try_search(cache, &input, captures).is_err() {
-            out.push_str(&self.replace(s));
-            return;
-        }
         if !captures.is_match() {
             out.push_str(s);
             return;

@@ -588,10 +588,6 @@ impl Fsst {
         self.table.heap_bytes()
     }
 
-    /// Number of symbols in the table (at most 255).
-    pub fn symbol_count(&self) -> usize {
-        self.table.count
-    }
 
     /// Start of row `i`'s codes in `bytes`.
     fn start_of(&self, i: usize) -> usize {
@@ -683,6 +679,11 @@ impl Fsst {
         with_codes!(&self.decoded, d => d[range].iter().map(|n| n.to_usize()).sum())
     }
 
+    /// Decoded bytes of `rows`, summed.
+    fn decoded_bytes_at(&self, rows: &[u32]) -> usize {
+        with_codes!(&self.decoded, d => rows.iter().map(|&r| d[r as usize].to_usize()).sum())
+    }
+
     /// Appends the byte length of the strings at rows `range` (0 at a NULL
     /// row) to `out`, read from the decoded lengths kept per row (perf of
     /// ClickBench q28, `avg(strlen(URL))`: summing symbol lengths over
@@ -703,10 +704,7 @@ impl Fsst {
 
     /// Appends the strings of the rows in `selection` (ascending) to `out`.
     pub fn decode_selection(&self, selection: &[u32], out: &mut StringBatch) {
-        let bytes: usize = with_codes!(&self.decoded, d => {
-            selection.iter().map(|&r| d[r as usize].to_usize()).sum()
-        });
-        out.make_room(bytes);
+        out.make_room(self.decoded_bytes_at(selection));
         self.for_each_selected(selection, |_, codes| {
             out.decode_into_room(&self.table, codes, std::iter::once(codes.len()))
         });
@@ -725,10 +723,7 @@ impl Fsst {
     /// If a row is out of bounds.
     pub fn decode_compressed(&self, compressed: &[&[u8]], rows: &[u32], out: &mut StringBatch) {
         debug_assert_eq!(compressed.len(), rows.len());
-        let bytes: usize = with_codes!(&self.decoded, d => {
-            rows.iter().map(|&r| d[r as usize].to_usize()).sum()
-        });
-        out.make_room(bytes);
+        out.make_room(self.decoded_bytes_at(rows));
         for c in compressed {
             out.decode_into_room(&self.table, c, std::iter::once(c.len()));
         }
@@ -917,39 +912,37 @@ mod tests {
             }
             // One batch, reused: room left by a longer batch before must
             // not show.
-            {
-                let mut batch = StringBatch::new();
-                for _ in 0..10 {
-                    batch.clear();
-                    let a = rng.gen_range(0..=values.len());
-                    let b = rng.gen_range(a..=values.len());
-                    f.decode_range(a..b, &mut batch);
-                    assert_eq!(batch.len(), b - a);
-                    let mut lengths = Vec::new();
-                    f.byte_lengths_range(a..b, &mut lengths);
-                    assert_eq!(lengths.len(), b - a);
-                    for (j, i) in (a..b).enumerate() {
-                        if valid(&validity, i) {
-                            assert_eq!(batch.get(j), values[i]);
-                            assert_eq!(lengths[j], values[i].len() as i64);
-                        } else {
-                            assert_eq!(lengths[j], 0);
-                        }
+            let mut batch = StringBatch::new();
+            for _ in 0..10 {
+                batch.clear();
+                let a = rng.gen_range(0..=values.len());
+                let b = rng.gen_range(a..=values.len());
+                f.decode_range(a..b, &mut batch);
+                assert_eq!(batch.len(), b - a);
+                let mut lengths = Vec::new();
+                f.byte_lengths_range(a..b, &mut lengths);
+                assert_eq!(lengths.len(), b - a);
+                for (j, i) in (a..b).enumerate() {
+                    if valid(&validity, i) {
+                        assert_eq!(batch.get(j), values[i]);
+                        assert_eq!(lengths[j], values[i].len() as i64);
+                    } else {
+                        assert_eq!(lengths[j], 0);
                     }
-                    batch.clear();
-                    let sel: Vec<u32> = (a as u32..b as u32)
-                        .filter(|_| rng.gen_bool(0.25))
-                        .collect();
-                    f.decode_selection(&sel, &mut batch);
-                    assert_eq!(batch.len(), sel.len());
-                    let mut lengths = Vec::new();
-                    f.byte_lengths_selection(&sel, &mut lengths);
-                    assert_eq!(lengths.len(), sel.len());
-                    for (j, &i) in sel.iter().enumerate() {
-                        if valid(&validity, i as usize) {
-                            assert_eq!(batch.get(j), values[i as usize]);
-                            assert_eq!(lengths[j], values[i as usize].len() as i64);
-                        }
+                }
+                batch.clear();
+                let sel: Vec<u32> = (a as u32..b as u32)
+                    .filter(|_| rng.gen_bool(0.25))
+                    .collect();
+                f.decode_selection(&sel, &mut batch);
+                assert_eq!(batch.len(), sel.len());
+                let mut lengths = Vec::new();
+                f.byte_lengths_selection(&sel, &mut lengths);
+                assert_eq!(lengths.len(), sel.len());
+                for (j, &i) in sel.iter().enumerate() {
+                    if valid(&validity, i as usize) {
+                        assert_eq!(batch.get(j), values[i as usize]);
+                        assert_eq!(lengths[j], values[i as usize].len() as i64);
                     }
                 }
             }

@@ -542,6 +542,7 @@ const SMALL_ENTRIES: usize = 1 << 12;
 /// merge's key compare reading each partition's dictionary at scattered
 /// entries, 16 times over; `memcmp` stalled on those loads for 53% of the
 /// query.
+///
 /// Codes into a dictionary of at most [`SMALL_ENTRIES`] strings are
 /// gathered as codes: such a dictionary stays in cache.
 fn split_key<'a>(k: &Array<'a>, idx: &[Vec<u32>], hashes: &[u64], shift: u32) -> Vec<Array<'a>> {

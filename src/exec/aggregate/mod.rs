@@ -145,6 +145,17 @@ fn packed_grouping(
     }
 }
 
+/// A group per row of `n` rows, keyed by `keys` (one key tuple per row),
+/// marked `repeats`: left for the merge to group.
+fn per_row_grouping(n: usize, keys: GroupKeys) -> Grouping {
+    Grouping {
+        gids: Some((0..n as u32).collect()),
+        groups: n,
+        keys,
+        repeats: true,
+    }
+}
+
 fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
     let n = rows.len;
     let space = |keys: &[KeyCodes<'_>]| {
@@ -269,12 +280,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                             "group by: nearly every row a new key: a group per row, grouped at the merge",
                             format!("key space {total}, {j} rows probed"),
                         );
-                        return Grouping {
-                            gids: Some((0..n as u32).collect()),
-                            groups: n,
-                            keys: GroupKeys::Packed(slots),
-                            repeats: true,
-                        };
+                        return per_row_grouping(n, GroupKeys::Packed(slots));
                     }
                     // Room for the keys the first rows predict, at once
                     // (rehashing at each doubling was a tenth of q16).
@@ -323,12 +329,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 let codes = (0..n)
                     .flat_map(|j| per_key.iter().map(move |c| c[j]))
                     .collect();
-                return Grouping {
-                    gids: Some((0..n as u32).collect()),
-                    groups: n,
-                    keys: GroupKeys::Composite(codes),
-                    repeats: true,
-                };
+                return per_row_grouping(n, GroupKeys::Composite(codes));
             }
             let mut codes: Vec<u64> = Vec::new();
             let mut groups = 0u32;
@@ -397,13 +398,13 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
 }
 
 /// Distinct key tuples among the first `rows` rows of `per_key` (one code
-/// vector per key).
+/// vector per key), counted by the tuples' hashes (as the composite table
+/// hashes them; a collision only lowers an estimate).
 fn distinct_tuples(per_key: &[Vec<u64>], rows: usize) -> usize {
-    let mut seen: hashbrown::HashSet<Vec<u64>> = hashbrown::HashSet::with_capacity(rows);
-    for j in 0..rows {
-        seen.insert(per_key.iter().map(|c| c[j]).collect());
-    }
-    seen.len()
+    let hashes: hashbrown::HashSet<u64> = (0..rows)
+        .map(|j| per_key.iter().fold(0u64, |h, c| combine(h, c[j])))
+        .collect();
+    hashes.len()
 }
 
 /// Rows per batch when an aggregate's argument is evaluated: the batch's

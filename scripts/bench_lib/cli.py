@@ -8,7 +8,9 @@ the same data and thread count, everything in memory. Prints a markdown
 table, writes bench-results/<timestamp>.json (raw figures, machine,
 versions, settings), .md and .svg (chart). Each table katydid loads is also
 loaded once more by `katydid-bench --load-peak` in a process of its own, to
-measure the load's peak memory. Targets (benches/workloads/targets.json)
+measure the load's peak memory. Before a runner starts, its tables' files
+are read once into the page cache, so a load times the engine, not the
+disk. Targets (benches/workloads/targets.json)
 are reported, never enforced: the exit status is 0 unless the harness
 itself breaks (or, with --smoke, katydid fails to answer). --compare-to
 adds katydid's before/after table against an earlier run's JSON.
@@ -218,6 +220,8 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0
                 json.dump(sub, f)
             if os.path.exists(out_path):
                 os.remove(out_path)
+            for t in w["tables"]:
+                data.warm_page_cache(t["path"])
             status, last = _run_watched(cmd, env, timeout,
                                         lambda line: _step(line, engine) not in (None, "load"))
             if status == "timeout":
@@ -313,6 +317,7 @@ def measure_load_peaks(out, plan, tmp, katydid_bench, threads):
             print(f"bench: measuring katydid's load peak for {t['name']}", file=sys.stderr,
                   flush=True)
             dest = os.path.join(tmp, "load-peak.json")
+            data.warm_page_cache(path)
             proc = subprocess.run([katydid_bench, "--load-peak", path, "--threads", str(threads),
                                    "--out", dest], stdout=sys.stderr, stderr=subprocess.PIPE,
                                   text=True)

@@ -118,6 +118,27 @@ impl StringBatch {
         table.decode_into_room(codes, lengths, &mut self.bytes, base, &mut self.ends);
     }
 
+    /// Appends the strings of `codes`, whole strings back to back whose
+    /// decoded lengths are `decoded`, into room made by
+    /// [`StringBatch::make_room`] for their decoded bytes: the ends come
+    /// from the lengths, so the codes decode in one flat loop with no
+    /// per-string bookkeeping.
+    fn decode_flat_into_room(
+        &mut self,
+        table: &Table,
+        codes: &[u8],
+        decoded: impl Iterator<Item = usize>,
+    ) {
+        let base = self.end();
+        let mut end = base;
+        self.ends.extend(decoded.map(|n| {
+            end += n;
+            end as u32
+        }));
+        let written = table.decode_flat(codes, &mut self.bytes, base);
+        debug_assert_eq!(written, end, "decoded lengths disagree with the codes");
+    }
+
     /// Grows the room past the strings to `bytes` more decoded bytes (and
     /// the 8 that a symbol's one 8-byte store may write past the last),
     /// zeroing it once; a growing batch at least doubles, so batches of
@@ -319,6 +340,53 @@ impl Table {
                 }
             }
             ends.push(pos as u32);
+        }
+        pos
+    }
+
+    /// Decodes `codes`, the well-formed codes of whole strings back to
+    /// back, into `out` from `base`, which has room for their decoded
+    /// bytes and 8 more; returns the end of the decoded bytes.
+    ///
+    /// # Design
+    /// Four codes are read as one word; when none is the escape (FSST's
+    /// reference decoder tests the same), their four symbols are stored
+    /// without a branch between them, each as one 8-byte copy. A word with
+    /// an escape decodes one code at a time up to past the escape.
+    fn decode_flat(&self, codes: &[u8], out: &mut [u8], base: usize) -> usize {
+        let d = &*self.codes;
+        let mut pos = base;
+        let mut i = 0;
+        // One code at `i`, or the escape and its byte.
+        let one = |out: &mut [u8], i: &mut usize, pos: &mut usize| {
+            let c = codes[*i];
+            if c == ESCAPE {
+                out[*pos] = codes.get(*i + 1).copied().unwrap_or_default();
+                *pos += 1;
+                *i += 2;
+            } else {
+                out[*pos..*pos + 8].copy_from_slice(&d.symbols[usize::from(c)]);
+                *pos += usize::from(d.lengths[usize::from(c)]);
+                *i += 1;
+            }
+        };
+        while let Some(word) = codes.get(i..i + 4) {
+            let w = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+            // A byte of `!w` is zero exactly where `w` has the escape (255).
+            let inv = !w;
+            let has_escape = inv.wrapping_sub(0x0101_0101) & !inv & 0x8080_8080 != 0;
+            if has_escape {
+                one(out, &mut i, &mut pos);
+                continue;
+            }
+            for &c in word {
+                out[pos..pos + 8].copy_from_slice(&d.symbols[usize::from(c)]);
+                pos += usize::from(d.lengths[usize::from(c)]);
+            }
+            i += 4;
+        }
+        while i < codes.len() {
+            one(out, &mut i, &mut pos);
         }
         pos
     }
@@ -663,15 +731,13 @@ impl Fsst {
         }
         let start = self.start_of(range.start);
         out.make_room(self.decoded_bytes(range.clone()));
-        with_codes!(&self.lengths, l => {
-            let lengths = &l[range];
-            let total: usize = lengths.iter().map(|n| n.to_usize()).sum();
-            out.decode_into_room(
-                &self.table,
-                &self.bytes[start..start + total],
-                lengths.iter().map(|n| n.to_usize()),
-            );
-        })
+        let total: usize =
+            with_codes!(&self.lengths, l => l[range.clone()].iter().map(|n| n.to_usize()).sum());
+        with_codes!(&self.decoded, d => out.decode_flat_into_room(
+            &self.table,
+            &self.bytes[start..start + total],
+            d[range].iter().map(|n| n.to_usize()),
+        ))
     }
 
     /// Decoded bytes of rows `range`, summed.
@@ -948,6 +1014,40 @@ mod tests {
             }
         }
         assert!(encoded >= 6, "{encoded}");
+    }
+
+    #[test]
+    fn range_decoding_reads_escapes_at_every_position_of_a_word() {
+        // Common words fill the symbol table, so rare characters among
+        // them are escaped: escapes fall at every offset of the flat
+        // decoder's 4-code words and at the ends of strings.
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let words: Vec<String> = (0..300)
+            .map(|_| (0..6).map(|_| rng.gen_range(b'a'..=b'z') as char).collect())
+            .collect();
+        let owned: Vec<String> = (0..3000)
+            .map(|_| {
+                let mut s = String::new();
+                for _ in 0..rng.gen_range(0..6) {
+                    if rng.gen_bool(0.3) {
+                        s.push(char::from_u32(rng.gen_range(0x20..0x3000)).unwrap_or('?'));
+                    }
+                    s.push_str(&words[rng.gen_range(0..words.len())]);
+                }
+                s
+            })
+            .collect();
+        let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let f = Fsst::encode_unchecked(&values, None).expect("the text has bytes");
+        assert!(f.bytes.contains(&ESCAPE), "no escape to test");
+        let mut batch = StringBatch::new();
+        for start in [0, 1, 2, 3, 777] {
+            batch.clear();
+            f.decode_range(start..values.len(), &mut batch);
+            for (j, want) in values[start..].iter().enumerate() {
+                assert_eq!(batch.get(j), *want, "row {}", start + j);
+            }
+        }
     }
 
     #[test]

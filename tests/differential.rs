@@ -1945,6 +1945,17 @@ const SHAPE_QUERIES: &[&str] = &[
     "SELECT m, m - 1, m + 2, count(*) FROM t GROUP BY m, m - 1, m + 2 ORDER BY 4 DESC, 1 LIMIT 10",
     "SELECT c, c - 1, count(*) FROM t GROUP BY c, c - 1 ORDER BY 3 DESC, 1 LIMIT 5",
     "SELECT m - 1, m, count(*) FROM t GROUP BY m - 1, m HAVING count(*) > 1 ORDER BY 1 LIMIT 5",
+    // FSST filters on the rows an earlier step left: top-n's threshold
+    // after `<> ''`, and comparisons, IN and prefixes after `IS NOT NULL`
+    // (a step of its own, not fused with them).
+    "SELECT l FROM t WHERE l <> '' ORDER BY l LIMIT 10",
+    "SELECT o, l FROM t WHERE o <> '' ORDER BY o DESC, l LIMIT 10",
+    "SELECT count(*) FROM t WHERE l IS NOT NULL AND l < 'https://example.com/trips/golf' \
+     AND l >= 'https://example.com/trips/charlie'",
+    "SELECT count(*), min(o) FROM t WHERE o IS NOT NULL AND (o = 'alpha bravo' OR o IN \
+     ('bravo golf', 'delta echo', 'kilo lima')) AND o <> 'lima mike'",
+    "SELECT count(*) FROM t WHERE o IS NOT NULL AND l LIKE 'https://example.com/trips/a%' \
+     AND NOT (l LIKE 'https://example.com/trips/b%')",
 ];
 
 /// A table of `rows` rows of the usual schema in partitions of `part_rows`.

@@ -38,7 +38,7 @@ use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
 use crate::store::with_codes;
 use crate::store::{
-    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Codes, Column, ColumnData, Decoded,
+    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Codes, Column, ColumnData, Decoded, Fsst,
     StringBatch, mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
@@ -542,33 +542,38 @@ impl CodecFilter {
         matches!(self, CodecFilter::FsstLike { .. })
     }
 
-    /// The rows of `selection` (ascending) that pass, for the filters
-    /// [`CodecFilter::decodes_rows`] accepts: only those rows are decoded, a
-    /// batch at a time. `None` for the other filters (use
-    /// [`CodecFilter::mask`]).
+    /// The rows of `selection` (ascending) that pass, reading only those
+    /// rows: the FSST filters (LIKE decodes them a batch at a time; the
+    /// others test their compressed bytes). `None` for the other filters
+    /// (use [`CodecFilter::mask`]).
     pub fn select_rows(&self, col: &Column, selection: &[u32]) -> Option<Vec<u32>> {
-        let (CodecFilter::FsstLike { pattern, negated }, ColumnData::Fsst(f)) = (self, &col.data)
-        else {
+        let ColumnData::Fsst(f) = &col.data else {
             return None;
         };
         let dense = col.packed_validity();
         let valid = |r: u32| dense.as_deref().is_none_or(|b| b.get(r as usize));
-        let mut out = Vec::new();
-        let mut batch = StringBatch::new();
-        for chunk in selection.chunks(BATCH_ROWS) {
-            batch.clear();
-            f.decode_selection(chunk, &mut batch);
-            out.extend(
-                chunk
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, &r)| {
-                        valid(r) && pattern.matches_bytes(batch.bytes(j)) != *negated
-                    })
-                    .map(|(_, &r)| r),
-            );
-        }
-        Some(out)
+        let mut rows = match self {
+            CodecFilter::FsstEq { value, negated } => {
+                f.select(selection, f.eq_test(value, *negated))
+            }
+            CodecFilter::FsstIn { values } => {
+                let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                f.select(selection, f.in_test(&values))
+            }
+            CodecFilter::FsstCmp { value, op } => {
+                f.select(selection, f.cmp_test(value, |o| op.holds(o)))
+            }
+            CodecFilter::FsstPrefix { prefix, negated } => {
+                let test = f.prefix_test(prefix);
+                f.select(selection, |codes| test(codes) != *negated)
+            }
+            CodecFilter::FsstLike { pattern, negated } => {
+                return Some(like_rows(f, pattern, *negated, selection, valid));
+            }
+            _ => return None,
+        };
+        rows.retain(|&r| valid(r));
+        Some(rows)
     }
 
     /// Rows `start..end` (at most 64, `start` a multiple of 64) of `col`
@@ -1129,6 +1134,31 @@ fn int_dict_sums(
     }
 }
 
+/// The rows of `selection` whose string matches `pattern` (`negated`: does
+/// not), decoded a batch at a time; NULL rows never pass.
+fn like_rows(
+    f: &Fsst,
+    pattern: &LikePattern,
+    negated: bool,
+    selection: &[u32],
+    valid: impl Fn(u32) -> bool,
+) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut batch = StringBatch::new();
+    for chunk in selection.chunks(BATCH_ROWS) {
+        batch.clear();
+        f.decode_selection(chunk, &mut batch);
+        out.extend(
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|&(j, &r)| valid(r) && pattern.matches_bytes(batch.bytes(j)) != negated)
+                .map(|(_, &r)| r),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1279,6 +1309,21 @@ mod tests {
             .map(|i| ["b", "a", "c"][i / 300 % 3].into())
             .collect();
         let validity = Bitmap::from_bools(&(0..n).map(|i| i % 5 != 1).collect::<Vec<_>>());
+        // On the rows of a selection, FSST filters answer by reading only
+        // those rows; the others leave it to the mask.
+        let sel: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 0).collect();
+        let check_selection = |f: &CodecFilter, col: &Column, want: &[bool], what: &str| match f
+            .select_rows(col, &sel)
+        {
+            Some(picked) => {
+                let want: Vec<u32> = sel.iter().copied().filter(|&r| want[r as usize]).collect();
+                assert_eq!(picked, want, "{what} on a selection");
+            }
+            None => assert!(
+                !matches!(col.data, ColumnData::Fsst(_)),
+                "{what}: an FSST filter without a selection form"
+            ),
+        };
         for owned in [&urls, &runs] {
             let values: Vec<&str> = owned.iter().map(String::as_str).collect();
             for v in [None, Some(validity.clone())] {
@@ -1289,8 +1334,10 @@ mod tests {
                     for op in OPS {
                         if let Some((f, _)) = compile_compare(&col, op, &kv) {
                             let got = valid_bits(&f.mask(&col), n);
-                            assert_eq!(got, oracle(&col, op, &kv), "{op:?} {k}");
+                            let want = oracle(&col, op, &kv);
+                            assert_eq!(got, want, "{op:?} {k}");
                             check_blocks(&f, &col);
+                            check_selection(&f, &col, &want, &format!("{op:?} {k}"));
                         }
                     }
                 }
@@ -1302,6 +1349,7 @@ mod tests {
                     .map(|i| col.is_valid(i) && list.contains(&col.value(i)))
                     .collect();
                 assert_eq!(got, want);
+                check_selection(&f, &col, &want, "IN");
                 for (pattern, negated) in [
                     ("https://example.com/a/1%", false),
                     ("a%", true),
@@ -1323,13 +1371,7 @@ mod tests {
                             })
                             .collect();
                         assert_eq!(got, want, "{pattern}");
-                        let sel: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 0).collect();
-                        if let Some(picked) = f.select_rows(&col, &sel) {
-                            assert!(f.decodes_rows());
-                            let want: Vec<u32> =
-                                sel.iter().copied().filter(|&r| want[r as usize]).collect();
-                            assert_eq!(picked, want, "{pattern} on a selection");
-                        }
+                        check_selection(&f, &col, &want, pattern);
                     }
                 }
             }

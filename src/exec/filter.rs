@@ -1200,8 +1200,8 @@ pub fn run_filter(
             }
             FilterStep::Codec { column, filter } => {
                 let col = &part.columns[*column];
-                // Row-decoding filters read only the rows left; the others
-                // give the whole partition's mask.
+                // FSST filters read only the rows left; the others give
+                // the whole partition's mask.
                 match cur.and_then(|s| filter.select_rows(col, s)) {
                     Some(s) => s,
                     None => marked_rows(&filter.mask(col), cur, part.rows),

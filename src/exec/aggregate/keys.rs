@@ -423,14 +423,21 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
     // Set when the first rows say the strings are nearly all distinct
     // (as for numbers, see `local_dictionary`): the rest is skipped.
     let mut per_row = false;
+    // Compressed bytes of the rows probed so far.
+    let mut probed_bytes = 0usize;
     let mut add = |r: usize, bytes: &'a [u8]| {
         if per_row {
             return;
         }
-        if codes.len() == GROUPING_PROBE_ROWS && skips_grouping(codes.len(), first_bytes.len(), n) {
-            per_row = true;
-            return;
+        if codes.len() == GROUPING_PROBE_ROWS {
+            // Compressed strings longer than a word on average are wide.
+            let wide = probed_bytes > 8 * GROUPING_PROBE_ROWS;
+            if skips_grouping(codes.len(), first_bytes.len(), n, wide) {
+                per_row = true;
+                return;
+            }
         }
+        probed_bytes += bytes.len();
         if !valid(r) {
             let c = *null_code.get_or_insert_with(|| {
                 first_bytes.push(&[]);
@@ -742,11 +749,20 @@ pub(super) fn grow_local<E>(
 pub(super) const GROUPING_PROBE_ROWS: usize = 2048;
 
 /// Whether `seen` rows holding `distinct` keys predict a partition of
-/// `rows` rows with over 90% of them distinct ([`projected_distinct`],
-/// uniform draws), so that grouping it saves the merge little. Skewed keys
-/// repeat sooner and keep their grouping.
-pub(super) fn skips_grouping(seen: usize, distinct: usize, rows: usize) -> bool {
-    projected_distinct(seen, distinct, rows) >= 0.9 * rows as f64
+/// `rows` rows whose keys are mostly distinct ([`projected_distinct`],
+/// uniform draws), so that grouping it saves the merge little: at least
+/// 60% of the rows for keys of up to 8 bytes (numbers, packed key tuples,
+/// short strings), 90% for `wide` ones (long strings, which a local
+/// grouping decodes and copies once per distinct value rather than per
+/// row). Skewed keys repeat sooner and keep their grouping.
+///
+/// The bars come from A/B runs at 10M rows: at 60%, ClickBench q16
+/// (UserID, 89% distinct in a partition) ran 0.65x, q17 0.80x, q18 0.64x
+/// and shapes group_s100k (short strings, 73%) 0.91x; long URLs and titles
+/// at 60% made q37 and q38 1.14x, so wide keys keep 90%.
+pub(super) fn skips_grouping(seen: usize, distinct: usize, rows: usize, wide: bool) -> bool {
+    let share = if wide { 0.9 } else { 0.6 };
+    projected_distinct(seen, distinct, rows) >= share * rows as f64
 }
 
 /// A dense code per row by hashing the typed values (NULL is a value of
@@ -774,7 +790,7 @@ fn local_dictionary(a: &Array<'_>) -> Option<(Vec<u64>, Vec<u32>)> {
         ($bits:expr) => {{
             let bits = $bits;
             for i in 0..n {
-                if i == GROUPING_PROBE_ROWS && skips_grouping(i, first.len(), n) {
+                if i == GROUPING_PROBE_ROWS && skips_grouping(i, first.len(), n, false) {
                     return None;
                 }
                 if !valid(i) {
@@ -920,16 +936,23 @@ mod tests {
 
     /// Keys from 2M values (about 1 repeat in 2,048 rows) skip grouping a
     /// 65,536-row partition; keys from 100k values (about 21 repeats, 73%
-    /// of the partition's rows distinct) keep it, as do constant keys.
+    /// of the partition's rows distinct) skip it when narrow and keep it
+    /// when wide; keys from 20k values (about 95 repeats, 28%) and constant
+    /// keys keep it.
     #[test]
-    fn grouping_is_skipped_only_for_nearly_unique_keys() {
+    fn grouping_is_skipped_only_for_mostly_unique_keys() {
         let rows = 65_536;
-        assert!(skips_grouping(2048, 2048, rows));
-        assert!(skips_grouping(2048, 2047, rows));
-        assert!(!skips_grouping(2048, 2048 - 21, rows));
-        assert!(!skips_grouping(2048, 1, rows));
-        // A small partition needs fewer distinct keys to be mostly distinct.
-        assert!(skips_grouping(2048, 2048 - 21, 4096));
+        for wide in [false, true] {
+            assert!(skips_grouping(2048, 2048, rows, wide));
+            assert!(skips_grouping(2048, 2047, rows, wide));
+            assert!(!skips_grouping(2048, 2048 - 95, rows, wide));
+            assert!(!skips_grouping(2048, 1, rows, wide));
+            // A small partition needs fewer distinct keys to be mostly
+            // distinct.
+            assert!(skips_grouping(2048, 2048 - 21, 4096, wide));
+        }
+        assert!(skips_grouping(2048, 2048 - 21, rows, false));
+        assert!(!skips_grouping(2048, 2048 - 21, rows, true));
     }
 
     /// Every length from 0 to 8 gives the bytes zero-padded, whatever they

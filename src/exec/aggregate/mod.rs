@@ -270,7 +270,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
             let mut gids: Vec<u32> = Vec::with_capacity(n);
             for (j, &s) in slots.iter().enumerate() {
                 if j == keys::GROUPING_PROBE_ROWS {
-                    if keys::skips_grouping(j, packed.len(), n) {
+                    if keys::skips_grouping(j, packed.len(), n, false) {
                         // Nearly every row a new key: a group per row,
                         // grouped once, at the merge (perf: UserID over 10M
                         // rows kept 58k of every 65k rows as groups; the
@@ -316,6 +316,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                     keys::GROUPING_PROBE_ROWS,
                     distinct_tuples(&per_key, keys::GROUPING_PROBE_ROWS),
                     n,
+                    false,
                 )
             {
                 // Nearly every row a new key tuple (ClickBench's `UserID,

@@ -322,23 +322,15 @@ impl Table {
         ends: &mut Vec<u32>,
     ) -> usize {
         debug_assert!(self.decoded_len(codes).is_some(), "malformed FSST codes");
-        let d = &*self.codes;
         let mut pos = base;
         let mut i = 0;
         for n in lengths {
+            // Each string by the flat decoder, four codes a word (perf of
+            // ClickBench q34: decoding each partition's distinct URLs a
+            // code at a time was 16% of the query).
             let end = (i + n).min(codes.len());
-            while i < end {
-                let c = codes[i];
-                if c == ESCAPE {
-                    out[pos] = codes.get(i + 1).copied().unwrap_or_default();
-                    pos += 1;
-                    i += 2;
-                } else {
-                    out[pos..pos + 8].copy_from_slice(&d.symbols[usize::from(c)]);
-                    pos += usize::from(d.lengths[usize::from(c)]);
-                    i += 1;
-                }
-            }
+            pos = self.decode_flat(&codes[i..end], out, pos);
+            i = end;
             ends.push(pos as u32);
         }
         pos

@@ -214,14 +214,14 @@ def run_engine(engine, plan, tmp, katydid_bench, venv_python, threads, timeout=0
     merged = {"engine": engine, "workloads": []}
     for w in plan["workloads"]:
         timed_out = {}  # id -> error, in the order they happened
+        for t in w["tables"]:
+            data.warm_page_cache(t["path"])
         while True:
             sub = dict(plan, workloads=[_without(w, timed_out)])
             with open(plan_path, "w") as f:
                 json.dump(sub, f)
             if os.path.exists(out_path):
                 os.remove(out_path)
-            for t in w["tables"]:
-                data.warm_page_cache(t["path"])
             status, last = _run_watched(cmd, env, timeout,
                                         lambda line: _step(line, engine) not in (None, "load"))
             if status == "timeout":

@@ -568,7 +568,7 @@ impl CodecFilter {
                 f.select(selection, |codes| test(codes) != *negated)
             }
             CodecFilter::FsstLike { pattern, negated } => {
-                return Some(like_rows(f, pattern, *negated, selection, valid));
+                like_rows(f, pattern, *negated, selection)
             }
             _ => return None,
         };
@@ -1135,14 +1135,9 @@ fn int_dict_sums(
 }
 
 /// The rows of `selection` whose string matches `pattern` (`negated`: does
-/// not), decoded a batch at a time; NULL rows never pass.
-fn like_rows(
-    f: &Fsst,
-    pattern: &LikePattern,
-    negated: bool,
-    selection: &[u32],
-    valid: impl Fn(u32) -> bool,
-) -> Vec<u32> {
+/// not), decoded a batch at a time; validity is not applied (a NULL row
+/// reads as `''`).
+fn like_rows(f: &Fsst, pattern: &LikePattern, negated: bool, selection: &[u32]) -> Vec<u32> {
     let mut out = Vec::new();
     let mut batch = StringBatch::new();
     for chunk in selection.chunks(BATCH_ROWS) {
@@ -1152,7 +1147,7 @@ fn like_rows(
             chunk
                 .iter()
                 .enumerate()
-                .filter(|&(j, &r)| valid(r) && pattern.matches_bytes(batch.bytes(j)) != negated)
+                .filter(|&(j, _)| pattern.matches_bytes(batch.bytes(j)) != negated)
                 .map(|(_, &r)| r),
         );
     }

@@ -341,7 +341,7 @@ impl Table {
     /// bytes and 8 more; returns the end of the decoded bytes.
     ///
     /// # Design
-    /// Four codes are read as one word; when none is the escape (FSST's
+    /// Four codes are taken at a time; when none is the escape (FSST's
     /// reference decoder tests the same), their four symbols are stored
     /// without a branch between them, each as one 8-byte copy. A word with
     /// an escape decodes one code at a time up to past the escape.
@@ -363,11 +363,7 @@ impl Table {
             }
         };
         while let Some(word) = codes.get(i..i + 4) {
-            let w = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-            // A byte of `!w` is zero exactly where `w` has the escape (255).
-            let inv = !w;
-            let has_escape = inv.wrapping_sub(0x0101_0101) & !inv & 0x8080_8080 != 0;
-            if has_escape {
+            if word.contains(&ESCAPE) {
                 one(out, &mut i, &mut pos);
                 continue;
             }
@@ -849,9 +845,8 @@ impl Fsst {
     /// scan of up to 8 values, a hash set past that.
     pub fn in_test(&self, values: &[&str]) -> impl Fn(&[u8]) -> bool + use<> {
         let matcher = self.matcher();
-        let targets: Vec<Vec<u8>> = values.iter().map(|v| matcher.compress(v)).collect();
-        let set: Option<HashSet<Vec<u8>>> =
-            (targets.len() > 8).then(|| targets.iter().cloned().collect());
+        let mut targets: Vec<Vec<u8>> = values.iter().map(|v| matcher.compress(v)).collect();
+        let set: Option<HashSet<Vec<u8>>> = (targets.len() > 8).then(|| targets.drain(..).collect());
         move |codes| match &set {
             Some(set) => set.contains(codes),
             None => targets.iter().any(|t| t.as_slice() == codes),

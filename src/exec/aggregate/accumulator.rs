@@ -102,6 +102,18 @@ pub trait Accumulator: Send + Sync {
     /// accumulator of the same kind; the states left behind are empty.
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator>;
 
+    /// Moves every group's state out into one accumulator per bucket:
+    /// group `g` goes to bucket `buckets.of(g)`, after the groups before it
+    /// of the same bucket. The same
+    /// as [`Accumulator::take`] of each bucket's ascending groups, but in
+    /// one pass over the states: taking 128 buckets' groups one bucket at
+    /// a time read every state's cache line about eight times (perf of
+    /// shapes `computed_key_mod`: `take` was a fifth of the query). The
+    /// states left behind are empty.
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        buckets.lists().iter().map(|idx| self.take(idx)).collect()
+    }
+
     /// Folds `other` (an accumulator of the same kind) into this one: its
     /// group `i` into group `into[i]`; the groups are `0..groups`.
     ///
@@ -164,6 +176,70 @@ fn take_vec<T: Clone + Default>(v: &mut [T], idx: &[u32]) -> Vec<T> {
     idx.iter()
         .map(|&i| std::mem::take(&mut v[i as usize]))
         .collect()
+}
+
+/// Bucket numbers of a partial's groups (rows), with how many fall in each
+/// bucket: what a radix split deals states out by.
+pub struct Buckets {
+    of: Vec<u16>,
+    counts: Vec<usize>,
+}
+
+impl Buckets {
+    /// Row `i` in bucket `of[i]`, of `buckets` buckets (each number below
+    /// it, at most 2^16).
+    pub fn new(of: Vec<u16>, buckets: usize) -> Buckets {
+        let mut counts = vec![0usize; buckets];
+        for &b in &of {
+            counts[b as usize] += 1;
+        }
+        Buckets { of, counts }
+    }
+
+    /// How many rows fall in each bucket.
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    /// The rows of each bucket, ascending.
+    pub fn lists(&self) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = self.counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for (g, &b) in self.of.iter().enumerate() {
+            out[b as usize].push(g as u32);
+        }
+        out
+    }
+
+    /// The bucket of each row, in order.
+    pub fn of(&self) -> &[u16] {
+        &self.of
+    }
+
+    /// `items` dealt into a vector per bucket in one pass: item `i` goes
+    /// to bucket `of[i]`; items past the rows are dropped. Each vector is
+    /// allocated once, to its count, and filled without a growth check:
+    /// with the growth path inlined, each push reloaded the vector's fields
+    /// and the split of shapes `computed_key_mod` ran a fifth slower.
+    pub fn scatter<T>(&self, items: impl IntoIterator<Item = T>) -> Vec<Vec<T>> {
+        let mut out: Vec<Vec<T>> = self.counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for (x, &b) in items.into_iter().zip(&self.of) {
+            let v = &mut out[b as usize];
+            // Always true: `counts` was counted from `of`.
+            if v.len() < v.capacity() {
+                v.push(x);
+            }
+        }
+        out
+    }
+}
+
+/// [`Accumulator::split`] of one state vector: `v` emptied into a vector
+/// per bucket (states the vector never grew to are defaults).
+fn split_vec<T: Default>(v: &mut Vec<T>, buckets: &Buckets) -> Vec<Vec<T>> {
+    let states = std::mem::take(v)
+        .into_iter()
+        .chain(std::iter::repeat_with(T::default));
+    buckets.scatter(states)
 }
 
 /// Validity of input row `j`.
@@ -263,6 +339,13 @@ impl Accumulator for Count {
         Box::new(Count {
             counts: take_vec(&mut self.counts, idx),
         })
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        split_vec(&mut self.counts, buckets)
+            .into_iter()
+            .map(|counts| Box::new(Count { counts }) as Box<dyn Accumulator>)
+            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
@@ -573,6 +656,21 @@ impl<S: SumType> Accumulator for Sum<S> {
         })
     }
 
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        let sums = split_vec(&mut self.sums, buckets);
+        let rows = split_vec(&mut self.counts, buckets);
+        sums.into_iter()
+            .zip(rows)
+            .map(|(sums, counts)| {
+                Box::new(Sum {
+                    sums,
+                    counts,
+                    avg: self.avg,
+                }) as Box<dyn Accumulator>
+            })
+            .collect()
+    }
+
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<Sum<S>>(other)?;
         resize(&mut self.sums, groups, S::default());
@@ -686,6 +784,21 @@ impl<T: Extremum> MinMax<T> {
         }
     }
 
+    /// [`Accumulator::split`] of the states.
+    fn split_states(&mut self, buckets: &Buckets) -> Vec<MinMax<T>> {
+        let best = split_vec(&mut self.best, buckets);
+        let seen = split_vec(&mut self.seen, buckets);
+        best.into_iter()
+            .zip(seen)
+            .map(|(best, seen)| MinMax {
+                best,
+                seen,
+                min: self.min,
+                dtype: self.dtype,
+            })
+            .collect()
+    }
+
     #[inline]
     fn offer(&mut self, g: usize, x: T) {
         if !self.seen[g] {
@@ -763,6 +876,13 @@ impl Accumulator for MinMax<i64> {
         })
     }
 
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        self.split_states(buckets)
+            .into_iter()
+            .map(|m| Box::new(m) as Box<dyn Accumulator>)
+            .collect()
+    }
+
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<MinMax<i64>>(other)?;
         resize(&mut self.best, groups, 0);
@@ -825,6 +945,13 @@ impl Accumulator for MinMax<f64> {
             min: self.min,
             dtype: self.dtype,
         })
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        self.split_states(buckets)
+            .into_iter()
+            .map(|m| Box::new(m) as Box<dyn Accumulator>)
+            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
@@ -932,6 +1059,13 @@ impl Accumulator for MinMax<Option<Box<str>>> {
             min: self.min,
             dtype: self.dtype,
         })
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        self.split_states(buckets)
+            .into_iter()
+            .map(|m| Box::new(m) as Box<dyn Accumulator>)
+            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
@@ -1254,6 +1388,13 @@ impl Accumulator for Approx {
         })
     }
 
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        split_vec(&mut self.sketches, buckets)
+            .into_iter()
+            .map(|sketches| Box::new(Approx { sketches }) as Box<dyn Accumulator>)
+            .collect()
+    }
+
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<Approx>(other)?;
         if self.sketches.len() < groups {
@@ -1408,5 +1549,49 @@ mod tests {
             };
             assert_eq!(finish(&*a), counted_twice, "{func:?} merged twice");
         }
+    }
+
+    #[test]
+    fn split_deals_each_group_to_its_bucket_as_take_does() {
+        // 7 groups (the last without rows) into 4 buckets (one left
+        // empty): each bucket's accumulator holds the same
+        // values as `take` of that bucket's groups, in group order.
+        let values: Vec<i64> = (0..60).map(|i| (i * 41) % 29 - 9).collect();
+        let gids: Vec<u32> = (0..60).map(|i| (i % 6) as u32).collect();
+        let array = Array::new(DataType::Int, Data::Int(values));
+        let buckets = Buckets::new(vec![2, 0, 2, 2, 0, 1, 0], 4);
+        assert_eq!(buckets.counts(), &[3, 1, 3, 0]);
+        let lists = buckets.lists();
+        assert_eq!(lists, vec![vec![1, 4, 6], vec![5], vec![0, 2, 3], vec![]]);
+        for func in [
+            AggFunc::Count,
+            AggFunc::Sum,
+            AggFunc::Avg,
+            AggFunc::Min,
+            AggFunc::Max,
+            AggFunc::CountDistinct,
+            AggFunc::ApproxCountDistinct,
+        ] {
+            let c = call(func, DataType::Int);
+            let mut a = new_accumulator(&c).unwrap();
+            a.update(Input::Array(&array), Gids::Ids(&gids), 7).unwrap();
+            let mut b = new_accumulator(&c).unwrap();
+            b.update(Input::Array(&array), Gids::Ids(&gids), 7).unwrap();
+            let split = a.split(&buckets);
+            assert_eq!(split.len(), 4, "{func:?}");
+            for (part, list) in split.iter().zip(&lists) {
+                let taken = b.take(list);
+                let values = |acc: &dyn Accumulator| -> Vec<Value> {
+                    acc.check().unwrap();
+                    (0..list.len()).map(|g| acc.value(g)).collect()
+                };
+                assert_eq!(values(&**part), values(&*taken), "{func:?} {list:?}");
+            }
+        }
+        let items: Vec<Vec<char>> = buckets.scatter("abcdefgh".chars());
+        assert_eq!(
+            items,
+            vec![vec!['b', 'e', 'g'], vec!['f'], vec!['a', 'c', 'd'], vec![]]
+        );
     }
 }

@@ -3,10 +3,10 @@
 //! # Design
 //! Radix-partitioned, as ClickHouse's two-level hash table and DuckDB's
 //! partitioned aggregate: every group's key tuple is hashed once (strings
-//! coded against a partition dictionary once per distinct entry), the top
-//! bits of the hash pick one of `B` buckets, and each partial is split by
-//! bucket (keys gathered, accumulator states moved with
-//! [`Accumulator::take`]). Buckets then merge in parallel, each through its
+//! coded against a partition dictionary once per distinct entry), bits of
+//! the hash pick one of `B` buckets ([`bucket_of`]), and each partial is
+//! split by bucket in one pass over its groups (keys and accumulator
+//! states dealt out with [`Buckets`] and [`Accumulator::split`]). Buckets then merge in parallel, each through its
 //! own hash table, with no locks and no single-threaded pass over all
 //! groups. Within a bucket, partials meet in partition order, so float sums
 //! do not depend on thread timing.
@@ -26,7 +26,7 @@ use crate::store::Bitmap;
 use crate::types::DataType;
 
 use super::Partial;
-use super::accumulator::Accumulator;
+use super::accumulator::{Accumulator, Buckets};
 use crate::exec::vector::{Array, Data, StrBuf, Strs};
 
 /// Total groups above which the merge is split into buckets.
@@ -71,6 +71,7 @@ fn estimate_groups<'s>(samples: impl Iterator<Item = &'s [u64]>) -> usize {
 
 /// Most buckets of a radix split.
 const MAX_BUCKETS: usize = 1024;
+const _: () = assert!(MAX_BUCKETS <= 1 << 16, "bucket numbers are u16");
 
 /// The bucket of key hash `h` in a radix split into `buckets` (a power of
 /// two, at most 2^16): hash bits 32 and up. Not the top bits: hashbrown
@@ -543,13 +544,12 @@ pub fn keep_first_keys<'a>(
 /// merge reads its strings in any order (4k strings of a few dozen bytes).
 const SMALL_ENTRIES: usize = 1 << 12;
 
-/// One key column of a partial split by bucket: `idx[b]` are the rows of
-/// bucket `b` (ascending), `bucket_of(hashes[i], idx.len())` row `i`'s
-/// bucket.
+/// One key column of a partial split by bucket: row `i` goes to bucket
+/// `buckets.of()[i]`.
 ///
-/// Strings are copied into a buffer per bucket in one pass over the rows in
-/// order, so the column (a partition's dictionary, for coded keys) is read
-/// once from start to end; the bucket's merge then reads each piece's keys
+/// Integers and strings are dealt out in one pass over the rows in order,
+/// so the column (a partition's dictionary, for coded keys) is read once
+/// from start to end and the bucket's merge then reads each piece's keys
 /// back to back. perf of shapes `group_s10k` (10k strings in each of 153
 /// partitions, 16 buckets): gathering dictionary codes per bucket left the
 /// merge's key compare reading each partition's dictionary at scattered
@@ -558,30 +558,47 @@ const SMALL_ENTRIES: usize = 1 << 12;
 ///
 /// Codes into a dictionary of at most [`SMALL_ENTRIES`] strings are
 /// gathered as codes: such a dictionary stays in cache.
-fn split_key<'a>(k: &Array<'a>, idx: &[Vec<u32>], hashes: &[u64]) -> Vec<Array<'a>> {
-    let s = match &k.data {
-        Data::Str(Strs::Coded { entries, .. }) if entries.len() <= SMALL_ENTRIES => None,
-        Data::Str(s) => Some(s),
-        _ => None,
+fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
+    // The rows of each bucket, listed only where a gather needs them.
+    let idx = || buckets.lists();
+    let validity: Vec<Option<Bitmap>> = match &k.validity {
+        Some(v) => idx().iter().map(|ix| Some(v.gather(ix))).collect(),
+        None => vec![None; buckets.counts().len()],
     };
-    let Some(s) = s else {
-        return idx.iter().map(|ix| k.take(ix)).collect();
-    };
-    let mut bufs: Vec<StrBuf> = idx
-        .iter()
-        .map(|ix| StrBuf::with_capacity(ix.len()))
-        .collect();
-    for (i, &h) in hashes.iter().enumerate() {
-        bufs[bucket_of(h, idx.len())].push(s.get(i));
+    match &k.data {
+        Data::Int(v) => buckets
+            .scatter(v.iter().copied())
+            .into_iter()
+            .zip(validity)
+            .map(|(v, validity)| Array {
+                dtype: k.dtype,
+                data: Data::Int(v),
+                validity,
+            })
+            .collect(),
+        Data::Str(Strs::Coded { entries, .. }) if entries.len() <= SMALL_ENTRIES => {
+            idx().iter().map(|ix| k.take(ix)).collect()
+        }
+        Data::Str(s) => {
+            let mut bufs: Vec<StrBuf> = buckets
+                .counts()
+                .iter()
+                .map(|&c| StrBuf::with_capacity(c))
+                .collect();
+            for (i, &b) in buckets.of().iter().enumerate() {
+                bufs[b as usize].push(s.get(i));
+            }
+            bufs.into_iter()
+                .zip(validity)
+                .map(|(b, validity)| Array {
+                    dtype: k.dtype,
+                    data: Data::Str(Strs::Owned(b)),
+                    validity,
+                })
+                .collect()
+        }
+        _ => idx().iter().map(|ix| k.take(ix)).collect(),
     }
-    bufs.into_iter()
-        .zip(idx)
-        .map(|(b, ix)| Array {
-            dtype: k.dtype,
-            data: Data::Str(Strs::Owned(b)),
-            validity: k.validity.as_ref().map(|v| v.gather(ix)),
-        })
-        .collect()
 }
 
 /// Merges the partials of every partition (in partition order) into
@@ -686,21 +703,30 @@ pub fn merge_partials<'a>(
                     accs: p.accs,
                 }]);
             }
-            let mut idx: Vec<Vec<u32>> = vec![Vec::new(); buckets];
-            for (i, &h) in hashes.iter().enumerate() {
-                idx[bucket_of(h, buckets)].push(i as u32);
-            }
+            let buckets = Buckets::new(
+                hashes
+                    .iter()
+                    .map(|&h| bucket_of(h, buckets) as u16)
+                    .collect(),
+                buckets,
+            );
             let mut keys: Vec<std::vec::IntoIter<Array<'a>>> = p
                 .keys
                 .iter()
-                .map(|k| split_key(k, &idx, &hashes).into_iter())
+                .map(|k| split_key(k, &buckets).into_iter())
                 .collect();
-            Ok(idx
-                .iter()
-                .map(|ix| Piece {
+            let mut accs: Vec<std::vec::IntoIter<Box<dyn Accumulator>>> = p
+                .accs
+                .iter_mut()
+                .map(|a| a.split(&buckets).into_iter())
+                .collect();
+            Ok(buckets
+                .scatter(hashes)
+                .into_iter()
+                .map(|hashes| Piece {
                     keys: keys.iter_mut().filter_map(Iterator::next).collect(),
-                    hashes: ix.iter().map(|&i| hashes[i as usize]).collect(),
-                    accs: p.accs.iter_mut().map(|a| a.take(ix)).collect(),
+                    hashes,
+                    accs: accs.iter_mut().filter_map(Iterator::next).collect(),
                 })
                 .collect())
         })

@@ -72,12 +72,15 @@ impl HyperLogLog {
     /// Adds a value by its 64-bit hash.
     #[inline]
     pub fn insert_hash(&mut self, h: u64) {
-        let idx = (h >> (64 - P)) as u32;
-        let rest = h << P;
-        let rank = (rest.leading_zeros().min(64 - P) + 1) as u8;
+        self.insert_pair(pair_of(h));
+    }
+
+    /// Adds a value by the [`pair_of`] its hash.
+    #[inline]
+    pub fn insert_pair(&mut self, pair: u32) {
         match self {
             HyperLogLog::Sparse(pairs) => {
-                pairs.push((idx << 8) | rank as u32);
+                pairs.push(pair);
                 if pairs.len() > SPARSE_MAX {
                     // Highest rank first within a register, then keep one per register.
                     pairs.sort_unstable_by(|a, b| {
@@ -90,12 +93,31 @@ impl HyperLogLog {
                 }
             }
             HyperLogLog::Dense(regs) => {
-                let r = &mut regs[idx as usize];
+                let (i, rank) = ((pair >> 8) as usize, (pair & 0xff) as u8);
+                let r = &mut regs[i];
                 if rank > *r {
                     *r = rank;
                 }
             }
         }
+    }
+
+    /// Adds a pair as a merge does: past [`SPARSE_MAX`] pairs the sketch
+    /// turns dense at once, as merging two sparse sketches does, without
+    /// the sort that keeps a sketch fed row by row sparse while its rows
+    /// repeat (perf: that sort was an eighth of a merge of 1,000 groups'
+    /// pairs).
+    #[inline]
+    pub fn merge_pair(&mut self, pair: u32) {
+        if let HyperLogLog::Sparse(pairs) = self
+            && pairs.len() < SPARSE_MAX
+        {
+            pairs.push(pair);
+            return;
+        }
+        let (i, rank) = ((pair >> 8) as usize, (pair & 0xff) as u8);
+        let r = &mut self.dense_mut()[i];
+        *r = (*r).max(rank);
     }
 
     fn registers(&self) -> Box<[u8]> {
@@ -153,13 +175,20 @@ impl HyperLogLog {
         let m = M as f64;
         let (sum, zeros) = match self {
             HyperLogLog::Dense(regs) => {
-                let mut sum = 0.0;
-                let mut zeros = 0usize;
-                for &r in regs.iter() {
-                    sum += 1.0 / (1u64 << r) as f64;
-                    zeros += (r == 0) as usize;
+                // Registers counted per rank, then summed per rank: a
+                // float conversion and divide per register made the
+                // estimate 6% of approx_count_distinct over 1,000 groups.
+                // Four tallies, so that neighbouring registers of one rank
+                // do not wait on each other's increment.
+                let mut per_rank = [[0u32; 64]; 4];
+                for quad in regs.chunks_exact(4) {
+                    for (tally, &r) in per_rank.iter_mut().zip(quad) {
+                        tally[(r & 63) as usize] += 1;
+                    }
                 }
-                (sum, zeros)
+                let count = |r: usize| per_rank.iter().map(|t| t[r]).sum::<u32>();
+                let sum = (0..64).map(|r| count(r) as f64 / (1u64 << r) as f64).sum();
+                (sum, count(0) as usize)
             }
             HyperLogLog::Sparse(pairs) => SCRATCH.with_borrow_mut(|regs| {
                 // Each register's highest rank in a zeroed scratch array,
@@ -204,6 +233,15 @@ impl HyperLogLog {
     pub fn is_sparse(&self) -> bool {
         matches!(self, HyperLogLog::Sparse(_))
     }
+}
+
+/// The register a hash updates and the rank it offers, packed as a sparse
+/// sketch keeps them: `register << 8 | rank`.
+#[inline]
+pub fn pair_of(h: u64) -> u32 {
+    let idx = (h >> (64 - P)) as u32;
+    let rank = (h << P).leading_zeros().min(64 - P) + 1;
+    (idx << 8) | rank
 }
 
 /// Adds a value by its 64-bit hash to dense registers (see

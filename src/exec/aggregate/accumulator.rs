@@ -103,10 +103,9 @@ pub trait Accumulator: Send + Sync {
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator>;
 
     /// Moves every group's state out into one accumulator per bucket:
-    /// group `g` goes to bucket `buckets.of(g)`, after the groups before it
-    /// of the same bucket. The same
-    /// as [`Accumulator::take`] of each bucket's ascending groups, but in
-    /// one pass over the states: taking 128 buckets' groups one bucket at
+    /// group `g` goes to bucket `buckets.of()[g]`, after the groups before
+    /// it of the same bucket. The same as [`Accumulator::take`] of each
+    /// bucket's ascending groups, but in one pass over the states: taking 128 buckets' groups one bucket at
     /// a time read every state's cache line about eight times (perf of
     /// shapes `computed_key_mod`: `take` was a fifth of the query). The
     /// states left behind are empty.

@@ -784,16 +784,21 @@ impl<T: Extremum> MinMax<T> {
     }
 
     /// [`Accumulator::split`] of the states.
-    fn split_states(&mut self, buckets: &Buckets) -> Vec<MinMax<T>> {
+    fn split_states(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>>
+    where
+        MinMax<T>: Accumulator,
+    {
         let best = split_vec(&mut self.best, buckets);
         let seen = split_vec(&mut self.seen, buckets);
         best.into_iter()
             .zip(seen)
-            .map(|(best, seen)| MinMax {
-                best,
-                seen,
-                min: self.min,
-                dtype: self.dtype,
+            .map(|(best, seen)| {
+                Box::new(MinMax {
+                    best,
+                    seen,
+                    min: self.min,
+                    dtype: self.dtype,
+                }) as Box<dyn Accumulator>
             })
             .collect()
     }
@@ -877,9 +882,6 @@ impl Accumulator for MinMax<i64> {
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
         self.split_states(buckets)
-            .into_iter()
-            .map(|m| Box::new(m) as Box<dyn Accumulator>)
-            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
@@ -948,9 +950,6 @@ impl Accumulator for MinMax<f64> {
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
         self.split_states(buckets)
-            .into_iter()
-            .map(|m| Box::new(m) as Box<dyn Accumulator>)
-            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
@@ -1062,9 +1061,6 @@ impl Accumulator for MinMax<Option<Box<str>>> {
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
         self.split_states(buckets)
-            .into_iter()
-            .map(|m| Box::new(m) as Box<dyn Accumulator>)
-            .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {

@@ -93,7 +93,7 @@ impl HyperLogLog {
                 }
             }
             HyperLogLog::Dense(regs) => {
-                let (i, rank) = ((pair >> 8) as usize, (pair & 0xff) as u8);
+                let (i, rank) = unpack(pair);
                 let r = &mut regs[i];
                 if rank > *r {
                     *r = rank;
@@ -115,7 +115,7 @@ impl HyperLogLog {
             pairs.push(pair);
             return;
         }
-        let (i, rank) = ((pair >> 8) as usize, (pair & 0xff) as u8);
+        let (i, rank) = unpack(pair);
         let r = &mut self.dense_mut()[i];
         *r = (*r).max(rank);
     }
@@ -126,7 +126,7 @@ impl HyperLogLog {
             HyperLogLog::Sparse(pairs) => {
                 let mut regs = vec![0u8; M].into_boxed_slice();
                 for p in pairs {
-                    let (i, r) = ((p >> 8) as usize, (p & 0xff) as u8);
+                    let (i, r) = unpack(*p);
                     regs[i] = regs[i].max(r);
                 }
                 regs
@@ -156,7 +156,7 @@ impl HyperLogLog {
             (_, HyperLogLog::Sparse(pairs)) => {
                 let regs = self.dense_mut();
                 for p in pairs {
-                    let (i, r) = ((p >> 8) as usize, (p & 0xff) as u8);
+                    let (i, r) = unpack(*p);
                     regs[i] = regs[i].max(r);
                 }
             }
@@ -196,7 +196,7 @@ impl HyperLogLog {
                 // the pairs, where sorting them was a third of
                 // `approx_count_distinct` over 1,000 groups (perf).
                 for p in pairs {
-                    let (i, r) = ((p >> 8) as usize, (p & 0xff) as u8);
+                    let (i, r) = unpack(*p);
                     regs[i] = regs[i].max(r);
                 }
                 let (mut present, mut used) = (0.0, 0usize);
@@ -242,6 +242,12 @@ pub fn pair_of(h: u64) -> u32 {
     let idx = (h >> (64 - P)) as u32;
     let rank = (h << P).leading_zeros().min(64 - P) + 1;
     (idx << 8) | rank
+}
+
+/// The register and rank of a [`pair_of`].
+#[inline]
+fn unpack(pair: u32) -> (usize, u8) {
+    ((pair >> 8) as usize, (pair & 0xff) as u8)
 }
 
 /// Adds a value by its 64-bit hash to dense registers (see

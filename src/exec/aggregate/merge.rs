@@ -6,10 +6,10 @@
 //! coded against a partition dictionary once per distinct entry), bits of
 //! the hash pick one of `B` buckets ([`bucket_of`]), and each partial is
 //! split by bucket in one pass over its groups (keys and accumulator
-//! states dealt out with [`Buckets`] and [`Accumulator::split`]). Buckets then merge in parallel, each through its
-//! own hash table, with no locks and no single-threaded pass over all
-//! groups. Within a bucket, partials meet in partition order, so float sums
-//! do not depend on thread timing.
+//! states dealt out with [`Buckets`] and [`Accumulator::split`]). Buckets
+//! then merge in parallel, each through its own hash table, with no locks
+//! and no single-threaded pass over all groups. Within a bucket, partials
+//! meet in partition order, so float sums do not depend on thread timing.
 //!
 //! Two shortcuts skip the hash tables: a global aggregate (no keys) folds
 //! its one group per partial in order; a single integer key whose partials
@@ -670,15 +670,17 @@ const SMALL_ENTRIES: usize = 1 << 12;
 fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
     // The rows of each bucket, listed only where a gather needs them.
     let idx = || buckets.lists();
-    let validity: Vec<Option<Bitmap>> = match &k.validity {
-        Some(v) => idx().iter().map(|ix| Some(v.gather(ix))).collect(),
-        None => vec![None; buckets.counts().len()],
+    let validity = || -> Vec<Option<Bitmap>> {
+        match &k.validity {
+            Some(v) => idx().iter().map(|ix| Some(v.gather(ix))).collect(),
+            None => vec![None; buckets.counts().len()],
+        }
     };
     match &k.data {
         Data::Int(v) => buckets
             .scatter(v.iter().copied())
             .into_iter()
-            .zip(validity)
+            .zip(validity())
             .map(|(v, validity)| Array {
                 dtype: k.dtype,
                 data: Data::Int(v),
@@ -698,7 +700,7 @@ fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
                 bufs[b as usize].push(s.get(i));
             }
             bufs.into_iter()
-                .zip(validity)
+                .zip(validity())
                 .map(|(b, validity)| Array {
                     dtype: k.dtype,
                     data: Data::Str(Strs::Owned(b)),

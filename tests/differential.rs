@@ -17,7 +17,10 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use katydid::sql::ast::{Select, Statement, TableRef};
-use katydid::store::{Bitmap, Column, Field, Partition, Table, share_dictionaries, share_repeated};
+use katydid::store::{
+    Bitmap, Column, ColumnData, Field, Partition, Table, share_dictionaries, share_repeated,
+    table_dictionaries,
+};
 use katydid::types::{MICROS_PER_DAY, format_timestamp, parse_timestamp};
 use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
 use rand::seq::SliceRandom;
@@ -143,6 +146,8 @@ struct TestTable {
     part_sizes: Vec<usize>,
     /// The rows, row-major, in load order (for shrinking).
     rows: Vec<Vec<Value>>,
+    /// Whether string columns may take table-wide dictionaries.
+    table_dicts: bool,
 }
 
 fn ts(s: &str) -> i64 {
@@ -453,12 +458,15 @@ fn encode(dtype: DataType, vals: &[Value]) -> Column {
 }
 
 /// Builds a table named `name` from row-major values, cut into partitions of
-/// the given sizes.
+/// the given sizes; with `table_dicts`, string columns that a load would
+/// give a table-wide dictionary get one (the other tables keep partition
+/// dictionaries, FSST and packed strings for those paths).
 fn build_table(
     name: &str,
     fields: &[(&str, DataType)],
     rows: &[Vec<Value>],
     sizes: &[usize],
+    table_dicts: bool,
 ) -> Table {
     let mut partitions = Vec::new();
     let mut first = 0;
@@ -484,6 +492,9 @@ fn build_table(
     }
     assert_eq!(first, rows.len());
     share_dictionaries(&mut partitions);
+    if table_dicts {
+        table_dictionaries(&mut partitions);
+    }
     Table {
         name: name.to_string(),
         fields: fields
@@ -528,7 +539,8 @@ fn random_table(seed: u64) -> TestTable {
         .map(|r| columns.iter().map(|c| c[r].clone()).collect())
         .collect();
     let sizes = partition_sizes(&mut rng, rows);
-    let table = build_table("t", &schema_fields(), &row_major, &sizes);
+    let table_dicts = seed % 2 == 1;
+    let table = build_table("t", &schema_fields(), &row_major, &sizes, table_dicts);
     let samples = columns
         .iter()
         .map(|c| {
@@ -543,6 +555,7 @@ fn random_table(seed: u64) -> TestTable {
         samples,
         part_sizes: sizes,
         rows: row_major,
+        table_dicts,
     }
 }
 
@@ -575,10 +588,11 @@ fn shrink(tt: &TestTable, db: &mut Database, sql: &str, why: &str) -> TestTable 
         let rows: Vec<Vec<Value>> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
         let sizes: Vec<usize> = parts.iter().map(|p| p.len()).collect();
         TestTable {
-            table: build_table("t", &schema_fields(), &rows, &sizes),
+            table: build_table("t", &schema_fields(), &rows, &sizes, tt.table_dicts),
             samples: Vec::new(),
             part_sizes: sizes,
             rows,
+            table_dicts: tt.table_dicts,
         }
     };
     let mut still_fails = |parts: &[Vec<Vec<Value>>]| -> bool {
@@ -1741,6 +1755,9 @@ fn random_tables_use_every_codec() {
     let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
     let tables = env_u64("KATYDID_DIFF_TABLES", 150);
     let mut seen: std::collections::BTreeSet<(String, String)> = Default::default();
+    // Tables with a table-wide dictionary: one dictionary in every
+    // partition of a string column, longer than some partition's strings.
+    let mut table_wide = 0;
     for seed in base..base + tables {
         let t = random_table(seed).table;
         for p in &t.partitions {
@@ -1750,7 +1767,29 @@ fn random_tables_use_every_codec() {
                 seen.insert((f.dtype.to_string(), name));
             }
         }
+        let dict = |p: &Partition, c: usize| match &p.columns[c].data {
+            ColumnData::Dict { dict, codes } => Some((dict.clone(), codes.clone())),
+            _ => None,
+        };
+        table_wide += (0..t.fields.len()).any(|c| {
+            let dicts: Vec<_> = t.partitions.iter().map(|p| dict(p, c)).collect();
+            t.partitions.len() > 1
+                && dicts.iter().all(|d| {
+                    d.as_ref()
+                        .zip(dicts[0].as_ref())
+                        .is_some_and(|((a, _), (b, _))| std::sync::Arc::ptr_eq(a, b))
+                })
+                && dicts.iter().flatten().any(|(d, codes)| {
+                    let used: std::collections::HashSet<u64> =
+                        (0..codes.len()).map(|i| codes.get(i)).collect();
+                    used.len() < d.len()
+                })
+        }) as usize;
     }
+    assert!(
+        table_wide >= 1,
+        "{table_wide} random tables have a table-wide dictionary"
+    );
     for (dtype, codec) in CODECS {
         assert!(
             seen.iter()
@@ -1972,7 +2011,8 @@ fn real_size_table(seed: u64, rows: usize, part_rows: usize) -> TestTable {
         .step_by(part_rows)
         .map(|start| part_rows.min(rows - start))
         .collect();
-    let table = build_table("t", &schema_fields(), &row_major, &sizes);
+    let table_dicts = seed % 2 == 1;
+    let table = build_table("t", &schema_fields(), &row_major, &sizes, table_dicts);
     let samples = columns
         .iter()
         .map(|c| {
@@ -1988,6 +2028,7 @@ fn real_size_table(seed: u64, rows: usize, part_rows: usize) -> TestTable {
         samples,
         part_sizes: sizes,
         rows: row_major,
+        table_dicts,
     }
 }
 
@@ -2097,10 +2138,10 @@ fn fixed_tables() -> Vec<Table> {
         vec![Int(i64::MIN), Value::str("c")],
     ];
     vec![
-        build_table("x", &x_fields, &x_rows, &[1, 2]),
-        build_table("t", &fields, &rows, &[3, 4]),
-        build_table("e", &fields, &[], &[]),
-        build_table("e1", &fields, &[], &[0]),
+        build_table("x", &x_fields, &x_rows, &[1, 2], false),
+        build_table("t", &fields, &rows, &[3, 4], false),
+        build_table("e", &fields, &[], &[], false),
+        build_table("e1", &fields, &[], &[0], false),
     ]
 }
 

@@ -74,9 +74,8 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>, validity: Option<Bitma
                 None => runs.decode_range(0..rows.len, &mut codes),
                 Some(sel) => runs.decode_selection(sel, &mut codes),
             }
-            let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
             Data::Str(Strs::Coded {
-                entries: Arc::new(Strs::Views(entries)),
+                entries: Arc::new(Strs::Dict(dict)),
                 codes: codes.into_iter().map(|c| c as u32).collect(),
             })
         }

@@ -667,6 +667,7 @@ fn load_from<R: BufRead + Send>(
     }
     let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
     crate::store::share_dictionaries(&mut partitions);
+    crate::store::table_dictionaries(&mut partitions);
     let mut first_row = 0;
     for p in &mut partitions {
         p.first_row = first_row;

@@ -1,6 +1,6 @@
 //! One column of one partition: its codec, validity and zone map.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use hashbrown::HashMap;
 
@@ -20,9 +20,18 @@ use crate::types::{DataType, Value};
 /// `values` is strictly increasing by bytes, so comparing codes compares the
 /// strings: the codec is order-preserving, which is what lets `<`, `>=` and
 /// `BETWEEN` run on codes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Dictionary {
     values: Vec<Arc<str>>,
+    /// A 128-bit hash of every entry, made by the first
+    /// [`Dictionary::hashes`] call and kept.
+    hashes: OnceLock<Box<[u128]>>,
+}
+
+impl PartialEq for Dictionary {
+    fn eq(&self, other: &Dictionary) -> bool {
+        self.values == other.values
+    }
 }
 
 impl Dictionary {
@@ -30,7 +39,22 @@ impl Dictionary {
     pub fn from_distinct(mut values: Vec<Arc<str>>) -> Dictionary {
         values.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         values.dedup();
-        Dictionary { values }
+        Dictionary {
+            values,
+            hashes: OnceLock::new(),
+        }
+    }
+
+    /// `hash(entry)` of every entry, in code order: computed by the first
+    /// call and kept (16 bytes an entry, counted by
+    /// [`Dictionary::heap_bytes`] from then on), so every caller must pass
+    /// the same function. For a table-wide dictionary read a row at a time,
+    /// where hashing each row's entry meant a cache miss per row into the
+    /// entries' scattered strings (perf of shapes distinct_per_group,
+    /// `count(DISTINCT s100k)`: 1.4× its time with FSST).
+    pub fn hashes(&self, hash: fn(&str) -> u128) -> &[u128] {
+        self.hashes
+            .get_or_init(|| self.values.iter().map(|s| hash(s)).collect())
     }
 
     /// Number of entries.
@@ -76,7 +100,9 @@ impl Dictionary {
 
     /// Heap bytes held (string bytes plus one pointer-and-length per entry).
     pub fn heap_bytes(&self) -> usize {
-        self.values.iter().map(|s| s.len() + 16).sum::<usize>() + self.values.len() * 16
+        self.values.iter().map(|s| s.len() + 16).sum::<usize>()
+            + self.values.len() * 16
+            + self.hashes.get().map_or(0, |h| h.len() * 16)
     }
 }
 
@@ -212,9 +238,12 @@ pub enum ColumnData {
     /// Floats, one f64 per row.
     Float(Arc<Vec<f64>>),
     /// Dictionary-encoded strings: row `i` is `dict[codes[i]]`; codes are u8
-    /// or u16. Order-preserving (see [`Dictionary`]).
+    /// or u16, or u32 into a table-wide dictionary (see
+    /// [`super::table_dictionaries`], which shares one `dict` among every
+    /// partition, each using some of its entries). Order-preserving (see
+    /// [`Dictionary`]).
     Dict {
-        /// The partition's distinct strings, sorted.
+        /// The partition's distinct strings (or the table's), sorted.
         dict: Arc<Dictionary>,
         /// One code per row.
         codes: Codes,
@@ -758,7 +787,10 @@ impl Column {
                 .collect();
             ColumnData::Dict {
                 codes,
-                dict: Arc::new(Dictionary { values }),
+                dict: Arc::new(Dictionary {
+                    values,
+                    hashes: OnceLock::new(),
+                }),
             }
         };
         Column {

@@ -8,7 +8,9 @@
 //! repeated over the whole partition as one constant. NULLs live in a
 //! validity bitmap that exists only where a partition has one. Each column
 //! also records a [`ZoneMap`] (min, max, null count, sortedness) that lets
-//! the planner skip a partition without touching its data.
+//! the planner skip a partition without touching its data. Once a table
+//! is loaded, a string column whose strings repeat across partitions may
+//! take one dictionary for the whole table ([`table_dictionaries`]).
 //!
 //! The store depends on nothing of katydid but [`crate::types`].
 
@@ -29,6 +31,7 @@ mod index;
 mod linear;
 mod rle;
 mod table;
+mod table_dict;
 
 pub use alp::{Alp, DecimalSum};
 pub use alp_codes::{AlpCodes, UNPACK_ROWS};
@@ -37,7 +40,7 @@ pub use cmp::{BATCH_ROWS, CmpOp, CodePredicate, mask_from_ranges};
 pub(crate) use codes::with_codes;
 pub use codes::{Code, Codes};
 pub use column::{
-    Column, ColumnData, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely,
+    Column, ColumnData, DICTIONARY_PROBE_ROWS, Dictionary, MAX_DICTIONARY_LEN, dictionary_unlikely,
     projected_distinct,
 };
 pub use decode::Decoded;
@@ -46,6 +49,7 @@ pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};
+pub use table_dict::table_dictionaries;
 
 // Reached only by the project's tests, benchmarks and examples.
 #[cfg(feature = "internals")]
@@ -57,7 +61,7 @@ pub use {
         Candidate, Choice, CodecKind, choose_floats, choose_ints, choose_strings, dict_code_runs,
         sample_ranges,
     },
-    column::{Dictionary, PackedStrings, ZoneMap},
+    column::{PackedStrings, ZoneMap},
     delta::Delta,
     fsst::FsstMatcher,
     hexpoint::{Coords, HexPoints},

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use std::any::Any;
 
 use crate::error::{Error, Result};
-use crate::kernel::hash::{canonical_f64_bits, hash_f64, hash_i64, hash_str, hash_str128, mix64};
+use crate::kernel::hash::{canonical_f64_bits, hash_f64, hash_i64, hash_str128, mix64};
 use crate::plan::{AggCall, AggFunc, Expr};
 use crate::store::with_codes;
 use crate::store::{Code, Column, ColumnData};
@@ -1101,6 +1101,25 @@ impl Accumulator for MinMax<Option<Box<str>>> {
 // ---------------------------------------------------------------------------
 // count(DISTINCT x)
 
+/// [`hash_str128`] of every row's string. Codes into a dictionary longer
+/// than the batch (a table-wide one) read the dictionary's kept hashes by
+/// code instead of each row's entry.
+fn str_hashes128(s: &Strs<'_>) -> Vec<u128> {
+    match s {
+        Strs::Coded { entries, codes } if entries.len() > codes.len() => match &**entries {
+            Strs::Dict(d) => {
+                let hashes = d.hashes(hash_str128);
+                codes.iter().map(|&c| hashes[c as usize]).collect()
+            }
+            e => codes
+                .iter()
+                .map(|&c| hash_str128(e.get(c as usize)))
+                .collect(),
+        },
+        s => s.map(hash_str128),
+    }
+}
+
 /// A key for the distinct set of every value kind of an input.
 trait DistinctInput: DistinctKey {
     /// The keys of a batch's rows (`None` for rows not to count).
@@ -1134,7 +1153,7 @@ impl DistinctInput for u64 {
 impl DistinctInput for u128 {
     fn keys(a: &Array<'_>) -> Result<Vec<u128>> {
         match &a.data {
-            Data::Str(s) => Ok(s.map(hash_str128)),
+            Data::Str(s) => Ok(str_hashes128(s)),
             _ => Err(Error::Internal(
                 "non-string keys in a string distinct set".into(),
             )),
@@ -1344,7 +1363,8 @@ fn approx_hashes(a: &Array<'_>) -> Vec<u64> {
     match &a.data {
         Data::Int(v) => v.iter().map(|&x| hash_i64(x)).collect(),
         Data::Float(v) => v.iter().map(|&x| hash_f64(x)).collect(),
-        Data::Str(s) => s.map(hash_str),
+        // The low half of the 128-bit hash, as `hll::hash_value`.
+        Data::Str(s) => str_hashes128(s).into_iter().map(|h| h as u64).collect(),
         Data::Bool(b) => (0..b.len())
             .map(|i| mix64(b.get(i) as u64 ^ 0xAAAA))
             .collect(),

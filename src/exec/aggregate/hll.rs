@@ -37,14 +37,16 @@ impl Default for HyperLogLog {
     }
 }
 
-pub use crate::kernel::hash::{hash_f64, hash_i64, hash_str, mix64};
+pub use crate::kernel::hash::{hash_f64, hash_i64, hash_str128, mix64};
 
-/// A 64-bit hash of a value, the same in every process and thread.
+/// A 64-bit hash of a value, the same in every process and thread. A
+/// string's is the low half of its 128-bit hash, the one a dictionary
+/// keeps per entry (`store::Dictionary::hashes`).
 pub fn hash_value(v: &Value) -> u64 {
     match v {
         Value::Int(i) | Value::Timestamp(i) => hash_i64(*i),
         Value::Float(f) => hash_f64(*f),
-        Value::Str(s) => hash_str(s),
+        Value::Str(s) => hash_str128(s) as u64,
         Value::Bool(b) => mix64(*b as u64 ^ 0xAAAA),
         Value::Null => 0,
     }

@@ -24,7 +24,9 @@ use crate::error::Result;
 use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
 use crate::plan::Expr;
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, Codes, ColumnData, Fsst, Partition, projected_distinct};
+use crate::store::{
+    Bitmap, Code, Codes, ColumnData, Dictionary, Fsst, Partition, projected_distinct,
+};
 use crate::types::{DataType, Value};
 
 use crate::exec::vector::{Array, Data, Datum, Rows, Strs, eval};
@@ -60,10 +62,10 @@ pub enum Decoder<'a> {
         /// Code 0 is NULL.
         nullable: bool,
     },
-    /// A partition dictionary's entries; code 0 is NULL when `nullable`.
+    /// A dictionary's entries; code 0 is NULL when `nullable`.
     Dict {
-        /// The entries, sorted.
-        entries: &'a [Arc<str>],
+        /// The dictionary.
+        dict: &'a Dictionary,
         /// Code 0 is NULL.
         nullable: bool,
     },
@@ -169,13 +171,12 @@ impl<'a> Decoder<'a> {
                     validity: nulls(*nullable),
                 }
             }
-            Decoder::Dict { entries, nullable } => {
+            Decoder::Dict { dict, nullable } => {
                 let shift = *nullable as u64;
-                let views: Vec<&'a str> = entries.iter().map(|s| &**s).collect();
                 Array {
                     dtype: DataType::Str,
                     data: Data::Str(Strs::Coded {
-                        entries: Arc::new(Strs::Views(views)),
+                        entries: Arc::new(Strs::Dict(dict)),
                         codes: codes
                             .iter()
                             .map(|&c| c.saturating_sub(shift) as u32)
@@ -352,10 +353,7 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
                 return Ok(KeyCodes {
                     source: packed(codes),
                     card: dict.len() as u64 + shift,
-                    decoder: Decoder::Dict {
-                        entries: dict.values(),
-                        nullable,
-                    },
+                    decoder: Decoder::Dict { dict, nullable },
                     how: format!("{name}: {} dictionary codes", codes.width_name()),
                 });
             }
@@ -364,10 +362,7 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
                     return Ok(KeyCodes {
                         source: KeySource::Computed(codes),
                         card: dict.len() as u64 + shift,
-                        decoder: Decoder::Dict {
-                            entries: dict.values(),
-                            nullable,
-                        },
+                        decoder: Decoder::Dict { dict, nullable },
                         how: format!("{name}: run-length dictionary codes"),
                     });
                 }

@@ -11,10 +11,16 @@
 //! and no single-threaded pass over all groups. Within a bucket, partials
 //! meet in partition order, so float sums do not depend on thread timing.
 //!
-//! Two shortcuts skip the hash tables: a global aggregate (no keys) folds
+//! Three shortcuts skip the hash tables: a global aggregate (no keys) folds
 //! its one group per partial in order; a single integer key whose partials
 //! cover disjoint ranges (a key that ascends with load order, such as
-//! `trip_id / 5`) needs no merge at all, only concatenation.
+//! `trip_id / 5`) needs no merge at all, only concatenation; and a single
+//! string key coded against one dictionary in every partial (a table-wide
+//! dictionary, `store::table_dictionaries`) merges by code
+//! ([`merge_by_code`]): shards of the code range, each numbering its groups
+//! through a dense array, with no hashing and no string read.
+
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 use rayon::prelude::*;
@@ -22,7 +28,7 @@ use rayon::prelude::*;
 use crate::control::CancelToken;
 use crate::error::Result;
 use crate::kernel::hash::{NULL_HASH, canonical_f64_bits, combine, hash_f64, hash_i64, hash_str};
-use crate::store::Bitmap;
+use crate::store::{Bitmap, Dictionary};
 use crate::types::DataType;
 
 use super::Partial;
@@ -712,6 +718,190 @@ fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
     }
 }
 
+/// The entries of the one dictionary that every partial's single key is
+/// coded against (a table-wide dictionary), if there is one.
+fn shared_entries<'a>(parts: &[Partial<'a>]) -> Option<&'a Dictionary> {
+    let mut shared: Option<&'a Dictionary> = None;
+    for p in parts {
+        let [key] = &p.keys[..] else {
+            return None;
+        };
+        let Data::Str(Strs::Coded { entries, .. }) = &key.data else {
+            return None;
+        };
+        let Strs::Dict(e) = &**entries else {
+            return None;
+        };
+        match shared {
+            Some(s) if !std::ptr::eq(s, *e) => return None,
+            _ => shared = Some(*e),
+        }
+    }
+    shared
+}
+
+/// A partial's groups of one code shard: each group's slot (its code, or
+/// the dictionary's length for NULL) and states.
+struct CodePiece {
+    slots: Vec<u32>,
+    accs: Vec<Box<dyn Accumulator>>,
+}
+
+/// Merges partials whose one key is coded against `entries` in every
+/// partial (see [`shared_entries`]): each partial is split by code range
+/// into shards (more than one only for [`RADIX_MIN_GROUPS`] groups and
+/// two threads), and each shard, in parallel, numbers its groups through
+/// a dense array of its slots. Within a shard, partials meet in partition
+/// order.
+///
+/// # Errors
+/// [`crate::Error::Cancelled`]; accumulator errors.
+fn merge_by_code<'a>(
+    parts: Vec<Partial<'a>>,
+    entries: &'a Dictionary,
+    cancel: &CancelToken,
+) -> Result<(Vec<Partial<'a>>, String)> {
+    let null_slot = entries.len() as u32;
+    let slots = entries.len() + 1;
+    let total: usize = parts.iter().map(|p| p.groups).sum();
+    let threads = rayon::current_num_threads().max(1);
+    let shards = if total >= RADIX_MIN_GROUPS && threads > 1 {
+        (threads * 4).min(slots)
+    } else {
+        1
+    };
+    let per_shard = slots.div_ceil(shards);
+    let split: Vec<Vec<CodePiece>> = parts
+        .into_par_iter()
+        .map(|mut p| {
+            cancel.check()?;
+            let key = &p.keys[0];
+            let slot: Vec<u32> = match &key.data {
+                Data::Str(Strs::Coded { codes, .. }) => match &key.validity {
+                    None => codes.clone(),
+                    Some(v) => codes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &c)| if v.get(i) { c } else { null_slot })
+                        .collect(),
+                },
+                _ => Vec::new(),
+            };
+            if shards == 1 {
+                return Ok(vec![CodePiece {
+                    slots: slot,
+                    accs: p.accs,
+                }]);
+            }
+            let buckets = Buckets::new(
+                slot.iter()
+                    .map(|&s| (s as usize / per_shard) as u16)
+                    .collect(),
+                shards,
+            );
+            let mut accs: Vec<std::vec::IntoIter<Box<dyn Accumulator>>> = p
+                .accs
+                .iter_mut()
+                .map(|a| a.split(&buckets).into_iter())
+                .collect();
+            Ok(buckets
+                .scatter(slot)
+                .into_iter()
+                .map(|slots| CodePiece {
+                    slots,
+                    accs: accs.iter_mut().filter_map(Iterator::next).collect(),
+                })
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    let mut per_shard_pieces: Vec<Vec<CodePiece>> = (0..shards).map(|_| Vec::new()).collect();
+    for pieces in split {
+        for (s, piece) in pieces.into_iter().enumerate() {
+            if !piece.slots.is_empty() {
+                per_shard_pieces[s].push(piece);
+            }
+        }
+    }
+    let chunks = per_shard_pieces
+        .into_par_iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(s, pieces)| {
+            let lo = s * per_shard;
+            merge_code_pieces(pieces, lo, per_shard.min(slots - lo), entries, cancel)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let how = format!(
+        "{total} partial groups merged by the code of one table-wide dictionary of {} entries, \
+         {shards} code ranges in parallel, no hashing",
+        entries.len()
+    );
+    Ok((chunks, how))
+}
+
+/// Merges the pieces (in partition order) of the code shard holding slots
+/// `lo..lo + len` into one partial.
+fn merge_code_pieces<'a>(
+    pieces: Vec<CodePiece>,
+    lo: usize,
+    len: usize,
+    entries: &'a Dictionary,
+    cancel: &CancelToken,
+) -> Result<Partial<'a>> {
+    let null_slot = entries.len() as u32;
+    let mut group_of = vec![u32::MAX; len];
+    let mut keys: Vec<u32> = Vec::new();
+    let mut accs: Vec<Box<dyn Accumulator>> = Vec::new();
+    for (n, mut piece) in pieces.into_iter().enumerate() {
+        cancel.check()?;
+        let into: Vec<u32> = piece
+            .slots
+            .iter()
+            .map(|&s| {
+                let g = &mut group_of[s as usize - lo];
+                if *g == u32::MAX {
+                    *g = keys.len() as u32;
+                    keys.push(s);
+                }
+                *g
+            })
+            .collect();
+        if n == 0 {
+            // Distinct slots of the first piece, in order: its states as
+            // they are (see `merge_into`).
+            if into.iter().enumerate().all(|(i, &g)| i == g as usize) {
+                accs = piece.accs;
+                continue;
+            }
+            accs = piece.accs.iter_mut().map(|a| a.take(&[])).collect();
+        }
+        for (acc, other) in accs.iter_mut().zip(piece.accs) {
+            acc.merge(other, &into, keys.len())?;
+        }
+    }
+    let validity = keys
+        .contains(&null_slot)
+        .then(|| Bitmap::from_fn(keys.len(), |g| keys[g] != null_slot));
+    let groups = keys.len();
+    let codes = keys
+        .into_iter()
+        .map(|s| if s == null_slot { 0 } else { s })
+        .collect();
+    Ok(Partial {
+        groups,
+        keys: vec![Array {
+            dtype: DataType::Str,
+            data: Data::Str(Strs::Coded {
+                entries: Arc::new(Strs::Dict(entries)),
+                codes,
+            }),
+            validity,
+        }],
+        accs,
+        repeats: false,
+    })
+}
+
 /// Merges the partials of every partition (in partition order) into
 /// chunks of groups with distinct keys across all chunks; also says how,
 /// for EXPLAIN.
@@ -742,6 +932,11 @@ pub fn merge_partials<'a>(
             vec![first],
             "one group per partial, folded in partition order".into(),
         ));
+    }
+    if nkeys == 1
+        && let Some(entries) = shared_entries(&parts)
+    {
+        return merge_by_code(parts, entries, cancel);
     }
     if nkeys == 1 && !repeats {
         let mut ranges: Vec<(i64, i64, usize)> = Vec::with_capacity(parts.len());

@@ -19,7 +19,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::store::with_codes;
-use crate::store::{Bitmap, Code, Column, ColumnData, Partition};
+use crate::store::{Bitmap, Code, Column, ColumnData, Dictionary, Partition};
 use crate::types::{DataType, Value};
 
 /// The rows an expression is evaluated on: a selection vector, or every row
@@ -184,8 +184,12 @@ impl StrBuf {
 /// One string per row.
 #[derive(Debug, Clone)]
 pub enum Strs<'a> {
-    /// Borrowed from the partition (packed strings, dictionary entries).
+    /// Borrowed from the partition (packed strings).
     Views(Vec<&'a str>),
+    /// A dictionary's entries, borrowed as they are: reading a dictionary
+    /// column costs nothing per entry, so a table-wide dictionary of a
+    /// million strings is not copied for every partition.
+    Dict(&'a Dictionary),
     /// Computed strings.
     Owned(StrBuf),
     /// Row `i` is entry `codes[i]` of `entries` (a dictionary column, or a
@@ -207,6 +211,7 @@ impl<'a> Strs<'a> {
     pub fn len(&self) -> usize {
         match self {
             Strs::Views(v) => v.len(),
+            Strs::Dict(d) => d.len(),
             Strs::Owned(b) => b.len(),
             Strs::Coded { codes, .. } => codes.len(),
         }
@@ -217,6 +222,7 @@ impl<'a> Strs<'a> {
     pub fn get(&self, i: usize) -> &str {
         match self {
             Strs::Views(v) => v[i],
+            Strs::Dict(d) => d.get(i),
             Strs::Owned(b) => b.get(i),
             Strs::Coded { entries, codes } => entries.get(codes[i] as usize),
         }
@@ -273,6 +279,7 @@ impl<'a> Strs<'a> {
     pub fn take(&self, idx: &[u32]) -> Strs<'a> {
         match self {
             Strs::Views(v) => Strs::Views(idx.iter().map(|&i| v[i as usize]).collect()),
+            Strs::Dict(d) => Strs::Views(idx.iter().map(|&i| &**d.get(i as usize)).collect()),
             Strs::Coded { entries, codes } => Strs::Coded {
                 entries: entries.clone(),
                 codes: idx.iter().map(|&i| codes[i as usize]).collect(),
@@ -533,13 +540,10 @@ pub fn decode_column<'a>(col: &'a Column, rows: Rows<'_>) -> Datum<'a> {
             Some(r) => Data::Float(Cow::Borrowed(&v[r])),
             None => Data::Float(Cow::Owned(gather(v, rows, |x| x))),
         },
-        ColumnData::Dict { dict, codes } => {
-            let entries: Vec<&'a str> = dict.values().iter().map(|s| &**s).collect();
-            Data::Str(Strs::Coded {
-                entries: Arc::new(Strs::Views(entries)),
-                codes: with_codes!(codes, c => gather(c, rows, |x| x.to_u64() as u32)),
-            })
-        }
+        ColumnData::Dict { dict, codes } => Data::Str(Strs::Coded {
+            entries: Arc::new(Strs::Dict(dict)),
+            codes: with_codes!(codes, c => gather(c, rows, |x| x.to_u64() as u32)),
+        }),
         ColumnData::Packed(p) => Data::Str(Strs::Views(
             (0..rows.len).map(|j| p.get(rows.row(j))).collect(),
         )),

@@ -656,7 +656,8 @@ fn unordered_group_limit_returns_complete_groups() {
 /// A key that ascends with load order shares a group between neighbouring
 /// partitions (`i / 7` over 500-row partitions); the merge folds those
 /// groups and concatenates the rest. Three partials sharing a key (`i /
-/// 1500`) take the hash merge. Counts and sums are checked against
+/// 1500`) merge through dense arrays over the keys' range of 4 values.
+/// Counts and sums are checked against
 /// arithmetic, and the result has each key once.
 #[test]
 fn ascending_key_shared_at_partition_ends() {
@@ -669,7 +670,7 @@ fn ascending_key_shared_at_partition_ends() {
     for (div, needle) in [
         (7, "shared at range ends"),
         (500, "disjoint: concatenated, no hashing"),
-        (1500, "through one hash table"),
+        (1500, "merged by the key's offset in its range of 4 values"),
     ] {
         let sql = format!("SELECT i / {div}, count(*), sum(v), min(i) FROM t GROUP BY 1");
         let text = explain(&db, &sql);

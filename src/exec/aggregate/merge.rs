@@ -16,9 +16,10 @@
 //! cover disjoint ranges (a key that ascends with load order, such as
 //! `trip_id / 5`) needs no merge at all, only concatenation; and a single
 //! string key coded against one dictionary in every partial (a table-wide
-//! dictionary, `store::table_dictionaries`) merges by code
-//! ([`merge_by_code`]): shards of the code range, each numbering its groups
-//! through a dense array, with no hashing and no string read.
+//! dictionary, `store::table_dictionaries`), or a single integer key whose
+//! partials span a small range (`u % 2000000`), merges by slot
+//! ([`merge_by_code`]): shards of the slot range, each numbering its
+//! groups through a dense array, with no hashing and no string read.
 
 use std::sync::Arc;
 
@@ -740,33 +741,121 @@ fn shared_entries<'a>(parts: &[Partial<'a>]) -> Option<&'a Dictionary> {
     shared
 }
 
-/// A partial's groups of one code shard: each group's slot (its code, or
-/// the dictionary's length for NULL) and states.
+/// A partial's groups of one code shard: each group's slot (see
+/// [`DenseKey`]) and states.
 struct CodePiece {
     slots: Vec<u32>,
     accs: Vec<Box<dyn Accumulator>>,
 }
 
-/// Merges partials whose one key is coded against `entries` in every
-/// partial (see [`shared_entries`]): each partial is split by code range
-/// into shards (more than one only for [`RADIX_MIN_GROUPS`] groups and
-/// two threads), and each shard, in parallel, numbers its groups through
-/// a dense array of its slots. Within a shard, partials meet in partition
-/// order.
+/// Slots a shard of the dense merge covers at most (see `merge_by_code`).
+const SHARD_SLOTS: usize = 1 << 16;
+
+/// Most slots an integer key range may have to merge through dense arrays
+/// (4M: 16 MB of group numbers across the shards).
+const DENSE_INT_MAX_SLOTS: u64 = 1 << 22;
+
+/// A single key whose values are slots of a small dense range in every
+/// partial, so the merge numbers groups through arrays, never hashing.
+#[derive(Clone, Copy)]
+enum DenseKey<'a> {
+    /// Codes into one dictionary (a table-wide one); slot = code, and the
+    /// dictionary's length for NULL.
+    Dict(&'a Dictionary),
+    /// Integers without NULLs in `base..base + slots`; slot = value − base.
+    Int {
+        base: i64,
+        slots: usize,
+        dtype: DataType,
+    },
+}
+
+impl<'a> DenseKey<'a> {
+    fn slots(self) -> usize {
+        match self {
+            DenseKey::Dict(d) => d.len() + 1,
+            DenseKey::Int { slots, .. } => slots,
+        }
+    }
+
+    /// The slot of every group of a partial's key column.
+    fn slots_of(self, key: &Array<'_>) -> Vec<u32> {
+        match (self, &key.data) {
+            (DenseKey::Dict(d), Data::Str(Strs::Coded { codes, .. })) => match &key.validity {
+                None => codes.clone(),
+                Some(v) => codes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| if v.get(i) { c } else { d.len() as u32 })
+                    .collect(),
+            },
+            (DenseKey::Int { base, .. }, Data::Int(v)) => {
+                v.iter().map(|&x| x.wrapping_sub(base) as u32).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The key column of groups with slots `slots`.
+    fn column(self, slots: Vec<u32>) -> Array<'a> {
+        match self {
+            DenseKey::Dict(d) => {
+                let null = d.len() as u32;
+                let validity = slots
+                    .contains(&null)
+                    .then(|| Bitmap::from_fn(slots.len(), |g| slots[g] != null));
+                let codes = slots
+                    .into_iter()
+                    .map(|s| if s == null { 0 } else { s })
+                    .collect();
+                Array {
+                    dtype: DataType::Str,
+                    data: Data::Str(Strs::Coded {
+                        entries: Arc::new(Strs::Dict(d)),
+                        codes,
+                    }),
+                    validity,
+                }
+            }
+            DenseKey::Int { base, dtype, .. } => Array {
+                dtype,
+                data: Data::Int(
+                    slots
+                        .into_iter()
+                        .map(|s| base.wrapping_add(i64::from(s)))
+                        .collect(),
+                ),
+                validity: None,
+            },
+        }
+    }
+}
+
+/// Merges partials whose one key is a [`DenseKey`] in every partial: each
+/// partial is split by slot range into shards (more than one only for
+/// [`RADIX_MIN_GROUPS`] groups and two threads), and each shard, in
+/// parallel, numbers its groups through a dense array of its slots.
+/// Within a shard, partials meet in partition order.
 ///
 /// # Errors
 /// [`crate::Error::Cancelled`]; accumulator errors.
 fn merge_by_code<'a>(
     parts: Vec<Partial<'a>>,
-    entries: &'a Dictionary,
+    key: DenseKey<'a>,
     cancel: &CancelToken,
 ) -> Result<(Vec<Partial<'a>>, String)> {
-    let null_slot = entries.len() as u32;
-    let slots = entries.len() + 1;
+    let slots = key.slots();
     let total: usize = parts.iter().map(|p| p.groups).sum();
     let threads = rayon::current_num_threads().max(1);
+    // Enough shards that each merges at most SHARD_SLOTS slots, whose
+    // states stay near L2 (perf of shapes computed_key_mod, 2M slots in 8
+    // shards: `Sum::merge` missed cache on a fifth of the query; shards of
+    // 16k slots made the split's many small pieces cost more for 1M).
     let shards = if total >= RADIX_MIN_GROUPS && threads > 1 {
-        (threads * 4).min(slots)
+        (threads * 4)
+            .max(slots.div_ceil(SHARD_SLOTS))
+            .min(MAX_BUCKETS)
+            .min(slots)
     } else {
         1
     };
@@ -775,18 +864,7 @@ fn merge_by_code<'a>(
         .into_par_iter()
         .map(|mut p| {
             cancel.check()?;
-            let key = &p.keys[0];
-            let slot: Vec<u32> = match &key.data {
-                Data::Str(Strs::Coded { codes, .. }) => match &key.validity {
-                    None => codes.clone(),
-                    Some(v) => codes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &c)| if v.get(i) { c } else { null_slot })
-                        .collect(),
-                },
-                _ => Vec::new(),
-            };
+            let slot = key.slots_of(&p.keys[0]);
             if shards == 1 {
                 return Ok(vec![CodePiece {
                     slots: slot,
@@ -828,27 +906,31 @@ fn merge_by_code<'a>(
         .filter(|(_, p)| !p.is_empty())
         .map(|(s, pieces)| {
             let lo = s * per_shard;
-            merge_code_pieces(pieces, lo, per_shard.min(slots - lo), entries, cancel)
+            merge_code_pieces(pieces, lo, per_shard.min(slots - lo), key, cancel)
         })
         .collect::<Result<Vec<_>>>()?;
+    let what = match key {
+        DenseKey::Dict(d) => format!(
+            "the code of one table-wide dictionary of {} entries",
+            d.len()
+        ),
+        DenseKey::Int { slots, .. } => format!("the key's offset in its range of {slots} values"),
+    };
     let how = format!(
-        "{total} partial groups merged by the code of one table-wide dictionary of {} entries, \
-         {shards} code ranges in parallel, no hashing",
-        entries.len()
+        "{total} partial groups merged by {what}, {shards} slot ranges in parallel, no hashing"
     );
     Ok((chunks, how))
 }
 
-/// Merges the pieces (in partition order) of the code shard holding slots
+/// Merges the pieces (in partition order) of the shard holding slots
 /// `lo..lo + len` into one partial.
 fn merge_code_pieces<'a>(
     pieces: Vec<CodePiece>,
     lo: usize,
     len: usize,
-    entries: &'a Dictionary,
+    key: DenseKey<'a>,
     cancel: &CancelToken,
 ) -> Result<Partial<'a>> {
-    let null_slot = entries.len() as u32;
     let mut group_of = vec![u32::MAX; len];
     let mut keys: Vec<u32> = Vec::new();
     let mut accs: Vec<Box<dyn Accumulator>> = Vec::new();
@@ -879,24 +961,9 @@ fn merge_code_pieces<'a>(
             acc.merge(other, &into, keys.len())?;
         }
     }
-    let validity = keys
-        .contains(&null_slot)
-        .then(|| Bitmap::from_fn(keys.len(), |g| keys[g] != null_slot));
-    let groups = keys.len();
-    let codes = keys
-        .into_iter()
-        .map(|s| if s == null_slot { 0 } else { s })
-        .collect();
     Ok(Partial {
-        groups,
-        keys: vec![Array {
-            dtype: DataType::Str,
-            data: Data::Str(Strs::Coded {
-                entries: Arc::new(Strs::Dict(entries)),
-                codes,
-            }),
-            validity,
-        }],
+        groups: keys.len(),
+        keys: vec![key.column(keys)],
         accs,
         repeats: false,
     })
@@ -936,9 +1003,9 @@ pub fn merge_partials<'a>(
     if nkeys == 1
         && let Some(entries) = shared_entries(&parts)
     {
-        return merge_by_code(parts, entries, cancel);
+        return merge_by_code(parts, DenseKey::Dict(entries), cancel);
     }
-    if nkeys == 1 && !repeats {
+    if nkeys == 1 {
         let mut ranges: Vec<(i64, i64, usize)> = Vec::with_capacity(parts.len());
         for (i, p) in parts.iter().enumerate() {
             match int_range(p) {
@@ -948,7 +1015,7 @@ pub fn merge_partials<'a>(
         }
         if ranges.len() == parts.len() {
             ranges.sort_unstable();
-            if let Some(touching) = touching_keys(&ranges) {
+            if !repeats && let Some(touching) = touching_keys(&ranges) {
                 // Disjoint key ranges but for keys shared at range ends:
                 // every other group is already final.
                 let n = parts.len();
@@ -965,6 +1032,19 @@ pub fn merge_partials<'a>(
                     )
                 };
                 return Ok((parts, how));
+            }
+            // Overlapping ranges within a small span: dense arrays.
+            let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0);
+            let hi = ranges.iter().map(|r| r.1).max().unwrap_or(0);
+            let span = (i128::from(hi) - i128::from(lo) + 1) as u128;
+            let total: usize = parts.iter().map(|p| p.groups).sum();
+            if span <= u128::from(DENSE_INT_MAX_SLOTS) && span <= 2 * total as u128 {
+                let key = DenseKey::Int {
+                    base: lo,
+                    slots: span as usize,
+                    dtype: parts[0].keys[0].dtype,
+                };
+                return merge_by_code(parts, key, cancel);
             }
         }
     }

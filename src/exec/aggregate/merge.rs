@@ -748,6 +748,35 @@ struct CodePiece {
     accs: Vec<Box<dyn Accumulator>>,
 }
 
+/// Every accumulator of a partial split by `buckets`: element `b` holds
+/// each accumulator's state of bucket `b`, in order.
+fn split_accs(
+    accs: &mut [Box<dyn Accumulator>],
+    buckets: &Buckets,
+) -> Vec<Vec<Box<dyn Accumulator>>> {
+    let mut split: Vec<std::vec::IntoIter<Box<dyn Accumulator>>> = accs
+        .iter_mut()
+        .map(|a| a.split(buckets).into_iter())
+        .collect();
+    (0..buckets.counts().len())
+        .map(|_| split.iter_mut().filter_map(Iterator::next).collect())
+        .collect()
+}
+
+/// Each partial's pieces (one per bucket) regrouped as each bucket's
+/// pieces, partition order kept, empty pieces dropped.
+fn per_bucket<T>(split: Vec<Vec<T>>, buckets: usize, empty: impl Fn(&T) -> bool) -> Vec<Vec<T>> {
+    let mut out: Vec<Vec<T>> = (0..buckets).map(|_| Vec::new()).collect();
+    for pieces in split {
+        for (b, piece) in pieces.into_iter().enumerate() {
+            if !empty(&piece) {
+                out[b].push(piece);
+            }
+        }
+    }
+    out
+}
+
 /// Slots a shard of the dense merge covers at most (see `merge_by_code`).
 const SHARD_SLOTS: usize = 1 << 16;
 
@@ -877,30 +906,15 @@ fn merge_by_code<'a>(
                     .collect(),
                 shards,
             );
-            let mut accs: Vec<std::vec::IntoIter<Box<dyn Accumulator>>> = p
-                .accs
-                .iter_mut()
-                .map(|a| a.split(&buckets).into_iter())
-                .collect();
             Ok(buckets
                 .scatter(slot)
                 .into_iter()
-                .map(|slots| CodePiece {
-                    slots,
-                    accs: accs.iter_mut().filter_map(Iterator::next).collect(),
-                })
+                .zip(split_accs(&mut p.accs, &buckets))
+                .map(|(slots, accs)| CodePiece { slots, accs })
                 .collect())
         })
         .collect::<Result<_>>()?;
-    let mut per_shard_pieces: Vec<Vec<CodePiece>> = (0..shards).map(|_| Vec::new()).collect();
-    for pieces in split {
-        for (s, piece) in pieces.into_iter().enumerate() {
-            if !piece.slots.is_empty() {
-                per_shard_pieces[s].push(piece);
-            }
-        }
-    }
-    let chunks = per_shard_pieces
+    let chunks = per_bucket(split, shards, |p: &CodePiece| p.slots.is_empty())
         .into_par_iter()
         .enumerate()
         .filter(|(_, p)| !p.is_empty())
@@ -1101,32 +1115,19 @@ pub fn merge_partials<'a>(
                 .iter()
                 .map(|k| split_key(k, &buckets).into_iter())
                 .collect();
-            let mut accs: Vec<std::vec::IntoIter<Box<dyn Accumulator>>> = p
-                .accs
-                .iter_mut()
-                .map(|a| a.split(&buckets).into_iter())
-                .collect();
             Ok(buckets
                 .scatter(hashes)
                 .into_iter()
-                .map(|hashes| Piece {
+                .zip(split_accs(&mut p.accs, &buckets))
+                .map(|(hashes, accs)| Piece {
                     keys: keys.iter_mut().filter_map(Iterator::next).collect(),
                     hashes,
-                    accs: accs.iter_mut().filter_map(Iterator::next).collect(),
+                    accs,
                 })
                 .collect())
         })
         .collect::<Result<_>>()?;
-    // Transpose to pieces per bucket, partition order kept.
-    let mut per_bucket: Vec<Vec<Piece<'a>>> = (0..buckets).map(|_| Vec::new()).collect();
-    for pieces in split {
-        for (b, piece) in pieces.into_iter().enumerate() {
-            if !piece.hashes.is_empty() {
-                per_bucket[b].push(piece);
-            }
-        }
-    }
-    let chunks = per_bucket
+    let chunks = per_bucket(split, buckets, |p: &Piece<'a>| p.hashes.is_empty())
         .into_par_iter()
         .filter(|p| !p.is_empty())
         .map(|pieces| merge_pieces(pieces, per_bucket_groups, cancel))

@@ -325,7 +325,7 @@ pub struct Shown {
 /// Writes the first rows of `result` as an aligned table fitted to
 /// `max_width` display columns (see [`fit_columns`]); cut cells end in `…`.
 /// `total_rows` is the size of the whole result (`result.rows` may hold
-/// fewer). Returns what was shown, for [`write_footer`].
+/// fewer). Returns what was shown, for the footer.
 pub fn write_table(
     out: &mut dyn Write,
     result: &QueryResult,

@@ -35,6 +35,7 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 use rayon::prelude::*;
 
+use super::alp_codes::width_bytes;
 use super::codes::{Code, Codes};
 use super::column::{Column, ColumnData, Dictionary};
 use super::fsst::StringBatch;
@@ -213,16 +214,6 @@ fn partition_distinct(col: &Column, hasher: &impl BuildHasher) -> Found {
 const BUCKET_BITS: u32 = 6;
 const INDEX_BITS: u32 = 32 - BUCKET_BITS;
 
-/// Bytes of `n` codes below `entries`, in the width [`Codes::pack`] picks.
-fn code_bytes(n: usize, entries: usize) -> usize {
-    let width = match entries.saturating_sub(1) as u64 {
-        m if m <= u8::MAX_U64 => 1,
-        m if m <= u16::MAX_U64 => 2,
-        _ => 4,
-    };
-    n * width
-}
-
 /// The bytes a table-wide dictionary of `entries` strings of `text` bytes
 /// in all would take for `partitions`' column `c`: the dictionary (as
 /// [`Dictionary::heap_bytes`] counts it), codes and validity.
@@ -231,7 +222,7 @@ fn shared_bytes(partitions: &[Partition], c: usize, entries: usize, text: usize)
         + partitions
             .iter()
             .map(|p| {
-                code_bytes(p.rows, entries)
+                p.rows * width_bytes(entries.saturating_sub(1) as u64)
                     + p.columns[c].validity.as_ref().map_or(0, |v| v.heap_bytes())
             })
             .sum::<usize>()

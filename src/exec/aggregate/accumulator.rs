@@ -1105,19 +1105,14 @@ impl Accumulator for MinMax<Option<Box<str>>> {
 /// than the batch (a table-wide one) read the dictionary's kept hashes by
 /// code instead of each row's entry.
 fn str_hashes128(s: &Strs<'_>) -> Vec<u128> {
-    match s {
-        Strs::Coded { entries, codes } if entries.len() > codes.len() => match &**entries {
-            Strs::Dict(d) => {
-                let hashes = d.hashes(hash_str128);
-                codes.iter().map(|&c| hashes[c as usize]).collect()
-            }
-            e => codes
-                .iter()
-                .map(|&c| hash_str128(e.get(c as usize)))
-                .collect(),
-        },
-        s => s.map(hash_str128),
+    if let Strs::Coded { entries, codes } = s
+        && let Strs::Dict(d) = &**entries
+        && d.len() > codes.len()
+    {
+        let hashes = d.hashes(hash_str128);
+        return codes.iter().map(|&c| hashes[c as usize]).collect();
     }
+    s.map(hash_str128)
 }
 
 /// A key for the distinct set of every value kind of an input.

@@ -1019,6 +1019,7 @@ pub fn merge_partials<'a>(
     {
         return merge_by_code(parts, DenseKey::Dict(entries), cancel);
     }
+    let total: usize = parts.iter().map(|p| p.groups).sum();
     if nkeys == 1 {
         let mut ranges: Vec<(i64, i64, usize)> = Vec::with_capacity(parts.len());
         for (i, p) in parts.iter().enumerate() {
@@ -1051,7 +1052,6 @@ pub fn merge_partials<'a>(
             let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0);
             let hi = ranges.iter().map(|r| r.1).max().unwrap_or(0);
             let span = (i128::from(hi) - i128::from(lo) + 1) as u128;
-            let total: usize = parts.iter().map(|p| p.groups).sum();
             if span <= u128::from(DENSE_INT_MAX_SLOTS) && span <= 2 * total as u128 {
                 let key = DenseKey::Int {
                     base: lo,
@@ -1062,7 +1062,6 @@ pub fn merge_partials<'a>(
             }
         }
     }
-    let total: usize = parts.iter().map(|p| p.groups).sum();
     let threads = rayon::current_num_threads().max(1);
     let radix = total >= RADIX_MIN_GROUPS && threads > 1;
     // Every partial's key hashes, in parallel, with (for a radix split) the

@@ -13,7 +13,7 @@ use super::infer::Kind;
 use super::parse::{Batch, Context, span_text, span_texts};
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
-use crate::store::{Bitmap, Column, Decoded};
+use crate::store::{Bitmap, Column, Decoded, TableDictBuilder};
 use crate::types::DataType;
 
 /// What one column of the partition is encoded from.
@@ -50,6 +50,7 @@ pub(crate) fn encode_batch(
     input: &[u8],
     line: u64,
     cx: &Context,
+    dicts: Option<(&TableDictBuilder, usize)>,
 ) -> Result<SpanColumns> {
     let Batch { rows, columns } = batch;
     let width = columns.len();
@@ -89,9 +90,18 @@ pub(crate) fn encode_batch(
         .collect::<Result<_>>()?;
     let encoded = sources
         .into_par_iter()
-        .map(|source| {
+        .enumerate()
+        .map(|(c, source)| {
             cx.stop.check()?;
-            encode_column(source, rows, text)
+            let direct = dicts
+                .filter(|(d, _)| kinds[c] == Kind::Str && d.direct(c))
+                .map(|(dicts, index)| Direct {
+                    dicts,
+                    column: c,
+                    input_bytes: input.len(),
+                    index,
+                });
+            encode_column(source, rows, text, direct)
         })
         .collect::<Result<Vec<Column>>>()?;
     Ok(SpanColumns {
@@ -140,8 +150,55 @@ fn place_misfits(census: &mut [Census], input: &[u8], line: u64, syntax: Syntax)
     }
 }
 
+/// A string column to be recoded straight into its table-wide dictionary
+/// ([`TableDictBuilder::recode_strings`]): column `column` of the span read
+/// `index`th, from `input_bytes` bytes.
+#[derive(Clone, Copy)]
+struct Direct<'a> {
+    dicts: &'a TableDictBuilder,
+    column: usize,
+    input_bytes: usize,
+    index: usize,
+}
+
+impl Direct<'_> {
+    /// The column of `distinct[ids[i]]`, recoded, unless its column closed.
+    fn recode(&self, distinct: &[&str], ids: &[u32], validity: Option<&Bitmap>) -> Option<Column> {
+        self.dicts.recode_strings(
+            self.column,
+            distinct,
+            ids,
+            validity.cloned(),
+            self.input_bytes,
+            self.index,
+        )
+    }
+
+    /// The column of the strings `values` (one per row, any at NULL rows),
+    /// recoded, unless its column closed.
+    fn recode_values(&self, values: &[&str], validity: Option<&Bitmap>) -> Option<Column> {
+        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+        let mut index: hashbrown::HashMap<&str, u32> = hashbrown::HashMap::new();
+        let mut distinct: Vec<&str> = Vec::new();
+        let ids: Vec<u32> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if !valid(i) {
+                    return 0;
+                }
+                *index.entry(s).or_insert_with(|| {
+                    distinct.push(s);
+                    distinct.len() as u32 - 1
+                })
+            })
+            .collect();
+        self.recode(&distinct, &ids, validity)
+    }
+}
+
 /// Encodes the texts of a string column from the span text `text`.
-fn encode_texts(texts: &Texts, rows: usize, text: &str) -> Result<Column> {
+fn encode_texts(texts: &Texts, rows: usize, text: &str, direct: Option<Direct>) -> Result<Column> {
     let mut values: Vec<&str> = Vec::with_capacity(rows);
     let mut validity: Option<Bitmap> = None;
     for &row in texts.null_rows() {
@@ -161,12 +218,20 @@ fn encode_texts(texts: &Texts, rows: usize, text: &str) -> Result<Column> {
             values.len()
         )));
     }
+    if let Some(column) = direct.and_then(|d| d.recode_values(&values, validity.as_ref())) {
+        return Ok(column);
+    }
     Ok(Column::encode_strings(&values, validity))
 }
 
-fn encode_column(source: Source, rows: usize, input: &str) -> Result<Column> {
+fn encode_column(
+    source: Source,
+    rows: usize,
+    input: &str,
+    direct: Option<Direct>,
+) -> Result<Column> {
     let column = match source {
-        Source::Reparsed(texts) => encode_texts(&texts, rows, input)?,
+        Source::Reparsed(texts) => encode_texts(&texts, rows, input, direct)?,
         Source::Built(c) => match (c.kind, c.values) {
             (Kind::Empty, _) => Column::all_null(DataType::Str, rows),
             (Kind::Str, _) => match c.strings {
@@ -175,9 +240,12 @@ fn encode_column(source: Source, rows: usize, input: &str) -> Result<Column> {
                     let distinct = distinct.ok_or_else(|| {
                         Error::Internal("text is not utf-8 after validation".into())
                     })?;
-                    Column::encode_string_ids(&distinct, ids, c.validity)
+                    match direct.and_then(|d| d.recode(&distinct, ids, c.validity.as_ref())) {
+                        Some(column) => column,
+                        None => Column::encode_string_ids(&distinct, ids, c.validity),
+                    }
                 }
-                Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input)?,
+                Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input, direct)?,
                 None => return Err(Error::Internal("a string column without text".into())),
             },
             (kind @ (Kind::Int | Kind::Timestamp), values @ (Values::Ints(_) | Values::Small(_))) => {
@@ -241,7 +309,7 @@ pub(crate) fn conform(
                 let t = texts
                     .next()
                     .ok_or_else(|| Error::Internal("missing reparsed text".into()))?;
-                encode_texts(&t, rows, text)?
+                encode_texts(&t, rows, text, None)?
             }
             (Kind::Int, Kind::Float) => {
                 let mut floats: Vec<f64> = ints_of(column)?.into_iter().map(|x| x as f64).collect();

@@ -72,7 +72,12 @@
 //! floats or timestamps, or interning the text of a column that is a
 //! string from its first value on, and encodes the span at once as a
 //! partition with those types (`encode`); the span's buffer then takes its
-//! next span. Once every span is in, the types are merged, and
+//! next span. When the input's size is known (a file or bytes, not gzip),
+//! each string column of the partition also goes to the table-wide
+//! dictionary being built for it ([`crate::store::TableDictBuilder`]),
+//! which keeps only codes for a column whose strings repeat across the
+//! table; a column it has measured is recoded straight from the parsed
+//! strings, without encoding it first. Once every span is in, the types are merged, and
 //! the rare column whose type in a span differs from the merged one is
 //! encoded again: integers widened to floats, or the span's text read again
 //! from the input (a file or bytes; input that cannot be read twice, such
@@ -103,15 +108,20 @@
 //!
 //! | file (rows)               | CSV B/row | table   | peak    | was     |
 //! |---------------------------|-----------|---------|---------|---------|
-//! | taxi (2M, 51 columns)     | 403       | 151 MB  | 290 MB  | 445 MB  |
-//! | shapes (1M, 13 columns)   | 98        | 40.5 MB | 97 MB   | 182 MB  |
-//! | hits (1M, 25 columns)     | 313       | 154 MB  | 275 MB  | 418 MB  |
+//! | taxi (2M, 51 columns)     | 404       | 111 MB  | 237 MB  | 445 MB  |
+//! | shapes (1M, 13 columns)   | 98        | 39.0 MB | 98 MB   | 182 MB  |
+//! | hits (1M, 25 columns)     | 313       | 152 MB  | 277 MB  | 418 MB  |
+//! | shapes (10M)              | 99        | 370 MB  | 481 MB  | 547 MB  |
 //!
-//! ("was": a reading thread holding a finished span and a spare buffer
+//! (Shapes at 10M "was": its three string columns of 10,000 to a million
+//! distinct strings held in FSST or partition dictionaries until the
+//! table-wide dictionaries were made after the load; see
+//! [`crate::store::TableDictBuilder`]. The others' "was": a reading thread
+//! holding a finished span and a spare buffer
 //! besides the workers', and mimalloc 3, which returns freed memory to the
 //! system only a second later; the binaries now use mimalloc 2, see
 //! `cli/Cargo.toml`, with its default 10 ms purge delay during loads and
-//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 140 MB
+//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 126 MB
 //! above the table, the two spans of
 //! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
 //! bits while they fit) plus the interned strings (a nearly unique
@@ -472,6 +482,11 @@ fn load_from<R: BufRead + Send>(
         cutter.reuse_buffers(pool.clone());
     }
 
+    // Table-wide dictionaries are built as partitions are encoded when the
+    // table's rows can be projected from the input's size (a file, not
+    // compressed); otherwise after the load.
+    let dicts = (total > 0 && !cutter.is_gzip())
+        .then(|| crate::store::TableDictBuilder::new(width, total as usize));
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
     // The table's bytes so far, and its rows.
     let memory = options
@@ -514,9 +529,13 @@ fn load_from<R: BufRead + Send>(
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|mut batch| {
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
-            let mut span = encode::encode_batch(batch, &bytes, line, &cx)?;
+            let mut span =
+                encode::encode_batch(batch, &bytes, line, &cx, dicts.as_ref().map(|d| (d, index)))?;
             // What two columns hold alike is stored once.
             crate::store::share_repeated(&mut span.columns);
+            if let Some(dicts) = &dicts {
+                dicts.absorb(&mut span.columns, rows, bytes.len(), index);
+            }
             reserve(&span.columns, rows)?;
             Ok(Encoded {
                 rows,
@@ -666,6 +685,9 @@ fn load_from<R: BufRead + Send>(
         return Err(Error::Cancelled);
     }
     let mut partitions = conformed.into_iter().collect::<Result<Vec<Partition>>>()?;
+    if let Some(dicts) = dicts {
+        dicts.finish(&mut partitions);
+    }
     crate::store::share_dictionaries(&mut partitions);
     crate::store::table_dictionaries(&mut partitions);
     let mut first_row = 0;

@@ -497,6 +497,25 @@ fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
         .map(|v| v.dense().into_owned())
 }
 
+/// The zone map of the strings `distinct[ids[i]]`, taken as
+/// [`Column::encode_string_ids_plain`] takes them (every entry of
+/// `distinct` the value of a valid row), without sorting `distinct`.
+pub(crate) fn string_ids_zone(distinct: &[&str], ids: &[u32], validity: Option<&Bitmap>) -> ZoneMap {
+    let validity = validity.filter(|v| v.count_ones() < v.len());
+    let min = distinct.iter().min_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let max = distinct.iter().max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let sorted = validity.is_none()
+        && ids
+            .windows(2)
+            .all(|w| w[0] == w[1] || distinct[w[1] as usize] >= distinct[w[0] as usize]);
+    ZoneMap {
+        min: min.map_or(Value::Null, |s| Value::str(s)),
+        max: max.map_or(Value::Null, |s| Value::str(s)),
+        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
+        sorted,
+    }
+}
+
 impl Column {
     /// A column of `len` NULLs.
     pub fn all_null(dtype: DataType, len: usize) -> Column {
@@ -724,16 +743,7 @@ impl Column {
                 && (probed || !probe_finds_dictionary_unlikely(distinct, ids, valid)));
         if !dictionary {
             // No need to sort the values.
-            let min = distinct
-                .iter()
-                .min_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-            let max = distinct
-                .iter()
-                .max_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-            let sorted = validity.is_none()
-                && ids
-                    .windows(2)
-                    .all(|w| w[0] == w[1] || distinct[w[1] as usize] >= distinct[w[0] as usize]);
+            let zone = string_ids_zone(distinct, ids, validity.as_ref());
             return Column {
                 dtype: DataType::Str,
                 len,
@@ -743,12 +753,7 @@ impl Column {
                         .map(|(i, &id)| if valid(i) { distinct[id as usize] } else { "" }),
                 )),
                 validity,
-                zone: ZoneMap {
-                    min: Value::str(min.copied().unwrap_or_default()),
-                    max: Value::str(max.copied().unwrap_or_default()),
-                    null_count,
-                    sorted,
-                },
+                zone,
             };
         }
         let mut order: Vec<u32> = (0..dict_len as u32).collect();

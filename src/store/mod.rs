@@ -9,8 +9,9 @@
 //! validity bitmap that exists only where a partition has one. Each column
 //! also records a [`ZoneMap`] (min, max, null count, sortedness) that lets
 //! the planner skip a partition without touching its data. Once a table
-//! is loaded, a string column whose strings repeat across partitions may
-//! take one dictionary for the whole table ([`table_dictionaries`]).
+//! is loaded (or while it loads, [`TableDictBuilder`]), a string column
+//! whose strings repeat across partitions may take one dictionary for the
+//! whole table ([`table_dictionaries`]).
 //!
 //! The store depends on nothing of katydid but [`crate::types`].
 
@@ -49,7 +50,7 @@ pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
 pub use table::{Field, Partition, Table};
-pub use table_dict::table_dictionaries;
+pub use table_dict::{TableDictBuilder, table_dictionaries};
 
 // Reached only by the project's tests, benchmarks and examples.
 #[cfg(feature = "internals")]

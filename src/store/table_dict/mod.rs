@@ -12,7 +12,10 @@
 //! BY on the column merges the partitions' partial aggregates by code,
 //! without decoding or hashing strings (`exec::aggregate::merge`). The
 //! idea is the global dictionary of LocustDB's and ClickHouse's
-//! `LowCardinality` columns, chosen here after the load.
+//! `LowCardinality` columns, chosen here after the load
+//! ([`table_dictionaries`]) or, where the loader can project the table's
+//! rows, while it loads ([`TableDictBuilder`], `load.rs`), so that the
+//! partitions never hold the larger codecs all at once.
 //!
 //! # Rule
 //! Once every partition is encoded, a string column whose partitions are
@@ -21,8 +24,8 @@
 //! 1. its distinct strings number at most one per [`MIN_ROWS_PER_ENTRY`]
 //!    rows of the table and at most [`MAX_ENTRIES`], and
 //! 2. the dictionary plus one code per row (u8, u16 or u32, by the
-//!    dictionary's length) take no more bytes than the column's codecs
-//!    do now.
+//!    dictionary's length) take at most half as many bytes again as the
+//!    column's codecs do now (see [`worth`] for the bias).
 //!
 //! The distinct strings are gathered a wave of partitions at a time, and
 //! the gathering stops once they pass the cap of rule 1, so a nearly
@@ -41,6 +44,10 @@ use super::column::{Column, ColumnData, Dictionary};
 use super::fsst::StringBatch;
 use super::table::Partition;
 use crate::store::with_codes;
+
+mod load;
+
+pub use load::TableDictBuilder;
 
 /// Most entries a table-wide dictionary may have (4,194,304: codes fit
 /// u32, and the gathering's hash table stays under 100 MB).
@@ -106,6 +113,11 @@ impl Distinct {
     fn len(&self) -> usize {
         self.strings.len()
     }
+
+    /// Bytes of all the strings.
+    fn text_len(&self) -> usize {
+        self.strings.parts().1.last().map_or(0, |&e| e as usize)
+    }
 }
 
 /// `a == b`, with no call for strings of up to 16 bytes (two overlapping
@@ -170,12 +182,11 @@ fn bucket_of(h: u64) -> usize {
 }
 
 /// The distinct strings of one partition's column (a dictionary's
-/// entries, the other codecs' valid rows), each bucket's list of them,
-/// and (but for a dictionary, whose codes are the same) the index of each
-/// row's string ([`NULL_ROW`] at NULL rows).
+/// entries, the other codecs' valid rows) and (but for a dictionary,
+/// whose codes are the same) the index of each row's string
+/// ([`NULL_ROW`] at NULL rows).
 struct Found {
     distinct: Distinct,
-    lists: Vec<Vec<u32>>,
     rows: Option<Vec<u32>>,
 }
 
@@ -198,15 +209,16 @@ fn partition_distinct(col: &Column, hasher: &impl BuildHasher) -> Found {
             Some(rows)
         }
     };
+    Found { distinct, rows }
+}
+
+/// Each bucket's list of the indexes of `distinct`'s strings.
+fn bucket_lists(distinct: &Distinct) -> Vec<Vec<u32>> {
     let mut lists = vec![Vec::new(); BUCKETS];
     for (k, &h) in distinct.hashes.iter().enumerate() {
         lists[bucket_of(h)].push(k as u32);
     }
-    Found {
-        distinct,
-        lists,
-        rows,
-    }
+    lists
 }
 
 /// Where a string was gathered: bucket in the top [`BUCKET_BITS`] bits,
@@ -218,14 +230,19 @@ const INDEX_BITS: u32 = 32 - BUCKET_BITS;
 /// in all would take for `partitions`' column `c`: the dictionary (as
 /// [`Dictionary::heap_bytes`] counts it), codes and validity.
 fn shared_bytes(partitions: &[Partition], c: usize, entries: usize, text: usize) -> usize {
-    text + 32 * entries
-        + partitions
-            .iter()
-            .map(|p| {
-                p.rows * width_bytes(entries.saturating_sub(1) as u64)
-                    + p.columns[c].validity.as_ref().map_or(0, |v| v.heap_bytes())
-            })
-            .sum::<usize>()
+    let rows = partitions.iter().map(|p| p.rows).sum();
+    let validity = partitions
+        .iter()
+        .map(|p| p.columns[c].validity.as_ref().map_or(0, |v| v.heap_bytes()))
+        .sum();
+    dictionary_bytes(entries, text, rows, validity)
+}
+
+/// The bytes of a table-wide dictionary of `entries` strings of `text`
+/// bytes in all, coding `rows` rows whose NULL bitmaps take `validity`
+/// bytes.
+fn dictionary_bytes(entries: usize, text: usize, rows: usize, validity: usize) -> usize {
+    text + 32 * entries + rows * width_bytes(entries.saturating_sub(1) as u64) + validity
 }
 
 /// Whether a table-wide dictionary of `shared` bytes may replace codecs
@@ -266,9 +283,13 @@ fn gather(partitions: &[Partition], c: usize) -> Option<Shared> {
     let wave = 2 * rayon::current_num_threads().max(1);
     let mut seen_rows = 0;
     for (w, parts) in partitions.chunks(wave).enumerate() {
-        let found: Vec<Found> = parts
+        let found: Vec<(Found, Vec<Vec<u32>>)> = parts
             .par_iter()
-            .map(|p| partition_distinct(&p.columns[c], &hasher))
+            .map(|p| {
+                let f = partition_distinct(&p.columns[c], &hasher);
+                let lists = bucket_lists(&f.distinct);
+                (f, lists)
+            })
             .collect();
         // Each bucket unions its share of every partition's strings.
         let placed: Vec<Vec<Vec<u32>>> = buckets
@@ -277,8 +298,8 @@ fn gather(partitions: &[Partition], c: usize) -> Option<Shared> {
             .map(|(b, into)| {
                 found
                     .iter()
-                    .map(|f| {
-                        f.lists[b]
+                    .map(|(f, lists)| {
+                        lists[b]
                             .iter()
                             .map(|&k| {
                                 let d = &f.distinct;
@@ -298,9 +319,9 @@ fn gather(partitions: &[Partition], c: usize) -> Option<Shared> {
             found
                 .into_par_iter()
                 .enumerate()
-                .map(|(i, f)| {
+                .map(|(i, (f, lists))| {
                     let mut at = vec![0u32; f.distinct.len()];
-                    for (b, list) in f.lists.iter().enumerate() {
+                    for (b, list) in lists.iter().enumerate() {
                         for (&k, &idx) in list.iter().zip(&placed[b][i]) {
                             at[k as usize] = ((b as u32) << INDEX_BITS) | idx;
                         }
@@ -366,10 +387,7 @@ fn gather(partitions: &[Partition], c: usize) -> Option<Shared> {
 
 /// Bytes of every gathered string.
 fn text_bytes(buckets: &[Distinct]) -> usize {
-    buckets
-        .iter()
-        .map(|b| b.strings.parts().1.last().map_or(0, |&e| e as usize))
-        .sum()
+    buckets.iter().map(Distinct::text_len).sum()
 }
 
 /// Where a partition's strings were gathered (see [`BUCKET_BITS`]).
@@ -413,8 +431,15 @@ fn recode(partitions: &mut [Partition], c: usize, shared: Shared) {
             let codes = match (&col.data, pending) {
                 (ColumnData::Dict { codes, .. }, Pending::Entries(at)) => {
                     let remap: Vec<u32> = at.into_iter().map(code).collect();
+                    let validity = col.validity.as_ref().map(|v| v.dense());
                     with_codes!(codes, v => Codes::pack(
-                        v.iter().map(|&x| u64::from(remap.get(x.to_usize()).copied().unwrap_or(0))),
+                        v.iter().enumerate().map(|(i, &x)| {
+                            if validity.as_ref().is_some_and(|b| !b.get(i)) {
+                                0
+                            } else {
+                                u64::from(remap.get(x.to_usize()).copied().unwrap_or(0))
+                            }
+                        }),
                         max,
                     ))
                 }

@@ -40,7 +40,9 @@
 //! unique column costs its first [`MEASURED`] partitions, and its interner
 //! is dropped at once), and later if it is projected to fail it, or its
 //! projection grows more than [`DRIFT`] past the first.
-//! [`TableDictBuilder::finish`] applies the rule exactly. A column that
+//! [`TableDictBuilder::finish`] applies the rule to the whole table (the
+//! codecs of partitions recoded straight from their strings counted at
+//! the measured partitions' bytes per row). A column that
 //! fails it, or is closed, or has a partition that cannot be recoded (a
 //! codec such as hex points, or a span in which the column was not text
 //! and which was encoded again), gets its recoded partitions back in the
@@ -196,6 +198,7 @@ impl Stream {
         let lists = bucket_lists(local);
         let mut ids = vec![0u32; local.len()];
         let (mut text, mut added) = (0, 0);
+        let mut full = false;
         for b in (0..BUCKETS).map(|b| (b + first) % BUCKETS) {
             if lists[b].is_empty() {
                 continue;
@@ -207,10 +210,11 @@ impl Stream {
                 let before = distinct.len();
                 let at = distinct.insert(h, s) as usize;
                 if at == before {
+                    // Every string interned gets its id, past the cap too:
+                    // another worker may look it up before the column is
+                    // seen closed.
                     let id = self.entries.fetch_add(1, Ordering::Relaxed);
-                    if id >= MAX_ENTRIES {
-                        return None;
-                    }
+                    full |= id >= MAX_ENTRIES;
                     by.push(id as u32);
                     text += s.len();
                     added += 1;
@@ -218,7 +222,7 @@ impl Stream {
                 ids[k as usize] = by[at];
             }
         }
-        Some((ids, text, added))
+        (!full).then_some((ids, text, added))
     }
 
     /// Every interned string as (bucket, index), by id.
@@ -404,7 +408,10 @@ impl TableDictBuilder {
         for s in distinct {
             local.insert(self.hasher.hash_one(s.as_bytes()), s.as_bytes());
         }
-        let validity = validity.filter(|v| v.count_ones() < v.len());
+        // As the encoders keep it: none without a NULL, else one bit a row.
+        let validity = validity
+            .filter(|v| v.count_ones() < v.len())
+            .map(|v| v.dense().into_owned());
         let m = Measure {
             rows: ids.len(),
             input_bytes,

@@ -57,16 +57,15 @@ use hashbrown::{DefaultHashBuilder, HashMap};
 use rayon::prelude::*;
 
 use super::{
-    BUCKETS, Distinct, MAX_ENTRIES, MIN_ROWS_PER_ENTRY, NULL_ROW, bucket_lists, bucket_of,
-    dictionary_bytes, partition_distinct, recodable, shared_bytes, worth,
+    BUCKETS, Distinct, MAX_ENTRIES, MIN_ROWS_PER_ENTRY, bucket_lists, bucket_of,
+    dictionary_bytes, partition_distinct, recodable, remap_codes, row_codes, shared_bytes, worth,
 };
-use crate::store::codes::{Code, Codes};
+use crate::store::codes::Codes;
 use crate::store::Bitmap;
 use crate::store::column::{
     Column, ColumnData, Dictionary, projected_distinct, string_ids_zone,
 };
 use crate::store::table::Partition;
-use crate::store::with_codes;
 use crate::types::DataType;
 
 /// Builds table-wide dictionaries for the string columns of a table while
@@ -298,15 +297,10 @@ impl TableDictBuilder {
         };
         let max = ids.iter().copied().max().map_or(0, u64::from);
         let codes = match (&col.data, found.rows) {
-            (ColumnData::Dict { codes, .. }, _) => with_codes!(codes, v => Codes::pack(
-                v.iter().map(|&x| u64::from(ids.get(x.to_usize()).copied().unwrap_or(0))),
-                max,
-            )),
-            (_, Some(at)) => Codes::pack(
-                at.iter()
-                    .map(|&k| if k == NULL_ROW { 0 } else { u64::from(ids[k as usize]) }),
-                max,
-            ),
+            (ColumnData::Dict { codes, .. }, _) => {
+                remap_codes(codes, &ids, col.validity.as_ref(), max)
+            }
+            (_, Some(at)) => row_codes(&at, &ids, max),
             // Every codec but a dictionary's lists its rows.
             (_, None) => return,
         };
@@ -566,17 +560,7 @@ fn commit(
             let codes = match (found.flatten(), &col.data) {
                 (Some(codes), _) => codes,
                 (None, ColumnData::Dict { codes, .. }) => {
-                    let validity = col.validity.as_ref().map(|v| v.dense());
-                    with_codes!(codes, v => Codes::pack(
-                        v.iter().enumerate().map(|(i, &id)| {
-                            if validity.as_ref().is_some_and(|b| !b.get(i)) {
-                                0
-                            } else {
-                                u64::from(rank.get(id.to_usize()).copied().unwrap_or(0))
-                            }
-                        }),
-                        max,
-                    ))
+                    remap_codes(codes, &rank, col.validity.as_ref(), max)
                 }
                 (None, _) => return,
             };
@@ -610,23 +594,9 @@ fn look_up(
         .collect::<Option<_>>()?;
     Some(match (&col.data, found.rows) {
         (ColumnData::Dict { codes: own, .. }, _) => {
-            let validity = col.validity.as_ref().map(|v| v.dense());
-            with_codes!(own, v => Codes::pack(
-                v.iter().enumerate().map(|(i, &x)| {
-                    if validity.as_ref().is_some_and(|b| !b.get(i)) {
-                        0
-                    } else {
-                        u64::from(codes.get(x.to_usize()).copied().unwrap_or(0))
-                    }
-                }),
-                max,
-            ))
+            remap_codes(own, &codes, col.validity.as_ref(), max)
         }
-        (_, Some(at)) => Codes::pack(
-            at.iter()
-                .map(|&k| if k == NULL_ROW { 0 } else { u64::from(codes[k as usize]) }),
-            max,
-        ),
+        (_, Some(at)) => row_codes(&at, &codes, max),
         (_, None) => return None,
     })
 }

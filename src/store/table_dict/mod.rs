@@ -39,6 +39,7 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 
 use super::alp_codes::width_bytes;
+use super::bitmap::Bitmap;
 use super::codes::{Code, Codes};
 use super::column::{Column, ColumnData, Dictionary};
 use super::fsst::StringBatch;
@@ -390,6 +391,33 @@ fn text_bytes(buckets: &[Distinct]) -> usize {
     buckets.iter().map(Distinct::text_len).sum()
 }
 
+/// `codes` mapped through `to` (code `x` becomes `to[x]`, 0 past its
+/// end), 0 at NULL rows, packed for codes up to `max`.
+fn remap_codes(codes: &Codes, to: &[u32], validity: Option<&Bitmap>, max: u64) -> Codes {
+    let validity = validity.map(|v| v.dense());
+    with_codes!(codes, v => Codes::pack(
+        v.iter().enumerate().map(|(i, &x)| {
+            if validity.as_ref().is_some_and(|b| !b.get(i)) {
+                0
+            } else {
+                u64::from(to.get(x.to_usize()).copied().unwrap_or(0))
+            }
+        }),
+        max,
+    ))
+}
+
+/// Codes from each row's index into a partition's distinct strings
+/// ([`NULL_ROW`] at NULL rows, which take 0), mapped through `to`, packed
+/// for codes up to `max`.
+fn row_codes(rows: &[u32], to: &[u32], max: u64) -> Codes {
+    Codes::pack(
+        rows.iter()
+            .map(|&k| if k == NULL_ROW { 0 } else { u64::from(to[k as usize]) }),
+        max,
+    )
+}
+
 /// Where a partition's strings were gathered (see [`BUCKET_BITS`]).
 enum Pending {
     /// Per dictionary entry.
@@ -431,17 +459,7 @@ fn recode(partitions: &mut [Partition], c: usize, shared: Shared) {
             let codes = match (&col.data, pending) {
                 (ColumnData::Dict { codes, .. }, Pending::Entries(at)) => {
                     let remap: Vec<u32> = at.into_iter().map(code).collect();
-                    let validity = col.validity.as_ref().map(|v| v.dense());
-                    with_codes!(codes, v => Codes::pack(
-                        v.iter().enumerate().map(|(i, &x)| {
-                            if validity.as_ref().is_some_and(|b| !b.get(i)) {
-                                0
-                            } else {
-                                u64::from(remap.get(x.to_usize()).copied().unwrap_or(0))
-                            }
-                        }),
-                        max,
-                    ))
+                    remap_codes(codes, &remap, col.validity.as_ref(), max)
                 }
                 // A partition's strings are gathered per entry only when
                 // it has a dictionary, so this is per row.

@@ -72,12 +72,14 @@
 //! floats or timestamps, or interning the text of a column that is a
 //! string from its first value on, and encodes the span at once as a
 //! partition with those types (`encode`); the span's buffer then takes its
-//! next span. When the input's size is known (a file or bytes, not gzip),
-//! each string column of the partition also goes to the table-wide
-//! dictionary being built for it ([`crate::store::TableDictBuilder`]),
-//! which keeps only codes for a column whose strings repeat across the
-//! table; a column it has measured is recoded straight from the parsed
-//! strings, without encoding it first. Once every span is in, the types are merged, and
+//! next span. When the input's size is known (a file or bytes; for gzip,
+//! the text is projected from the file's size and the text inflated per
+//! byte read so far), each string column of the partition also goes to
+//! the table-wide dictionary being built for it
+//! ([`crate::store::TableDictBuilder`]), which keeps only codes for a
+//! column whose strings repeat across the table; a column it has measured
+//! is recoded straight from the parsed strings, without encoding it
+//! first. Once every span is in, the types are merged, and
 //! the rare column whose type in a span differs from the merged one is
 //! encoded again: integers widened to floats, or the span's text read again
 //! from the input (a file or bytes; input that cannot be read twice, such
@@ -483,10 +485,10 @@ fn load_from<R: BufRead + Send>(
     }
 
     // Table-wide dictionaries are built as partitions are encoded when the
-    // table's rows can be projected from the input's size (a file, not
-    // compressed); otherwise after the load.
-    let dicts = (total > 0 && !cutter.is_gzip())
-        .then(|| crate::store::TableDictBuilder::new(width, total as usize));
+    // table's rows can be projected from the input's size (a file or
+    // bytes; for gzip, as the text inflated so far per byte read
+    // projects it); otherwise (a pipe) after the load.
+    let dicts = (total > 0).then(|| crate::store::TableDictBuilder::new(width, total as usize));
     let results: Mutex<Vec<(usize, Result<Encoded>)>> = Mutex::new(Vec::new());
     // The table's bytes so far, and its rows.
     let memory = options
@@ -585,7 +587,13 @@ fn load_from<R: BufRead + Send>(
         }
         let cutter = &mut reading.cutter;
         let finish = match cutter.next_span(per_span) {
-            Ok(Ok(Some(span))) => return Some(span),
+            Ok(Ok(Some(span))) => {
+                if let (Some(dicts), true) = (&dicts, cutter.is_gzip()) {
+                    let ratio = cutter.total_bytes() as f64 / cutter.source_bytes().max(1) as f64;
+                    dicts.set_input_bytes((total as f64 * ratio) as usize);
+                }
+                return Some(span);
+            }
             Ok(Ok(None)) => Ok(Finish {
                 unterminated: None,
                 total_bytes: cutter.total_bytes(),

@@ -340,6 +340,11 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.total
     }
 
+    /// Bytes of the source read so far (compressed bytes for gzip).
+    pub(crate) fn source_bytes(&self) -> u64 {
+        self.input.source_bytes()
+    }
+
     /// True when the input is gzip-compressed.
     pub(crate) fn is_gzip(&self) -> bool {
         self.input.is_gzip()

@@ -1107,6 +1107,9 @@ fn a_null_string_is_null_unless_quoted() {
     assert_eq!(dtype(&t, "n"), DataType::Str);
 }
 
+/// How a test source would be opened again (never, here: a pipe's).
+type Reopen = fn() -> Result<Cursor<&'static [u8]>>;
+
 /// The table-wide dictionary of column `c` when every partition shares
 /// one.
 fn table_dictionary(t: &Table, c: usize) -> Option<Arc<crate::store::Dictionary>> {
@@ -1157,16 +1160,32 @@ fn table_dictionaries_built_during_the_load_match_those_built_after_it() {
         ));
     }
     let options = opts(100);
-    // From bytes of known size, recoded during the load; from gzip, after.
+    // From bytes of known size and from gzip (whose text the load projects
+    // from the bytes read so far), recoded during the load; from a source
+    // of unknown size (a pipe), after it.
     let during = load(text.as_bytes(), &options).unwrap();
-    let after = load(&gzip(text.as_bytes()), &options).unwrap();
+    let gzipped = load(&gzip(text.as_bytes()), &options).unwrap();
+    let no_reopen: Option<&Reopen> = None;
+    let after = load_from(
+        Cursor::new(text.as_bytes()),
+        no_reopen,
+        0,
+        Path::new("pipe"),
+        "t",
+        &options,
+    )
+    .unwrap()
+    .table;
     assert_eq!(rows(&during), rows(&after));
+    assert_eq!(rows(&gzipped), rows(&after));
     assert_eq!(during.partitions.len(), 30);
     for (c, name) in ["rep", "uniq", "late", "mixed", "runs", "flag"]
         .iter()
         .enumerate()
     {
-        for (p, (d, a)) in during.partitions.iter().zip(&after.partitions).enumerate() {
+        let pairs = during.partitions.iter().zip(&after.partitions);
+        let gz_pairs = gzipped.partitions.iter().zip(&after.partitions);
+        for (p, (d, a)) in pairs.chain(gz_pairs).enumerate() {
             let (d, a) = (&d.columns[c], &a.columns[c]);
             // The codes of NULL rows may differ: 0 during the load, and
             // whatever a partition's dictionary had after it, when every
@@ -1179,6 +1198,7 @@ fn table_dictionaries_built_during_the_load_match_those_built_after_it() {
         }
     }
     let rep = table_dictionary(&during, 0).expect("rep has a table-wide dictionary");
+    assert!(table_dictionary(&gzipped, 0).is_some());
     assert_eq!(rep.len(), 60);
     let flag = table_dictionary(&during, 5).expect("flag has a table-wide dictionary");
     assert_eq!(flag.len(), 3);

@@ -73,8 +73,9 @@ use crate::types::DataType;
 /// docs.
 pub struct TableDictBuilder {
     hasher: DefaultHashBuilder,
-    /// Bytes of the whole input, from which the table's rows are projected.
-    input_bytes: usize,
+    /// Bytes of the whole input (as text), from which the table's rows
+    /// are projected; an estimate for compressed input.
+    input_bytes: AtomicUsize,
     columns: Vec<Stream>,
 }
 
@@ -238,13 +239,21 @@ impl Stream {
 
 impl TableDictBuilder {
     /// A builder for a table of `width` columns read from an input of
-    /// `input_bytes` bytes (uncompressed; more than 0).
+    /// `input_bytes` bytes of text (more than 0; for compressed input, an
+    /// estimate that [`TableDictBuilder::set_input_bytes`] refines).
     pub fn new(width: usize, input_bytes: usize) -> TableDictBuilder {
         TableDictBuilder {
             hasher: DefaultHashBuilder::default(),
-            input_bytes,
+            input_bytes: AtomicUsize::new(input_bytes),
             columns: (0..width).map(|_| Stream::new()).collect(),
         }
+    }
+
+    /// Sets the estimate of the whole input's bytes of text: for gzip, the
+    /// file's size times the text inflated so far per compressed byte
+    /// read.
+    pub fn set_input_bytes(&self, bytes: usize) {
+        self.input_bytes.store(bytes.max(1), Ordering::Relaxed);
     }
 
     /// Takes in a freshly encoded partition: `columns` of `rows` rows, read
@@ -446,7 +455,8 @@ impl TableDictBuilder {
             return None;
         }
         let per_row = s.input_bytes as f64 / s.rows.max(1) as f64;
-        let rows = ((self.input_bytes as f64 / per_row) as usize).max(s.rows);
+        let input_bytes = self.input_bytes.load(Ordering::Relaxed);
+        let rows = ((input_bytes as f64 / per_row) as usize).max(s.rows);
         let projected = projected_distinct(s.rows, entries, rows);
         let cap = (rows / MIN_ROWS_PER_ENTRY).min(MAX_ENTRIES);
         if projected > cap as f64 {

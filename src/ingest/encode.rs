@@ -177,23 +177,13 @@ impl Direct<'_> {
     /// The column of the strings `values` (one per row, any at NULL rows),
     /// recoded, unless its column closed.
     fn recode_values(&self, values: &[&str], validity: Option<&Bitmap>) -> Option<Column> {
-        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-        let mut index: hashbrown::HashMap<&str, u32> = hashbrown::HashMap::new();
-        let mut distinct: Vec<&str> = Vec::new();
-        let ids: Vec<u32> = values
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                if !valid(i) {
-                    return 0;
-                }
-                *index.entry(s).or_insert_with(|| {
-                    distinct.push(s);
-                    distinct.len() as u32 - 1
-                })
-            })
-            .collect();
-        self.recode(&distinct, &ids, validity)
+        self.dicts.recode_values(
+            self.column,
+            values,
+            validity.cloned(),
+            self.input_bytes,
+            self.index,
+        )
     }
 }
 

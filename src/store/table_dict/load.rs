@@ -403,13 +403,53 @@ impl TableDictBuilder {
         input_bytes: usize,
         index: usize,
     ) -> Option<Column> {
-        let stream = self.columns.get(c)?;
-        if distinct.is_empty() || !stream.is_open() {
-            return None;
-        }
         let mut local = Distinct::new();
         for s in distinct {
             local.insert(self.hasher.hash_one(s.as_bytes()), s.as_bytes());
+        }
+        self.recode_local(c, &local, ids.to_vec(), validity, input_bytes, index)
+    }
+
+    /// As [`TableDictBuilder::recode_strings`], from one string per row
+    /// (any at NULL rows).
+    pub fn recode_values(
+        &self,
+        c: usize,
+        values: &[&str],
+        validity: Option<Bitmap>,
+        input_bytes: usize,
+        index: usize,
+    ) -> Option<Column> {
+        let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
+        let mut local = Distinct::new();
+        let ids = values
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if valid(i) {
+                    local.insert(self.hasher.hash_one(s.as_bytes()), s.as_bytes())
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.recode_local(c, &local, ids, validity, input_bytes, index)
+    }
+
+    /// Column `c` of a partition whose row `i` holds `local`'s string
+    /// `ids[i]`, recoded (see [`TableDictBuilder::recode_strings`]).
+    fn recode_local(
+        &self,
+        c: usize,
+        local: &Distinct,
+        ids: Vec<u32>,
+        validity: Option<Bitmap>,
+        input_bytes: usize,
+        index: usize,
+    ) -> Option<Column> {
+        let stream = self.columns.get(c)?;
+        if local.len() == 0 || !stream.is_open() {
+            return None;
         }
         // As the encoders keep it: none without a NULL, else one bit a row.
         let validity = validity
@@ -421,7 +461,7 @@ impl TableDictBuilder {
             codec_bytes: None,
             validity_bytes: validity.as_ref().map_or(0, |v| v.heap_bytes()),
         };
-        let global = self.take_in(stream, &local, m, index)?;
+        let global = self.take_in(stream, local, m, index)?;
         let max = global.iter().copied().max().map_or(0, u64::from);
         let valid = |i: usize| validity.as_ref().is_none_or(|v| v.get(i));
         let codes = Codes::pack(
@@ -434,7 +474,8 @@ impl TableDictBuilder {
             }),
             max,
         );
-        let zone = string_ids_zone(distinct, ids, validity.as_ref());
+        let distinct: Vec<&str> = (0..local.len()).map(|k| local.strings.get(k)).collect();
+        let zone = string_ids_zone(&distinct, &ids, validity.as_ref());
         Some(Column {
             dtype: DataType::Str,
             len: ids.len(),

@@ -507,7 +507,11 @@ impl Database {
     /// by zero); a file's load errors.
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
         self.cancel.reset();
-        guarded(|| self.run_query(sql))
+        // One hand-off to the pool for the whole statement: the installs
+        // inside (planning, running) then run in place. Each hand-off from
+        // outside the pool wakes a worker and puts the caller to sleep,
+        // which is most of a point lookup's time.
+        guarded(|| self.pool.install(|| self.run_query(sql)))
     }
 
     /// Runs one statement and hands its rows to `sink` in batches, in result
@@ -539,13 +543,17 @@ impl Database {
             let mut delivered = 0u64;
             let mut stopped = false;
             let mut sink_error: Option<Error> = None;
-            let out = std::thread::scope(|scope| {
+            // The query runs as a job of the pool while this thread hands
+            // its batches to the sink (which stays on the caller's thread).
+            let mut out = Err(Error::Internal(
+                "query driver panicked (please report)".into(),
+            ));
+            self.pool.in_place_scope(|scope| {
                 let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Value>>>(2);
-                let driver = scope.spawn(|| {
+                let (plan, ctx, out) = (&plan, &ctx, &mut out);
+                scope.spawn(move |_| {
                     let tx = tx;
-                    self.pool.install(|| {
-                        exec::execute(&plan, &ctx, &mut |batch| Ok(tx.send(batch).is_ok()))
-                    })
+                    *out = exec::execute(plan, ctx, &mut |batch| Ok(tx.send(batch).is_ok()));
                 });
                 for batch in rx.iter() {
                     delivered += batch.len() as u64;
@@ -562,13 +570,8 @@ impl Database {
                     }
                 }
                 // Dropping the receiver makes the driver's next send fail,
-                // which stops it.
+                // which stops it; the scope then waits for it.
                 drop(rx);
-                driver.join().unwrap_or_else(|_| {
-                    Err(Error::Internal(
-                        "query driver panicked (please report)".into(),
-                    ))
-                })
             });
             if let Some(e) = sink_error {
                 return Err(e);
@@ -592,41 +595,45 @@ impl Database {
     /// As [`Database::query`].
     pub fn query_preview(&self, sql: &str, max_rows: usize) -> Result<Preview> {
         self.cancel.reset();
-        guarded(|| {
-            let start = Instant::now();
-            let mut plan = match self.prepare(sql)? {
-                Prepared::Select(plan) => plan,
-                Prepared::Result(mut result) => {
-                    let total_rows = result.rows.len() as u64;
-                    result.rows.truncate(max_rows);
-                    return Ok(Preview { result, total_rows });
-                }
-            };
-            if plan.aggregate.is_some() || plan.limit.is_some_and(|l| l < 0) {
-                let mut result = self.execute_plan(plan, start)?;
+        // One hand-off to the pool for the whole statement, as in `query`.
+        guarded(|| self.pool.install(|| self.run_preview(sql, max_rows)))
+    }
+
+    /// [`Database::query_preview`] on the pool.
+    fn run_preview(&self, sql: &str, max_rows: usize) -> Result<Preview> {
+        let start = Instant::now();
+        let mut plan = match self.prepare(sql)? {
+            Prepared::Select(plan) => plan,
+            Prepared::Result(mut result) => {
                 let total_rows = result.rows.len() as u64;
                 result.rows.truncate(max_rows);
                 return Ok(Preview { result, total_rows });
             }
-            let cap = i64::try_from(max_rows).unwrap_or(i64::MAX);
-            let full_limit = plan.limit;
-            plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
-            let offset = plan.offset;
-            let count_plan = counting(&plan);
+        };
+        if plan.aggregate.is_some() || plan.limit.is_some_and(|l| l < 0) {
             let mut result = self.execute_plan(plan, start)?;
-            let ctx = self.context(&count_plan);
-            let (rows, _) = self
-                .pool
-                .install(|| exec::execute_collect(&count_plan, &ctx))?;
-            let matching = match rows.first().and_then(|r| r.first()) {
-                Some(Value::Int(n)) => *n as u64,
-                _ => 0,
-            };
-            let after_offset = matching.saturating_sub(offset);
-            let total_rows = full_limit.map_or(after_offset, |l| after_offset.min(l as u64));
-            result.elapsed = start.elapsed();
-            Ok(Preview { result, total_rows })
-        })
+            let total_rows = result.rows.len() as u64;
+            result.rows.truncate(max_rows);
+            return Ok(Preview { result, total_rows });
+        }
+        let cap = i64::try_from(max_rows).unwrap_or(i64::MAX);
+        let full_limit = plan.limit;
+        plan.limit = Some(full_limit.map_or(cap, |l| l.min(cap)));
+        let offset = plan.offset;
+        let count_plan = counting(&plan);
+        let mut result = self.execute_plan(plan, start)?;
+        let ctx = self.context(&count_plan);
+        let (rows, _) = self
+            .pool
+            .install(|| exec::execute_collect(&count_plan, &ctx))?;
+        let matching = match rows.first().and_then(|r| r.first()) {
+            Some(Value::Int(n)) => *n as u64,
+            _ => 0,
+        };
+        let after_offset = matching.saturating_sub(offset);
+        let total_rows = full_limit.map_or(after_offset, |l| after_offset.min(l as u64));
+        result.elapsed = start.elapsed();
+        Ok(Preview { result, total_rows })
     }
 
     /// The execution context of one query over `plan`'s table.

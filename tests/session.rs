@@ -153,6 +153,40 @@ fn a_sink_that_stops_early_stops_the_scan() {
     assert_eq!(count(&db), 400_000);
 }
 
+/// A sink that fails at its first batch.
+struct FailingSink;
+
+impl RowSink for FailingSink {
+    fn start(&mut self, _: &[String], _: &[DataType]) -> katydid::Result<()> {
+        Ok(())
+    }
+    fn rows(&mut self, _: &[Vec<Value>]) -> katydid::Result<bool> {
+        Err(Error::Execution("the reader went away".into()))
+    }
+}
+
+#[test]
+fn a_failing_sink_or_query_ends_the_stream_with_its_error() {
+    let db = database(200_000, 4_000);
+    let e = db
+        .query_to("SELECT id, s FROM t", &mut FailingSink)
+        .unwrap_err();
+    assert!(e.to_string().contains("the reader went away"), "{e}");
+    // An error while rows stream: `id / (id - 150000)` divides by zero in
+    // a partition after some have been delivered.
+    let mut sink = FirstRows {
+        wanted: usize::MAX,
+        got: Vec::new(),
+        batches: 0,
+    };
+    let e = db
+        .query_to("SELECT id / (id - 150000) FROM t", &mut sink)
+        .unwrap_err();
+    assert!(matches!(e, Error::Execution(_)), "{e:?}");
+    assert!(sink.got.len() < 200_000);
+    assert_eq!(count(&db), 200_000);
+}
+
 #[test]
 fn the_preview_computes_only_the_rows_shown_and_counts_the_rest() {
     let db = database(50_000, 4_096);

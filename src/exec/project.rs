@@ -32,8 +32,8 @@ use crate::types::Value;
 use super::access::Unit;
 use super::filter::specialize;
 use super::topn::{
-    Candidate, KeyHistogram, collect_slices, histogram_fits, key_histogram, partition_top,
-    partition_top_normalized, window_candidates, window_slices,
+    Candidate, KeyHistogram, collect_slices, histogram_fits, keep_best, key_histogram,
+    partition_top, partition_top_normalized, window_candidates, window_slices,
 };
 use super::vector::{Datum, Rows, eval, order_values};
 use super::{Context, PartRun, Sink, filter_partition, finish};
@@ -251,14 +251,14 @@ fn sorted(
             .map(|s| (specialize(&plan.outputs[s.column], p), *s))
             .collect()
     };
-    let run_unit = |u: &Unit| -> Result<(PartRun, Vec<Candidate>)> {
+    let run_unit = |u: &Unit, floor: Option<&Value>| -> Result<(PartRun, Vec<Candidate>)> {
         let p = &plan.table.partitions[u.part];
         let (mut run, sel) = filter_unit(plan, ctx, u)?;
         let Some(sel) = sel else {
             return Ok((run, Vec::new()));
         };
         let rows = rows_of(&sel, p.rows);
-        let c = partition_top(&keys_of(p), p, u.part, rows, k, &mut run.trace)?;
+        let c = partition_top(&keys_of(p), p, u.part, rows, k, floor, &mut run.trace)?;
         Ok((run, c))
     };
     let monotone = (k != usize::MAX)
@@ -296,8 +296,10 @@ fn sorted(
     };
     match monotone.or(by_bound) {
         None => {
-            let results: Vec<(PartRun, Vec<Candidate>)> =
-                units.par_iter().map(run_unit).collect::<Result<_>>()?;
+            let results: Vec<(PartRun, Vec<Candidate>)> = units
+                .par_iter()
+                .map(|u| run_unit(u, None))
+                .collect::<Result<_>>()?;
             for (r, c) in results {
                 runs.push(r);
                 candidates.extend(c);
@@ -327,30 +329,27 @@ fn sorted(
                 units.iter().collect()
             };
             let mut read = 0;
+            // The first key of the k-th best row so far.
+            let mut nth: Option<Value> = None;
             for wave in order.chunks(wave_size(true)) {
                 if k == 0 {
                     break;
                 }
-                if candidates.len() >= k {
-                    // The k-th best first-key value so far, against the next
-                    // partition's bound.
-                    let mut firsts: Vec<&Value> = candidates.iter().map(|c| &c.keys[0]).collect();
-                    firsts.sort_by(|a, b| order_values(a, b, key.desc, key.nulls_first));
-                    let nth = firsts[k - 1];
-                    if let Some(bound) = bound_of(wave[0])
-                        && order_values(&bound, nth, key.desc, key.nulls_first).is_gt()
-                    {
-                        break;
-                    }
+                // Against the next partition's bound.
+                if let (Some(nth), Some(bound)) = (&nth, bound_of(wave[0]))
+                    && order_values(&bound, nth, key.desc, key.nulls_first).is_gt()
+                {
+                    break;
                 }
                 let results: Vec<(PartRun, Vec<Candidate>)> = wave
                     .par_iter()
-                    .map(|u| run_unit(u))
+                    .map(|u| run_unit(u, nth.as_ref()))
                     .collect::<Result<_>>()?;
                 for (r, c) in results {
                     runs.push(r);
                     candidates.extend(c);
                 }
+                nth = keep_best(&mut candidates, &plan.order_by, k);
                 read += wave.len();
             }
             if read < units.len()

@@ -232,6 +232,11 @@ fn best_k_normalized(norm: &[u64], k: usize, rest: impl Fn(u32, u32) -> Ordering
 /// The rows of partition `part` (index `part_index`) that can be among the
 /// best `k` of the whole query under `keys`, with their key values.
 ///
+/// `floor`, when given, is the first key of the `k`-th best row of the
+/// partitions read before (see [`keep_best`]): rows whose first key is
+/// worse cannot enter, so it replaces the sampled threshold of the
+/// prefilter, and any number of rows may pass it.
+///
 /// # Errors
 /// Evaluation errors of the sort keys at any selected row.
 pub fn partition_top(
@@ -240,12 +245,13 @@ pub fn partition_top(
     part_index: usize,
     rows: Rows<'_>,
     k: usize,
+    floor: Option<&Value>,
     trace: &mut Trace,
 ) -> Result<Vec<Candidate>> {
     if k == 0 {
         return Ok(Vec::new());
     }
-    match prefilter(keys, part, rows, k, trace)? {
+    match prefilter(keys, part, rows, k, floor, trace)? {
         Some(sel) => ranked_top(keys, part, part_index, Rows::some(&sel), k, trace),
         None => ranked_top(keys, part, part_index, rows, k, trace),
     }
@@ -264,8 +270,11 @@ const PREFILTER_MIN_ROWS_PER_K: usize = 16;
 /// ascending): ALP codes, offset or dictionary codes compared in place.
 /// Whenever `k` rows or more pass, the best `k` of `rows` are among them
 /// (a row past the threshold is beaten by every row that passes).
+/// With a `floor` (the `k`-th best first key of the partitions read
+/// before), the threshold is the floor itself: a row past it is beaten by
+/// `k` rows already found, so any number of rows may pass.
 /// `None` when the shape does not fit, no kernel runs on the codec, or
-/// fewer than `k` rows (or most rows) pass.
+/// fewer than `k` rows (without a floor) or most rows pass.
 ///
 /// # Errors
 /// None in practice: the comparison of a column with a literal cannot fail.
@@ -274,6 +283,7 @@ fn prefilter(
     part: &Partition,
     rows: Rows<'_>,
     k: usize,
+    floor: Option<&Value>,
     trace: &mut Trace,
 ) -> Result<Option<Vec<u32>>> {
     let n = rows.len;
@@ -284,17 +294,22 @@ fn prefilter(
     if k.saturating_mul(PREFILTER_MIN_ROWS_PER_K) > n || col.zone.null_count > 0 {
         return Ok(None);
     }
-    let step = (n / PREFILTER_SAMPLES).max(1);
-    let mut sample: Vec<Value> = (0..n)
-        .step_by(step)
-        .map(|j| col.value(rows.row(j)))
-        .collect();
-    let m = sample.len();
-    // The sample's best `rank + 1` stand for about `2k` rows.
-    let rank = (2 * k * m).div_ceil(n).clamp(1, m) - 1;
-    sample.select_nth_unstable_by(rank, |a, b| order_values_of(a, b, sort));
-    let threshold = sample.swap_remove(rank);
-    if matches!(threshold, Value::Float(f) if f.is_nan()) {
+    let threshold = match floor {
+        Some(floor) => floor.clone(),
+        None => {
+            let step = (n / PREFILTER_SAMPLES).max(1);
+            let mut sample: Vec<Value> = (0..n)
+                .step_by(step)
+                .map(|j| col.value(rows.row(j)))
+                .collect();
+            let m = sample.len();
+            // The sample's best `rank + 1` stand for about `2k` rows.
+            let rank = (2 * k * m).div_ceil(n).clamp(1, m) - 1;
+            sample.select_nth_unstable_by(rank, |a, b| order_values_of(a, b, sort));
+            sample.swap_remove(rank)
+        }
+    };
+    if threshold.is_null() || matches!(threshold, Value::Float(f) if f.is_nan()) {
         return Ok(None);
     }
     let op = if sort.desc {
@@ -319,11 +334,15 @@ fn prefilter(
     let Some(sel) = run_filter(&steps, part, rows.sel.map(<[u32]>::to_vec))? else {
         return Ok(None);
     };
-    if sel.len() < k || sel.len() > n / 2 {
+    if (floor.is_none() && sel.len() < k) || sel.len() > n / 2 {
         return Ok(None);
     }
     trace.add(
-        "top-n: first key filtered past a sampled threshold on the codec first",
+        if floor.is_some() {
+            "top-n: first key filtered past the n-th best of the partitions read before, on the codec"
+        } else {
+            "top-n: first key filtered past a sampled threshold on the codec first"
+        },
         shown,
     );
     Ok(Some(sel))
@@ -792,15 +811,7 @@ fn by_code_counts(
 /// selections cut the window out first and only its rows are sorted: a
 /// large OFFSET (`LIMIT 10 OFFSET 100000`) sorts 10 rows, not 100,010.
 pub fn window_candidates(c: &mut Vec<Candidate>, order: &[SortKey], window: Range<usize>) {
-    let cmp = |a: &Candidate, b: &Candidate| {
-        for (i, k) in order.iter().enumerate() {
-            let o = super::vector::order_values(&a.keys[i], &b.keys[i], k.desc, k.nulls_first);
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        (a.part, a.row).cmp(&(b.part, b.row))
-    };
+    let cmp = |a: &Candidate, b: &Candidate| candidate_order(a, b, order);
     let end = window.end.min(c.len());
     let start = window.start.min(end);
     if end == 0 {
@@ -820,6 +831,41 @@ pub fn window_candidates(c: &mut Vec<Candidate>, order: &[SortKey], window: Rang
         c.drain(..start);
     }
     c.sort_unstable_by(cmp);
+}
+
+/// The total order of candidates: by their keys under `order`, then load
+/// order.
+fn candidate_order(a: &Candidate, b: &Candidate, order: &[SortKey]) -> Ordering {
+    for (i, k) in order.iter().enumerate() {
+        let o = super::vector::order_values(&a.keys[i], &b.keys[i], k.desc, k.nulls_first);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    (a.part, a.row).cmp(&(b.part, b.row))
+}
+
+/// Cuts `c` down to its best `k` candidates (unsorted) when it holds more,
+/// and returns the first key of the `k`-th best when it holds `k` or more:
+/// no row whose first key is worse can enter the top `k` (a linear-time
+/// selection, so a top-n that reads partitions wave after wave keeps at
+/// most `k` plus a wave's candidates, and never sorts them until the end).
+pub fn keep_best(c: &mut Vec<Candidate>, order: &[SortKey], k: usize) -> Option<Value> {
+    if k == 0 || c.len() < k {
+        return None;
+    }
+    if c.len() > k {
+        c.select_nth_unstable_by(k - 1, |a, b| candidate_order(a, b, order));
+        c.truncate(k);
+        // The k-th best by the whole order has the worst first key of
+        // the k (the order compares first keys first).
+        return Some(c[k - 1].keys[0].clone());
+    }
+    let key = order[0];
+    c.iter()
+        .map(|x| &x.keys[0])
+        .max_by(|a, b| order_values_of(a, b, key))
+        .cloned()
 }
 
 #[cfg(test)]

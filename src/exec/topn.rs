@@ -294,6 +294,8 @@ fn prefilter(
     if k.saturating_mul(PREFILTER_MIN_ROWS_PER_K) > n || col.zone.null_count > 0 {
         return Ok(None);
     }
+    // A NULL or NaN floor has no comparison to filter with: sample instead.
+    let floor = floor.filter(|f| !f.is_null() && !matches!(f, Value::Float(x) if x.is_nan()));
     let threshold = match floor {
         Some(floor) => floor.clone(),
         None => {

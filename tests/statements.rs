@@ -1193,3 +1193,70 @@ fn top_n_read_by_zone_map_bound_keeps_ties_in_load_order() {
         "no query filtered past an earlier n-th best"
     );
 }
+
+/// Money sums are exact to the cent across partitions: each partition's
+/// ALP digits are summed exactly and kept unscaled through the merge, so
+/// the total is the f64 nearest the exact decimal, even when partitions
+/// have different exponents (cents in some, tenths in others).
+#[test]
+fn decimal_sums_are_exact_across_partitions() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let part_rows = 4096;
+    // (group, value in hundredths)
+    let mut rows: Vec<(i64, i64)> = Vec::new();
+    for p in 0..9 {
+        for _ in 0..part_rows {
+            let g = rng.gen_range(0..5);
+            let cents = if p % 2 == 0 {
+                rng.gen_range(0..100_000)
+            } else {
+                rng.gen_range(0..10_000) * 10
+            };
+            rows.push((g, cents));
+        }
+    }
+    let mut csv = String::from("g,m\n");
+    for (g, cents) in &rows {
+        csv.push_str(&format!("{g},{}.{:02}\n", cents / 100, cents % 100));
+    }
+    // The f64 nearest a decimal (Rust's float parsing rounds correctly).
+    let nearest = |cents: i64| -> f64 { format!("{cents}e-2").parse().unwrap() };
+    for threads in [1, 2] {
+        let mut db = Database::new(DatabaseOptions {
+            threads,
+            ..Default::default()
+        })
+        .expect("thread pool");
+        let options = LoadOptions {
+            partition_rows: part_rows,
+            ..LoadOptions::default()
+        };
+        db.load_csv_bytes(csv.clone().into_bytes(), Path::new("t.csv"), "t", &options)
+            .expect("loads");
+        let naive: f64 = rows.iter().map(|r| r.1 as f64 / 100.0).sum();
+        let total: i64 = rows.iter().map(|r| r.1).sum();
+        assert_ne!(naive, nearest(total), "the data must show f64 drift");
+        let got = db.query("SELECT sum(m), avg(m) FROM t").unwrap().rows;
+        assert_eq!(got[0][0], Value::Float(nearest(total)), "{threads} threads");
+        assert_eq!(
+            got[0][1],
+            Value::Float(nearest(total) / rows.len() as f64),
+            "{threads} threads"
+        );
+        for filter in ["", "WHERE g <> 3"] {
+            let sql = format!("SELECT g, sum(m) FROM t {filter} GROUP BY g ORDER BY g");
+            let got = db.query(&sql).unwrap().rows;
+            let groups: Vec<i64> = (0..5).filter(|&g| filter.is_empty() || g != 3).collect();
+            assert_eq!(got.len(), groups.len(), "{sql}");
+            for (row, g) in got.iter().zip(groups) {
+                let cents: i64 = rows.iter().filter(|r| r.0 == g).map(|r| r.1).sum();
+                assert_eq!(
+                    row[1],
+                    Value::Float(nearest(cents)),
+                    "{threads} threads: {sql}"
+                );
+            }
+        }
+    }
+}

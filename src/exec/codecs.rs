@@ -813,6 +813,19 @@ pub enum GroupSums {
         /// Σ (value − base) per group.
         offsets: Vec<u128>,
     },
+    /// ALP decimals, exactly: group `g` sums to `digits[g] · 10^exponent`
+    /// plus `exceptions[g]`, the rows ALP keeps as f64 (summed in f64).
+    Decimals {
+        /// Σ digits per group over its non-exception rows.
+        digits: Vec<i128>,
+        /// The power of ten of the digits (the partition's ALP exponent).
+        exponent: i8,
+        /// f64 sum of the exception rows per group; empty when the
+        /// partition has no exception.
+        exceptions: Vec<f64>,
+        /// Valid rows per group, exceptions included.
+        counts: Vec<u64>,
+    },
     /// Floats: the sum of group `g` as one f64.
     Floats {
         /// Sum per group.
@@ -826,9 +839,10 @@ pub enum GroupSums {
 /// per group: row `j` of `rows` belongs to group `gids[j]`, or every row to
 /// group 0 when `gids` is `None`; `groups` groups in all.
 ///
-/// ALP sums digits exactly (i128) and scales each group's sum once, adding
-/// the exceptions in f64; float runs add `value · rows` per run when every
-/// row is summed; integer codecs sum exactly.
+/// ALP sums digits exactly (i128) per group and hands them on unscaled,
+/// with the exceptions summed in f64 beside them, so that partitions add
+/// up exactly and the total is scaled once; float runs add `value · rows`
+/// per run when every row is summed; integer codecs sum exactly.
 pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: usize) -> GroupSums {
     let dense = col.packed_validity();
     let v = dense.as_deref();
@@ -842,8 +856,10 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
         ColumnData::Alp(a) => {
             if gids.is_none() && rows.sel.is_none() {
                 let s = a.sum(v);
-                return GroupSums::Floats {
-                    sums: vec![s.to_f64()],
+                return GroupSums::Decimals {
+                    digits: vec![s.decimal.digits],
+                    exponent: s.decimal.exponent,
+                    exceptions: vec![s.exceptions],
                     counts: vec![s.decimal.count + s.exception_count],
                 };
             }
@@ -884,9 +900,13 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                     }
                 });
             }
-            let mut decimal_counts = counts.clone();
-            let mut exceptions = vec![0.0f64; groups];
             let (exc_rows, exc_values) = a.exceptions();
+            let mut decimal_counts = counts.clone();
+            let mut exceptions = if exc_rows.is_empty() {
+                Vec::new()
+            } else {
+                vec![0.0f64; groups]
+            };
             for (&row, &x) in exc_rows.iter().zip(exc_values) {
                 let j = match rows.sel {
                     None => row as usize,
@@ -901,24 +921,15 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                     exceptions[g] += x;
                 }
             }
-            let sums = (0..groups)
-                .map(|g| {
-                    let digits =
-                        a.base() as i128 * decimal_counts[g] as i128 + code_sums[g] as i128;
-                    let decimal = crate::store::DecimalSum {
-                        digits,
-                        exponent: a.exponent(),
-                        count: decimal_counts[g],
-                    }
-                    .to_f64();
-                    if decimal_counts[g] == counts[g] {
-                        decimal
-                    } else {
-                        decimal + exceptions[g]
-                    }
-                })
+            let digits = (0..groups)
+                .map(|g| a.base() as i128 * decimal_counts[g] as i128 + code_sums[g] as i128)
                 .collect();
-            GroupSums::Floats { sums, counts }
+            GroupSums::Decimals {
+                digits,
+                exponent: a.exponent(),
+                exceptions,
+                counts,
+            }
         }
         ColumnData::FloatRuns(r) if gids.is_none() && rows.sel.is_none() => {
             let (sum, count) = r.sum_f64(v);
@@ -1156,6 +1167,7 @@ fn like_rows(f: &Fsst, pattern: &LikePattern, negated: bool, selection: &[u32]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::DecimalSum;
     use crate::types::DataType;
 
     fn valid_bits(words: &[u64], n: usize) -> Vec<bool> {
@@ -1444,7 +1456,31 @@ mod tests {
                         _ => {}
                     }
                 }
+                let got = match got {
+                    GroupSums::Decimals {
+                        digits,
+                        exponent,
+                        exceptions,
+                        counts,
+                    } => GroupSums::Floats {
+                        sums: digits
+                            .iter()
+                            .enumerate()
+                            .map(|(g, &d)| {
+                                let digits = DecimalSum {
+                                    digits: d,
+                                    exponent,
+                                    count: 0,
+                                };
+                                digits.to_f64() + exceptions.get(g).copied().unwrap_or(0.0)
+                            })
+                            .collect(),
+                        counts,
+                    },
+                    other => other,
+                };
                 match got {
+                    GroupSums::Decimals { .. } => unreachable!("turned into floats above"),
                     GroupSums::Floats { sums, counts } => {
                         assert_eq!(counts, want_n);
                         for (a, b) in sums.iter().zip(&want_f) {
@@ -1489,7 +1525,15 @@ mod tests {
         let gids = vec![0u32; 10_000];
         for gids in [None, Some(&gids[..])] {
             match group_sums(&col, Rows::all(10_000), gids, 1) {
-                GroupSums::Floats { sums, .. } => assert_eq!(sums, vec![1500.0]),
+                GroupSums::Decimals {
+                    digits,
+                    exponent,
+                    exceptions,
+                    ..
+                } => {
+                    assert_eq!((digits, exponent), (vec![15_000], -1));
+                    assert!(exceptions.iter().all(|&x| x == 0.0), "{exceptions:?}");
+                }
                 other => panic!("{other:?}"),
             }
         }

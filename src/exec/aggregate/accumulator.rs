@@ -385,6 +385,26 @@ trait SumType: Copy + Default + Send + Sync + 'static + std::ops::AddAssign {
     fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self;
     /// An integer sum that fits i64; `None` for floats.
     fn to_i64(self) -> Option<i64>;
+    /// The sum with an exact decimal part `digits · 10^exponent` added:
+    /// one rounding of the decimal, then the float part (integer sums
+    /// never have one).
+    fn plus_decimal(self, digits: i128, exponent: i8) -> Self;
+}
+
+/// `digits · 10^exponent` as the nearest f64 (one rounding).
+fn decimal_f64(digits: i128, exponent: i8) -> f64 {
+    crate::store::DecimalSum {
+        digits,
+        exponent,
+        count: 0,
+    }
+    .to_f64()
+}
+
+/// `10^(from - to)` when `from >= to` and it fits an i64.
+fn pow10_between(from: i8, to: i8) -> Option<i64> {
+    let shift = u32::try_from(i32::from(from) - i32::from(to)).ok()?;
+    10i64.checked_pow(shift)
 }
 
 impl SumType for i128 {
@@ -414,6 +434,9 @@ impl SumType for i128 {
     fn to_i64(self) -> Option<i64> {
         i64::try_from(self).ok()
     }
+    fn plus_decimal(self, _: i128, _: i8) -> Self {
+        self
+    }
 }
 
 impl SumType for f64 {
@@ -440,12 +463,27 @@ impl SumType for f64 {
     fn to_i64(self) -> Option<i64> {
         None
     }
+    fn plus_decimal(self, digits: i128, exponent: i8) -> Self {
+        if digits == 0 {
+            self
+        } else {
+            decimal_f64(digits, exponent) + self
+        }
+    }
 }
 
-/// `sum` or `avg`: a sum and a count of non-NULL values per group.
+/// `sum` or `avg`: a sum and a count of non-NULL values per group, and
+/// for floats the exact decimal part of the ALP partitions: the unscaled
+/// sum of their digits (Afroozeh et al., SIGMOD 2023) at one power of ten
+/// for all groups, so that a money column sums exactly to the cent across
+/// partitions and is scaled once, at the end. `decimals` is empty until an
+/// ALP partition comes; the f64 `sums` then hold only the other rows (and
+/// any group whose digits would pass an i64: about 9.2e16 in cents).
 struct Sum<S: SumType> {
     sums: Vec<S>,
     counts: Vec<u64>,
+    decimals: Vec<i64>,
+    exponent: i8,
     avg: bool,
 }
 
@@ -454,8 +492,60 @@ impl<S: SumType> Sum<S> {
         Sum {
             sums: Vec::new(),
             counts: Vec::new(),
+            decimals: Vec::new(),
+            exponent: 0,
             avg,
         }
+    }
+
+    /// Makes room for `groups` decimals of digits at `10^exponent`, and
+    /// returns the factor that brings such digits to the accumulator's
+    /// power of ten, which drops to `exponent` when that is smaller (the
+    /// digits kept are scaled up once). Digits that would pass an i64
+    /// move into the float sums; `None` then for the incoming digits too.
+    fn align(&mut self, exponent: i8, groups: usize) -> Option<i64> {
+        if self.decimals.is_empty() {
+            self.exponent = exponent;
+        } else if exponent < self.exponent {
+            match pow10_between(self.exponent, exponent) {
+                Some(f) if self.decimals.iter().all(|d| d.checked_mul(f).is_some()) => {
+                    self.decimals.iter_mut().for_each(|d| *d *= f);
+                    self.exponent = exponent;
+                }
+                _ => {
+                    let e = self.exponent;
+                    for (s, d) in self.sums.iter_mut().zip(&mut self.decimals) {
+                        *s += S::from_f64(decimal_f64(i128::from(std::mem::take(d)), e));
+                    }
+                    self.exponent = exponent;
+                }
+            }
+        }
+        resize(&mut self.decimals, groups, 0);
+        pow10_between(exponent, self.exponent)
+    }
+
+    /// Adds `digits · 10^exponent` (brought to the accumulator's power of
+    /// ten by `factor`, from [`Sum::align`]) to group `g`; past an i64 it
+    /// goes to the float sum instead.
+    #[inline]
+    fn add_digits(&mut self, g: usize, digits: i128, exponent: i8, factor: Option<i64>) {
+        let sum = factor
+            .zip(i64::try_from(digits).ok())
+            .and_then(|(f, d)| d.checked_mul(f))
+            .and_then(|d| self.decimals[g].checked_add(d));
+        match sum {
+            Some(d) => self.decimals[g] = d,
+            None => self.sums[g] += S::from_f64(decimal_f64(digits, exponent)),
+        }
+    }
+
+    /// Group `g`'s sum, its decimal part included.
+    fn total(&self, g: usize) -> Option<S> {
+        let d = self.decimals.get(g).copied().unwrap_or(0);
+        self.sums
+            .get(g)
+            .map(|&s| s.plus_decimal(i128::from(d), self.exponent))
     }
 
     #[inline]
@@ -633,6 +723,23 @@ impl<S: SumType> Accumulator for Sum<S> {
                                     }
                                 }
                             }
+                            GroupSums::Decimals {
+                                digits,
+                                exponent,
+                                exceptions,
+                                counts,
+                            } => {
+                                let factor = self.align(exponent, groups);
+                                for (g, &n) in counts.iter().enumerate() {
+                                    if n > 0 {
+                                        if let Some(&x) = exceptions.get(g) {
+                                            self.sums[g] += S::from_f64(x);
+                                        }
+                                        self.add_digits(g, digits[g], exponent, factor);
+                                        self.counts[g] += n;
+                                    }
+                                }
+                            }
                         }
                     }
                     _ => {
@@ -648,9 +755,17 @@ impl<S: SumType> Accumulator for Sum<S> {
     }
 
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        let decimals = if self.decimals.is_empty() {
+            Vec::new()
+        } else {
+            resize(&mut self.decimals, self.sums.len(), 0);
+            take_vec(&mut self.decimals, idx)
+        };
         Box::new(Sum {
             sums: take_vec(&mut self.sums, idx),
             counts: take_vec(&mut self.counts, idx),
+            decimals,
+            exponent: self.exponent,
             avg: self.avg,
         })
     }
@@ -658,12 +773,20 @@ impl<S: SumType> Accumulator for Sum<S> {
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
         let sums = split_vec(&mut self.sums, buckets);
         let rows = split_vec(&mut self.counts, buckets);
+        let decimals = if self.decimals.is_empty() {
+            sums.iter().map(|_| Vec::new()).collect()
+        } else {
+            split_vec(&mut self.decimals, buckets)
+        };
         sums.into_iter()
             .zip(rows)
-            .map(|(sums, counts)| {
+            .zip(decimals)
+            .map(|((sums, counts), decimals)| {
                 Box::new(Sum {
                     sums,
                     counts,
+                    decimals,
+                    exponent: self.exponent,
                     avg: self.avg,
                 }) as Box<dyn Accumulator>
             })
@@ -674,25 +797,33 @@ impl<S: SumType> Accumulator for Sum<S> {
         let other = downcast::<Sum<S>>(other)?;
         resize(&mut self.sums, groups, S::default());
         resize(&mut self.counts, groups, 0);
+        let factor = (!other.decimals.is_empty()).then(|| self.align(other.exponent, groups));
         for (i, &g) in into.iter().enumerate() {
             if other.counts[i] > 0 {
                 self.sums[g as usize] += other.sums[i];
                 self.counts[g as usize] += other.counts[i];
+                if let (Some(factor), Some(&d)) = (factor, other.decimals.get(i))
+                    && d != 0
+                {
+                    self.add_digits(g as usize, i128::from(d), other.exponent, factor);
+                }
             }
         }
         Ok(())
     }
 
     fn check(&self) -> Result<()> {
-        for (&s, &c) in self.sums.iter().zip(&self.counts) {
-            s.finish(c, self.avg)?;
+        for (g, &c) in self.counts.iter().enumerate() {
+            if let Some(s) = self.total(g) {
+                s.finish(c, self.avg)?;
+            }
         }
         Ok(())
     }
 
     fn value(&self, g: usize) -> Value {
-        match (self.sums.get(g), self.counts.get(g)) {
-            (Some(&s), Some(&c)) => s.finish(c, self.avg).unwrap_or(Value::Null),
+        match (self.total(g), self.counts.get(g)) {
+            (Some(s), Some(&c)) => s.finish(c, self.avg).unwrap_or(Value::Null),
             _ => Value::Null,
         }
     }
@@ -705,7 +836,9 @@ impl<S: SumType> Accumulator for Sum<S> {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.sums.capacity() * std::mem::size_of::<S>() + self.counts.capacity() * 8
+        self.sums.capacity() * std::mem::size_of::<S>()
+            + self.counts.capacity() * 8
+            + self.decimals.capacity() * 8
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {

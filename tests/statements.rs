@@ -10,8 +10,13 @@ use katydid::sql::parse;
 use katydid::{Database, DatabaseOptions, LoadOptions, Value};
 
 fn database(csv: &str, partition_rows: usize) -> Database {
+    database_on(2, csv, partition_rows)
+}
+
+/// `database` on a pool of `threads` threads.
+fn database_on(threads: usize, csv: &str, partition_rows: usize) -> Database {
     let mut db = Database::new(DatabaseOptions {
-        threads: 2,
+        threads,
         ..Default::default()
     })
     .expect("thread pool");
@@ -1153,17 +1158,7 @@ fn top_n_read_by_zone_map_bound_keeps_ties_in_load_order() {
             csv.push_str(&format!("{id},{v},{f}\n"));
         }
         for threads in [1, 2] {
-            let mut db = Database::new(DatabaseOptions {
-                threads,
-                ..Default::default()
-            })
-            .expect("thread pool");
-            let options = LoadOptions {
-                partition_rows: part_rows,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(csv.clone().into_bytes(), Path::new("t.csv"), "t", &options)
-                .expect("loads");
+            let db = database_on(threads, &csv, part_rows);
             for k in [1usize, 5, 16] {
                 for (column, desc) in [("v", true), ("v", false), ("f", true), ("f", false)] {
                     let mut want: Vec<&(i64, i64, f64)> = rows.iter().collect();
@@ -1223,17 +1218,7 @@ fn decimal_sums_are_exact_across_partitions() {
     // The f64 nearest a decimal (Rust's float parsing rounds correctly).
     let nearest = |cents: i64| -> f64 { format!("{cents}e-2").parse().unwrap() };
     for threads in [1, 2] {
-        let mut db = Database::new(DatabaseOptions {
-            threads,
-            ..Default::default()
-        })
-        .expect("thread pool");
-        let options = LoadOptions {
-            partition_rows: part_rows,
-            ..LoadOptions::default()
-        };
-        db.load_csv_bytes(csv.clone().into_bytes(), Path::new("t.csv"), "t", &options)
-            .expect("loads");
+        let db = database_on(threads, &csv, part_rows);
         let naive: f64 = rows.iter().map(|r| r.1 as f64 / 100.0).sum();
         let total: i64 = rows.iter().map(|r| r.1).sum();
         assert_ne!(naive, nearest(total), "the data must show f64 drift");

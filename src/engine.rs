@@ -623,9 +623,7 @@ impl Database {
         let count_plan = counting(&plan);
         let mut result = self.execute_plan(plan, start)?;
         let ctx = self.context(&count_plan);
-        let (rows, _) = self
-            .pool
-            .install(|| exec::execute_collect(&count_plan, &ctx))?;
+        let (rows, _) = exec::execute_collect(&count_plan, &ctx)?;
         let matching = match rows.first().and_then(|r| r.first()) {
             Some(Value::Int(n)) => *n as u64,
             _ => 0,
@@ -715,9 +713,11 @@ impl Database {
         Ok(Prepared::Result(result))
     }
 
+    /// Runs a planned query to its rows; called on the pool (`query`,
+    /// `query_preview`).
     fn execute_plan(&self, plan: plan::QueryPlan, start: Instant) -> Result<QueryResult> {
         let ctx = self.context(&plan);
-        let (rows, out) = self.pool.install(|| exec::execute_collect(&plan, &ctx))?;
+        let (rows, out) = exec::execute_collect(&plan, &ctx)?;
         Ok(QueryResult {
             types: exec::output_types(&plan),
             columns: plan.names,

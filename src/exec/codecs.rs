@@ -859,7 +859,11 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 return GroupSums::Decimals {
                     digits: vec![s.decimal.digits],
                     exponent: s.decimal.exponent,
-                    exceptions: vec![s.exceptions],
+                    exceptions: if s.exception_count == 0 {
+                        Vec::new()
+                    } else {
+                        vec![s.exceptions]
+                    },
                     counts: vec![s.decimal.count + s.exception_count],
                 };
             }

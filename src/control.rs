@@ -73,13 +73,45 @@ impl CancelToken {
 pub enum ProgressUnit {
     /// Bytes of an input file read (compressed bytes for gzip).
     Bytes,
-    /// Table rows of the partitions a query has finished.
+    /// Table rows of the partitions a query has finished, or rows (groups)
+    /// of a later phase.
     Rows,
+}
+
+/// The phase of the work a [`Progress`] report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading an input file into a table.
+    Load,
+    /// Reading the table's partitions (filters, partial aggregates,
+    /// per-partition top-n): `done` of `total` table rows.
+    Scan,
+    /// Merging the partitions' partial aggregates: `done` of `total`
+    /// partial groups.
+    Merge,
+    /// Ordering the result: `done` of `total` rows.
+    Sort,
+}
+
+impl Phase {
+    /// The phase's name as a person reads it: `load`, `scan`, `merge`,
+    /// `sort`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Scan => "scan",
+            Phase::Merge => "merge",
+            Phase::Sort => "sort",
+        }
+    }
 }
 
 /// One progress report of a running load or query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
+    /// The phase running: a query reports each phase when it starts
+    /// (`done` 0), then as it goes.
+    pub phase: Phase,
     /// What `done` and `total` count.
     pub unit: ProgressUnit,
     /// Units done so far.

@@ -610,7 +610,23 @@ impl Database {
                 return Ok(Preview { result, total_rows });
             }
         };
-        if plan.aggregate.is_some() || plan.limit.is_some_and(|l| l < 0) {
+        if plan.aggregate.is_some() {
+            // Only the rows shown are built; the merge counts the rest.
+            let mut ctx = self.context(&plan);
+            ctx.preview_rows = Some(max_rows);
+            let (mut rows, out) = exec::execute_collect(&plan, &ctx)?;
+            let total_rows = out.result_rows.unwrap_or(rows.len()) as u64;
+            rows.truncate(max_rows);
+            let result = QueryResult {
+                types: exec::output_types(&plan),
+                columns: plan.names,
+                rows,
+                rows_scanned: out.rows_scanned,
+                elapsed: start.elapsed(),
+            };
+            return Ok(Preview { result, total_rows });
+        }
+        if plan.limit.is_some_and(|l| l < 0) {
             let mut result = self.execute_plan(plan, start)?;
             let total_rows = result.rows.len() as u64;
             result.rows.truncate(max_rows);

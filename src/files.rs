@@ -58,6 +58,7 @@ struct Dialect {
     delimiter: Option<u8>,
     quote: u8,
     null_string: Option<String>,
+    ignore_errors: bool,
 }
 
 impl Dialect {
@@ -67,6 +68,7 @@ impl Dialect {
         options.delimiter = self.delimiter;
         options.quote = self.quote;
         options.null_string = self.null_string.clone();
+        options.ignore_errors = self.ignore_errors;
     }
 }
 
@@ -270,7 +272,7 @@ fn is_tab_separated(path: &str) -> bool {
 }
 
 /// The options `read_csv` takes, with DuckDB's names and aliases.
-const OPTIONS: [&str; 10] = [
+const OPTIONS: [&str; 11] = [
     "delim",
     "sep",
     "delimiter",
@@ -281,6 +283,7 @@ const OPTIONS: [&str; 10] = [
     "columns",
     "names",
     "column_names",
+    "ignore_errors",
 ];
 
 /// A string literal's text, or an error at the value.
@@ -325,6 +328,7 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
         delimiter: None,
         quote: b'"',
         null_string: None,
+        ignore_errors: false,
     };
     let (path, path_at) = match from {
         TableRef::Named(name) => {
@@ -371,7 +375,7 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                 let Some(known) = OPTIONS.iter().find(|o| **o == key) else {
                     return Err(Error::plan_at(
                         format!(
-                            "unknown read_csv option \"{}\" (use delim, header, nullstr, quote or columns)",
+                            "unknown read_csv option \"{}\" (use delim, header, nullstr, quote, columns or ignore_errors)",
                             option.name
                         ),
                         option.span.start,
@@ -396,8 +400,8 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                     "delim" => dialect.delimiter = Some(byte_value(arg, what)?),
                     "quote" => dialect.quote = byte_value(arg, what)?,
                     "nullstr" => dialect.null_string = Some(string_value(arg, what)?),
-                    "header" => {
-                        dialect.header = match &arg.value {
+                    "header" | "ignore_errors" => {
+                        let flag = match &arg.value {
                             TableArgValue::Expr(e) => match e.kind {
                                 ExprKind::Literal(Literal::Bool(b)) => b,
                                 _ => {
@@ -413,6 +417,11 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                                     at,
                                 ));
                             }
+                        };
+                        if canonical == "header" {
+                            dialect.header = flag;
+                        } else {
+                            dialect.ignore_errors = flag;
                         }
                     }
                     _ => {
@@ -506,6 +515,7 @@ mod tests {
                 delimiter: None,
                 quote: b'"',
                 null_string: None,
+                ignore_errors: false,
             },
             stamp: Stamp {
                 bytes,

@@ -37,11 +37,12 @@ mod files;
 mod introspect;
 pub mod types;
 
-pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};
+pub use control::{CancelToken, MemoryBudget, Phase, Progress, ProgressFn, ProgressUnit};
 pub use engine::{
     ColumnInfo, Database, DatabaseOptions, LoadStats, Preview, QueryResult, QuerySummary, RowSink,
     TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
+pub use plan::bind::FUNCTION_NAMES;
 pub use types::{DataType, Value};

@@ -25,6 +25,10 @@ pub enum DataType {
     Str,
     /// Result of a comparison or logical operator; never inferred at load.
     Bool,
+    /// A column with no value at all (every field empty): no evidence for
+    /// a type. Every operator and aggregate takes it as NULL (`sum` gives
+    /// NULL, `count` 0), as DuckDB does with an all-NULL column.
+    Null,
 }
 
 impl DataType {
@@ -36,6 +40,7 @@ impl DataType {
             DataType::Timestamp => "timestamp",
             DataType::Str => "string",
             DataType::Bool => "boolean",
+            DataType::Null => "null",
         }
     }
 
@@ -65,6 +70,10 @@ pub enum Value {
     Bool(bool),
     /// A 64-bit integer.
     Int(i64),
+    /// An integer outside the i64 range, of type [`DataType::Int`]: only an
+    /// integer sum makes one (the exact sum DuckDB gives as HUGEINT). Never
+    /// holds a value that fits an i64: build it with [`Value::from_i128`].
+    HugeInt(i128),
     /// A 64-bit float.
     Float(f64),
     /// Microseconds since the Unix epoch.
@@ -84,11 +93,29 @@ impl Value {
         Some(match self {
             Value::Null => return None,
             Value::Bool(_) => DataType::Bool,
-            Value::Int(_) => DataType::Int,
+            Value::Int(_) | Value::HugeInt(_) => DataType::Int,
             Value::Float(_) => DataType::Float,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::Str(_) => DataType::Str,
         })
+    }
+
+    /// An integer: [`Value::Int`] when it fits an i64, else
+    /// [`Value::HugeInt`].
+    pub fn from_i128(v: i128) -> Value {
+        match i64::try_from(v) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::HugeInt(v),
+        }
+    }
+
+    /// An integer value as i128 (`Int` and `HugeInt`), else `None`.
+    pub fn as_i128(&self) -> Option<i128> {
+        match self {
+            Value::Int(v) => Some(i128::from(*v)),
+            Value::HugeInt(v) => Some(*v),
+            _ => None,
+        }
     }
 
     /// A string value.
@@ -101,6 +128,7 @@ impl Value {
         match self {
             Value::Int(v) | Value::Timestamp(v) => Some(*v as f64),
             Value::Float(v) => Some(*v),
+            Value::HugeInt(v) => Some(*v as f64),
             _ => None,
         }
     }
@@ -121,6 +149,13 @@ impl Value {
             (Float(a), Float(b)) => cmp_f64(*a, *b),
             (Int(a), Float(b)) => cmp_i64_f64(*a, *b),
             (Float(a), Int(b)) => cmp_i64_f64(*b, *a).reverse(),
+            (HugeInt(a), Int(b)) => a.cmp(&i128::from(*b)),
+            (Int(a), HugeInt(b)) => i128::from(*a).cmp(b),
+            (HugeInt(a), HugeInt(b)) => a.cmp(b),
+            // Beyond ±2^63 a float is an integer, and the i128's rounding
+            // to f64 can only tie it with the float nearest it.
+            (HugeInt(a), Float(b)) => cmp_f64(*a as f64, *b),
+            (Float(a), HugeInt(b)) => cmp_f64(*a, *b as f64),
             (Str(a), Str(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Bool(a), Bool(b)) => a.cmp(b),
             (a, b) => a.type_rank().cmp(&b.type_rank()),
@@ -130,7 +165,7 @@ impl Value {
     fn type_rank(&self) -> u8 {
         match self {
             Value::Bool(_) => 0,
-            Value::Int(_) | Value::Float(_) => 1,
+            Value::Int(_) | Value::HugeInt(_) | Value::Float(_) => 1,
             Value::Timestamp(_) => 2,
             Value::Str(_) => 3,
             Value::Null => 4,
@@ -180,6 +215,7 @@ impl PartialEq for Value {
             (Null, Null) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
+            (HugeInt(a), HugeInt(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
             (Float(a), Float(b)) => canonical_f64_bits(*a) == canonical_f64_bits(*b),
             (Str(a), Str(b)) => a == b,
@@ -198,6 +234,7 @@ impl Hash for Value {
             Value::Bool(b) => b.hash(state),
             Value::Int(v) | Value::Timestamp(v) => v.hash(state),
             Value::Float(v) => canonical_f64_bits(*v).hash(state),
+            Value::HugeInt(v) => v.hash(state),
             Value::Str(s) => s.hash(state),
         }
     }
@@ -223,6 +260,7 @@ impl fmt::Display for Value {
             Value::Null => f.write_str("NULL"),
             Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
             Value::Int(v) => write!(f, "{v}"),
+            Value::HugeInt(v) => write!(f, "{v}"),
             Value::Float(v) => write_f64(f, *v),
             Value::Timestamp(t) => f.write_str(&format_timestamp(*t)),
             Value::Str(s) => f.write_str(s),
@@ -286,11 +324,15 @@ pub fn timestamp_year(micros: i64) -> i64 {
     civil_from_days(micros.div_euclid(MICROS_PER_DAY)).0
 }
 
-/// Parses `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS[.f…]` or
-/// `YYYY-MM-DDTHH:MM:SS[.f…][Z]` into microseconds since the epoch.
+/// Parses `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS[.f…][zone]` (`T` or a
+/// space between date and time) into microseconds since the epoch, where
+/// the zone is `Z` or a UTC offset `±hh:mm`, `±hhmm` or `±hh` (ISO 8601,
+/// RFC 3339): a time with a zone is converted to UTC
+/// (`2013-09-01T10:00:00+02:00` is `2013-09-01 08:00:00`).
 ///
 /// Returns `None` for anything else, including out-of-range fields such as
-/// month 13 or second 61. At most six fractional digits are kept.
+/// month 13, second 61 or an offset past ±23:59. At most six fractional
+/// digits are kept.
 pub fn parse_timestamp(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
@@ -334,8 +376,26 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         micros += f;
         rest = &frac[n..];
     }
-    if b[10] == b'T' && rest == b"Z" {
+    if rest == b"Z" {
         rest = &[];
+    }
+    if let [sign @ (b'+' | b'-'), zone @ ..] = rest {
+        let (h, m) = match zone {
+            [h1, h2] => (&[*h1, *h2], &b"00"[..]),
+            [h1, h2, m1, m2] | [h1, h2, b':', m1, m2] => (&[*h1, *h2], &[*m1, *m2][..]),
+            _ => return None,
+        };
+        let (h, m) = (digits(h)? as i64, digits(m)? as i64);
+        if h > 23 || m > 59 {
+            return None;
+        }
+        let offset = (h * 60 + m) * 60 * MICROS_PER_SECOND;
+        // Local time minus its offset is UTC.
+        return Some(if *sign == b'+' {
+            micros - offset
+        } else {
+            micros + offset
+        });
     }
     rest.is_empty().then_some(micros)
 }
@@ -427,14 +487,32 @@ mod tests {
             parse_timestamp("2020-01-02"),
             Some(base - (3 * 3600 + 4 * 60 + 5) * MICROS_PER_SECOND)
         );
+        // Zones (issue 30, item 8): `Z`, or an offset converted to UTC.
+        assert_eq!(parse_timestamp("2020-01-02 03:04:05Z"), Some(base));
+        let hour = 3600 * MICROS_PER_SECOND;
+        for (text, utc) in [
+            ("2020-01-02T05:04:05+02:00", base),
+            ("2020-01-02T05:04:05+0200", base),
+            ("2020-01-02T05:04:05+02", base),
+            ("2020-01-02T00:34:05-02:30", base),
+            ("2020-01-02 03:04:05.25+00:00", base + 250_000),
+            ("2020-01-01T23:04:05-04:00", base),
+            ("2020-01-02T03:04:05+01:00", base - hour),
+        ] {
+            assert_eq!(parse_timestamp(text), Some(utc), "{text}");
+        }
         for bad in [
             "2020-13-01",
             "2019-02-29",
             "2020-01-02 24:00:00",
             "2020-01-02 03:04",
-            "2020-01-02 03:04:05Z",
             "20200102",
             "2020-01-02T03:04:05.",
+            "2020-01-02T03:04:05+24:00",
+            "2020-01-02T03:04:05+02:60",
+            "2020-01-02T03:04:05+2",
+            "2020-01-02T03:04:05 +02:00",
+            "2020-01-02T03:04:05Z+01",
         ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }

@@ -85,10 +85,14 @@ enum Kind {
     HexPoints,
     /// A few strings in long runs (dictionary codes run-length encoded).
     StrRuns,
+    /// Int near ±2^62 or ±2^63, in one shape per table (a constant, runs,
+    /// a sequence, a few values, or any): every integer codec holds values
+    /// whose sums pass i64 (never used in arithmetic; summed).
+    Huge,
 }
 
 /// The schema every random table has; the values differ by seed.
-const SCHEMA: [(&str, DataType, Kind); 22] = [
+const SCHEMA: [(&str, DataType, Kind); 23] = [
     ("n", DataType::Int, Kind::Narrow),
     ("m", DataType::Int, Kind::Moderate),
     ("k", DataType::Int, Kind::Constant),
@@ -111,6 +115,7 @@ const SCHEMA: [(&str, DataType, Kind); 22] = [
     ("o", DataType::Str, Kind::Words),
     ("x", DataType::Str, Kind::HexPoints),
     ("y", DataType::Str, Kind::StrRuns),
+    ("j", DataType::Int, Kind::Huge),
 ];
 
 /// Words for [`Kind::Words`] and [`Kind::Urls`].
@@ -368,6 +373,46 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                 });
             }
         }
+        Kind::Huge => {
+            // Near ±2^62 (three rows pass i64) or near ±2^63.
+            let base = *[1i64 << 62, -(1i64 << 62), i64::MAX - 5000, i64::MIN + 5000]
+                .choose(rng)
+                .unwrap();
+            let toward_zero = |d: i64| if base > 0 { base - d } else { base + d };
+            let p = *[0.0, 0.0, 0.05].choose(rng).unwrap();
+            let shape = rng.gen_range(0..5);
+            let pool: Vec<i64> = (0..rng.gen_range(2..40))
+                .map(|_| toward_zero(rng.gen_range(0..1i64 << 40)))
+                .collect();
+            let (mut left, mut x) = (0, base);
+            for i in 0..rows as i64 {
+                let value = match shape {
+                    // One value: a constant.
+                    0 => base,
+                    // Runs.
+                    1 => {
+                        if left == 0 {
+                            left = rng.gen_range(1..120);
+                            x = toward_zero(rng.gen_range(0..50));
+                        }
+                        left -= 1;
+                        x
+                    }
+                    // A line, exact or with residuals.
+                    2 => toward_zero(3 * i + rng.gen_range(0..=3)),
+                    // A few values over a wide range: an integer
+                    // dictionary.
+                    3 => *pool.choose(rng).unwrap(),
+                    // Anything within 2^20 of the base: offsets.
+                    _ => toward_zero(rng.gen_range(0..1i64 << 20)),
+                };
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Int(value)
+                });
+            }
+        }
         Kind::NearSorted => {
             let mut t = ts("2013-06-01") + rng.gen_range(0..86_400) * 1_000_000;
             for _ in 0..rows {
@@ -453,6 +498,7 @@ fn encode(dtype: DataType, vals: &[Value]) -> Column {
                 .collect();
             Column::encode_strings(&xs, validity)
         }
+        DataType::Null => Column::all_null(DataType::Null, vals.len()),
         DataType::Bool => unreachable!("no boolean columns"),
     }
 }
@@ -737,9 +783,9 @@ const REPLACEMENTS: [(&str, usize); 9] = [
     ("[\\1]", 1),
     ("\\2\\1", 2),
 ];
-const ALL_COLS: [&str; 22] = [
+const ALL_COLS: [&str; 23] = [
     "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u", "d", "r", "e", "q", "v", "l",
-    "o", "x", "y",
+    "o", "x", "y", "j",
 ];
 
 struct QueryGen<'a> {
@@ -805,7 +851,9 @@ impl QueryGen<'_> {
             };
         }
         match col {
-            "w" => (*self.pick(&[
+            "w" | "j" => (*self.pick(&[
+                "4611686018427387904",
+                "-4611686018427387904",
                 "9223372036854775807",
                 "-9223372036854775808",
                 "0",
@@ -1157,7 +1205,7 @@ impl QueryGen<'_> {
             match g.rng.gen_range(0..10) {
                 0..4 => g.pick(&SAFE_INTS).to_string(),
                 4..7 => g.pick(&FLOATS).to_string(),
-                7 => (*g.pick(&["w", "c", "q"])).to_string(),
+                7 => (*g.pick(&["w", "c", "q", "j", "j"])).to_string(),
                 _ => g.num(2).0,
             }
         };
@@ -1450,6 +1498,7 @@ fn val_eq(a: &Value, b: &Value) -> bool {
         (Null, Null) => true,
         (Float(x), Float(y)) => approx(*x, *y),
         (Int(x), Int(y)) | (Timestamp(x), Timestamp(y)) => x == y,
+        (HugeInt(x), HugeInt(y)) => x == y,
         (Str(x), Str(y)) => x == y,
         (Bool(x), Bool(y)) => x == y,
         _ => false,
@@ -1506,6 +1555,7 @@ fn fmt_value(v: &Value) -> String {
         Value::Null => "NULL".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
+        Value::HugeInt(i) => format!("{i}i128"),
         Value::Float(f) => format!("{f:?}"),
         Value::Timestamp(t) => format!("ts'{}'", format_timestamp(*t)),
         Value::Str(s) => format!("{s:?}"),
@@ -1755,6 +1805,9 @@ fn random_tables_use_every_codec() {
     let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
     let tables = env_u64("KATYDID_DIFF_TABLES", 150);
     let mut seen: std::collections::BTreeSet<(String, String)> = Default::default();
+    // Codecs of column `b`, whose values are near ±2^62 or ±2^63: every
+    // integer codec with a sum in place must meet sums past i64.
+    let mut huge: std::collections::BTreeSet<String> = Default::default();
     // Tables with a table-wide dictionary: one dictionary in every
     // partition of a string column, longer than some partition's strings.
     let mut table_wide = 0;
@@ -1764,6 +1817,9 @@ fn random_tables_use_every_codec() {
             for (c, f) in p.columns.iter().zip(&t.fields) {
                 let name = c.encoding_name();
                 let name = name.strip_suffix("+nulls").unwrap_or(&name).to_string();
+                if f.name == "j" {
+                    huge.insert(name.clone());
+                }
                 seen.insert((f.dtype.to_string(), name));
             }
         }
@@ -1795,6 +1851,12 @@ fn random_tables_use_every_codec() {
             seen.iter()
                 .any(|(t, n)| *t == dtype.to_string() && n.starts_with(codec)),
             "no random table has a {dtype} column in {codec}: {seen:?}"
+        );
+    }
+    for codec in ["const", "offset", "int dict", "linear", "linear+", "rle"] {
+        assert!(
+            huge.iter().any(|n| n.starts_with(codec)),
+            "no random table has values near ±2^63 in {codec}: {huge:?}"
         );
     }
 }

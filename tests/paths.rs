@@ -811,7 +811,12 @@ fn top_n_over_ties_stops_after_the_partitions_it_needs() {
     let db = database(text.as_bytes(), "t", 1000, 2);
     for (sql, best) in [
         ("SELECT i FROM t ORDER BY k LIMIT 10 OFFSET 3", Some(0)),
-        ("SELECT i FROM t ORDER BY k DESC LIMIT 10 OFFSET 3", None),
+        // DESC puts NULLs last by default, as DuckDB does.
+        ("SELECT i FROM t ORDER BY k DESC LIMIT 10 OFFSET 3", Some(3)),
+        (
+            "SELECT i FROM t ORDER BY k DESC NULLS FIRST LIMIT 10 OFFSET 3",
+            None,
+        ),
         (
             "SELECT i FROM t ORDER BY k DESC NULLS LAST LIMIT 10 OFFSET 3",
             Some(3),

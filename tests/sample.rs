@@ -76,6 +76,7 @@ fn matches(actual: &Value, cell: &str) -> bool {
         Value::Str(s) => &**s == cell,
         Value::Timestamp(_) => actual.to_string() == cell,
         Value::Bool(b) => cell.eq_ignore_ascii_case(&b.to_string()),
+        Value::HugeInt(i) => i.to_string() == cell,
         Value::Int(_) | Value::Float(_) => {
             let a = actual.as_f64().unwrap();
             match cell.parse::<f64>() {

@@ -826,3 +826,84 @@ fn select_star_in_table_mode_fits_under_a_memory_cap() {
         &stdout[stdout.len().saturating_sub(300)..]
     );
 }
+
+/// Issue 30, item 8: the first minutes of a DuckDB user. A file as the
+/// only argument loads it; `--load -` reads the CSV from stdin; `~` in a
+/// `.load` path is the home directory; `--quiet` keeps load reports off
+/// stderr; the timer shows a scan rate only when table rows were read;
+/// DESC puts NULLs last; a mistyped function gets a suggestion.
+#[test]
+fn a_duckdb_users_first_minutes() {
+    let dir = TempDir::new();
+    let file = dir.file("cities.csv", "city,n\nOslo,5\nParis,\nRome,7\n");
+    // A file as the only argument (statements from stdin here).
+    let out = run(
+        &[arg(&file), "--format", "csv"],
+        "SELECT count(*) FROM cities;\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "count(*)\n3\n");
+    assert!(
+        text(&out.stderr).starts_with("loaded cities: 3 rows"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The CSV itself from stdin, and --quiet: nothing but the result.
+    let out = run(
+        &[
+            "--load",
+            "-",
+            "--quiet",
+            "--format",
+            "csv",
+            "-q",
+            "SELECT city FROM stdin ORDER BY n DESC",
+        ],
+        "city,n\nOslo,5\nParis,\nRome,7\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // DESC puts NULLs last, as DuckDB and ClickHouse do.
+    assert_eq!(text(&out.stdout), "city\nRome\nOslo\nParis\n");
+    assert_eq!(text(&out.stderr), "");
+
+    // `~` expands to $HOME (the temporary directory here).
+    let out = katydid()
+        .env("HOME", dir.path())
+        .args([
+            "--format",
+            "csv",
+            "-q",
+            ".load ~/cities.csv c",
+            "-q",
+            "SELECT sum(n) FROM c",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "sum(n)\n12\n");
+
+    // The timer: no scan rate without table rows read.
+    let out = run(
+        &[arg(&file), "--timer"],
+        "SELECT 42;\nSELECT count(*) FROM cities;\nSELECT sum(n) FROM cities;\n",
+    );
+    let stdout = text(&out.stdout);
+    let footers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("1 row in "))
+        .collect();
+    assert_eq!(footers.len(), 3, "{stdout}");
+    assert!(!footers[0].contains("rows/s"), "{stdout}");
+    assert!(!footers[1].contains("rows/s"), "{stdout}");
+    assert!(footers[2].ends_with(" rows/s scanned)"), "{stdout}");
+
+    // A mistyped function name.
+    let out = run(&[arg(&file)], "SELECT avgg(n) FROM cities;\n");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("unknown function avgg() (did you mean avg?)"),
+        "{err}"
+    );
+}

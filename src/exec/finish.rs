@@ -185,6 +185,10 @@ fn key_bounds(plan: &QueryPlan, parts: &[Partial<'_>], n_keys: usize) -> Vec<Opt
 /// heap of the best `offset + limit` so far and only they get their other
 /// outputs.
 ///
+/// With `preview` (`Some(n)`), only the first `n` rows of the result are
+/// built, and the length of the whole result is returned beside them
+/// (the REPL shows 40 rows of a 200,000-group result and its count).
+///
 /// # Errors
 /// Aggregate results that fail (integer sum overflow), HAVING and output
 /// errors of any group.
@@ -192,7 +196,8 @@ pub fn aggregate_rows(
     plan: &QueryPlan,
     agg: &Aggregate,
     mut chunks: Vec<Partial<'_>>,
-) -> Result<Vec<Vec<Value>>> {
+    preview: Option<usize>,
+) -> Result<(Vec<Vec<Value>>, usize)> {
     if agg.keys.is_empty() && chunks.iter().all(|c| c.groups == 0) {
         let mut accs = Vec::with_capacity(agg.aggs.len());
         for call in &agg.aggs {
@@ -267,6 +272,20 @@ pub fn aggregate_rows(
             .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
         _ => usize::MAX,
     };
+    // The whole result's length, and the rows of it to build.
+    let total = window(plan, ids.len()).len();
+    let shown = preview.map_or(total, |n| n.min(total));
+    // A preview of an ORDER BY needs only its first rows' groups: the best
+    // `offset + shown` (not under a negative LIMIT, whose rows are the
+    // last ones).
+    let k = match preview {
+        Some(_) if plan.limit.is_none_or(|l| l >= 0) => k.min(
+            usize::try_from(plan.offset)
+                .unwrap_or(usize::MAX)
+                .saturating_add(shown),
+        ),
+        _ => k,
+    };
     let bounds = key_bounds(plan, &parts, agg.keys.len());
     let infallible_outputs = plan.outputs.iter().all(|e| infallible(e, &bounds));
     if !plan.order_by.is_empty() && k < ids.len() / 2 && infallible_outputs {
@@ -286,15 +305,18 @@ pub fn aggregate_rows(
         best.sort_unstable();
         best.truncate(k);
         let w = window(plan, best.len());
-        return best[w]
+        let rows = best[w]
             .iter()
             .map(|c| visible(outputs((c.at >> 32) as u32, c.at as u32)))
-            .collect();
+            .collect::<Result<_>>()?;
+        return Ok((rows, total));
     }
     if plan.order_by.is_empty() && infallible_outputs {
         // Merge order is the result order: only the window is evaluated,
         // in parallel (a GROUP BY without LIMIT returns every group).
-        return result_rows(plan, &parts, &ids[window(plan, ids.len())], plan.visible);
+        let w = window(plan, ids.len());
+        let w = w.start..w.start + shown;
+        return Ok((result_rows(plan, &parts, &ids[w], plan.visible)?, total));
     }
     let mut rows = if infallible_outputs {
         result_rows(plan, &parts, &ids, plan.outputs.len())?
@@ -302,7 +324,8 @@ pub fn aggregate_rows(
         first_error(ids.par_iter().map(|&(c, g)| outputs(c, g)).collect())?
     };
     order_and_window(plan, &mut rows);
-    Ok(rows)
+    rows.truncate(shown);
+    Ok((rows, total))
 }
 
 /// The first `width` outputs of groups `ids` (chunk, group), in order,

@@ -35,7 +35,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit, Reservation};
+use crate::control::{
+    CancelToken, MemoryBudget, Phase, Progress, ProgressFn, ProgressUnit, Reservation,
+};
 use crate::error::{Error, Result};
 use crate::plan::{self, AggCall, AggFunc, Expr, QueryPlan};
 use crate::store::Partition;
@@ -56,6 +58,9 @@ pub type Sink<'s> = &'s mut dyn FnMut(Vec<Vec<Value>>) -> Result<bool>;
 pub struct Context<'c> {
     /// Record every partition's operator choices (EXPLAIN).
     pub tracing: bool,
+    /// Build only this many result rows of an aggregate query (a display
+    /// that shows that many), and count the rest: [`Output::result_rows`].
+    pub preview_rows: Option<usize>,
     /// Polled before every partition and merge step.
     pub cancel: CancelToken,
     /// Receives rows-done reports.
@@ -71,6 +76,8 @@ struct ContextState {
     start: Instant,
     last_report: Mutex<Instant>,
     reservation: Mutex<Reservation>,
+    /// The length of an aggregate query's whole result.
+    result_rows: Mutex<Option<usize>>,
 }
 
 impl<'c> Context<'c> {
@@ -86,6 +93,7 @@ impl<'c> Context<'c> {
         let reservation = Reservation::empty(&memory, "query");
         Context {
             tracing: false,
+            preview_rows: None,
             cancel,
             progress,
             indexes,
@@ -95,6 +103,7 @@ impl<'c> Context<'c> {
                 start: now,
                 last_report: Mutex::new(now),
                 reservation: Mutex::new(reservation),
+                result_rows: Mutex::new(None),
             },
         }
     }
@@ -125,12 +134,34 @@ impl<'c> Context<'c> {
         {
             *last = now;
             report(Progress {
+                phase: Phase::Scan,
                 unit: ProgressUnit::Rows,
                 done,
                 total: self.state.total_rows,
                 elapsed: now.duration_since(self.state.start),
             });
         }
+    }
+
+    /// Reports that a phase after the scan starts, over `total` rows or
+    /// groups: a query whose time is in its merge or sort shows that phase
+    /// (the receiver shows the latest report once the query has run a
+    /// while, whether or not another comes).
+    pub fn enter_phase(&self, phase: Phase, total: usize) {
+        let Some(report) = &self.progress else {
+            return;
+        };
+        let now = Instant::now();
+        if let Ok(mut last) = self.state.last_report.lock() {
+            *last = now;
+        }
+        report(Progress {
+            phase,
+            unit: ProgressUnit::Rows,
+            done: 0,
+            total: total as u64,
+            elapsed: now.duration_since(self.state.start),
+        });
     }
 
     /// Holds `bytes` more for the rest of the query.
@@ -174,6 +205,9 @@ pub struct Output {
     pub traces: Vec<(usize, Trace)>,
     /// Steps after the partitions (the merge), for EXPLAIN.
     pub notes: Vec<String>,
+    /// The length of an aggregate query's whole result, of which only
+    /// [`Context::preview_rows`] rows may have been built.
+    pub result_rows: Option<usize>,
 }
 
 /// Compiles and runs the filter of `plan` on `p` from an initial selection
@@ -212,7 +246,13 @@ pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Ou
         Some(agg) => aggregate_query(plan, agg, ctx, &access.units, sink, &mut notes)?,
         None => project::run(plan, ctx, &access.units, sink)?,
     };
-    let rows_scanned = runs.iter().map(|r| r.scanned).sum();
+    // Rows of partitions that were read: none when no column is (the
+    // rows are counted from the partitions' lengths).
+    let rows_scanned = if plan.reads_columns() {
+        runs.iter().map(|r| r.scanned).sum()
+    } else {
+        0
+    };
     let mut traces = Vec::new();
     if ctx.tracing {
         if let (Some((shape, detail)), Some(first)) = (&access.note, runs.first_mut()) {
@@ -224,10 +264,12 @@ pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Ou
         runs.sort_by_key(|r| r.part);
         traces = runs.into_iter().map(|r| (r.part, r.trace)).collect();
     }
+    let result_rows = ctx.state.result_rows.lock().ok().and_then(|t| *t);
     Ok(Output {
         rows_scanned,
         traces,
         notes,
+        result_rows,
     })
 }
 
@@ -332,10 +374,17 @@ fn aggregate_query(
         }
         _ => partials,
     };
+    ctx.enter_phase(Phase::Merge, groups);
     let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
     notes.push(format!("merge: {how}"));
     ctx.cancel.check()?;
-    let rows = finish::aggregate_rows(plan, agg, chunks)?;
+    if !plan.order_by.is_empty() {
+        ctx.enter_phase(Phase::Sort, chunks.iter().map(|c| c.groups).sum());
+    }
+    let (rows, total) = finish::aggregate_rows(plan, agg, chunks, ctx.preview_rows)?;
+    if let Ok(mut t) = ctx.state.result_rows.lock() {
+        *t = Some(total);
+    }
     ctx.reserve(row_bytes(&rows), || format!("{} result rows", rows.len()))?;
     if !rows.is_empty() {
         sink(rows)?;

@@ -78,10 +78,11 @@ impl Kind {
         }
     }
 
-    /// The column type: an all-NULL column is a string column.
+    /// The column type: a column with no value is of type NULL.
     pub(crate) fn data_type(self) -> DataType {
         match self {
-            Kind::Empty | Kind::Str => DataType::Str,
+            Kind::Empty => DataType::Null,
+            Kind::Str => DataType::Str,
             Kind::Int => DataType::Int,
             Kind::Float => DataType::Float,
             Kind::Timestamp => DataType::Timestamp,
@@ -532,7 +533,7 @@ mod tests {
         }
         assert_eq!(Int.merge(Float), Float);
         assert_eq!(Timestamp.merge(Int), Str);
-        assert_eq!(Empty.data_type(), DataType::Str);
+        assert_eq!(Empty.data_type(), DataType::Null);
     }
 
     #[test]

@@ -200,6 +200,11 @@ pub struct LoadOptions {
     /// Replace a table of the same name (the [`crate::Database`] refuses to
     /// otherwise).
     pub replace: bool,
+    /// Skip malformed records (the wrong number of fields, text that is not
+    /// UTF-8) instead of failing the load; the load's notices say how many
+    /// and give the first lines (DuckDB's `ignore_errors`). Spans are then
+    /// kept in memory until the load ends instead of being read again.
+    pub ignore_errors: bool,
     /// Polled by the worker reading before each piece it reads and by the
     /// parsers every few thousand records: a cancelled load stops within
     /// milliseconds with [`Error::Cancelled`] and keeps nothing.
@@ -228,6 +233,7 @@ impl Default for LoadOptions {
             null_string: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             replace: false,
+            ignore_errors: false,
             cancel: None,
             on_progress: None,
             memory: None,
@@ -441,6 +447,9 @@ fn load_from<R: BufRead + Send>(
     options: &LoadOptions,
 ) -> Result<Loaded> {
     let start = Instant::now();
+    // Skipped records make a span's rows differ from the file's text there:
+    // spans are kept, never read again.
+    let reopen = reopen.filter(|_| !options.ignore_errors);
     let meter = peak::PeakMeter::start();
     let stop = Stop::new(options.cancel.clone());
     stop.check()?;
@@ -514,6 +523,8 @@ fn load_from<R: BufRead + Send>(
     };
     // Spans after the first bad one need no parsing.
     let first_bad = AtomicUsize::new(usize::MAX);
+    // Lines of the records `ignore_errors` skipped.
+    let skipped: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     // A worker's span buffer, once parsed, is where its next span is read.
     let recycle = |bytes: Vec<u8>| (!keep_bytes).then_some(bytes);
     let process = |span: Span| -> Option<Vec<u8>> {
@@ -528,6 +539,26 @@ fn load_from<R: BufRead + Send>(
             return recycle(bytes);
         }
         let mut spare = None;
+        let (bytes, records) = match parse_span(&bytes, line, records, &cx) {
+            Err(Error::Csv { .. }) if options.ignore_errors => {
+                match parse::drop_bad_records(&bytes, line, &cx) {
+                    Ok((kept_bytes, kept, lines)) => {
+                        if let Ok(mut s) = skipped.lock() {
+                            s.extend(lines);
+                        }
+                        (kept_bytes, kept)
+                    }
+                    Err(e) => {
+                        if let Ok(mut r) = results.lock() {
+                            r.push((index, Err(e)));
+                        }
+                        stop.fail();
+                        return recycle(bytes);
+                    }
+                }
+            }
+            _ => (bytes, records),
+        };
         let encoded = parse_span(&bytes, line, records, &cx).and_then(|mut batch| {
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
@@ -714,10 +745,23 @@ fn load_from<R: BufRead + Send>(
             note: inference_note(k, c),
         })
         .collect();
-    let notices = fields
+    let mut notices: Vec<String> = fields
         .iter()
         .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
         .collect();
+    let mut skipped = skipped.into_inner().unwrap_or_default();
+    if !skipped.is_empty() {
+        skipped.sort_unstable();
+        let first: Vec<String> = skipped.iter().take(5).map(u64::to_string).collect();
+        notices.push(format!(
+            "skipped {} malformed row{} (line{} {}{})",
+            thousands(skipped.len() as u64),
+            if skipped.len() == 1 { "" } else { "s" },
+            if skipped.len() == 1 { "" } else { "s" },
+            first.join(", "),
+            if skipped.len() > 5 { ", …" } else { "" }
+        ));
+    }
     let table = Table {
         name: table_name.to_string(),
         fields,

@@ -177,6 +177,39 @@ impl<'a> Records<'a> {
     }
 }
 
+/// For [`crate::LoadOptions::ignore_errors`]: the records of `input` (a span
+/// starting on line `line`) that have `cx.width` fields and are UTF-8,
+/// copied in order, how many they are, and the lines of the records left
+/// out.
+///
+/// # Errors
+/// [`Error::Cancelled`] when the load is stopped.
+pub(crate) fn drop_bad_records(
+    input: &[u8],
+    line: u64,
+    cx: &Context,
+) -> Result<(Vec<u8>, usize, Vec<u64>)> {
+    let mut reader = Records::new(input, cx.width, cx.dialect);
+    let mut out = Vec::with_capacity(input.len());
+    let (mut kept, mut dropped) = (0, Vec::new());
+    while let Some((start, n)) = reader.next()? {
+        if (kept + dropped.len()) % STOP_EVERY_ROWS == STOP_EVERY_ROWS - 1 {
+            cx.stop.check()?;
+        }
+        let raw = &input[start..reader.pos];
+        if n == cx.width && std::str::from_utf8(raw).is_ok() {
+            out.extend_from_slice(raw);
+            if !matches!(raw.last(), Some(b'\n' | b'\r')) {
+                out.push(b'\n');
+            }
+            kept += 1;
+        } else {
+            dropped.push(line_at(input, line, start));
+        }
+    }
+    Ok((out, kept, dropped))
+}
+
 /// Parses one record from the start of `input` into owned field bytes;
 /// `None` when the input holds no record.
 pub(crate) fn first_record(input: &[u8], dialect: &Dialect) -> Result<Option<Vec<Vec<u8>>>> {

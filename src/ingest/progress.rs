@@ -50,6 +50,7 @@ impl Reporter {
         {
             self.last = Some(now);
             to(Progress {
+                phase: crate::control::Phase::Load,
                 unit: ProgressUnit::Bytes,
                 done,
                 total: self.total,

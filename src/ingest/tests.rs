@@ -87,7 +87,7 @@ fn inference_per_column() {
         ("negzero", &["-0", "5"], DataType::Int),
         ("intfloat", &["1", "2.5"], DataType::Float),
         ("flag", &["0", "1", "N", "Y"], DataType::Str),
-        ("empty", &["", "", "", ""], DataType::Str),
+        ("empty", &["", "", "", ""], DataType::Null),
         (
             "ts",
             &[
@@ -482,12 +482,12 @@ fn empty_inputs() {
         vec![
             Field {
                 name: "a".into(),
-                dtype: DataType::Str,
+                dtype: DataType::Null,
                 note: None,
             },
             Field {
                 name: "b".into(),
-                dtype: DataType::Str,
+                dtype: DataType::Null,
                 note: None,
             }
         ]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::sql::ast::{self, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
-use crate::store::{Partition, Table};
+use crate::store::{Field, Partition, Table};
 use crate::types::{DataType, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
@@ -52,11 +52,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                     return Err(Error::plan_at("SELECT * needs a FROM clause", span.start));
                 }
                 for (index, f) in table.fields.iter().enumerate() {
-                    items.push(Expr::Column {
-                        index,
-                        name: f.name.clone(),
-                        dtype: f.dtype,
-                    });
+                    items.push(column_expr(index, f));
                     names.push(f.name.clone());
                 }
             }
@@ -246,7 +242,7 @@ fn sort_key(o: &ast::OrderByItem, column: usize) -> SortKey {
     SortKey {
         column,
         desc: o.desc,
-        nulls_first: o.nulls_first.unwrap_or(o.desc),
+        nulls_first: o.nulls_first.unwrap_or(false),
     }
 }
 
@@ -458,6 +454,50 @@ impl<'a> ColumnNames<'a> {
     }
 }
 
+/// Every function name the binder takes (scalar and aggregate), lower
+/// case, sorted: what "did you mean" suggests from and the REPL completes.
+pub const FUNCTION_NAMES: &[&str] = &[
+    "abs",
+    "approx_count_distinct",
+    "avg",
+    "ceil",
+    "ceiling",
+    "char_length",
+    "character_length",
+    "count",
+    "date_part",
+    "date_trunc",
+    "datepart",
+    "extract",
+    "floor",
+    "length",
+    "lower",
+    "max",
+    "mean",
+    "min",
+    "regexp_replace",
+    "round",
+    "strlen",
+    "sum",
+    "to_year",
+    "upper",
+    "year",
+];
+
+/// A reference to column `index`. A column of type NULL (no value at all)
+/// is bound as the NULL literal, so that every operator and aggregate takes
+/// it as they take `NULL`: `sum` gives NULL, `count` 0.
+fn column_expr(index: usize, f: &Field) -> Expr {
+    if f.dtype == DataType::Null {
+        return Expr::literal(Value::Null, DataType::Int);
+    }
+    Expr::Column {
+        index,
+        name: f.name.clone(),
+        dtype: f.dtype,
+    }
+}
+
 fn is_null_literal(e: &Expr) -> bool {
     matches!(
         e,
@@ -497,14 +537,7 @@ impl Binder<'_> {
         let at = e.span.start;
         Ok(match &e.kind {
             ExprKind::Column(name) => match self.columns.index(name) {
-                Some(index) => {
-                    let f = &self.table.fields[index];
-                    Expr::Column {
-                        index,
-                        name: f.name.clone(),
-                        dtype: f.dtype,
-                    }
-                }
+                Some(index) => column_expr(index, &self.table.fields[index]),
                 None => {
                     if let Some((_, expr)) = self
                         .aliases
@@ -1116,7 +1149,12 @@ impl Binder<'_> {
                 (Func::RegexpReplace(Arc::new(r)), DataType::Str)
             }
             _ => {
-                return Err(Error::plan_at(format!("unknown function {name}()"), at));
+                let names: Vec<String> = FUNCTION_NAMES.iter().map(|f| f.to_string()).collect();
+                let hint = suggest(&lname, &names).replace('"', "");
+                return Err(Error::plan_at(
+                    format!("unknown function {name}(){hint}"),
+                    at,
+                ));
             }
         };
         Ok(Expr::Call {

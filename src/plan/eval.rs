@@ -199,6 +199,7 @@ pub fn in_list(v: &Value, items: &[Value], negated: bool) -> Value {
 pub fn negate(v: &Value) -> Result<Value> {
     Ok(match v {
         Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(overflow)?),
+        Value::HugeInt(i) => Value::from_i128(i.checked_neg().ok_or_else(overflow)?),
         Value::Float(f) => Value::Float(-f),
         _ => Value::Null,
     })
@@ -218,6 +219,12 @@ pub fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
     }
     match (l, r) {
         (Value::Int(a), Value::Int(b)) => int_arith(op, *a, *b).map(Value::Int),
+        (Value::HugeInt(_), Value::Int(_) | Value::HugeInt(_)) | (Value::Int(_), Value::HugeInt(_)) => {
+            let (Some(a), Some(b)) = (l.as_i128(), r.as_i128()) else {
+                return Err(Error::Internal("integers without an i128 form".into()));
+            };
+            huge_arith(op, a, b).map(Value::from_i128)
+        }
         (Value::Timestamp(a), Value::Int(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
         (Value::Int(a), Value::Timestamp(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
         _ => match (l.as_f64(), r.as_f64()) {
@@ -250,6 +257,26 @@ pub fn compare(op: BinaryOp, ord: Ordering) -> bool {
 /// Overflow, division by zero.
 #[inline]
 pub fn int_arith(op: BinaryOp, a: i64, b: i64) -> Result<i64> {
+    match op {
+        BinaryOp::Plus => a.checked_add(b).ok_or_else(overflow),
+        BinaryOp::Minus => a.checked_sub(b).ok_or_else(overflow),
+        BinaryOp::Multiply => a.checked_mul(b).ok_or_else(overflow),
+        BinaryOp::Divide | BinaryOp::Modulo if b == 0 => Err(division_by_zero()),
+        BinaryOp::Divide => a.checked_div(b).ok_or_else(overflow),
+        BinaryOp::Modulo => Ok(a.checked_rem(b).unwrap_or(0)),
+        _ => Err(Error::Internal(format!(
+            "{} is not arithmetic",
+            op.symbol()
+        ))),
+    }
+}
+
+/// Checked arithmetic on integers of which one is past i64 (a
+/// [`Value::HugeInt`] sum), in i128 as DuckDB's HUGEINT is.
+///
+/// # Errors
+/// Overflow of i128, division by zero.
+pub fn huge_arith(op: BinaryOp, a: i128, b: i128) -> Result<i128> {
     match op {
         BinaryOp::Plus => a.checked_add(b).ok_or_else(overflow),
         BinaryOp::Minus => a.checked_sub(b).ok_or_else(overflow),
@@ -378,6 +405,8 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
         },
         (Func::Floor, Value::Float(f)) => Value::Float(f.floor()),
         (Func::Ceil, Value::Float(f)) => Value::Float(f.ceil()),
+        (Func::Floor | Func::Ceil | Func::Round, Value::HugeInt(i)) => Value::HugeInt(*i),
+        (Func::Abs, Value::HugeInt(i)) => Value::from_i128(i.checked_abs().ok_or_else(overflow)?),
         (Func::Floor | Func::Ceil, Value::Int(i)) => Value::Int(*i),
         (Func::Round, Value::Float(f)) => {
             let digits = match args.get(1) {
@@ -428,6 +457,7 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (Value::Null, _) => Value::Null,
         (v, to) if v.data_type() == Some(to) => v.clone(),
         (Value::Int(i), DataType::Float) => Value::Float(*i as f64),
+        (Value::HugeInt(i), DataType::Float) => Value::Float(*i as f64),
         (Value::Float(f), DataType::Int) => {
             // PostgreSQL's float-to-integer cast rounds half to even
             // (rint): 2.5 → 2, 3.5 → 4, -2.5 → -2.

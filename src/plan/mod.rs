@@ -10,7 +10,7 @@
 //! aggregate results) and folds constants. Everything that depends on a
 //! partition's encodings is left to `exec`.
 
-mod bind;
+pub(crate) mod bind;
 mod dedup;
 pub mod eval;
 pub mod expr;
@@ -109,6 +109,19 @@ pub fn plan_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
 }
 
 impl QueryPlan {
+    /// Whether the plan reads any column of its table: a plan that reads
+    /// none (`SELECT 42`, `count(*)` alone) reads no table rows, however
+    /// many partitions it counts.
+    pub fn reads_columns(&self) -> bool {
+        let column = |e: &Expr| e.any(&|x| matches!(x, Expr::Column { .. }));
+        self.filter.iter().any(column)
+            || self.outputs.iter().any(column)
+            || self.having.iter().any(column)
+            || self.aggregate.as_ref().is_some_and(|a| {
+                a.keys.iter().any(column) || a.aggs.iter().filter_map(|c| c.arg.as_ref()).any(column)
+            })
+    }
+
     /// The logical plan as indented text, for EXPLAIN.
     pub fn describe(&self) -> String {
         let mut s = String::new();

@@ -33,7 +33,7 @@ impl Ty {
             DataType::Int => Ty::Int,
             DataType::Float => Ty::Float,
             DataType::Timestamp => Ty::Ts,
-            DataType::Str => Ty::Str,
+            DataType::Str | DataType::Null => Ty::Str,
             DataType::Bool => Ty::Bool,
         }
     }

@@ -391,7 +391,7 @@ fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
     Ok(match (a, b) {
         (Timestamp(x), Str(s)) => x.cmp(&ts(s)?),
         (Str(s), Timestamp(x)) => ts(s)?.cmp(x),
-        (Int(_) | Float(_), Int(_) | Float(_))
+        (Int(_) | HugeInt(_) | Float(_), Int(_) | HugeInt(_) | Float(_))
         | (Str(_), Str(_))
         | (Timestamp(_), Timestamp(_))
         | (Bool(_), Bool(_)) => a.total_cmp(b),
@@ -405,6 +405,22 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
         return Ok(Null);
     }
     match (a, b) {
+        (HugeInt(_), Int(_) | HugeInt(_)) | (Int(_), HugeInt(_)) => {
+            let (x, y) = (a.as_i128().unwrap(), b.as_i128().unwrap());
+            if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0 {
+                return Err("division by zero".into());
+            }
+            let r = match op {
+                BinaryOp::Plus => x.checked_add(y),
+                BinaryOp::Minus => x.checked_sub(y),
+                BinaryOp::Multiply => x.checked_mul(y),
+                BinaryOp::Divide => x.checked_div(y),
+                BinaryOp::Modulo => x.checked_rem(y),
+                _ => unreachable!(),
+            };
+            r.map(Value::from_i128)
+                .ok_or_else(|| "integer overflow".into())
+        }
         (Int(x), Int(y)) => {
             let (x, y) = (*x, *y);
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0 {
@@ -420,7 +436,7 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
             };
             r.map(Int).ok_or_else(|| "integer overflow".into())
         }
-        (Int(_) | Float(_), Int(_) | Float(_)) => {
+        (Int(_) | HugeInt(_) | Float(_), Int(_) | HugeInt(_) | Float(_)) => {
             let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0.0 {
                 return Err("division by zero".into());
@@ -942,9 +958,7 @@ impl Evaluator<'_> {
                     if name == "avg" {
                         Ok(Value::Float(s as f64 / n))
                     } else {
-                        i64::try_from(s)
-                            .map(Value::Int)
-                            .map_err(|_| "integer overflow in sum".to_string())
+                        Ok(Value::from_i128(s))
                     }
                 } else if vals.iter().all(|v| matches!(v, Value::Float(_))) {
                     let s: f64 = vals.iter().map(|v| v.as_f64().expect("float")).sum();
@@ -1121,7 +1135,7 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
                 SortSource::Expr(_) => None,
             },
             desc: *desc,
-            nulls_first: nulls_first.unwrap_or(*desc),
+            nulls_first: nulls_first.unwrap_or(false),
         });
         sources.push(src);
     }

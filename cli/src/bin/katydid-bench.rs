@@ -346,6 +346,8 @@ fn value_json(v: &Value) -> Json {
         Value::Null => Json::Null,
         Value::Bool(b) => json!(b),
         Value::Int(i) => json!(i),
+        // Peers' answers are compared as numbers; beyond i64 as f64.
+        Value::HugeInt(i) => json!(*i as f64),
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(Json::Number)
             .unwrap_or_else(|| {

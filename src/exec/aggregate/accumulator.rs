@@ -124,7 +124,8 @@ pub trait Accumulator: Send + Sync {
     /// once before reading [`Accumulator::value`].
     ///
     /// # Errors
-    /// An integer sum that does not fit i64.
+    /// A final value that cannot be represented (no accumulator has one
+    /// today: an integer sum past i64 is a [`Value::HugeInt`]).
     fn check(&self) -> Result<()> {
         Ok(())
     }
@@ -138,8 +139,7 @@ pub trait Accumulator: Send + Sync {
     /// The final value of group `g`, read one group at a time so a top-n
     /// over groups finishes only the groups it keeps. A group the states
     /// never grew to reads as empty (count 0, else NULL). Meaningful only
-    /// after [`Accumulator::check`] succeeded (a sum that does not fit
-    /// reads as NULL).
+    /// after [`Accumulator::check`] succeeded.
     fn value(&self, g: usize) -> Value;
 
     /// Group `g`'s value when it is a non-NULL integer read without
@@ -422,10 +422,8 @@ impl SumType for i128 {
         } else if avg {
             Value::Float(self as f64 / count as f64)
         } else {
-            Value::Int(
-                i64::try_from(self)
-                    .map_err(|_| Error::Execution("integer overflow in sum".into()))?,
-            )
+            // Exact past i64 too, as DuckDB's HUGEINT sums are.
+            Value::from_i128(self)
         })
     }
     fn from_offsets(base: i64, scale: u64, count: u64, code_sum: u128) -> Self {

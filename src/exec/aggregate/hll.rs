@@ -46,6 +46,7 @@ pub fn hash_value(v: &Value) -> u64 {
     match v {
         Value::Int(i) | Value::Timestamp(i) => hash_i64(*i),
         Value::Float(f) => hash_f64(*f),
+        Value::HugeInt(v) => mix64(hash_i64(*v as i64) ^ ((*v >> 64) as u64)),
         Value::Str(s) => hash_str128(s) as u64,
         Value::Bool(b) => mix64(*b as u64 ^ 0xAAAA),
         Value::Null => 0,

@@ -403,6 +403,13 @@ impl<'a> Array<'a> {
             }
             (_, Value::Int(x) | Value::Timestamp(x)) => Data::Int(vec![*x; n]),
             (_, Value::Float(x)) => Data::Float(Cow::Owned(vec![*x; n])),
+            // Only an integer sum makes a HugeInt, and sums are read by the
+            // row evaluator after the merge, never as arrays.
+            (DataType::Float, Value::HugeInt(x)) => Data::Float(Cow::Owned(vec![*x as f64; n])),
+            (_, Value::HugeInt(x)) => {
+                debug_assert!(false, "a HugeInt as an integer array");
+                Data::Int(vec![if *x < 0 { i64::MIN } else { i64::MAX }; n])
+            }
             (_, Value::Bool(b)) => Data::Bool(Bitmap::new(n, *b)),
             (_, Value::Str(s)) => {
                 let mut entries = StrBuf::with_capacity(1);
@@ -433,7 +440,7 @@ impl<'a> Array<'a> {
             .any(Value::is_null)
             .then(|| Bitmap::from_fn(n, |i| !values[i].is_null()));
         let data = match dtype {
-            DataType::Int | DataType::Timestamp => Data::Int(
+            DataType::Int | DataType::Timestamp | DataType::Null => Data::Int(
                 values
                     .iter()
                     .map(|v| match v {

@@ -217,6 +217,8 @@ fn scalar_of(v: &Value) -> Option<Scalar<'_>> {
     Some(match v {
         Value::Int(i) | Value::Timestamp(i) => Scalar::Int(*i),
         Value::Float(f) => Scalar::Float(*f),
+        // Only a sum makes one, read by the row evaluator; never here.
+        Value::HugeInt(v) => Scalar::Float(*v as f64),
         Value::Str(s) => Scalar::Str(s),
         Value::Bool(b) => Scalar::Bool(*b),
         Value::Null => return None,
@@ -792,7 +794,7 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
     let mut valid = vec![true; n];
     let value_at = |d: &Datum<'a>, i: usize| -> Value { d.value(i) };
     let data = match dtype {
-        DataType::Int | DataType::Timestamp => {
+        DataType::Int | DataType::Timestamp | DataType::Null => {
             let mut out = vec![0i64; n];
             for (pos, d) in &pieces {
                 for (i, &p) in pos.iter().enumerate() {

@@ -31,6 +31,7 @@ Modes:
 
 Examples:
   katydid --demo
+  katydid trips.csv.gz
   katydid --load trips.csv.gz --query 'SELECT cab_type, count(*) FROM trips GROUP BY cab_type'
   echo 'SELECT count(*) FROM t;' | katydid --load data.csv --table t --format csv
   katydid --load data.txt -d ';' --null-string NA --memory-limit 4GB
@@ -45,9 +46,15 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Sub>,
 
-    /// Load a CSV or gzipped CSV file (repeatable). The table is named after
-    /// the file (directory and .gz/.csv/.tsv extensions dropped, other
-    /// characters that cannot be in an identifier replaced by '_').
+    /// Files to load, as with --load (`katydid trips.csv` opens the REPL
+    /// on table `trips`).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Load a CSV or gzipped CSV file (repeatable); `-` reads it from stdin
+    /// (table `stdin`). The table is named after the file (directory and
+    /// .gz/.csv/.tsv extensions dropped, other characters that cannot be in
+    /// an identifier replaced by '_').
     #[arg(long, value_name = "FILE")]
     pub load: Vec<PathBuf>,
 
@@ -88,6 +95,12 @@ pub struct Cli {
     #[arg(long, value_name = "SIZE", value_parser = parse_byte_size)]
     pub max_line_size: Option<usize>,
 
+    /// Skip malformed rows (the wrong number of fields, text that is not
+    /// UTF-8) instead of failing the load; the load says how many and
+    /// where.
+    #[arg(long)]
+    pub ignore_errors: bool,
+
     /// Rows per partition.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub partition_rows: Option<usize>,
@@ -118,6 +131,11 @@ pub struct Cli {
     /// a line on stderr).
     #[arg(long)]
     pub timer: bool,
+
+    /// Keep load reports and notices off the terminal (errors still print),
+    /// for scripts and pipelines.
+    #[arg(long)]
+    pub quiet: bool,
 
     /// Build the synthetic taxi table `trips` with ROWS rows (default
     /// 1,000,000) in memory and start the REPL.

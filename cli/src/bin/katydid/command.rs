@@ -19,6 +19,8 @@ pub struct Dialect {
     pub null_string: Option<String>,
     /// Longest record in bytes.
     pub max_line_bytes: Option<usize>,
+    /// Skip malformed records instead of failing the load.
+    pub ignore_errors: Option<bool>,
 }
 
 /// `.load FILE [TABLE] [REPLACE] [(option value, …)]`.
@@ -103,7 +105,7 @@ pub const META_HELP: &str = "\
 .help                    show this help
 .tables                  list tables: rows, columns, memory; total against the limit
 .schema [TABLE]          columns of a table (or all): type, encodings, memory
-.load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB)]
+.load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true)]
                          load a CSV or gzipped CSV file (quote paths with spaces);
                          REPLACE replaces a table of that name
 .mode table|line|csv|json|markdown
@@ -210,7 +212,7 @@ pub fn parse_meta(line: &str) -> Result<Command, String> {
     }
 }
 
-const LOAD_USAGE: &str = "usage: .load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB)]";
+const LOAD_USAGE: &str = "usage: .load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true)]";
 
 /// Parses the arguments of `.load`: words, then an optional parenthesized
 /// list of `name value` options separated by commas (`=` or `=>` between
@@ -263,13 +265,8 @@ fn parse_load(rest: &str) -> Result<Command, String> {
             match name.to_ascii_lowercase().as_str() {
                 "delim" | "delimiter" | "sep" => d.delimiter = Some(parse_delimiter(value)?),
                 "quote" => d.quote = Some(parse_quote(value)?),
-                "header" => {
-                    d.header = Some(match value.to_ascii_lowercase().as_str() {
-                        "true" | "on" | "1" => true,
-                        "false" | "off" | "0" => false,
-                        _ => return Err(format!("header must be true or false, not \"{value}\"")),
-                    })
-                }
+                "header" => d.header = Some(parse_flag("header", value)?),
+                "ignore_errors" => d.ignore_errors = Some(parse_flag("ignore_errors", value)?),
                 "nullstr" | "null" | "null_string" => d.null_string = Some(value.clone()),
                 "max_line_size" | "max_line_bytes" => match parse_size(value)? {
                     MemorySize::Bytes(b) => {
@@ -281,13 +278,22 @@ fn parse_load(rest: &str) -> Result<Command, String> {
                 },
                 other => {
                     return Err(format!(
-                        "unknown .load option \"{other}\" (delim, quote, header, nullstr, max_line_size)"
+                        "unknown .load option \"{other}\" (delim, quote, header, nullstr, max_line_size, ignore_errors)"
                     ));
                 }
             }
         }
     }
     Ok(Command::Load(load))
+}
+
+/// A `.load` option that is true or false.
+fn parse_flag(name: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "on" | "1" => Ok(true),
+        "false" | "off" | "0" => Ok(false),
+        _ => Err(format!("{name} must be true or false, not \"{value}\"")),
+    }
 }
 
 /// Byte index of the first `c` outside single or double quotes.
@@ -666,10 +672,11 @@ mod tests {
             header: Some(false),
             null_string: Some("NA".into()),
             max_line_bytes: Some(1 << 20),
+            ignore_errors: Some(true),
         };
         assert_eq!(
             parse_meta(
-                ".load 'a b.csv' t REPLACE (delim ';', quote \"'\", header = false, nullstr => 'NA', max_line_size 1MiB)"
+                ".load 'a b.csv' t REPLACE (delim ';', quote \"'\", header = false, nullstr => 'NA', max_line_size 1MiB, ignore_errors true)"
             ),
             Ok(Command::Load(expected))
         );

@@ -15,7 +15,7 @@ use katydid::Database;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::{Hinter, HistoryHinter};
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
 use crate::command::{META_COMMANDS, split_script};
@@ -62,36 +62,11 @@ pub const KEYWORDS: &[&str] = &[
     "WHERE",
 ];
 
-/// Functions katydid binds (scalar and aggregate, as `plan/bind.rs` names
-/// them), lower case. Keep in step with the binder.
-pub const FUNCTIONS: &[&str] = &[
-    "abs",
-    "approx_count_distinct",
-    "avg",
-    "ceil",
-    "ceiling",
-    "char_length",
-    "character_length",
-    "count",
-    "date_part",
-    "date_trunc",
-    "datepart",
-    "extract",
-    "floor",
-    "length",
-    "lower",
-    "max",
-    "mean",
-    "min",
-    "read_csv",
-    "regexp_replace",
-    "round",
-    "strlen",
-    "sum",
-    "to_year",
-    "upper",
-    "year",
-];
+/// Functions completion offers: every one the binder takes, and the
+/// table function `read_csv`.
+fn functions() -> impl Iterator<Item = &'static str> {
+    katydid::FUNCTION_NAMES.iter().copied().chain(["read_csv"])
+}
 
 /// Meta-commands whose argument is a file path.
 const PATH_COMMANDS: &[&str] = &[".load", ".read", ".output", ".once"];
@@ -122,6 +97,9 @@ impl Names {
 pub struct SqlHelper {
     /// What completion offers as tables and columns.
     pub names: Names,
+    /// The lines of the statement entered so far, before the one being
+    /// typed (empty at the main prompt).
+    pub pending: String,
     files: FilenameCompleter,
     history_hints: HistoryHinter,
 }
@@ -131,6 +109,7 @@ impl SqlHelper {
     pub fn new(names: Names) -> SqlHelper {
         SqlHelper {
             names,
+            pending: String::new(),
             files: FilenameCompleter::new(),
             history_hints: HistoryHinter::new(),
         }
@@ -200,7 +179,7 @@ impl SqlHelper {
                 push(c.clone(), &mut out);
             }
         }
-        for f in FUNCTIONS {
+        for f in functions() {
             push(format!("{f}("), &mut out);
         }
         for k in KEYWORDS {
@@ -354,7 +333,16 @@ impl Completer for SqlHelper {
         pos: usize,
         _ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let (start, candidates) = self.candidates(line, pos);
+        // Complete within the whole statement: the lines already entered
+        // name its tables.
+        let head = if self.pending.is_empty() {
+            String::new()
+        } else {
+            format!("{}\n", self.pending)
+        };
+        let text = format!("{head}{line}");
+        let (start, candidates) = self.candidates(&text, head.len() + pos);
+        let start = start.saturating_sub(head.len());
         Ok((
             start,
             candidates
@@ -470,15 +458,9 @@ pub fn is_complete(text: &str) -> bool {
     split_script(text).rest.is_empty()
 }
 
-impl Validator for SqlHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        Ok(if is_complete(ctx.input()) {
-            ValidationResult::Valid(None)
-        } else {
-            ValidationResult::Incomplete
-        })
-    }
-}
+/// Every line is accepted as typed: the REPL gathers the lines of an
+/// unfinished statement itself, under a continuation prompt.
+impl Validator for SqlHelper {}
 
 impl Helper for SqlHelper {}
 

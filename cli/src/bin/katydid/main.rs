@@ -104,11 +104,13 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     session.mode = cli.format;
     session.timer = cli.timer;
     session.max_rows = cli.maxrows;
+    session.quiet = cli.quiet;
     let mut load_options = LoadOptions {
         header: !cli.no_header,
         columns: cli.columns.clone(),
         delimiter: cli.delimiter,
         null_string: cli.null_string.clone(),
+        ignore_errors: cli.ignore_errors,
         ..LoadOptions::default()
     };
     if let Some(q) = cli.quote {
@@ -131,7 +133,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 Err(e) => return Err(interrupted_outside_repl(e, interactive)),
             }
         }
-        for (i, path) in cli.load.iter().enumerate() {
+        for (i, path) in cli.load.iter().chain(&cli.files).enumerate() {
             let load = Command::Load(Load {
                 path: path.clone(),
                 table: if i == 0 { cli.table.clone() } else { None },

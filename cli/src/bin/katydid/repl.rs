@@ -11,13 +11,17 @@ use std::path::PathBuf;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
-use rustyline::{Config, Editor};
+use rustyline::{CompletionType, Config, Editor};
 
-use crate::helper::{Names, SqlHelper};
+use crate::helper::{Names, SqlHelper, is_complete};
 use crate::session::{CliError, Session, Source};
 
 /// Prompt for a new statement.
 pub const PROMPT: &str = "katydid> ";
+
+/// Prompt for the next line of a statement not ended yet (no `;`, or an
+/// open quote), as DuckDB's shell shows it.
+pub const CONTINUATION_PROMPT: &str = "   ...> ";
 
 /// `$KATYDID_HISTORY`, else `$HOME/.katydid_history`, if either is set.
 fn history_path() -> Option<PathBuf> {
@@ -36,6 +40,9 @@ fn history_path() -> Option<PathBuf> {
 pub fn run(session: &mut Session) -> Result<(), CliError> {
     let config = Config::builder()
         .auto_add_history(false)
+        // Tab with several candidates lists them all (then completes their
+        // common prefix), as a shell does, rather than cycling.
+        .completion_type(CompletionType::List)
         .max_history_size(10_000)
         .map_err(|e| CliError::Message(format!("cannot start the line editor: {e}")))?
         .build();
@@ -46,13 +53,44 @@ pub fn run(session: &mut Session) -> Result<(), CliError> {
     if let Some(path) = &history {
         let _ = editor.load_history(path);
     }
+    // Lines of a statement not ended yet.
+    let mut pending = String::new();
     loop {
-        let input = match editor.readline(PROMPT) {
-            Ok(input) => input,
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(CliError::Message(format!("cannot read input: {e}"))),
+        let prompt = if pending.is_empty() {
+            PROMPT
+        } else {
+            CONTINUATION_PROMPT
         };
+        if let Some(helper) = editor.helper_mut() {
+            helper.pending.clone_from(&pending);
+        }
+        // Ctrl-D inside a statement runs what was typed (which reports it
+        // unfinished); the next Ctrl-D leaves.
+        let mut end_of_input = false;
+        match editor.readline(prompt) {
+            Ok(line) => {
+                if !pending.is_empty() {
+                    pending.push('\n');
+                }
+                pending.push_str(&line);
+            }
+            // Ctrl-C drops the statement being typed.
+            Err(ReadlineError::Interrupted) => {
+                pending.clear();
+                continue;
+            }
+            Err(ReadlineError::Eof) if pending.is_empty() => break,
+            Err(ReadlineError::Eof) => end_of_input = true,
+            Err(e) => return Err(CliError::Message(format!("cannot read input: {e}"))),
+        }
+        if pending.trim().is_empty() {
+            pending.clear();
+            continue;
+        }
+        if !end_of_input && !is_complete(&pending) {
+            continue;
+        }
+        let input = std::mem::take(&mut pending);
         let entry = input.trim();
         if entry.is_empty() {
             continue;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -183,6 +183,8 @@ pub struct Session {
     pub interrupt: Arc<Interrupt>,
     /// Progress bars and lines on stderr, when it is a terminal.
     pub progress: Option<Arc<ProgressDisplay>>,
+    /// Keep load reports and notices to oneself (`--quiet`).
+    pub quiet: bool,
     redirect: Option<Redirect>,
     read_depth: usize,
 }
@@ -201,6 +203,7 @@ impl Session {
             bail: true,
             interrupt,
             progress: None,
+            quiet: false,
             redirect: None,
             read_depth: 0,
         }
@@ -307,6 +310,7 @@ impl Session {
                 path.display()
             )));
         }
+        let path = &expand_home(path);
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::Message(format!("cannot read {}: {e}", path.display())))?;
         self.read_depth += 1;
@@ -325,6 +329,7 @@ impl Session {
             old.file.flush()?;
         }
         if let Some(path) = path {
+            let path = &expand_home(path);
             let file = File::create(path)
                 .map_err(|e| CliError::Message(format!("cannot write {}: {e}", path.display())))?;
             self.redirect = Some(Redirect {
@@ -356,6 +361,9 @@ impl Session {
         if let Some(m) = d.max_line_bytes {
             o.max_line_bytes = m;
         }
+        if let Some(i) = d.ignore_errors {
+            o.ignore_errors = i;
+        }
         o.replace |= load.replace;
         o
     }
@@ -366,19 +374,39 @@ impl Session {
     /// # Errors
     /// [`CliError::Db`] with the loader's error, which names the file.
     pub fn load(&mut self, load: &Load) -> Result<LoadStats, CliError> {
-        let name = load
-            .table
-            .clone()
-            .unwrap_or_else(|| table_name_for(&load.path));
+        let from_stdin = load.path.as_os_str() == "-";
+        let path = expand_home(&load.path);
+        let name = load.table.clone().unwrap_or_else(|| {
+            if from_stdin {
+                "stdin".to_string()
+            } else {
+                table_name_for(&path)
+            }
+        });
         let options = self.options_for(load);
+        let stdin = if from_stdin {
+            let mut bytes = Vec::new();
+            io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(|e| CliError::Message(format!("cannot read stdin: {e}")))?;
+            Some(bytes)
+        } else {
+            None
+        };
         if let Some(p) = &self.progress {
-            let file = load.path.file_name().unwrap_or(load.path.as_os_str());
+            let file = path.file_name().unwrap_or(path.as_os_str());
             p.begin(&format!("loading {}", file.to_string_lossy()));
         }
         let result = {
             let _busy = self.interrupt.busy();
             let _loading = crate::alloc::Loading::start();
-            self.db.load_csv(&load.path, &name, &options)
+            match stdin {
+                Some(bytes) => self
+                    .db
+                    .load_csv_bytes(bytes, Path::new("stdin"), &name, &options),
+                None => self.db.load_csv(&path, &name, &options),
+            }
         };
         if let Some(p) = &self.progress {
             p.finish();
@@ -396,9 +424,11 @@ impl Session {
     }
 
     /// Writes a progress or status line: to `out` in the REPL, to stderr
-    /// otherwise.
+    /// otherwise; nowhere with `--quiet`.
     pub fn status(&self, out: &mut dyn Write, line: &str) -> io::Result<()> {
-        if self.interactive {
+        if self.quiet {
+            Ok(())
+        } else if self.interactive {
             writeln!(out, "{line}")
         } else {
             let _ = writeln!(io::stderr().lock(), "{line}");
@@ -450,8 +480,10 @@ impl Session {
         };
         let busy = self.interrupt.busy();
         let result = if mode.is_display() {
-            // A plan is shown whole, however many lines it has.
-            let max_rows = if is_explain(sql) {
+            // A plan is shown whole, however many lines it has, and so
+            // are DESCRIBE, SUMMARIZE and SHOW TABLES: a row per column
+            // or table.
+            let max_rows = if is_explain(sql) || is_introspection(sql) {
                 usize::MAX
             } else {
                 max_rows
@@ -697,6 +729,32 @@ pub fn memory_bytes(size: MemorySize) -> Result<usize, String> {
 
 fn headers(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
+}
+
+/// `path` with a leading `~` (alone or before a `/`) replaced by `$HOME`,
+/// as a shell would.
+pub fn expand_home(path: &Path) -> PathBuf {
+    let Some(text) = path.to_str() else {
+        return path.to_path_buf();
+    };
+    let rest = match text.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
+        _ => return path.to_path_buf(),
+    };
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(format!("{}{rest}", home.to_string_lossy())),
+        None => path.to_path_buf(),
+    }
+}
+
+/// True when the statement's first word is `DESCRIBE`, `SUMMARIZE` or
+/// `SHOW`.
+pub fn is_introspection(sql: &str) -> bool {
+    sql.split_whitespace().next().is_some_and(|w| {
+        ["describe", "summarize", "show"]
+            .iter()
+            .any(|k| w.eq_ignore_ascii_case(k))
+    })
 }
 
 /// True when the statement's first word is `EXPLAIN`.

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use katydid::store::{
     Alp, AlpCodes, Bitmap, CodecKind, Codes, Column, ColumnData, Coords, Delta, Fsst, HexPoints,
-    Linear, Rle, choose_floats, choose_ints, choose_strings, dict_code_runs,
+    Linear, Rle, Single, choose_floats, choose_ints, choose_strings, dict_code_runs,
 };
 use katydid::{DataType, LoadOptions, Value};
 use katydid_datasets::{Dataset, generate_bytes};
@@ -84,6 +84,10 @@ fn chosen_bytes(column: &Column) -> (usize, &'static str, usize) {
             match choice.codec {
                 CodecKind::Alp => Alp::encode(&values, validity)
                     .map(|a| (a.heap_bytes(), name, alp_bitpack_saving(a.codes()))),
+                CodecKind::Single => choice
+                    .single_split
+                    .and_then(|split| Single::encode_with(&values, validity, split))
+                    .map(|f| (f.heap_bytes(), name, alp_bitpack_saving(f.codes()))),
                 CodecKind::Rle => Rle::encode(&values, validity).map(|r| (r.heap_bytes(), name, 0)),
                 _ => None,
             }
@@ -107,6 +111,7 @@ fn chosen_bytes(column: &Column) -> (usize, &'static str, usize) {
                         .iter()
                         .map(|c| match c {
                             Coords::Alp(a) => alp_bitpack_saving(a.codes()),
+                            Coords::Single(f) => alp_bitpack_saving(f.codes()),
                             Coords::Plain(_) => 0,
                         })
                         .sum();

@@ -89,10 +89,14 @@ enum Kind {
     /// a sequence, a few values, or any): every integer codec holds values
     /// whose sums pass i64 (never used in arithmetic; summed).
     Huge,
+    /// Float32 values written as doubles (real coordinates) around a
+    /// centre, now and then both signs, with exceptions for the f32 codec:
+    /// values that are not f32s, NaN, ±inf, -0.0, a huge one; some NULLs.
+    Single,
 }
 
 /// The schema every random table has; the values differ by seed.
-const SCHEMA: [(&str, DataType, Kind); 23] = [
+const SCHEMA: [(&str, DataType, Kind); 24] = [
     ("n", DataType::Int, Kind::Narrow),
     ("m", DataType::Int, Kind::Moderate),
     ("k", DataType::Int, Kind::Constant),
@@ -116,6 +120,7 @@ const SCHEMA: [(&str, DataType, Kind); 23] = [
     ("x", DataType::Str, Kind::HexPoints),
     ("y", DataType::Str, Kind::StrRuns),
     ("j", DataType::Int, Kind::Huge),
+    ("b", DataType::Float, Kind::Single),
 ];
 
 /// Words for [`Kind::Words`] and [`Kind::Urls`].
@@ -451,7 +456,32 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                 v.push(Value::str(&s));
             }
         }
+        Kind::Single => {
+            let centre = *[-73.9f64, 40.75, 0.0, 1e-3].choose(rng).unwrap();
+            let spread = *[0.3f64, 2.0, 1e-4].choose(rng).unwrap() * centre.abs().max(1.0);
+            let p = *[0.0, 0.02, 0.1].choose(rng).unwrap();
+            for _ in 0..rows {
+                let x = (centre + rng.gen_range(-spread..spread)) as f32 as f64;
+                v.push(if null(rng, p) {
+                    Value::Null
+                } else {
+                    Value::Float(match rng.gen_range(0..200) {
+                        0 => f64::NAN,
+                        1 => f64::INFINITY,
+                        2 => f64::NEG_INFINITY,
+                        3 => -0.0,
+                        4 => 0.0,
+                        5 => x + 1e-9,
+                        6 => 1.5e300,
+                        7 => f32::MAX as f64,
+                        _ => x,
+                    })
+                });
+            }
+        }
         Kind::HexPoints => {
+            // Decimal coordinates, or float32 ones as the real sample has.
+            let single = rng.gen_bool(0.3);
             for _ in 0..rows {
                 v.push(if null(rng, 0.05) {
                     Value::Null
@@ -461,7 +491,11 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                 } else {
                     let x = -(73_000_000 + rng.gen_range(0..2_000_000)) as f64 / 1e6;
                     let y = (40_000_000 + rng.gen_range(0..2_000_000)) as f64 / 1e6;
-                    Value::str(&hex_point(x, y))
+                    if single {
+                        Value::str(&hex_point(x as f32 as f64, y as f32 as f64))
+                    } else {
+                        Value::str(&hex_point(x, y))
+                    }
                 });
             }
         }
@@ -725,7 +759,7 @@ enum Ty {
 
 /// Columns usable in arithmetic (values small enough never to overflow).
 const SAFE_INTS: [&str; 6] = ["n", "m", "k", "h", "z", "r"];
-const FLOATS: [&str; 4] = ["f", "g", "d", "e"];
+const FLOATS: [&str; 5] = ["f", "g", "d", "e", "b"];
 const STRS: [&str; 6] = ["s", "p", "l", "o", "x", "y"];
 const TSS: [&str; 3] = ["t", "u", "v"];
 /// `extract` parts whose values are small enough for arithmetic.
@@ -783,9 +817,9 @@ const REPLACEMENTS: [(&str, usize); 9] = [
     ("[\\1]", 1),
     ("\\2\\1", 2),
 ];
-const ALL_COLS: [&str; 23] = [
+const ALL_COLS: [&str; 24] = [
     "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u", "d", "r", "e", "q", "v", "l",
-    "o", "x", "y", "j",
+    "o", "x", "y", "j", "b",
 ];
 
 struct QueryGen<'a> {
@@ -879,6 +913,18 @@ impl QueryGen<'_> {
             "d" => {
                 (*self.pick(&["0.30000000000000004", "0.3", "-0.0", "1.5e300", "0.1"])).to_string()
             }
+            "b" => (*self.pick(&[
+                "-73.9",
+                "-73.93776702880859",
+                "-73.93776702880858",
+                "40.75",
+                "0.0",
+                "-0.0",
+                "0.30000000000000004",
+                "-1.5e300",
+                "3.4028234663852886e38",
+            ]))
+            .to_string(),
             "f" | "g" | "e" => {
                 if self.chance(0.3) {
                     self.rng.gen_range(-100..=100i64).to_string()
@@ -1773,7 +1819,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// The codecs the generated tables must exercise, as the column type and
 /// an `encoding_name` prefix: every codec of the store, so the
 /// differential test checks each against the reference.
-const CODECS: [(DataType, &str); 20] = [
+const CODECS: [(DataType, &str); 23] = [
     (DataType::Int, "const"),
     (DataType::Int, "offset"),
     (DataType::Int, "int dict"),
@@ -1790,12 +1836,16 @@ const CODECS: [(DataType, &str); 20] = [
     (DataType::Float, "alp u"),
     (DataType::Float, "alp b"),
     (DataType::Float, "rle"),
+    // f32 codes at byte width (a tiny spread) and bit-packed.
+    (DataType::Float, "f32 u"),
+    (DataType::Float, "f32 b"),
     (DataType::Str, "dict u"),
     (DataType::Str, "dict+rle"),
     (DataType::Str, "packed"),
     (DataType::Str, "fsst"),
     (DataType::Str, "hex points alp"),
     (DataType::Str, "hex points alp/f64"),
+    (DataType::Str, "hex points f32"),
 ];
 
 /// The random tables of [`random_queries_match_reference`] (default seeds)

@@ -1,8 +1,9 @@
 //! Deterministic generators of the synthetic CSV data sets katydid is tested
 //! and benchmarked on.
 //!
-//! Six data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
-//! layout of the real 2013 sample), `iot` (TSBS-style truck readings),
+//! Seven data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
+//! layout of the real 2013 sample), `taxi-f32` (the same trips with float32
+//! coordinates, as the real sample has them), `iot` (TSBS-style truck readings),
 //! `numbers` (four identical counters), `kv` (unique random ids with random
 //! floats), `hits` (web analytics page views with the columns of
 //! ClickBench's queries) and `shapes` (a column for each query shape of the
@@ -60,6 +61,11 @@ pub enum Dataset {
     /// NYC taxi trips in the 51-column layout of
     /// `nyc-taxi-trips-2013-sample.csv.gz`, pickups ascending over 2009–2015.
     Taxi,
+    /// The `taxi` trips with float32 coordinates written as doubles
+    /// (`-73.937767028808594` style, the f32 printed in its shortest f64
+    /// form), in the columns and the hex points alike, as the real sample
+    /// stores them.
+    TaxiF32,
     /// TSBS-style truck readings: one row per truck per 60 s from 2016-01-01.
     Iot,
     /// Columns `a,b,c,d`, all equal to the 1-based row number (the seed is
@@ -78,8 +84,9 @@ pub enum Dataset {
 
 impl Dataset {
     /// Every data set, in documentation order.
-    pub const ALL: [Dataset; 6] = [
+    pub const ALL: [Dataset; 7] = [
         Dataset::Taxi,
+        Dataset::TaxiF32,
         Dataset::Iot,
         Dataset::Numbers,
         Dataset::Kv,
@@ -87,11 +94,12 @@ impl Dataset {
         Dataset::Shapes,
     ];
 
-    /// The name used on the command line: `taxi`, `iot`, `numbers`, `kv`,
-    /// `hits` or `shapes`.
+    /// The name used on the command line: `taxi`, `taxi-f32`, `iot`,
+    /// `numbers`, `kv`, `hits` or `shapes`.
     pub fn name(self) -> &'static str {
         match self {
             Dataset::Taxi => "taxi",
+            Dataset::TaxiF32 => "taxi-f32",
             Dataset::Iot => "iot",
             Dataset::Numbers => "numbers",
             Dataset::Kv => "kv",
@@ -120,7 +128,7 @@ impl fmt::Display for UnknownDataset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown data set '{}' (expected one of taxi, iot, numbers, kv, hits, shapes)",
+            "unknown data set '{}' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes)",
             self.0
         )
     }
@@ -148,6 +156,10 @@ pub fn describe(dataset: Dataset) -> &'static str {
              cab_type, passenger_count, trip_distance, total_amount, weather, pickup/dropoff \
              neighbourhoods...)"
         }
+        Dataset::TaxiF32 => {
+            "the taxi trips with float32 coordinates written as doubles (as the real 2013 \
+             sample has them), in pickup/dropoff_longitude/latitude and the hex points"
+        }
         Dataset::Iot => {
             "truck readings every 60 s from 2016-01-01 (time, name, fleet, driver, model, \
              latitude, longitude, velocity, fuel_consumption...), up to 1000 trucks"
@@ -167,7 +179,7 @@ pub fn describe(dataset: Dataset) -> &'static str {
 
 fn header(dataset: Dataset) -> &'static str {
     match dataset {
-        Dataset::Taxi => taxi::HEADER,
+        Dataset::Taxi | Dataset::TaxiF32 => taxi::HEADER,
         Dataset::Iot => iot::HEADER,
         Dataset::Numbers => "a,b,c,d\n",
         Dataset::Kv => "id,value\n",
@@ -189,7 +201,8 @@ enum Generator {
 impl Generator {
     fn new(dataset: Dataset, rows: u64, seed: u64) -> Generator {
         match dataset {
-            Dataset::Taxi => Generator::Taxi(Box::new(taxi::Taxi::new(rows, seed))),
+            Dataset::Taxi => Generator::Taxi(Box::new(taxi::Taxi::new(rows, seed, false))),
+            Dataset::TaxiF32 => Generator::Taxi(Box::new(taxi::Taxi::new(rows, seed, true))),
             Dataset::Iot => Generator::Iot(iot::Iot::new(rows, seed)),
             Dataset::Numbers => Generator::Numbers,
             Dataset::Kv => Generator::Kv {

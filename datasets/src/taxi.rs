@@ -66,6 +66,8 @@ pub(crate) struct Taxi {
     yellow_nta: Discrete,
     green_nta: Discrete,
     geo: &'static Geography,
+    /// Coordinates rounded to f32 and printed as doubles (`taxi-f32`).
+    single: bool,
 }
 
 const PASSENGERS: [u8; 10] = [1, 2, 5, 3, 6, 4, 0, 7, 8, 9];
@@ -98,7 +100,9 @@ struct Place {
 }
 
 impl Taxi {
-    pub(crate) fn new(rows: u64, seed: u64) -> Taxi {
+    /// `single`: float32 coordinates (`taxi-f32`); the rows are otherwise
+    /// the same, draw for draw.
+    pub(crate) fn new(rows: u64, seed: u64, single: bool) -> Taxi {
         let start = day_secs(2009, 1, 1);
         let geo = geography();
         Taxi {
@@ -117,6 +121,7 @@ impl Taxi {
             yellow_nta: Discrete::zipf(geo.ntas.len(), 1.0),
             green_nta: Discrete::zipf(geo.ntas.len(), 0.8),
             geo,
+            single,
         }
     }
 
@@ -323,6 +328,12 @@ impl Taxi {
         out.comma();
         for p in [&from, &to] {
             match p {
+                Some(p) if self.single => {
+                    out.float(single(p.lon));
+                    out.comma();
+                    out.float(single(p.lat));
+                    out.comma();
+                }
                 Some(p) => {
                     out.fixed(p.lon, 6);
                     out.comma();
@@ -356,7 +367,11 @@ impl Taxi {
         for p in [&from, &to] {
             out.comma();
             if let Some(p) = p {
-                ewkb_point(out, p.lon, p.lat);
+                if self.single {
+                    ewkb_point(out, single(p.lon), single(p.lat));
+                } else {
+                    ewkb_point(out, p.lon as f64 / 1e6, p.lat as f64 / 1e6);
+                }
             }
         }
         out.comma();
@@ -408,10 +423,15 @@ impl Taxi {
 
 /// Writes a point as PostGIS extended WKB in hex: little-endian, type Point
 /// with the SRID flag, SRID 4326, then x (longitude) and y (latitude) as f64.
-fn ewkb_point(out: &mut Out, lon_micro: i64, lat_micro: i64) {
+fn ewkb_point(out: &mut Out, lon: f64, lat: f64) {
     out.s("0101000020E6100000");
-    out.hex(&(lon_micro as f64 / 1e6).to_le_bytes());
-    out.hex(&(lat_micro as f64 / 1e6).to_le_bytes());
+    out.hex(&lon.to_le_bytes());
+    out.hex(&lat.to_le_bytes());
+}
+
+/// Micro-degrees as the nearest f32, widened back to f64 (`taxi-f32`).
+fn single(micro: i64) -> f64 {
+    (micro as f64 / 1e6) as f32 as f64
 }
 
 #[cfg(test)]
@@ -430,7 +450,7 @@ mod tests {
             "0101000020E610000000000000077C52C00000000001614440"
         );
         let mut o = Out::with_capacity(64);
-        ewkb_point(&mut o, -73_937_927, 40_757_843);
+        ewkb_point(&mut o, -73.937927, 40.757843);
         assert!(
             std::str::from_utf8(&o.buf)
                 .unwrap()

@@ -51,7 +51,7 @@ fn names_parse_and_print() {
     let err = "trips".parse::<Dataset>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown data set 'trips' (expected one of taxi, iot, numbers, kv, hits, shapes)"
+        "unknown data set 'trips' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes)"
     );
 }
 
@@ -89,6 +89,7 @@ fn thread_count_does_not_change_output() {
 fn every_row_has_the_header_width() {
     let widths = [
         (Dataset::Taxi, 51),
+        (Dataset::TaxiF32, 51),
         (Dataset::Iot, 16),
         (Dataset::Numbers, 4),
         (Dataset::Kv, 2),
@@ -195,6 +196,62 @@ fn column_kinds(header: &[&str], records: &[Vec<&str>]) -> Vec<Option<Kind>> {
             seen
         })
         .collect()
+}
+
+#[test]
+fn taxi_f32_is_taxi_with_float32_coordinates() {
+    let (plain, single) = (
+        text(Dataset::Taxi, 3000, 5),
+        text(Dataset::TaxiF32, 3000, 5),
+    );
+    let ((h, a), (_, b)) = (parse(&plain), parse(&single));
+    let coords = [
+        "pickup_longitude",
+        "pickup_latitude",
+        "dropoff_longitude",
+        "dropoff_latitude",
+    ]
+    .map(|n| column(&h, n));
+    let points = ["pickup", "dropoff"].map(|n| column(&h, n));
+    let mut narrowed = 0;
+    for (ra, rb) in a.iter().zip(&b) {
+        for c in 0..h.len() {
+            if coords.contains(&c) {
+                if ra[c].is_empty() {
+                    assert!(rb[c].is_empty());
+                    continue;
+                }
+                let (x, y): (f64, f64) = (ra[c].parse().unwrap(), rb[c].parse().unwrap());
+                // The nearest f32, written as the f64 it is exactly.
+                assert_eq!(
+                    y.to_bits(),
+                    (x as f32 as f64).to_bits(),
+                    "{} {}",
+                    ra[c],
+                    rb[c]
+                );
+                narrowed += (ra[c] != rb[c]) as usize;
+            } else if points.contains(&c) {
+                if ra[c].is_empty() {
+                    assert!(rb[c].is_empty());
+                    continue;
+                }
+                // The point's x is the longitude column, bit for bit.
+                let lon: f64 = rb[coords[if c == points[0] { 0 } else { 2 }]]
+                    .parse()
+                    .unwrap();
+                let hex: String = lon
+                    .to_le_bytes()
+                    .iter()
+                    .map(|b| format!("{b:02X}"))
+                    .collect();
+                assert_eq!(&rb[c][18..34], hex);
+            } else {
+                assert_eq!(ra[c], rb[c], "{}", h[c]);
+            }
+        }
+    }
+    assert!(narrowed > 1000, "{narrowed}");
 }
 
 #[test]

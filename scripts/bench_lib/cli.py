@@ -41,7 +41,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, iot, numbers, kv, shapes, clickbench (benches/workloads/), "
+        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench (benches/workloads/), "
                "and ingestion (loads of taxi and iot only). "
                "Results: bench-results/<timestamp>.{json,md,svg}.")
     ap.add_argument("--scale", choices=["small", "default", "large"], default="default",

@@ -16,13 +16,13 @@ SEED = 42
 # Rows per data set for each scale. `default` fits a 2-core, 24 GiB machine
 # and, with all three peers, finishes in a few minutes.
 SCALES = {
-    "smoke": {"taxi": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000, "hits": 3_000,
+    "smoke": {"taxi": 3_000, "taxi-f32": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000, "hits": 3_000,
               "shapes": 3_000},
-    "small": {"taxi": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000,
+    "small": {"taxi": 200_000, "taxi-f32": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000,
               "hits": 1_000_000, "shapes": 1_000_000},
-    "default": {"taxi": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000,
+    "default": {"taxi": 2_000_000, "taxi-f32": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000,
                 "hits": 10_000_000, "shapes": 10_000_000},
-    "large": {"taxi": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000,
+    "large": {"taxi": 20_000_000, "taxi-f32": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000,
               "hits": 50_000_000, "shapes": 50_000_000},
 }
 

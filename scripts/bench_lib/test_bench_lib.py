@@ -18,7 +18,7 @@ class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
         self.assertEqual([w.name for w in found],
-                         ["taxi", "iot", "numbers", "kv", "shapes", "clickbench"])
+                         ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench"])
         for w in found:
             self.assertEqual(len(w.tables), 1, w.name)
             for q in w.queries:
@@ -34,7 +34,7 @@ class WorkloadFiles(unittest.TestCase):
         self.assertIn("//", q8.statement("duckdb")[1])
         self.assertIn("trip_id / 5", q8.statement("katydid")[1])
         self.assertEqual(taxi.queries[5].check_mode(), ("topn", ["total_amount"]))
-        kv = found[3]
+        kv = found[4]
         self.assertEqual([(lk.name, lk.keys, lk.hits) for lk in kv.lookups],
                          [("eq", 1, 1), ("in100", 100, 25)])
 

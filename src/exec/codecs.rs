@@ -38,8 +38,8 @@ use crate::kernel::like::LikePattern;
 use crate::plan::BinaryOp;
 use crate::store::with_codes;
 use crate::store::{
-    Alp, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Codes, Column, ColumnData, Decoded, Fsst,
-    StringBatch, mask_from_ranges,
+    Alp, AlpCodes, BATCH_ROWS, Bitmap, CmpOp, Code, CodePredicate, Codes, Column, ColumnData,
+    Decoded, Fsst, StringBatch, mask_from_ranges,
 };
 use crate::types::{DataType, Value, cmp_f64};
 
@@ -55,6 +55,7 @@ pub fn is_compressed(col: &Column) -> bool {
             | ColumnData::Runs(_)
             | ColumnData::Alp(_)
             | ColumnData::FloatRuns(_)
+            | ColumnData::Single(_)
             | ColumnData::DictRuns { .. }
             | ColumnData::Fsst(_)
             | ColumnData::HexPoints(_)
@@ -131,6 +132,17 @@ pub enum CodecFilter {
     /// ALP: non-exception rows by their code (the constant's exact code
     /// bounds, found by [`Alp::code_predicate`]), exceptions in f64.
     Alp {
+        /// The codes that match.
+        pred: CodePredicate,
+        /// The comparison, for the exceptions.
+        op: CmpOp,
+        /// The constant.
+        constant: f64,
+    },
+    /// f32 codes: non-exception rows by their code (the constant's exact
+    /// code bounds, found by [`crate::store::Single::code_predicate`]),
+    /// exceptions in f64.
+    Single {
         /// The codes that match.
         pred: CodePredicate,
         /// The comparison, for the exceptions.
@@ -256,6 +268,18 @@ pub fn compile_compare(col: &Column, op: BinaryOp, k: &Value) -> Option<(CodecFi
                     "ALP {} codes against the constant's exact code bounds, {} exceptions in f64",
                     a.codes().width_name(),
                     a.exceptions().0.len()
+                ),
+            ))
+        }
+        ColumnData::Single(f) => {
+            let constant = k.as_f64()?;
+            let pred = f.code_predicate(op, constant);
+            Some((
+                CodecFilter::Single { pred, op, constant },
+                format!(
+                    "f32 {} codes against the constant's exact code bounds, {} exceptions in f64",
+                    f.codes().width_name(),
+                    f.exceptions().0.len()
                 ),
             ))
         }
@@ -437,7 +461,10 @@ impl CodecFilter {
         let v = dense.as_deref();
         match (self, &col.data) {
             (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
-                alp_mask(a, pred, *op, *constant, v)
+                code_mask(a.codes(), a.exceptions(), pred, *op, *constant, v)
+            }
+            (CodecFilter::Single { pred, op, constant }, ColumnData::Single(f)) => {
+                code_mask(f.codes(), f.exceptions(), pred, *op, *constant, v)
             }
             (CodecFilter::FloatRuns { op, constant }, ColumnData::FloatRuns(r)) => {
                 r.filter(*op, *constant, v)
@@ -531,7 +558,10 @@ impl CodecFilter {
     /// are worth skipping); the others yield the whole partition's mask
     /// words through [`CodecFilter::mask`].
     pub fn per_block(&self) -> bool {
-        matches!(self, CodecFilter::Alp { .. } | CodecFilter::DictRuns { .. })
+        matches!(
+            self,
+            CodecFilter::Alp { .. } | CodecFilter::Single { .. } | CodecFilter::DictRuns { .. }
+        )
     }
 
     /// True when the filter decodes every row it tests (FSST `LIKE` of a
@@ -582,26 +612,10 @@ impl CodecFilter {
     pub fn block_mask(&self, col: &Column, start: usize, end: usize) -> u64 {
         match (self, &col.data) {
             (CodecFilter::Alp { pred, op, constant }, ColumnData::Alp(a)) => {
-                let (lo, span) = (
-                    pred.codes.start,
-                    pred.codes.end.saturating_sub(pred.codes.start),
-                );
-                let negated = pred.negated;
-                let mut mask = a
-                    .codes()
-                    .block_mask(start..end, |x| (x.wrapping_sub(lo) < span) != negated);
-                let (rows, values) = a.exceptions();
-                let first = rows.partition_point(|&r| (r as usize) < start);
-                for (&row, &x) in rows[first..].iter().zip(&values[first..]) {
-                    let row = row as usize;
-                    if row >= end {
-                        break;
-                    }
-                    let b = row - start;
-                    let hit = op.holds(cmp_f64(x, *constant)) as u64;
-                    mask = (mask & !(1 << b)) | (hit << b);
-                }
-                mask
+                code_block_mask(a.codes(), a.exceptions(), pred, *op, *constant, start..end)
+            }
+            (CodecFilter::Single { pred, op, constant }, ColumnData::Single(f)) => {
+                code_block_mask(f.codes(), f.exceptions(), pred, *op, *constant, start..end)
             }
             (CodecFilter::DictRuns { member }, ColumnData::DictRuns { runs, .. }) => {
                 let (ends, values) = (runs.ends(), runs.values());
@@ -671,28 +685,66 @@ pub(crate) fn for_each_alp_code(a: &Alp, rows: Rows<'_>, mut f: impl FnMut(usize
     }
 }
 
-/// ALP: codes against the code predicate, branch-free a 64-row block at a
-/// time, then each exception row compared in f64.
-fn alp_mask(a: &Alp, pred: &CodePredicate, op: CmpOp, c: f64, v: Option<&Bitmap>) -> Vec<u64> {
+/// ALP or f32 codes (order-preserving, with f64 exceptions): codes against
+/// the code predicate, branch-free a 64-row block at a time, then each
+/// exception row compared in f64.
+fn code_mask(
+    codes: &AlpCodes,
+    (rows, values): (&[u32], &[f64]),
+    pred: &CodePredicate,
+    op: CmpOp,
+    c: f64,
+    v: Option<&Bitmap>,
+) -> Vec<u64> {
     let (lo, span) = (
         pred.codes.start,
         pred.codes.end.saturating_sub(pred.codes.start),
     );
     let negated = pred.negated;
-    let mut words = Vec::with_capacity(a.len().div_ceil(64));
-    a.codes().block_masks(
-        0..a.len(),
+    let len = codes.len();
+    let mut words = Vec::with_capacity(len.div_ceil(64));
+    codes.block_masks(
+        0..len,
         |x| (x.wrapping_sub(lo) < span) != negated,
         &mut words,
     );
-    let (rows, values) = a.exceptions();
     for (&row, &x) in rows.iter().zip(values) {
         let (w, b) = (row as usize / 64, row as usize % 64);
         let hit = op.holds(cmp_f64(x, c)) as u64;
         words[w] = (words[w] & !(1 << b)) | (hit << b);
     }
-    and_validity(&mut words, a.len(), v);
+    and_validity(&mut words, len, v);
     words
+}
+
+/// [`code_mask`] of the rows `block` (at most 64, validity not applied):
+/// bit `j` is row `block.start + j`.
+fn code_block_mask(
+    codes: &AlpCodes,
+    (rows, values): (&[u32], &[f64]),
+    pred: &CodePredicate,
+    op: CmpOp,
+    c: f64,
+    block: Range<usize>,
+) -> u64 {
+    let (lo, span) = (
+        pred.codes.start,
+        pred.codes.end.saturating_sub(pred.codes.start),
+    );
+    let negated = pred.negated;
+    let (start, end) = (block.start, block.end);
+    let mut mask = codes.block_mask(block, |x| (x.wrapping_sub(lo) < span) != negated);
+    let first = rows.partition_point(|&r| (r as usize) < start);
+    for (&row, &x) in rows[first..].iter().zip(&values[first..]) {
+        let row = row as usize;
+        if row >= end {
+            break;
+        }
+        let b = row - start;
+        let hit = op.holds(cmp_f64(x, c)) as u64;
+        mask = (mask & !(1 << b)) | (hit << b);
+    }
+    mask
 }
 
 /// An exact line `base + step·row`: the matching rows form at most two

@@ -114,8 +114,14 @@
 //! | shapes (1M, 13 columns)   | 98        | 39.0 MB | 98 MB   | 182 MB  |
 //! | hits (1M, 25 columns)     | 313       | 152 MB  | 277 MB  | 418 MB  |
 //! | shapes (10M)              | 99        | 370 MB  | 481 MB  | 547 MB  |
+//! | taxi-f32 (10M)            | 434       | 541 MB  | 704 MB  | 926 MB  |
 //!
-//! (Shapes at 10M "was": its three string columns of 10,000 to a million
+//! (taxi-f32 at 10M "was": its four float32 coordinate columns as f64,
+//! 778 MB of table, before the f32 codec, `store::Single`. With 8 threads
+//! its peak is 1,008 MB: the parsed values and encoders' buffers of a
+//! worker, about 30 MB beside its 28 MB span of text, are not yet within
+//! the 1.3× bound at that many workers.
+//! Shapes at 10M "was": its three string columns of 10,000 to a million
 //! distinct strings held in FSST or partition dictionaries until the
 //! table-wide dictionaries were made after the load; see
 //! [`crate::store::TableDictBuilder`]. The others' "was": a reading thread

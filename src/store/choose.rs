@@ -34,6 +34,7 @@ use super::fsst::{BLOCK_ROWS, Fsst};
 use super::hexpoint::HexPoints;
 use super::linear::Linear;
 use super::rle::{Rle, RunValue};
+use super::single::{Single, Split};
 use crate::types::cmp_f64;
 
 /// Runs of consecutive rows in a sample (as BtrBlocks: 10 × 64).
@@ -64,6 +65,8 @@ pub enum CodecKind {
     Float,
     /// [`Alp`] digits plus exceptions.
     Alp,
+    /// [`Single`]: f32 values as front dictionary codes and tail bits.
+    Single,
     /// A sorted dictionary with u8/u16 codes (`ColumnData::Dict`).
     Dict,
     /// A sorted dictionary whose codes are run-length encoded
@@ -90,6 +93,7 @@ impl CodecKind {
             CodecKind::Rle => "rle",
             CodecKind::Float => "f64",
             CodecKind::Alp => "alp",
+            CodecKind::Single => "f32",
             CodecKind::Dict => "dict",
             CodecKind::DictRle => "dict+rle",
             CodecKind::Packed => "packed",
@@ -120,6 +124,9 @@ pub struct Choice {
     /// For floats: the ALP exponent found on the sample (what
     /// [`Alp::encode_with_exponent`] takes), `None` otherwise.
     pub alp_exponent: Option<i8>,
+    /// For floats: the split of [`Single`] found on the sample (what
+    /// [`Single::encode_with`] takes), when it was a candidate.
+    pub single_split: Option<Split>,
     /// For integers: the distinct values, ascending, when an integer
     /// dictionary was a candidate (what the encoder codes against).
     pub int_dict_values: Option<Vec<i64>>,
@@ -141,6 +148,7 @@ fn pick(candidates: Vec<Candidate>) -> Choice {
         bytes: chosen.bytes,
         candidates,
         alp_exponent: None,
+        single_split: None,
         int_dict_values: None,
     }
 }
@@ -406,12 +414,14 @@ fn run_count<T: RunValue>(values: &[T], validity: Option<&Bitmap>) -> usize {
     runs
 }
 
-/// Chooses among const, f64, ALP and RLE for floats (values at NULL rows
-/// are ignored).
+/// Chooses among const, f64, ALP, f32 ([`Single`]) and RLE for floats
+/// (values at NULL rows are ignored).
 ///
-/// Speed order: const, f64, ALP, RLE. Full-pass statistics: min, max (for
-/// ALP's digit range), run count; sampled: ALP's exponent and exception
-/// rate.
+/// Speed order: const, f64, ALP, f32, RLE. Full-pass statistics: min, max
+/// (for ALP's digit range), run count; sampled: ALP's exponent and
+/// exception rate, and f32's split (tail bits, front dictionary size) and
+/// exception rate, tried only when ALP's estimate is not already within
+/// the 10% of 4 bytes a row that f32 could at best take.
 pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
     let len = values.len();
     let valid = |i: usize| validity.is_none_or(|v| v.get(i));
@@ -469,13 +479,31 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
                 + exceptions * EXCEPTION_BYTES,
         });
     }
+    // f32: only when ALP does not already take a third of f64 or less (the
+    // f32 codes then rarely win by the 10% the rule asks).
+    let mut single_split = None;
+    let alp_bytes = candidates
+        .iter()
+        .find(|c| c.codec == CodecKind::Alp)
+        .map(|c| c.bytes);
+    if alp_bytes.is_none_or(|b| b * 3 > 8 * len)
+        && let Some((split, bytes)) = Single::plan(&sample, len)
+    {
+        single_split = Some(split);
+        candidates.push(Candidate {
+            codec: CodecKind::Single,
+            bytes,
+        });
+    }
     candidates.push(Candidate {
         codec: CodecKind::Rle,
         bytes: run_count(values, validity) * RUN_BYTES,
     });
+    let choice = pick(candidates);
     Choice {
         alp_exponent,
-        ..pick(candidates)
+        single_split: single_split.filter(|_| choice.codec == CodecKind::Single),
+        ..choice
     }
 }
 
@@ -705,14 +733,31 @@ mod tests {
             .collect();
         let weather: Vec<f64> = (0..n).map(|i| (i / 4000) as f64 / 100.0).collect();
         let random: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>()).collect();
+        // Float32 coordinates written as doubles, some zero (as the real
+        // sample has them).
+        let coordinates: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 40 == 0 {
+                    0.0
+                } else {
+                    rng.gen_range(-74.1f32..-73.7) as f64
+                }
+            })
+            .collect();
         for (values, expected) in [
             (&money, CodecKind::Alp),
             (&weather, CodecKind::Rle),
             (&random, CodecKind::Float),
+            (&coordinates, CodecKind::Single),
         ] {
             let choice = choose_floats(values, None);
             assert_eq!(choice.codec, expected, "{:?}", choice.candidates);
         }
+        // The f32 estimate is close to the encoded size.
+        let choice = choose_floats(&coordinates, None);
+        let single = Single::encode_with(&coordinates, None, choice.single_split.unwrap()).unwrap();
+        assert!(choice.bytes.abs_diff(single.heap_bytes()) <= single.heap_bytes() / 10);
+        assert!(single.heap_bytes() * 10 < 30 * n, "{}", single.heap_bytes());
         let alp = Alp::encode(&money, None).unwrap();
         let estimate = choose_floats(&money, None).bytes;
         assert!(estimate.abs_diff(alp.heap_bytes()) <= alp.heap_bytes() / 10);

@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 use hashbrown::HashMap;
 
 use super::alp::Alp;
+use super::single::Single;
 use super::bitmap::Bitmap;
 use super::codes::{Code, Codes};
 use super::delta::Delta;
@@ -265,6 +266,10 @@ pub enum ColumnData {
     Alp(Arc<Alp>),
     /// Floats in long runs (run values compared bit for bit). See [`Rle`].
     FloatRuns(Rle<f64>),
+    /// Floats that are single-precision values (real coordinates) as
+    /// order-preserving codes: a front dictionary index and the tail bits
+    /// of the f32, plus exceptions. See [`Single`].
+    Single(Arc<Single>),
     /// Dictionary-encoded strings whose codes come in long runs: run `k`
     /// holds code `runs.values()[k]` (an index into `dict`).
     DictRuns {
@@ -892,6 +897,7 @@ impl Column {
             ColumnData::Runs(r) => self.int_value(r.get(i)),
             ColumnData::Alp(a) => Value::Float(a.get(i)),
             ColumnData::FloatRuns(r) => Value::Float(r.get(i)),
+            ColumnData::Single(f) => Value::Float(f.get(i)),
             ColumnData::DictRuns { dict, runs } => {
                 Value::Str(dict.get(runs.get(i) as usize).clone())
             }
@@ -910,7 +916,7 @@ impl Column {
 
     /// Short name of the codec for EXPLAIN and `.schema`, e.g. `offset u8`,
     /// `int dict u16`, `dict u16`, `const`, `f64`, `packed`, `linear`, `delta u8`, `rle`,
-    /// `alp u16`, `dict+rle`, `fsst`, `hex points alp`, with `+nulls` when a
+    /// `alp u16`, `f32 b19`, `dict+rle`, `fsst`, `hex points alp`, with `+nulls` when a
     /// validity bitmap is present.
     pub fn encoding_name(&self) -> String {
         let base = match &self.data {
@@ -931,6 +937,7 @@ impl Column {
             ColumnData::Delta(d) => format!("delta {}", d.codes().width_name()),
             ColumnData::Runs(_) | ColumnData::FloatRuns(_) => "rle".to_string(),
             ColumnData::Alp(a) => format!("alp {}", a.codes().width_name()),
+            ColumnData::Single(f) => format!("f32 {}", f.codes().width_name()),
             ColumnData::DictRuns { .. } => "dict+rle".to_string(),
             ColumnData::Fsst(_) => "fsst".to_string(),
             ColumnData::HexPoints(p) => format!("hex points {}", p.coords_name()),
@@ -959,6 +966,7 @@ impl Column {
             ColumnData::Runs(r) => r.heap_bytes(),
             ColumnData::Alp(a) => a.heap_bytes(),
             ColumnData::FloatRuns(r) => r.heap_bytes(),
+            ColumnData::Single(f) => f.heap_bytes(),
             ColumnData::DictRuns { dict, runs } => dictionary_share(dict) + runs.heap_bytes(),
             ColumnData::Fsst(f) => f.heap_bytes(),
             ColumnData::HexPoints(p) => p.heap_bytes(),

@@ -168,6 +168,10 @@ impl Column {
                 Rows::Range(x, y) => a.decode_range(x..y, out),
                 Rows::Sel(s) => a.decode_selection(s, out),
             },
+            (ColumnData::Single(f), Decoded::Floats(out)) => match rows {
+                Rows::Range(a, b) => f.decode_range(a..b, out),
+                Rows::Sel(s) => f.decode_selection(s, out),
+            },
             (ColumnData::FloatRuns(r), Decoded::Floats(out)) => match rows {
                 Rows::Range(a, b) => r.decode_range(a..b, out),
                 Rows::Sel(s) => r.decode_selection(s, out),

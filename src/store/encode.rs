@@ -26,6 +26,7 @@ use super::delta::Delta;
 use super::fsst::Fsst;
 use super::linear::Linear;
 use super::rle::Rle;
+use super::single::Single;
 use crate::types::{DataType, Value, cmp_f64};
 
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
@@ -220,7 +221,8 @@ impl Column {
     /// Encodes floats with the codec [`super::choose_floats`] picks: a
     /// constant, f64 ([`Column::encode_floats_plain`]), ALP digits with
     /// exceptions ([`Alp`], with the exponent found on the chooser's
-    /// sample) or runs ([`Rle`]). Values at NULL rows are ignored.
+    /// sample), f32 codes ([`Single`], with the split found there) or runs
+    /// ([`Rle`]). Values at NULL rows are ignored.
     pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
@@ -230,6 +232,10 @@ impl Column {
                 Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Arc::new(a)))
             }
             (CodecKind::Rle, _) => Rle::encode(&values, v).map(ColumnData::FloatRuns),
+            (CodecKind::Single, _) => choice
+                .single_split
+                .and_then(|split| Single::encode_with(&values, v, split))
+                .map(|f| ColumnData::Single(Arc::new(f))),
             _ => None,
         };
         match (data, float_zone(&values, v)) {

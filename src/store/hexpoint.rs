@@ -27,6 +27,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::alp::Alp;
+use super::single::Single;
 use super::bitmap::Bitmap;
 use super::cmp::CmpOp;
 use super::column::{Column, ColumnData};
@@ -92,14 +93,17 @@ fn parse_point(s: &[u8], header: &[u8]) -> Option<(f64, f64)> {
     Some((parse_f64(&coords[..16])?, parse_f64(&coords[16..])?))
 }
 
-/// One coordinate column: ALP digits, or plain f64 when ALP declines (the
-/// real 2013 sample's coordinates are float32 values with 14 decimals).
+/// One coordinate column: ALP digits, f32 codes when ALP declines (the
+/// real 2013 sample's coordinates are float32 values with 14 decimals),
+/// or plain f64 when both decline.
 /// Reference-counted, so that it can be a float column of the same
 /// partition (see [`share_coordinates`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Coords {
     /// Decimal coordinates.
     Alp(Arc<Alp>),
+    /// Single-precision coordinates.
+    Single(Arc<Single>),
     /// Anything else, one f64 per row.
     Plain(Arc<Vec<f64>>),
 }
@@ -108,7 +112,10 @@ impl Coords {
     fn encode(values: Vec<f64>, validity: Option<&Bitmap>) -> Coords {
         match Alp::encode(&values, validity) {
             Some(a) => Coords::Alp(Arc::new(a)),
-            None => Coords::Plain(Arc::new(values)),
+            None => match Single::encode(&values, validity) {
+                Some(f) => Coords::Single(Arc::new(f)),
+                None => Coords::Plain(Arc::new(values)),
+            },
         }
     }
 
@@ -116,6 +123,7 @@ impl Coords {
     fn of_column(data: &ColumnData) -> Option<Coords> {
         match data {
             ColumnData::Alp(a) => Some(Coords::Alp(Arc::clone(a))),
+            ColumnData::Single(f) => Some(Coords::Single(Arc::clone(f))),
             ColumnData::Float(v) => Some(Coords::Plain(Arc::clone(v))),
             _ => None,
         }
@@ -125,14 +133,25 @@ impl Coords {
     fn same_data(&self, other: &Coords) -> bool {
         match (self, other) {
             (Coords::Alp(a), Coords::Alp(b)) => Arc::ptr_eq(a, b),
+            (Coords::Single(a), Coords::Single(b)) => Arc::ptr_eq(a, b),
             (Coords::Plain(a), Coords::Plain(b)) => Arc::ptr_eq(a, b),
             _ => false,
+        }
+    }
+
+    /// The codec's name: `alp`, `f32` or `f64`.
+    fn name(&self) -> &'static str {
+        match self {
+            Coords::Alp(_) => "alp",
+            Coords::Single(_) => "f32",
+            Coords::Plain(_) => "f64",
         }
     }
 
     fn len(&self) -> usize {
         match self {
             Coords::Alp(a) => a.len(),
+            Coords::Single(f) => f.len(),
             Coords::Plain(v) => v.len(),
         }
     }
@@ -141,6 +160,7 @@ impl Coords {
     pub fn get(&self, i: usize) -> f64 {
         match self {
             Coords::Alp(a) => a.get(i),
+            Coords::Single(f) => f.get(i),
             Coords::Plain(v) => v[i],
         }
     }
@@ -148,6 +168,7 @@ impl Coords {
     fn heap_bytes(&self) -> usize {
         match self {
             Coords::Alp(a) => a.heap_bytes(),
+            Coords::Single(f) => f.heap_bytes(),
             Coords::Plain(v) => v.len() * 8,
         }
     }
@@ -155,6 +176,7 @@ impl Coords {
     fn decode_range(&self, range: Range<usize>, out: &mut Vec<f64>) {
         match self {
             Coords::Alp(a) => a.decode_range(range, out),
+            Coords::Single(f) => f.decode_range(range, out),
             Coords::Plain(v) => out.extend_from_slice(&v[range]),
         }
     }
@@ -162,6 +184,7 @@ impl Coords {
     fn decode_selection(&self, selection: &[u32], out: &mut Vec<f64>) {
         match self {
             Coords::Alp(a) => a.decode_selection(selection, out),
+            Coords::Single(f) => f.decode_selection(selection, out),
             Coords::Plain(v) => out.extend(selection.iter().map(|&i| v[i as usize])),
         }
     }
@@ -170,6 +193,7 @@ impl Coords {
     fn filter_eq(&self, c: f64) -> Vec<u64> {
         match self {
             Coords::Alp(a) => a.filter(CmpOp::Eq, c, None),
+            Coords::Single(f) => f.filter(CmpOp::Eq, c, None),
             Coords::Plain(v) => v
                 .chunks(64)
                 .map(|ch| crate::kernel::block_mask(ch, |x| crate::types::cmp_f64(x, c).is_eq()))
@@ -248,19 +272,22 @@ impl HexPoints {
     }
 
     /// How the coordinates are stored, for `.schema`: `alp` when both are
-    /// ALP, `f64` when both are plain, `alp/f64` when mixed; `= #7,#8`
+    /// ALP, `f32` when both are f32 codes, `f64` when both are plain,
+    /// `alp/f64` (the two names in order) when mixed; `= #7,#8`
     /// when both are the float columns at 1-based positions 7 and 8 of the
     /// table.
     pub fn coords_name(&self) -> String {
         if let [Some(x), Some(y)] = self.shared {
             return format!("= #{},#{}", x + 1, y + 1);
         }
-        match (&self.x, &self.y) {
-            (Coords::Alp(_), Coords::Alp(_)) => "alp",
-            (Coords::Plain(_), Coords::Plain(_)) => "f64",
-            _ => "alp/f64",
+        let (mut x, mut y) = (self.x.name(), self.y.name());
+        if x == y {
+            return x.to_string();
         }
-        .to_string()
+        if x > y {
+            std::mem::swap(&mut x, &mut y);
+        }
+        format!("{x}/{y}")
     }
 
     /// The columns whose data the x and y coordinates are (see
@@ -480,8 +507,36 @@ mod tests {
         assert_eq!(p.get(1), s);
         assert_eq!(p.x().get(0), -73.93792724609375);
         assert_eq!(p.header(), HEADER);
-        // Float32 coordinates are not decimals: kept as f64.
-        assert!(matches!(p.x(), Coords::Plain(_)));
+        // Float32 coordinates are not decimals: f32 codes.
+        assert!(matches!(p.x(), Coords::Single(_)));
+        assert_eq!(p.coords_name(), "f32");
+    }
+
+    #[test]
+    fn float32_points_share_the_float32_columns() {
+        let mut rng = ChaCha8Rng::seed_from_u64(19);
+        let n = 5000;
+        let xs: Vec<f64> = (0..n)
+            .map(|_| rng.gen_range(-74.05f32..-73.75) as f64)
+            .collect();
+        let ys: Vec<f64> = (0..n)
+            .map(|_| rng.gen_range(40.6f32..40.9) as f64)
+            .collect();
+        let owned: Vec<String> = xs.iter().zip(&ys).map(|(&x, &y)| point(x, y)).collect();
+        let values: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let mut columns = vec![
+            Column::encode_floats(xs.clone(), None),
+            Column::encode_floats(ys.clone(), None),
+            Column::encode_strings(&values, None),
+        ];
+        assert!(columns[0].encoding_name().starts_with("f32 "));
+        assert_eq!(columns[2].encoding_name(), "hex points f32");
+        share_coordinates(&mut columns);
+        assert_eq!(columns[2].encoding_name(), "hex points = #1,#2");
+        assert!(columns[2].heap_bytes() < 64);
+        for (i, s) in values.iter().enumerate() {
+            assert_eq!(columns[2].value(i), crate::types::Value::str(s));
+        }
     }
 
     #[test]

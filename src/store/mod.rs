@@ -31,6 +31,7 @@ mod hexpoint;
 mod index;
 mod linear;
 mod rle;
+mod single;
 mod table;
 mod table_dict;
 
@@ -68,4 +69,5 @@ pub use {
     hexpoint::{Coords, HexPoints},
     index::{RowLocation, location},
     rle::{Rle, RunValue},
+    single::{Single, Split},
 };

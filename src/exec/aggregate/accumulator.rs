@@ -639,6 +639,17 @@ impl<S: SumType> Accumulator for Sum<S> {
                             self.add_all(&vals, gids, valid, S::from_f64, all)
                         }
                     },
+                    ColumnData::Single(f) => {
+                        // f32 codes: the rows decoded once, then summed as
+                        // f64 rows are (same order, validity read in
+                        // place rather than gathered per batch).
+                        let mut vals = Vec::with_capacity(rows.len);
+                        match rows.range() {
+                            Some(r) => f.decode_range(r, &mut vals),
+                            None => f.decode_selection(rows.sel.unwrap_or_default(), &mut vals),
+                        }
+                        self.add_all(&vals, gids, valid, S::from_f64, all)
+                    }
                     ColumnData::Offset { base, scale, codes }
                         if matches!(gids, Gids::Ids(_)) && groups > rows.len / 2 =>
                     {
@@ -1640,7 +1651,7 @@ pub fn reads_in_place(func: AggFunc, col: &Column) -> bool {
     match func {
         AggFunc::Count => true,
         AggFunc::Sum | AggFunc::Avg => match &col.data {
-            ColumnData::Float(_) => true,
+            ColumnData::Float(_) | ColumnData::Single(_) => true,
             ColumnData::Offset { .. } => col.dtype == DataType::Int,
             _ => codecs::sums_in_place(col),
         },

@@ -132,16 +132,17 @@ pub fn write_month(path: &Path, year: i32, month: u32, rows: u64, seed: u64) -> 
             let row = done + i as u64;
             let missing = rng.gen_bool(0.02);
             vendor.push(if rng.gen_bool(0.7) { 2 } else { 1 });
-            let start = month_start_us
-                + (row as i128 * month_us as i128 / rows as i128) as i64
-                + rng.gen_range(0..1_000_000);
+            // Whole seconds, as the meters record them.
+            let spread = (row as i128 * month_us as i128 / rows as i128) as i64;
+            let start =
+                month_start_us + spread / 1_000_000 * 1_000_000 + rng.gen_range(0..60) * 1_000_000;
             let miles: f64 = (rng.gen_range(0.0f64..1.0).powi(3) * 25.0
                 + 0.1 * rng.gen_range(1..10) as f64 * 0.1)
                 .min(60.0);
             let miles = (miles * 100.0).round() / 100.0;
             let minutes = 3.0 + miles * rng.gen_range(2.5..5.0);
             pickup.push(start);
-            dropoff.push(start + (minutes * 60e6) as i64);
+            dropoff.push(start + (minutes * 60.0) as i64 * 1_000_000);
             passengers.push((!missing).then(|| {
                 *[1, 1, 1, 1, 2, 2, 3, 5, 0]
                     .get(rng.gen_range(0..9))

@@ -32,17 +32,26 @@ mod exec;
 internal_modules!(ingest, kernel, plan, sql, store);
 
 pub mod control;
+mod copy;
 pub mod error;
 mod files;
 mod introspect;
 pub mod types;
 
 pub use control::{CancelToken, MemoryBudget, Phase, Progress, ProgressFn, ProgressUnit};
+pub use copy::{CopyFormat, CopyOptions};
 pub use engine::{
     ColumnInfo, Database, DatabaseOptions, LoadStats, Preview, QueryResult, QuerySummary, RowSink,
     TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
+pub use ingest::parquet::ParquetOptions;
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use plan::bind::FUNCTION_NAMES;
 pub use types::{DataType, Value};
+
+/// The `arrow-array` crate at the version [`Database::load_arrow`] takes,
+/// so callers build batches and readers of matching types.
+pub use arrow_array;
+/// The `arrow-schema` crate at the version [`Database::load_arrow`] takes.
+pub use arrow_schema;

@@ -783,7 +783,12 @@ fn file_errors_point_at_the_argument() {
         (
             "SELECT * FROM 'data.parquet'".into(),
             "'data.parquet'",
-            "cannot tell that \"data.parquet\" is a CSV file",
+            "cannot read \"data.parquet\": ",
+        ),
+        (
+            "SELECT * FROM 'data.json'".into(),
+            "'data.json'",
+            "cannot tell that \"data.json\" is a CSV or Parquet file",
         ),
         (
             format!("SELECT * FROM read_csv('{dir_path}')"),
@@ -837,8 +842,28 @@ fn file_errors_point_at_the_argument() {
         ),
         (
             "SELECT * FROM read_parquet('x.parquet')".into(),
-            "read_parquet",
-            "unknown table function \"read_parquet\" (use read_csv)",
+            "'x.parquet'",
+            "cannot read \"x.parquet\": ",
+        ),
+        (
+            format!("SELECT * FROM read_parquet('{dir_path}/*.nothing')"),
+            "'",
+            "no file matches",
+        ),
+        (
+            "SELECT * FROM read_parquet(['a.parquet', 1])".into(),
+            "1]",
+            "a file path must be a string",
+        ),
+        (
+            format!("SELECT * FROM read_parquet('{path}', speed => true)"),
+            "speed",
+            "unknown read_parquet option \"speed\"",
+        ),
+        (
+            "SELECT * FROM read_json('x.json')".into(),
+            "read_json",
+            "unknown table function \"read_json\" (use read_csv or read_parquet)",
         ),
         (
             "SUMMARIZE 'missing.csv'".into(),

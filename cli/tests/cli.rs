@@ -439,6 +439,39 @@ fn output_and_once_send_results_to_files() {
 }
 
 #[test]
+fn once_and_output_write_the_format_their_extension_names() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(3));
+    let csv = dir.0.join("o.csv");
+    let json = dir.0.join("o.json");
+    let parquet = dir.0.join("o.parquet");
+    // In the default table mode.
+    let script = format!(
+        ".once {}\nSELECT n FROM t ORDER BY n;\n.once {}\nSELECT n FROM t ORDER BY n;\n\
+         .once {}\nSELECT n, n * 2 AS m FROM t ORDER BY n;\nSELECT sum(m) AS s FROM '{}';\n",
+        arg(&csv),
+        arg(&json),
+        arg(&parquet),
+        arg(&parquet)
+    );
+    let out = run(&["--load", arg(&file)], &script);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "n\n0\n1\n2\n");
+    assert_eq!(
+        std::fs::read_to_string(&json).unwrap(),
+        "[{\"n\":0},\n{\"n\":1},\n{\"n\":2}]\n"
+    );
+    assert_eq!(
+        std::fs::read(&parquet).unwrap()[..4],
+        *b"PAR1",
+        "a Parquet file"
+    );
+    // The Parquet file reads back: 0 + 2 + 4.
+    let stdout = text(&out.stdout);
+    assert!(stdout.lines().any(|l| l.trim() == "6"), "{stdout}");
+}
+
+#[test]
 fn loading_over_a_table_needs_replace() {
     let dir = TempDir::new();
     let a = dir.file("x.csv", "v\n1\n");

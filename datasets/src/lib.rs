@@ -49,6 +49,7 @@ mod nta;
 mod out;
 mod shapes;
 mod taxi;
+pub mod tlc;
 
 use out::{ID_MASK, Out, hash, id63};
 

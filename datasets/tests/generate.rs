@@ -767,3 +767,60 @@ fn shapes_has_the_documented_columns() {
         assert!(f.len() == 2 && i.parse::<u32>().unwrap() < 1000);
     }
 }
+
+/// The TLC-like months: the schema drifts as the module docs' table says,
+/// each file holds the rows asked for, and the same seed gives the same
+/// bytes.
+#[test]
+fn tlc_months_drift_as_documented() {
+    use katydid_datasets::tlc;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = std::env::temp_dir().join(format!("katydid-tlc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let written = tlc::write_months(&dir, &tlc::DEFAULT_MONTHS, 1000, 7).unwrap();
+    assert_eq!(written.len(), tlc::DEFAULT_MONTHS.len() + 1);
+    let schema = |path: &std::path::Path| -> Vec<(String, String)> {
+        let file = std::fs::File::open(path).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 1000);
+        reader
+            .metadata()
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), format!("{:?}", c.physical_type())))
+            .collect()
+    };
+    let find = |cols: &[(String, String)], name: &str| {
+        cols.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone())
+    };
+    let months: Vec<Vec<(String, String)>> = written[..4].iter().map(|p| schema(p)).collect();
+    assert_eq!(
+        find(&months[0], "passenger_count").as_deref(),
+        Some("DOUBLE")
+    );
+    assert_eq!(find(&months[0], "VendorID").as_deref(), Some("INT64"));
+    assert_eq!(
+        find(&months[1], "passenger_count").as_deref(),
+        Some("INT64")
+    );
+    assert_eq!(find(&months[1], "VendorID").as_deref(), Some("INT32"));
+    assert!(find(&months[1], "airport_fee").is_some());
+    assert!(find(&months[2], "Airport_fee").is_some());
+    assert!(find(&months[2], "cbd_congestion_fee").is_none());
+    assert!(find(&months[3], "cbd_congestion_fee").is_some());
+    assert_eq!(months[0].len(), 19);
+    assert_eq!(months[3].len(), 20);
+    let zones = std::fs::read_to_string(&written[4]).unwrap();
+    assert_eq!(zones.lines().count(), 266);
+    assert!(zones.starts_with("LocationID,Borough,Zone,service_zone\n"));
+    // Deterministic.
+    let again = dir.join("again.parquet");
+    tlc::write_month(&again, 2024, 1, 1000, 7).unwrap();
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&written[2]).unwrap()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

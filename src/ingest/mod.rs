@@ -137,11 +137,13 @@
 //! interned after 4,096 rows, see `store::dictionary_unlikely`), and the
 //! rest the encoders' transient buffers and what the allocator keeps.
 
+pub mod arrow;
 mod build;
 mod dialect;
 mod encode;
 mod infer;
 mod parse;
+pub mod parquet;
 mod peak;
 mod progress;
 mod scan;
@@ -226,6 +228,10 @@ pub struct LoadOptions {
     /// GiB for table "trips" after 1,200,000 rows (limit 1.0 GiB)`) and
     /// keeps nothing; the reservation is handed on with the table.
     pub memory: Option<Arc<MemoryBudget>>,
+    /// Arrow and Parquet input: leave out the columns of a type katydid
+    /// cannot load (lists, structs, maps, …), with a notice naming each,
+    /// instead of failing the load (default false). CSV ignores it.
+    pub skip_unsupported: bool,
 }
 
 impl Default for LoadOptions {
@@ -243,6 +249,7 @@ impl Default for LoadOptions {
             cancel: None,
             on_progress: None,
             memory: None,
+            skip_unsupported: false,
         }
     }
 }
@@ -261,6 +268,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("cancel", &self.cancel)
             .field("on_progress", &self.on_progress.is_some())
             .field("memory", &self.memory)
+            .field("skip_unsupported", &self.skip_unsupported)
             .finish_non_exhaustive()
     }
 }
@@ -285,7 +293,9 @@ pub struct Loaded {
 }
 
 /// Loads a plain or gzipped CSV file (gzip detected by its magic bytes) into
-/// a table named `table_name`, using the current rayon pool.
+/// a table named `table_name`, using the current rayon pool; a regular file
+/// that starts with the Parquet magic `PAR1` is read as Parquet
+/// ([`parquet::load_parquet`]).
 ///
 /// # Errors
 /// As [`load_bytes`], plus [`Error::Io`] if the file cannot be opened or
@@ -302,6 +312,17 @@ pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result
     // A regular file can be read again; a pipe's text must be kept.
     let metadata = source.get_ref().metadata().ok();
     let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+    // Parquet is known by its magic bytes (only a regular file is peeked
+    // at: a pipe's bytes would be lost).
+    if regular && parquet::is_parquet(path) {
+        drop(source);
+        return parquet::load_parquet(
+            &[path.to_path_buf()],
+            table_name,
+            options,
+            &parquet::ParquetOptions::default(),
+        );
+    }
     let size = metadata.filter(|m| m.is_file()).map_or(0, |m| m.len());
     load_from(
         source,

@@ -7,34 +7,34 @@
 //! boolean `Boolean`; NULLs go into the validity bitmap. A column holding a
 //! value of another type than the one it declares (which no query should
 //! produce) is given as `Utf8` of the values' text, as the REPL shows it,
-//! rather than failing.
+//! rather than failing; a string column with more than 2 GiB of text in one
+//! batch is `LargeUtf8`.
 //!
 //! # Design
 //! The engine hands a result over row-major ([`QueryResult::rows`]); each
 //! column is gathered here straight into Arrow buffers, columns and batches
 //! side by side on rayon's global pool, without a Python object per value.
-//! Batches hold at most [`BATCH_ROWS`] rows and at most [`BATCH_TEXT_BYTES`]
-//! bytes of text in any one string column, so `Utf8`'s 32-bit offsets never
-//! overflow.
+//! Batches hold [`BATCH_ROWS`] rows (the last fewer), katydid's partition
+//! size. Each column is gathered in its declared layout, optimistically; a
+//! column that does not fit it in some batch is gathered again in the next
+//! wider layout, a second pass only in those rare cases.
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, StringBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, GenericStringBuilder, LargeStringBuilder, StringBuilder,
+};
 use arrow_array::{
-    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchOptions,
-    TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Float64Array, Int64Array, OffsetSizeTrait, RecordBatch,
+    RecordBatchOptions, TimestampMicrosecondArray,
 };
 use arrow_buffer::{NullBufferBuilder, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 use katydid::{DataType, QueryResult, Value};
 use rayon::prelude::*;
 
-/// Most rows in one record batch.
-pub const BATCH_ROWS: usize = 1 << 20;
-
-/// Most bytes of text one string column may hold in one batch (a GiB, half
-/// of what `Utf8`'s `i32` offsets address).
-pub const BATCH_TEXT_BYTES: usize = 1 << 30;
+/// Rows in one record batch (the last may have fewer).
+pub const BATCH_ROWS: usize = 1 << 16;
 
 /// How one result column is laid out in Arrow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,8 @@ enum Layout {
     /// Strings, or any column whose values do not all fit its type (their
     /// text).
     Text,
+    /// Text of more than `i32::MAX` bytes in some batch.
+    LargeText,
 }
 
 impl Layout {
@@ -56,21 +58,16 @@ impl Layout {
             Layout::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
             Layout::Bool => ArrowType::Boolean,
             Layout::Text => ArrowType::Utf8,
+            Layout::LargeText => ArrowType::LargeUtf8,
         }
     }
 
-    /// Whether `value` can be stored in this layout without turning it
-    /// into text (NULL always can; an integer can in a float column).
-    fn holds(self, value: &Value) -> bool {
-        matches!(
-            (self, value),
-            (_, Value::Null)
-                | (Layout::Int, Value::Int(_))
-                | (Layout::Float, Value::Float(_) | Value::Int(_))
-                | (Layout::Timestamp, Value::Timestamp(_))
-                | (Layout::Bool, Value::Bool(_))
-                | (Layout::Text, _)
-        )
+    /// The layout to try when a column does not fit this one.
+    fn wider(self) -> Layout {
+        match self {
+            Layout::Text | Layout::LargeText => Layout::LargeText,
+            _ => Layout::Text,
+        }
     }
 }
 
@@ -92,23 +89,48 @@ pub struct ArrowResult {
 /// and types are consistent by construction).
 pub fn to_arrow(result: &QueryResult) -> Result<ArrowResult, ArrowError> {
     let width = result.columns.len();
-    let layouts: Vec<Layout> = (0..width)
-        .into_par_iter()
-        .map(|c| {
-            let declared = match result.types.get(c) {
-                Some(DataType::Int) => Layout::Int,
-                Some(DataType::Float) => Layout::Float,
-                Some(DataType::Timestamp) => Layout::Timestamp,
-                Some(DataType::Bool) => Layout::Bool,
-                Some(DataType::Str) | None => Layout::Text,
-            };
-            let fits = result
-                .rows
-                .iter()
-                .all(|row| row.get(c).is_none_or(|v| declared.holds(v)));
-            if fits { declared } else { Layout::Text }
+    let mut layouts: Vec<Layout> = (0..width)
+        .map(|c| match result.types.get(c) {
+            Some(DataType::Int) => Layout::Int,
+            Some(DataType::Float) => Layout::Float,
+            Some(DataType::Timestamp) => Layout::Timestamp,
+            Some(DataType::Bool) => Layout::Bool,
+            Some(DataType::Str) | None => Layout::Text,
         })
         .collect();
+    let starts: Vec<usize> = (0..result.rows.len()).step_by(BATCH_ROWS).collect();
+    // arrays[c][b]: column c of batch b. A column whose values do not fit
+    // its layout in some batch is gathered again, whole, in the next
+    // wider layout (any type -> Utf8 -> LargeUtf8); at most twice.
+    let mut arrays: Vec<Vec<Option<ArrayRef>>> = vec![vec![None; starts.len()]; width];
+    loop {
+        arrays
+            .par_iter_mut()
+            .enumerate()
+            .flat_map(|(c, column)| {
+                let layout = layouts[c];
+                column
+                    .par_iter_mut()
+                    .enumerate()
+                    .map(move |(b, slot)| (c, b, slot, layout))
+            })
+            .filter(|(_, _, slot, _)| slot.is_none())
+            .for_each(|(c, b, slot, layout)| {
+                let end = result.rows.len().min(starts[b] + BATCH_ROWS);
+                *slot = gather(&result.rows[starts[b]..end], c, layout);
+            });
+        let mut settled = true;
+        for (c, column) in arrays.iter_mut().enumerate() {
+            if column.iter().any(Option::is_none) {
+                settled = false;
+                layouts[c] = layouts[c].wider();
+                column.iter_mut().for_each(|slot| *slot = None);
+            }
+        }
+        if settled {
+            break;
+        }
+    }
     let fields: Vec<Field> = result
         .columns
         .iter()
@@ -116,68 +138,29 @@ pub fn to_arrow(result: &QueryResult) -> Result<ArrowResult, ArrowError> {
         .map(|(name, layout)| Field::new(name.clone(), layout.arrow_type(), true))
         .collect();
     let schema: SchemaRef = Arc::new(Schema::new(fields));
-    let bounds = batch_bounds(result, &layouts);
-    let batches = bounds
-        .par_iter()
-        .map(|&(start, end)| {
-            let rows = &result.rows[start..end];
-            let columns: Vec<ArrayRef> = layouts
-                .par_iter()
-                .enumerate()
-                .map(|(c, layout)| gather(rows, c, *layout))
-                .collect();
+    let batches = (0..starts.len())
+        .map(|b| {
+            let columns: Vec<ArrayRef> = arrays
+                .iter_mut()
+                .map(|column| {
+                    column[b].take().ok_or_else(|| {
+                        ArrowError::ComputeError("a result column was not converted".into())
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            let rows = result.rows.len().min(starts[b] + BATCH_ROWS) - starts[b];
             RecordBatch::try_new_with_options(
                 schema.clone(),
                 columns,
-                &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ArrowResult { schema, batches })
 }
 
-/// Splits the rows into `(start, end)` ranges of at most [`BATCH_ROWS`]
-/// rows and [`BATCH_TEXT_BYTES`] of text per string column (a single
-/// longer value still gets a batch of its own).
-fn batch_bounds(result: &QueryResult, layouts: &[Layout]) -> Vec<(usize, usize)> {
-    let rows = result.rows.len();
-    let text: Vec<usize> = (0..layouts.len())
-        .filter(|&c| layouts[c] == Layout::Text)
-        .collect();
-    let mut bounds = Vec::new();
-    let mut start = 0;
-    if text.is_empty() {
-        while start < rows {
-            let end = rows.min(start + BATCH_ROWS);
-            bounds.push((start, end));
-            start = end;
-        }
-        return bounds;
-    }
-    let mut bytes = vec![0usize; text.len()];
-    for (i, row) in result.rows.iter().enumerate() {
-        let lens = text.iter().map(|&c| row.get(c).map_or(0, text_len));
-        let over = lens
-            .clone()
-            .zip(&bytes)
-            .any(|(len, used)| used + len > BATCH_TEXT_BYTES);
-        if i > start && (i - start == BATCH_ROWS || over) {
-            bounds.push((start, i));
-            start = i;
-            bytes.iter_mut().for_each(|b| *b = 0);
-        }
-        for (len, used) in lens.zip(bytes.iter_mut()) {
-            *used += len;
-        }
-    }
-    if start < rows {
-        bounds.push((start, rows));
-    }
-    bounds
-}
-
-/// Bytes a value takes in a `Utf8` column: a string's own, else an upper
-/// bound of its text (numbers and timestamps are short).
+/// Bytes a value takes in a `Utf8` column: a string's own, else an estimate
+/// of its text (numbers and timestamps are short), to size the buffer.
 fn text_len(value: &Value) -> usize {
     match value {
         Value::Null => 0,
@@ -193,24 +176,26 @@ fn cell_of(row: &[Value], c: usize) -> &Value {
     row.get(c).unwrap_or(&NULL)
 }
 
-/// Column `c` of `rows` as an Arrow array of `layout` (every value of the
-/// column fits it).
-fn gather(rows: &[Vec<Value>], c: usize, layout: Layout) -> ArrayRef {
+/// Column `c` of `rows` as an Arrow array of `layout`, or `None` when a
+/// value does not fit it (a value of another type; more text than `Utf8`
+/// addresses).
+fn gather(rows: &[Vec<Value>], c: usize, layout: Layout) -> Option<ArrayRef> {
     let cell = |row| cell_of(row, c);
-    match layout {
+    Some(match layout {
         Layout::Int | Layout::Timestamp => {
             let mut values = Vec::with_capacity(rows.len());
             let mut nulls = NullBufferBuilder::new(rows.len());
             for row in rows {
-                match cell(row) {
-                    Value::Int(v) | Value::Timestamp(v) => {
+                match (layout, cell(row)) {
+                    (Layout::Int, Value::Int(v)) | (Layout::Timestamp, Value::Timestamp(v)) => {
                         values.push(*v);
                         nulls.append_non_null();
                     }
-                    _ => {
+                    (_, Value::Null) => {
                         values.push(0);
                         nulls.append_null();
                     }
+                    _ => return None,
                 }
             }
             let values = ScalarBuffer::from(values);
@@ -233,10 +218,11 @@ fn gather(rows: &[Vec<Value>], c: usize, layout: Layout) -> ArrayRef {
                         values.push(*v as f64);
                         nulls.append_non_null();
                     }
-                    _ => {
+                    Value::Null => {
                         values.push(0.0);
                         nulls.append_null();
                     }
+                    _ => return None,
                 }
             }
             Arc::new(Float64Array::new(
@@ -249,7 +235,8 @@ fn gather(rows: &[Vec<Value>], c: usize, layout: Layout) -> ArrayRef {
             for row in rows {
                 match cell(row) {
                     Value::Bool(b) => builder.append_value(*b),
-                    _ => builder.append_null(),
+                    Value::Null => builder.append_null(),
+                    _ => return None,
                 }
             }
             let array: BooleanArray = builder.finish();
@@ -257,15 +244,34 @@ fn gather(rows: &[Vec<Value>], c: usize, layout: Layout) -> ArrayRef {
         }
         Layout::Text => {
             let bytes: usize = rows.iter().map(|r| text_len(cell(r))).sum();
-            let mut builder = StringBuilder::with_capacity(rows.len(), bytes);
-            for row in rows {
-                match cell(row) {
-                    Value::Null => builder.append_null(),
-                    Value::Str(s) => builder.append_value(s),
-                    other => builder.append_value(other.to_string()),
-                }
+            if bytes > i32::MAX as usize {
+                return None;
             }
+            let mut builder = StringBuilder::with_capacity(rows.len(), bytes);
+            append_text(&mut builder, rows, c);
             Arc::new(builder.finish())
+        }
+        Layout::LargeText => {
+            let bytes: usize = rows.iter().map(|r| text_len(cell(r))).sum();
+            let mut builder = LargeStringBuilder::with_capacity(rows.len(), bytes);
+            append_text(&mut builder, rows, c);
+            Arc::new(builder.finish())
+        }
+    })
+}
+
+/// Appends column `c` of `rows` as text: strings as they are, other values
+/// as the REPL shows them.
+fn append_text<O: OffsetSizeTrait>(
+    builder: &mut GenericStringBuilder<O>,
+    rows: &[Vec<Value>],
+    c: usize,
+) {
+    for row in rows {
+        match cell_of(row, c) {
+            Value::Null => builder.append_null(),
+            Value::Str(s) => builder.append_value(s),
+            other => builder.append_value(other.to_string()),
         }
     }
 }

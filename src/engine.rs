@@ -337,6 +337,51 @@ impl Database {
         self.add_loaded(loaded, own_budget, start)
     }
 
+    /// Loads Arrow record batches into table `table`: a pyarrow table or
+    /// dataset through the C stream interface, a Parquet reader, any
+    /// [`arrow_array::RecordBatchReader`] (katydid re-exports
+    /// [`arrow_array`] and [`arrow_schema`] at the version it uses). The
+    /// batches are cut into partitions of [`LoadOptions::partition_rows`]
+    /// rows and encoded with the same codecs, dictionaries and zone maps as
+    /// a CSV load, in parallel on the database's threads; the reader itself
+    /// is read by one thread at a time. Arrow types map to katydid's as
+    /// listed in the module docs of `ingest::arrow` (README, "Arrow and
+    /// Parquet types"): integers of any width, floats and decimals (exact
+    /// to the last digit), dates and timestamps (µs), strings, dictionaries;
+    /// booleans load as the strings `true`/`false`. `origin` names the input
+    /// in error messages (e.g. `<arrow>` or the Python variable). Of the
+    /// options, `partition_rows`, `replace`, `skip_unsupported`, `cancel`,
+    /// `on_progress` (rows read, of an unknown total) and `memory` apply;
+    /// the CSV ones are ignored. A table of that name is replaced only with
+    /// [`LoadOptions::replace`], and only once the load has succeeded.
+    ///
+    /// # Errors
+    /// [`Error::Plan`] if the name is taken and `replace` is not set;
+    /// [`Error::NotSupported`] naming the first column of a type katydid
+    /// cannot load (list, struct, map, …) unless `skip_unsupported`;
+    /// [`Error::Io`] naming `origin` for the reader's own errors and values
+    /// that cannot be converted (a UInt64 above `i64::MAX`);
+    /// [`Error::Cancelled`]; [`Error::MemoryLimit`]. On error no table is
+    /// added or changed.
+    pub fn load_arrow<R: arrow_array::RecordBatchReader + Send>(
+        &mut self,
+        reader: R,
+        origin: &Path,
+        table: &str,
+        options: &LoadOptions,
+    ) -> Result<LoadStats> {
+        self.check_new_name(table, options)?;
+        let start = Instant::now();
+        self.cancel.reset();
+        let own_budget = options.memory.is_none();
+        let options = self.load_options(options);
+        let loaded = guarded(|| {
+            self.pool
+                .install(|| ingest::arrow::load_arrow(reader, origin, table, &options))
+        })?;
+        self.add_loaded(loaded, own_budget, start)
+    }
+
     /// Adds a loaded table; its reservation is kept when it was made
     /// against this database's budget (`own_budget`), else the table is
     /// reserved here.

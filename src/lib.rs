@@ -45,3 +45,9 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use types::{DataType, Value};
+
+/// The `arrow-array` crate at the version [`Database::load_arrow`] takes,
+/// so callers build batches and readers of matching types.
+pub use arrow_array;
+/// The `arrow-schema` crate at the version [`Database::load_arrow`] takes.
+pub use arrow_schema;

@@ -131,6 +131,7 @@
 //! interned after 4,096 rows, see `store::dictionary_unlikely`), and the
 //! rest the encoders' transient buffers and what the allocator keeps.
 
+pub mod arrow;
 mod build;
 mod dialect;
 mod encode;
@@ -215,6 +216,10 @@ pub struct LoadOptions {
     /// GiB for table "trips" after 1,200,000 rows (limit 1.0 GiB)`) and
     /// keeps nothing; the reservation is handed on with the table.
     pub memory: Option<Arc<MemoryBudget>>,
+    /// Arrow and Parquet input: leave out the columns of a type katydid
+    /// cannot load (lists, structs, maps, …), with a notice naming each,
+    /// instead of failing the load (default false). CSV ignores it.
+    pub skip_unsupported: bool,
 }
 
 impl Default for LoadOptions {
@@ -231,6 +236,7 @@ impl Default for LoadOptions {
             cancel: None,
             on_progress: None,
             memory: None,
+            skip_unsupported: false,
         }
     }
 }
@@ -249,6 +255,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("cancel", &self.cancel)
             .field("on_progress", &self.on_progress.is_some())
             .field("memory", &self.memory)
+            .field("skip_unsupported", &self.skip_unsupported)
             .finish_non_exhaustive()
     }
 }

@@ -512,12 +512,18 @@ impl Database {
     }
 
     /// The table name a load gives file `path` by default, as `FROM
-    /// 'path'` names it: the file name without `.gz` and a CSV extension,
-    /// every character other than `[A-Za-z0-9_]` made `_`, a `_` before a
-    /// leading digit, `file` when nothing is left (`trips-2013.csv.gz` is
-    /// `trips_2013`).
+    /// 'path'` names it: the file name without `.gz` and a CSV extension
+    /// (or `.parquet`), every character other than `[A-Za-z0-9_]` made `_`,
+    /// a `_` before a leading digit, `file` when nothing is left
+    /// (`trips-2013.csv.gz` is `trips_2013`).
     pub fn table_name_for(path: &Path) -> String {
-        files::table_name(path)
+        let parquet = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+        match path.file_stem() {
+            Some(stem) if parquet => files::table_name(Path::new(stem)),
+            _ => files::table_name(path),
+        }
     }
 
     /// What `.schema` shows for table `name`.
@@ -932,6 +938,16 @@ mod tests {
         db.load_csv_bytes(b"a\n2\n3\n".to_vec(), Path::new("y.csv"), "x", &replace)
             .unwrap();
         assert_eq!(db.table("x").unwrap().rows(), 2);
+    }
+
+    #[test]
+    fn default_table_names_drop_file_extensions() {
+        assert_eq!(
+            Database::table_name_for(Path::new("/d/trips-2013.csv.gz")),
+            "trips_2013"
+        );
+        assert_eq!(Database::table_name_for(Path::new("hits.PARQUET")), "hits");
+        assert_eq!(Database::table_name_for(Path::new("2013.tsv")), "_2013");
     }
 
     #[test]

@@ -71,9 +71,7 @@ pub fn register<'py>(
     let worker = shared.clone();
     let stats = run_interruptible(py, &shared.cancel, move || {
         let mut db = worker.db.write().map_err(poisoned)?;
-        // TEMP until the Arrow importer is merged.
-        let _ = (&mut db, reader, origin, options, name);
-        Err::<katydid::LoadStats, _>(katydid::Error::NotSupported("register".into()))
+        db.load_arrow(reader, &origin, &name, &options)
     })?;
     let out = PyDict::new(py);
     out.set_item("table", &stats.table)?;

@@ -186,3 +186,13 @@ def test_many_rows_cross_batches(con):
     assert len(out.column("x").chunks) >= 2
     assert out.column("x").combine_chunks().equals(x)
     assert out.column("s")[n - 1].as_py() == str((n - 1) // 1000)
+
+
+def test_load_parquet_by_its_magic_bytes(con, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"i": pa.array([1, None, 3], pa.int64()), "s": ["a", "b", None]})
+    path = tmp_path / "small.parquet"
+    pq.write_table(table, path)
+    info = con.load(path)
+    assert info["table"] == "small" and info["rows"] == 3
+    assert con.sql("SELECT i, s FROM small").arrow().equals(table)

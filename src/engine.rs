@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
+use crate::copy::{self, CopyOptions};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::files::{self, FileTables};
+use crate::ingest::parquet::ParquetOptions;
 use crate::ingest::{self, LoadOptions};
 use crate::introspect;
 use crate::plan::{self, Catalog};
@@ -285,7 +287,9 @@ impl Database {
         self.pool.current_num_threads()
     }
 
-    /// Loads a CSV or gzipped CSV file into table `table`. A table of that
+    /// Loads a CSV or gzipped CSV file into table `table`; a Parquet file
+    /// (recognised by its magic bytes `PAR1`, whatever its name) is read as
+    /// [`Database::load_parquet`] reads one. A table of that
     /// name is replaced only with [`LoadOptions::replace`], and only once
     /// the load has succeeded.
     ///
@@ -333,6 +337,42 @@ impl Database {
         let loaded = guarded(|| {
             self.pool
                 .install(|| ingest::load_bytes(bytes, origin, table, &options))
+        })?;
+        self.add_loaded(loaded, own_budget, start)
+    }
+
+    /// Loads Parquet files into table `table`, unified by column name as
+    /// DuckDB's `union_by_name` does (names matched case-insensitively,
+    /// integer → float → string widening, a column missing from a file NULL
+    /// there), with hive partition keys of the paths and optionally a
+    /// `filename` column ([`ParquetOptions`]). Row groups are read and
+    /// encoded in parallel on the database's threads; types map as for
+    /// [`Database::load_arrow`]. ([`Database::load_csv`] also reads a
+    /// single Parquet file, recognised by its magic bytes `PAR1`.)
+    ///
+    /// # Errors
+    /// [`Error::Plan`] if the name is taken and `replace` is not set or no
+    /// file is given; [`Error::Io`] naming the file (and row group) that
+    /// cannot be read, is not Parquet, is truncated or corrupt, or changed
+    /// while it was read; [`Error::NotSupported`] naming the file and
+    /// column of a nested type (unless [`LoadOptions::skip_unsupported`]);
+    /// [`Error::Cancelled`]; [`Error::MemoryLimit`]. On error no table is
+    /// added or changed.
+    pub fn load_parquet(
+        &mut self,
+        paths: &[std::path::PathBuf],
+        table: &str,
+        options: &LoadOptions,
+        parquet: &ParquetOptions,
+    ) -> Result<LoadStats> {
+        self.check_new_name(table, options)?;
+        let start = Instant::now();
+        self.cancel.reset();
+        let own_budget = options.memory.is_none();
+        let options = self.load_options(options);
+        let loaded = guarded(|| {
+            self.pool
+                .install(|| ingest::parquet::load_parquet(paths, table, &options, parquet))
         })?;
         self.add_loaded(loaded, own_budget, start)
     }
@@ -572,6 +612,10 @@ impl Database {
     ///   (`column_name`, `column_type` of the result, without running it);
     /// - `SHOW TABLES`: `name`, `rows`, `columns`, `memory` of every table,
     ///   then of every file table (named by its quoted path);
+    /// - `COPY (SELECT …) TO 'out.parquet' (FORMAT parquet, COMPRESSION
+    ///   zstd)`, `COPY table TO 'out.csv' (HEADER, DELIMITER ',')`: the rows
+    ///   written to a file (see [`Database::copy_to`]); one column `count`,
+    ///   the rows written;
     /// - `SUMMARIZE table`: per column `column_name`, `column_type`,
     ///   `encoding`, `min`, `max`, `approx_unique`, `avg`, `q25`, `q50`,
     ///   `q75`, `count`, `null_percentage`; quartiles are exact up to
@@ -601,7 +645,34 @@ impl Database {
     /// As [`Database::query`], plus the sink's own errors.
     pub fn query_to(&self, sql: &str, sink: &mut dyn RowSink) -> Result<QuerySummary> {
         self.cancel.reset();
-        guarded(|| {
+        guarded(|| self.stream(sql, sink))
+    }
+
+    /// Runs one statement and writes its rows to the file `path` as CSV,
+    /// JSON (one object per line) or Parquet (see [`CopyOptions`]; the
+    /// format follows the extension unless given): what `COPY (query) TO
+    /// 'path'` does. The file is written beside `path` and moved over it
+    /// once complete, so on error `path` is left as it was. Returns the
+    /// rows written.
+    ///
+    /// # Errors
+    /// As [`Database::query`]; [`Error::Io`] naming `path` when it cannot
+    /// be written.
+    pub fn copy_to(&self, sql: &str, path: &Path, options: &CopyOptions) -> Result<u64> {
+        self.cancel.reset();
+        guarded(|| self.pool.install(|| self.copy_rows(sql, path, options)))
+    }
+
+    /// [`Database::copy_to`] without resetting the cancel token.
+    fn copy_rows(&self, sql: &str, path: &Path, options: &CopyOptions) -> Result<u64> {
+        let mut sink = copy::FileSink::new(path, options);
+        self.stream(sql, &mut sink)?;
+        sink.finish()
+    }
+
+    /// [`Database::query_to`] inside its boundary.
+    fn stream(&self, sql: &str, sink: &mut dyn RowSink) -> Result<QuerySummary> {
+        {
             let start = Instant::now();
             let plan = match self.prepare(sql)? {
                 Prepared::Select(plan) => plan,
@@ -661,7 +732,7 @@ impl Database {
                 stopped,
                 elapsed: start.elapsed(),
             })
-        })
+        }
     }
 
     /// Runs one statement for display: the first `max_rows` rows and the
@@ -728,6 +799,17 @@ impl Database {
     /// here. Planning runs on the pool, where a file the query names loads.
     fn prepare(&self, sql: &str) -> Result<Prepared> {
         let start = Instant::now();
+        if let Some(statement) = copy::parse(sql) {
+            let statement = statement?;
+            let rows = self.copy_rows(&statement.query, &statement.path, &statement.options)?;
+            return Ok(Prepared::Result(QueryResult {
+                columns: vec!["count".into()],
+                types: vec![DataType::Int],
+                rows: vec![vec![Value::Int(rows as i64)]],
+                rows_scanned: 0,
+                elapsed: start.elapsed(),
+            }));
+        }
         let statement = sql::parse(sql)?;
         let mut result = match &statement {
             Statement::Select(select) => {
@@ -816,8 +898,20 @@ impl Database {
     fn file_table(&self, from: &TableRef) -> Result<Arc<Table>> {
         let source = files::file_source(from)?;
         self.files.get_or_load(&source, &self.memory, || {
-            let options = source.load_options(&self.load_options(&LoadOptions::default()));
-            ingest::load_csv(&source.path, &source.table_name, &options)
+            let mut options = source.load_options(&self.load_options(&LoadOptions::default()));
+            match &source.parquet {
+                Some(p) => {
+                    options.skip_unsupported = p.skip_unsupported;
+                    ingest::parquet::load_parquet(
+                        &p.files,
+                        &source.table_name,
+                        &options,
+                        &p.options,
+                    )
+                    .map(|l| l.table)
+                }
+                None => ingest::load_csv(&source.path, &source.table_name, &options),
+            }
         })
     }
 

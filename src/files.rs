@@ -29,6 +29,7 @@ use std::time::SystemTime;
 use crate::control::{MemoryBudget, Reservation};
 use crate::error::{Error, Result};
 use crate::ingest::LoadOptions;
+use crate::ingest::parquet::{ParquetOptions, is_parquet};
 use crate::sql::ast::{ExprKind, Literal, TableArg, TableArgValue, TableRef};
 use crate::store::{HashIndex, Table};
 
@@ -73,12 +74,26 @@ impl Dialect {
 /// A file a query names, with the options to read it with.
 #[derive(Debug, Clone)]
 pub struct FileSource {
-    /// The canonical path: the cache key.
+    /// The canonical path: the cache key (for several files, the pattern
+    /// or list as written).
     pub path: PathBuf,
     /// The table name: the file's stem as an identifier.
     pub table_name: String,
     dialect: Dialect,
     stamp: Stamp,
+    /// Parquet files to read instead of CSV, with their options.
+    pub parquet: Option<ParquetSource>,
+}
+
+/// The Parquet files a query names (one, a glob's matches, or a list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParquetSource {
+    /// The files, in order (a glob's matches sorted).
+    pub files: Vec<PathBuf>,
+    /// How to read them.
+    pub options: ParquetOptions,
+    /// Leave out columns of types katydid cannot load.
+    pub skip_unsupported: bool,
 }
 
 impl FileSource {
@@ -95,6 +110,7 @@ impl FileSource {
 struct FileTable {
     table: Arc<Table>,
     dialect: Dialect,
+    parquet: Option<ParquetSource>,
     stamp: Stamp,
     /// Hash indexes built on the table's columns, by column.
     indexes: Mutex<HashMap<usize, Arc<HashIndex>>>,
@@ -126,6 +142,7 @@ impl FileTables {
             && let Some(e) = entries.get(&source.path)
             && e.stamp == source.stamp
             && e.dialect == source.dialect
+            && e.parquet == source.parquet
         {
             return Ok(e.table.clone());
         }
@@ -141,6 +158,7 @@ impl FileTables {
         let entry = FileTable {
             table: table.clone(),
             dialect: source.dialect.clone(),
+            parquet: source.parquet.clone(),
             stamp: source.stamp.clone(),
             indexes: Mutex::new(HashMap::new()),
             _memory: reservation,
@@ -227,7 +245,8 @@ pub fn table_name(path: &Path) -> String {
         }
     }
     if let Some((s, ext)) = stem.rsplit_once('.')
-        && CSV_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
+        && (CSV_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
+            || ext.eq_ignore_ascii_case("parquet"))
     {
         stem = s;
     }
@@ -334,10 +353,14 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
             )));
         }
         TableRef::File { path, span } => {
+            if is_glob(path) || has_parquet_extension(path) || is_parquet(Path::new(path)) {
+                let files = expand(std::slice::from_ref(path), span.start)?;
+                return parquet_source(path, files, ParquetOptions::default(), false, span.start);
+            }
             if !has_csv_extension(path) {
                 return Err(Error::plan_at(
                     format!(
-                        "cannot tell that {path:?} is a CSV file (its name does not end in .csv, .tsv, .txt or .tab, optionally .gz); read it with read_csv('…')"
+                        "cannot tell that {path:?} is a CSV or Parquet file (its name does not end in .csv, .tsv, .txt or .tab, optionally .gz, nor .parquet, and it does not start with PAR1); read it with read_csv('…')"
                     ),
                     span.start,
                 ));
@@ -346,9 +369,15 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
         }
         TableRef::Function { name, args, span } => {
             let lname = name.name.to_ascii_lowercase();
+            if lname == "read_parquet" || lname == "parquet_scan" {
+                return read_parquet(args, *span);
+            }
             if lname != "read_csv" && lname != "read_csv_auto" {
                 return Err(Error::plan_at(
-                    format!("unknown table function \"{}\" (use read_csv)", name.name),
+                    format!(
+                        "unknown table function \"{}\" (use read_csv or read_parquet)",
+                        name.name
+                    ),
                     name.span.start,
                 ));
             }
@@ -461,7 +490,183 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
         stamp: Stamp::of(&metadata),
         path: canonical,
         dialect,
+        parquet: None,
     })
+}
+
+/// True when `path` has a glob wildcard (`*`, `?`, `[`).
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// True for names ending in `.parquet` (any case).
+fn has_parquet_extension(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".parquet")
+}
+
+/// The files `patterns` name: each a path or a glob (its matches sorted),
+/// in the order given.
+///
+/// # Errors
+/// [`Error::Plan`] at `at` for a bad pattern, a glob that matches no file,
+/// or a path that is not a readable file.
+fn expand(patterns: &[String], at: usize) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for pattern in patterns {
+        if !is_glob(pattern) {
+            let metadata = std::fs::metadata(pattern)
+                .map_err(|e| Error::plan_at(format!("cannot read {pattern:?}: {e}"), at))?;
+            if !metadata.is_file() {
+                return Err(Error::plan_at(
+                    format!("cannot read {pattern:?}: not a file"),
+                    at,
+                ));
+            }
+            files.push(PathBuf::from(pattern));
+            continue;
+        }
+        let paths = glob::glob(pattern)
+            .map_err(|e| Error::plan_at(format!("bad file pattern {pattern:?}: {e}"), at))?;
+        let mut matched: Vec<PathBuf> = paths
+            .filter_map(|p| p.ok())
+            .filter(|p| p.is_file())
+            .collect();
+        if matched.is_empty() {
+            return Err(Error::plan_at(format!("no file matches {pattern:?}"), at));
+        }
+        matched.sort();
+        files.append(&mut matched);
+    }
+    Ok(files)
+}
+
+/// The source of Parquet `files` (named `key` as written).
+fn parquet_source(
+    key: &str,
+    files: Vec<PathBuf>,
+    options: ParquetOptions,
+    skip_unsupported: bool,
+    at: usize,
+) -> Result<FileSource> {
+    let mut bytes = 0u64;
+    let mut modified: Option<SystemTime> = None;
+    for f in &files {
+        let m = std::fs::metadata(f)
+            .map_err(|e| Error::plan_at(format!("cannot read {:?}: {e}", f.display()), at))?;
+        bytes += m.len();
+        modified = modified.max(m.modified().ok());
+    }
+    let single = files.len() == 1 && !is_glob(key);
+    let path = if single {
+        std::fs::canonicalize(&files[0])
+            .map_err(|e| Error::plan_at(format!("cannot read {key:?}: {e}"), at))?
+    } else {
+        PathBuf::from(key)
+    };
+    let name_from = if single {
+        path.clone()
+    } else {
+        files[0].clone()
+    };
+    Ok(FileSource {
+        table_name: table_name(&name_from),
+        stamp: Stamp {
+            // The number of files counts: a new file of an old date.
+            bytes: bytes ^ ((files.len() as u64) << 48),
+            modified,
+        },
+        path,
+        dialect: Dialect {
+            header: true,
+            columns: None,
+            delimiter: None,
+            quote: b'"',
+            null_string: None,
+        },
+        parquet: Some(ParquetSource {
+            files,
+            options,
+            skip_unsupported,
+        }),
+    })
+}
+
+/// `read_parquet('file' | 'glob' | ['a', 'b'], filename => true,
+/// hive_partitioning => false, union_by_name => true, skip_unsupported =>
+/// true)`.
+fn read_parquet(args: &[TableArg], span: crate::sql::ast::Span) -> Result<FileSource> {
+    let Some(first) = args.first().filter(|a| a.name.is_none()) else {
+        return Err(Error::plan_at(
+            "read_parquet() needs a file path, glob or list of paths first, such as read_parquet('data/*.parquet')",
+            span.start,
+        ));
+    };
+    let at = first.value.span().start;
+    let patterns: Vec<String> = match &first.value {
+        TableArgValue::List { items, .. } => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match &item.kind {
+                    ExprKind::Literal(Literal::String(s)) => out.push(s.clone()),
+                    _ => {
+                        return Err(Error::plan_at(
+                            "a file path must be a string, such as 'a.parquet'",
+                            item.span.start,
+                        ));
+                    }
+                }
+            }
+            if out.is_empty() {
+                return Err(Error::plan_at("read_parquet() needs at least one file", at));
+            }
+            out
+        }
+        TableArgValue::Expr(_) => vec![string_value(first, "the file path")?],
+    };
+    let mut options = ParquetOptions::default();
+    let mut skip = false;
+    for arg in &args[1..] {
+        let Some(option) = &arg.name else {
+            return Err(Error::plan_at(
+                "read_parquet() takes one path or list; give options by name, such as filename => true",
+                arg.value.span().start,
+            ));
+        };
+        let flag = match &arg.value {
+            TableArgValue::Expr(e) => match e.kind {
+                ExprKind::Literal(Literal::Bool(b)) => b,
+                _ => {
+                    return Err(Error::plan_at(
+                        format!("{} needs true or false", option.name),
+                        arg.value.span().start,
+                    ));
+                }
+            },
+            TableArgValue::List { span, .. } => {
+                return Err(Error::plan_at(
+                    format!("{} needs true or false", option.name),
+                    span.start,
+                ));
+            }
+        };
+        match option.name.to_ascii_lowercase().as_str() {
+            "filename" => options.filename = flag,
+            "hive_partitioning" => options.hive_partitioning = Some(flag),
+            "union_by_name" => {}
+            "skip_unsupported" => skip = flag,
+            _ => {
+                return Err(Error::plan_at(
+                    format!(
+                        "unknown read_parquet option \"{}\" (use filename, hive_partitioning, union_by_name or skip_unsupported)",
+                        option.name
+                    ),
+                    option.span.start,
+                ));
+            }
+        }
+    }
+    let files = expand(&patterns, at)?;
+    parquet_source(&patterns.join(", "), files, options, skip, at)
 }
 
 #[cfg(test)]
@@ -511,6 +716,7 @@ mod tests {
                 bytes,
                 modified: None,
             },
+            parquet: None,
         }
     }
 

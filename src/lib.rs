@@ -32,17 +32,20 @@ mod exec;
 internal_modules!(ingest, kernel, plan, sql, store);
 
 pub mod control;
+mod copy;
 pub mod error;
 mod files;
 mod introspect;
 pub mod types;
 
 pub use control::{CancelToken, MemoryBudget, Progress, ProgressFn, ProgressUnit};
+pub use copy::{CopyFormat, CopyOptions};
 pub use engine::{
     ColumnInfo, Database, DatabaseOptions, LoadStats, Preview, QueryResult, QuerySummary, RowSink,
     TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
+pub use ingest::parquet::ParquetOptions;
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use types::{DataType, Value};
 

@@ -48,6 +48,7 @@ mod nta;
 mod out;
 mod shapes;
 mod taxi;
+pub mod tlc;
 
 use out::{ID_MASK, Out, hash, id63};
 

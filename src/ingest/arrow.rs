@@ -97,6 +97,17 @@ pub fn katydid_type(arrow: &ArrowType) -> Option<DataType> {
     })
 }
 
+/// The type two sources of one column load as together (DuckDB's
+/// `union_by_name` widening): equal types stay, integers and floats make
+/// floats, any other mix makes strings.
+pub fn widen(a: DataType, b: DataType) -> DataType {
+    match (a, b) {
+        _ if a == b => a,
+        (DataType::Int, DataType::Float) | (DataType::Float, DataType::Int) => DataType::Float,
+        _ => DataType::Str,
+    }
+}
+
 /// The error for a type katydid cannot load, naming the column.
 pub(crate) fn unsupported(name: &str, arrow: &ArrowType) -> Error {
     let what = match arrow {

@@ -137,6 +137,7 @@ mod dialect;
 mod encode;
 mod infer;
 mod parse;
+pub mod parquet;
 mod peak;
 mod progress;
 mod scan;
@@ -280,7 +281,9 @@ pub struct Loaded {
 }
 
 /// Loads a plain or gzipped CSV file (gzip detected by its magic bytes) into
-/// a table named `table_name`, using the current rayon pool.
+/// a table named `table_name`, using the current rayon pool; a regular file
+/// that starts with the Parquet magic `PAR1` is read as Parquet
+/// ([`parquet::load_parquet`]).
 ///
 /// # Errors
 /// As [`load_bytes`], plus [`Error::Io`] if the file cannot be opened or
@@ -297,6 +300,17 @@ pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result
     // A regular file can be read again; a pipe's text must be kept.
     let metadata = source.get_ref().metadata().ok();
     let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+    // Parquet is known by its magic bytes (only a regular file is peeked
+    // at: a pipe's bytes would be lost).
+    if regular && parquet::is_parquet(path) {
+        drop(source);
+        return parquet::load_parquet(
+            &[path.to_path_buf()],
+            table_name,
+            options,
+            &parquet::ParquetOptions::default(),
+        );
+    }
     let size = metadata.filter(|m| m.is_file()).map_or(0, |m| m.len());
     load_from(
         source,

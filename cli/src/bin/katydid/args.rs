@@ -128,9 +128,11 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Sub {
-    /// Write a synthetic data set as CSV (gzipped when FILE ends in .gz).
+    /// Write a synthetic data set as CSV (gzipped when FILE ends in .gz);
+    /// `tlc` writes TLC-like monthly Parquet files of N trips each and
+    /// taxi_zone_lookup.csv into the directory FILE.
     Generate {
-        /// The data set: taxi, iot, numbers or kv.
+        /// The data set: taxi, iot, numbers, kv, hits, shapes or tlc.
         dataset: String,
         /// Number of rows.
         #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -287,7 +289,7 @@ fn parse_positive(s: &str) -> Result<usize, String> {
 }
 
 /// The table name for a loaded file: the file name without directory and
-/// without trailing `.gz` and `.csv`/`.tsv` extensions, every character that
+/// without trailing `.gz` and `.csv`/`.tsv`/`.parquet` extensions, every character that
 /// is not an ASCII letter, digit or `_` replaced by `_`, and a `_` prefixed
 /// when the result would start with a digit (or be empty).
 pub fn table_name_for(path: &std::path::Path) -> String {
@@ -296,7 +298,7 @@ pub fn table_name_for(path: &std::path::Path) -> String {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut stem = file.as_str();
-    for ext in [".gz", ".csv", ".tsv"] {
+    for ext in [".gz", ".csv", ".tsv", ".parquet"] {
         if stem.len() > ext.len() && stem[stem.len() - ext.len()..].eq_ignore_ascii_case(ext) {
             stem = &stem[..stem.len() - ext.len()];
         }

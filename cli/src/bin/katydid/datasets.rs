@@ -40,6 +40,9 @@ fn parse_dataset(name: &str) -> Result<Dataset, CliError> {
 /// # Errors
 /// An unknown data set name, or a file that cannot be written.
 pub fn generate(dataset: &str, rows: u64, seed: u64, out: &Path) -> Result<(), CliError> {
+    if dataset.eq_ignore_ascii_case("tlc") {
+        return generate_tlc(rows, seed, out);
+    }
     let dataset = parse_dataset(dataset)?;
     let start = Instant::now();
     let bar = spinner(format!("writing {} {dataset} rows", thousands(rows)));
@@ -56,6 +59,33 @@ pub fn generate(dataset: &str, rows: u64, seed: u64, out: &Path) -> Result<(), C
         out.display(),
         duration_short(elapsed)
     )?;
+    Ok(())
+}
+
+/// `katydid generate tlc`: TLC-like monthly Parquet files of `rows` trips
+/// each, one month of each schema the real files have had, and
+/// `taxi_zone_lookup.csv`, into the directory `out`.
+///
+/// # Errors
+/// A file that cannot be written.
+fn generate_tlc(rows: u64, seed: u64, out: &Path) -> Result<(), CliError> {
+    let start = Instant::now();
+    let months = katydid_datasets::tlc::DEFAULT_MONTHS;
+    let bar = spinner(format!(
+        "writing {} months of {} TLC-like trips",
+        months.len(),
+        thousands(rows)
+    ));
+    let written = katydid_datasets::tlc::write_months(out, &months, rows, seed);
+    bar.finish_and_clear();
+    let written =
+        written.map_err(|e| CliError::Message(format!("cannot write {}: {e}", out.display())))?;
+    let mut stdout = io::stdout().lock();
+    for path in &written {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        writeln!(stdout, "wrote {} ({})", path.display(), bytes(size))?;
+    }
+    writeln!(stdout, "in {}", duration_short(start.elapsed()))?;
     Ok(())
 }
 

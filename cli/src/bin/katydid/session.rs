@@ -424,7 +424,32 @@ impl Session {
     fn run_sql(&mut self, sql: &str, out: &mut dyn Write) -> Result<(), CliError> {
         let to_terminal = self.redirect.is_none();
         let width = self.table_width(to_terminal);
-        let mode = self.mode;
+        // `.once x.csv`, `.output x.json`: the file's extension picks the
+        // format whatever the mode; `.parquet` is written by the library.
+        let extension = self.redirect.as_ref().and_then(|r| {
+            let e = r.path.extension()?.to_str()?.to_ascii_lowercase();
+            Some((e, r.path.clone(), r.once))
+        });
+        let mode = match extension.as_ref().map(|(e, _, _)| e.as_str()) {
+            Some("csv") => Format::Csv,
+            Some("json") => Format::Json,
+            Some("parquet") => {
+                let (_, path, once) = extension.clone().unwrap_or_default();
+                let written = self
+                    .db
+                    .copy_to(sql, &path, &katydid::CopyOptions::default())
+                    .map_err(|error| CliError::Db {
+                        error,
+                        query: Some(sql.to_string()),
+                    });
+                if once {
+                    self.set_output(None, false)?;
+                }
+                written?;
+                return Ok(());
+            }
+            _ => self.mode,
+        };
         let timer = self.timer;
         let max_rows = if self.max_rows == 0 {
             usize::MAX

@@ -1,0 +1,433 @@
+//! Parquet files to an encoded [`Table`], through the `parquet` crate's
+//! Arrow reader and the Arrow importer (`arrow.rs`, whose type mapping
+//! applies: INT96 timestamps arrive as nanoseconds, DATE as days, DECIMAL
+//! as decimals).
+//!
+//! # Several files
+//! The files are unified by column name as DuckDB's `union_by_name` does:
+//! names match case-insensitively (the first file's spelling wins), a
+//! column's types widen (integer → float → string, see
+//! [`super::arrow::widen`]), and a column missing from a file is NULL
+//! there. Columns are in order of first appearance. Hive partition keys in
+//! the paths (`…/year=2024/month=01/x.parquet`) become columns after the
+//! files' own, integers when every value is one, else strings (a file
+//! without a key has NULL); [`ParquetOptions::filename`] adds a `filename`
+//! column, the path as given.
+//!
+//! # Design
+//! Every file's footer is read first (all of them, so a corrupt one fails
+//! the load before any data is read). Then the row groups of all files are
+//! read in parallel on the current rayon pool, each by its own reader over
+//! the file (the footer is not parsed again), in batches of
+//! [`LoadOptions::partition_rows`] rows; each batch becomes one partition,
+//! encoded as the Arrow importer encodes, and reserved against the memory
+//! budget at once. Partitions keep file and row-group order.
+//!
+//! # Errors
+//! A file that is not Parquet (no `PAR1` magic), truncated or corrupt fails
+//! the load with [`Error::Io`] naming the file, and the row group where
+//! the data is read; a file whose size or modification time changes during
+//! the load fails it too. Nothing is returned on error.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
+
+use arrow_array::RecordBatch;
+use ::parquet::arrow::ProjectionMask;
+use ::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use rayon::prelude::*;
+
+use super::arrow::{
+    Reserver, encode_partition, finish_table, first_error, invalid_data, katydid_type,
+    unsupported, widen,
+};
+use super::progress::{Reporter, Stop};
+use super::{LoadOptions, Loaded, peak};
+use crate::error::{Error, Result};
+use crate::store::{Column, Partition};
+use crate::types::DataType;
+
+/// The first four bytes (and the last four) of a Parquet file.
+pub const MAGIC: &[u8; 4] = b"PAR1";
+
+/// True when the file at `path` starts with the Parquet magic `PAR1`.
+pub fn is_parquet(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
+}
+
+/// How to read a set of Parquet files (besides [`LoadOptions`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParquetOptions {
+    /// Add a `filename` column: each row's file, as its path was given.
+    pub filename: bool,
+    /// Hive partition keys (`key=value` directories) as columns: `None`
+    /// adds them when every file's path has the same keys.
+    pub hive_partitioning: Option<bool>,
+}
+
+/// One file of the load, its footer read.
+struct Source {
+    path: PathBuf,
+    file: File,
+    metadata: ArrowReaderMetadata,
+    stamp: (u64, Option<SystemTime>),
+    /// Per table column, the index of the file's root column holding it.
+    columns: Vec<Option<usize>>,
+    /// Hive key values, per key of the table.
+    keys: Vec<Option<String>>,
+}
+
+/// The `key=value` directories of `path`, outermost first.
+fn hive_keys(path: &Path) -> Vec<(String, String)> {
+    path.parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .filter_map(|c| {
+            let c = c.as_os_str().to_str()?;
+            let (k, v) = c.split_once('=')?;
+            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+fn stamp_of(file: &File, path: &Path) -> Result<(u64, Option<SystemTime>)> {
+    let m = file.metadata().map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((m.len(), m.modified().ok()))
+}
+
+/// Opens `path` and reads its footer.
+fn open(path: &Path) -> Result<(File, ArrowReaderMetadata, (u64, Option<SystemTime>))> {
+    let file = File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let stamp = stamp_of(&file, path)?;
+    if !is_parquet(path) {
+        return Err(invalid_data(
+            path,
+            "not a Parquet file (it does not start with the magic bytes PAR1)".into(),
+        ));
+    }
+    let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+        .map_err(|e| invalid_data(path, format!("cannot read the Parquet footer: {e}")))?;
+    Ok((file, metadata, stamp))
+}
+
+/// Loads the Parquet files `paths` (unified by name, see the module docs)
+/// into a table named `table_name`, using the current rayon pool. Uses
+/// [`LoadOptions::partition_rows`], `skip_unsupported`, `cancel`,
+/// `on_progress` (compressed bytes of the row groups read, of all files'
+/// sizes) and `memory`.
+///
+/// # Errors
+/// [`Error::Io`] naming the file for one that cannot be opened, is not
+/// Parquet, is truncated or corrupt (with the row group), or changed
+/// during the load; [`Error::NotSupported`] naming the file and column of
+/// a type katydid cannot load (unless `skip_unsupported`);
+/// [`Error::Cancelled`]; [`Error::MemoryLimit`]. Nothing is returned on
+/// error.
+pub fn load_parquet(
+    paths: &[PathBuf],
+    table_name: &str,
+    options: &LoadOptions,
+    parquet: &ParquetOptions,
+) -> Result<Loaded> {
+    let start = Instant::now();
+    let meter = peak::PeakMeter::start();
+    let stop = Stop::new(options.cancel.clone());
+    stop.check()?;
+    if paths.is_empty() {
+        return Err(Error::plan("no Parquet file to read"));
+    }
+    // The footers, and the union of the columns by name.
+    let mut names: Vec<String> = Vec::new();
+    let mut dtypes: Vec<DataType> = Vec::new();
+    let mut notices: Vec<String> = Vec::new();
+    let mut sources: Vec<Source> = Vec::with_capacity(paths.len());
+    for path in paths {
+        stop.check()?;
+        let (file, metadata, stamp) = open(path)?;
+        let mut columns = vec![None; names.len()];
+        for (i, field) in metadata.schema().fields().iter().enumerate() {
+            let Some(dtype) = katydid_type(field.data_type()) else {
+                if options.skip_unsupported {
+                    let notice = format!(
+                        "column {}: left out (type {} is not supported)",
+                        field.name(),
+                        field.data_type()
+                    );
+                    if !notices.contains(&notice) {
+                        notices.push(notice);
+                    }
+                    continue;
+                }
+                return Err(match unsupported(field.name(), field.data_type()) {
+                    Error::NotSupported(m) => {
+                        Error::NotSupported(format!("{}: {m}", path.display()))
+                    }
+                    e => e,
+                });
+            };
+            match names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(field.name()))
+            {
+                Some(c) if columns[c].is_none() => {
+                    dtypes[c] = widen(dtypes[c], dtype);
+                    columns[c] = Some(i);
+                }
+                // A second column of the same name (in another case) in
+                // one file: a column of its own.
+                Some(_) | None => {
+                    names.push(field.name().clone());
+                    dtypes.push(dtype);
+                    columns.push(Some(i));
+                }
+            }
+        }
+        sources.push(Source {
+            path: path.clone(),
+            file,
+            metadata,
+            stamp,
+            columns,
+            keys: Vec::new(),
+        });
+    }
+    for s in &mut sources {
+        s.columns.resize(names.len(), None);
+    }
+    let file_columns = names.len();
+
+    // Hive keys, then the file name, as columns.
+    let all_keys: Vec<Vec<(String, String)>> = paths.iter().map(|p| hive_keys(p)).collect();
+    let hive = parquet.hive_partitioning.unwrap_or_else(|| {
+        !all_keys[0].is_empty()
+            && all_keys.iter().all(|k| {
+                k.len() == all_keys[0].len()
+                    && k.iter().zip(&all_keys[0]).all(|(a, b)| a.0 == b.0)
+            })
+    });
+    let mut key_names: Vec<String> = Vec::new();
+    if hive {
+        for keys in &all_keys {
+            for (k, _) in keys {
+                if !key_names.iter().any(|n| n.eq_ignore_ascii_case(k)) {
+                    key_names.push(k.clone());
+                }
+            }
+        }
+        for (s, keys) in sources.iter_mut().zip(&all_keys) {
+            s.keys = key_names
+                .iter()
+                .map(|n| {
+                    keys.iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                        .map(|(_, v)| v.clone())
+                })
+                .collect();
+        }
+        for (k, name) in key_names.iter().enumerate() {
+            let ints = sources
+                .iter()
+                .filter_map(|s| s.keys[k].as_deref())
+                .all(|v| v.parse::<i64>().is_ok());
+            // A key that is also a column of the files stays the files'.
+            if names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                continue;
+            }
+            names.push(name.clone());
+            dtypes.push(if ints { DataType::Int } else { DataType::Str });
+        }
+    }
+    let key_columns: Vec<(usize, usize)> = key_names
+        .iter()
+        .enumerate()
+        .filter_map(|(k, name)| Some((k, names.iter().rposition(|n| n == name)?)))
+        .filter(|&(_, c)| c >= file_columns)
+        .collect();
+    let filename_column = parquet.filename.then(|| {
+        names.push("filename".into());
+        dtypes.push(DataType::Str);
+        names.len() - 1
+    });
+
+    // The row groups of every file, read in parallel.
+    let work: Vec<(usize, usize)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(f, s)| (0..s.metadata.metadata().num_row_groups()).map(move |g| (f, g)))
+        .collect();
+    let total_bytes: u64 = sources.iter().map(|s| s.stamp.0).sum();
+    let done_bytes = AtomicU64::new(0);
+    let reporter = Mutex::new(Reporter::new(options.on_progress.clone(), total_bytes, start));
+    let reserver = Reserver::new(options, table_name);
+    let per_partition = options.partition_rows.max(1);
+    let results: Vec<(usize, Result<Vec<Partition>>)> = work
+        .par_iter()
+        .enumerate()
+        .map(|(index, &(f, g))| {
+            let s = &sources[f];
+            let result = read_row_group(s, g, per_partition, &names, &dtypes, &stop)
+                .and_then(|mut parts| {
+                    for p in &mut parts {
+                        for &(k, c) in &key_columns {
+                            p.columns[c] = constant(dtypes[c], s.keys[k].as_deref(), p.rows);
+                        }
+                        if let Some(c) = filename_column {
+                            let name = s.path.display().to_string();
+                            p.columns[c] = constant(DataType::Str, Some(&name), p.rows);
+                        }
+                        crate::store::share_repeated(&mut p.columns);
+                        reserver.reserve(&p.columns, p.rows)?;
+                    }
+                    Ok(parts)
+                });
+            if result.is_err() {
+                stop.fail();
+            }
+            let bytes = s.metadata.metadata().row_group(g).compressed_size().max(0) as u64;
+            let done = done_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+            if let Ok(mut r) = reporter.lock() {
+                r.read(done, false);
+            }
+            (index, result)
+        })
+        .collect();
+    if let Ok(mut r) = reporter.lock() {
+        r.read(done_bytes.load(Ordering::Relaxed), true);
+    }
+    let mut results = results;
+    first_error(&stop, &mut results)?;
+    // A file that changed while it was read may have given rows of two
+    // versions.
+    for s in &sources {
+        if stamp_of(&s.file, &s.path)? != s.stamp
+            || std::fs::metadata(&s.path)
+                .map(|m| (m.len(), m.modified().ok()))
+                .ok()
+                != Some(s.stamp)
+        {
+            return Err(invalid_data(
+                &s.path,
+                "the file changed while it was being read".into(),
+            ));
+        }
+    }
+    let mut partitions = Vec::new();
+    for (_, r) in results {
+        partitions.extend(r?);
+    }
+    let (table, memory) = finish_table(
+        partitions,
+        names,
+        &dtypes,
+        table_name,
+        total_bytes,
+        reserver.into_reservation()?,
+    )?;
+    Ok(Loaded {
+        table,
+        notices,
+        peak_bytes: meter.and_then(|m| m.peak_bytes()),
+        memory,
+    })
+}
+
+/// A column of `rows` copies of `value` (NULL for `None`) as `dtype`.
+fn constant(dtype: DataType, value: Option<&str>, rows: usize) -> Column {
+    match (dtype, value) {
+        (_, None) => Column::all_null(dtype, rows),
+        (DataType::Int, Some(v)) => match v.parse::<i64>() {
+            Ok(x) => Column::encode_ints(DataType::Int, &vec![x; rows], None),
+            Err(_) => Column::all_null(dtype, rows),
+        },
+        (_, Some(v)) => Column::encode_strings(&vec![v; rows], None),
+    }
+}
+
+/// Reads row group `g` of `s` in batches of `per_partition` rows, each
+/// encoded as one partition with every table column (those not in the file
+/// NULL; hive and filename columns are filled by the caller).
+fn read_row_group(
+    s: &Source,
+    g: usize,
+    per_partition: usize,
+    names: &[String],
+    dtypes: &[DataType],
+    stop: &Stop,
+) -> Result<Vec<Partition>> {
+    stop.check()?;
+    let at = |e: &dyn std::fmt::Display| invalid_data(&s.path, format!("row group {g}: {e}"));
+    let file = s.file.try_clone().map_err(|source| Error::Io {
+        path: s.path.clone(),
+        source,
+    })?;
+    // Only the file's columns the table loads.
+    let wanted: Vec<usize> = {
+        let mut w: Vec<usize> = s.columns.iter().flatten().copied().collect();
+        w.sort_unstable();
+        w
+    };
+    let mask = ProjectionMask::roots(s.metadata.parquet_schema(), wanted.iter().copied());
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, s.metadata.clone())
+        .with_row_groups(vec![g])
+        .with_projection(mask)
+        .with_batch_size(per_partition)
+        .build()
+        .map_err(|e| at(&e))?;
+    // In the projected batch, the file's column i is at its rank in `wanted`.
+    // Hive and filename columns come after the file's: NULL here.
+    let positions: Vec<Option<usize>> = (0..dtypes.len())
+        .map(|c| {
+            s.columns
+                .get(c)
+                .copied()
+                .flatten()
+                .and_then(|i| wanted.binary_search(&i).ok())
+        })
+        .collect();
+    let mut out = Vec::new();
+    for batch in reader {
+        stop.check()?;
+        let batch: RecordBatch = batch.map_err(|e| at(&e))?;
+        let rows = batch.num_rows();
+        let sources: Vec<Vec<Option<usize>>> = positions.iter().map(|&p| vec![p]).collect();
+        let columns = encode_partition(
+            std::slice::from_ref(&batch),
+            &sources,
+            dtypes,
+            names,
+            &s.path,
+            stop,
+        )?;
+        out.push(Partition {
+            rows,
+            first_row: 0,
+            columns,
+        });
+    }
+    let expected = s
+        .metadata
+        .metadata()
+        .row_group(g)
+        .num_rows()
+        .max(0) as usize;
+    let got: usize = out.iter().map(|p| p.rows).sum();
+    if got != expected {
+        return Err(at(&format!("{got} rows read of the {expected} the footer says")));
+    }
+    Ok(out)
+}

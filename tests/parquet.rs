@@ -1,0 +1,648 @@
+//! Parquet in (`--load`, `FROM 'x.parquet'`, `read_parquet`, globs with
+//! union by name, hive keys) and COPY out, on files these tests write with
+//! the `parquet` crate's own writers. The reference for every type is the
+//! Arrow importer on the same batch (itself checked against the CSV load
+//! in `arrow_load.rs`); for drifting files, sums computed here.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use katydid::arrow_array::builder::{Decimal128Builder, StringDictionaryBuilder};
+use katydid::arrow_array::types::Int32Type;
+use katydid::arrow_array::{
+    ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int8Array, Int16Array,
+    Int32Array, Int64Array, ListArray, RecordBatch, RecordBatchIterator, StringArray,
+    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array,
+    UInt32Array, UInt64Array,
+};
+use katydid::{Database, DatabaseOptions, Error, LoadOptions, ParquetOptions, Value};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+fn db(threads: usize) -> Database {
+    Database::new(DatabaseOptions {
+        threads,
+        memory_limit: None,
+    })
+    .unwrap()
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("katydid-parquet-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `batches` to `path` as Parquet, `rows_per_group` rows a row group.
+fn write(path: &Path, batches: &[RecordBatch], rows_per_group: usize) {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let file = fs::File::create(path).unwrap();
+    let mut w = ArrowWriter::try_new(file, batches[0].schema(), Some(props)).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn rows(db: &Database, sql: &str) -> Vec<Vec<Value>> {
+    db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).rows
+}
+
+fn types(db: &Database, sql: &str) -> Vec<String> {
+    db.query(sql)
+        .unwrap()
+        .types
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect()
+}
+
+/// `n` rows of every type the Parquet writer stores from Arrow, NULLs
+/// every few rows.
+fn every_type(n: usize) -> RecordBatch {
+    let some = |i: usize, k: usize| i % k != 3;
+    let mut dec = Decimal128Builder::new()
+        .with_precision_and_scale(12, 2)
+        .unwrap();
+    let mut dict = StringDictionaryBuilder::<Int32Type>::new();
+    for i in 0..n {
+        dec.append_option(some(i, 5).then_some(i as i128 * 137 - 5000));
+        dict.append_option(some(i, 7).then_some(["CASH", "CARD", "DISPUTE"][i % 3]));
+    }
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        (
+            "i8",
+            Arc::new(Int8Array::from_iter(
+                (0..n).map(|i| some(i, 4).then_some(((i % 250) as i16 - 120) as i8)),
+            )),
+        ),
+        (
+            "i16",
+            Arc::new(Int16Array::from_iter(
+                (0..n).map(|i| some(i, 5).then_some(i as i16 - 300)),
+            )),
+        ),
+        (
+            "i32",
+            Arc::new(Int32Array::from_iter(
+                (0..n).map(|i| some(i, 6).then_some(i as i32 * 1000)),
+            )),
+        ),
+        (
+            "i64",
+            Arc::new(Int64Array::from_iter(
+                (0..n).map(|i| some(i, 7).then_some(i as i64 * 1_000_000_007)),
+            )),
+        ),
+        (
+            "u16",
+            Arc::new(UInt16Array::from_iter(
+                (0..n).map(|i| some(i, 8).then_some(i as u16)),
+            )),
+        ),
+        (
+            "u32",
+            Arc::new(UInt32Array::from_iter(
+                (0..n).map(|i| some(i, 9).then_some(u32::MAX - i as u32)),
+            )),
+        ),
+        (
+            "u64",
+            Arc::new(UInt64Array::from_iter(
+                (0..n).map(|i| some(i, 10).then_some(i as u64 * 3)),
+            )),
+        ),
+        (
+            "f32",
+            Arc::new(Float32Array::from_iter(
+                (0..n).map(|i| some(i, 4).then_some(i as f32 * 0.25 + 0.1)),
+            )),
+        ),
+        (
+            "f64",
+            Arc::new(Float64Array::from_iter(
+                (0..n).map(|i| some(i, 5).then_some(i as f64 * 1.01)),
+            )),
+        ),
+        ("dec", Arc::new(dec.finish())),
+        (
+            "day",
+            Arc::new(Date32Array::from_iter(
+                (0..n).map(|i| some(i, 6).then_some(19_000 + i as i32)),
+            )),
+        ),
+        (
+            "ts_ms",
+            Arc::new(TimestampMillisecondArray::from_iter((0..n).map(|i| {
+                some(i, 7).then_some(1_700_000_000_000 + i as i64 * 61_001)
+            }))),
+        ),
+        (
+            "ts_us",
+            Arc::new(
+                TimestampMicrosecondArray::from_iter(
+                    (0..n).map(|i| some(i, 8).then_some(1_700_000_000_000_000 + i as i64 * 7)),
+                )
+                .with_timezone("UTC"),
+            ),
+        ),
+        (
+            "ts_ns",
+            Arc::new(TimestampNanosecondArray::from_iter((0..n).map(|i| {
+                some(i, 9).then_some(1_700_000_000_000_000_000 + i as i64 * 1_234_567)
+            }))),
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from_iter(
+                (0..n).map(|i| some(i, 4).then(|| format!("row {}", i % 97))),
+            )),
+        ),
+        ("dict", Arc::new(dict.finish())),
+        (
+            "flag",
+            Arc::new(BooleanArray::from_iter(
+                (0..n).map(|i| some(i, 5).then_some(i % 2 == 0)),
+            )),
+        ),
+    ];
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+#[test]
+fn every_type_reads_back_as_the_arrow_importer_loads_it() {
+    let d = dir("types");
+    let batch = every_type(5000);
+    let path = d.join("types.parquet");
+    write(
+        &path,
+        &[batch.slice(0, 3000), batch.slice(3000, 2000)],
+        1500,
+    );
+    for threads in [1, 2] {
+        let mut db = db(threads);
+        let opts = LoadOptions {
+            partition_rows: 1000,
+            ..LoadOptions::default()
+        };
+        db.load_arrow(
+            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
+            Path::new("<arrow>"),
+            "a",
+            &opts,
+        )
+        .unwrap();
+        // `.load` and `--load` go through load_csv: the magic bytes decide.
+        let stats = db.load_csv(&path, "p", &opts).unwrap();
+        assert_eq!(stats.rows, 5000);
+        assert_eq!(types(&db, "SELECT * FROM p"), types(&db, "SELECT * FROM a"));
+        assert_eq!(rows(&db, "SELECT * FROM p"), rows(&db, "SELECT * FROM a"));
+        // And as a file in a query, all of it or some columns.
+        let quoted = path.display().to_string();
+        assert_eq!(
+            rows(&db, &format!("SELECT * FROM '{quoted}'")),
+            rows(&db, "SELECT * FROM a")
+        );
+        assert_eq!(
+            rows(
+                &db,
+                &format!(
+                    "SELECT dict, count(*), sum(dec) FROM read_parquet('{quoted}') GROUP BY dict ORDER BY dict"
+                )
+            ),
+            rows(
+                &db,
+                "SELECT dict, count(*), sum(dec) FROM a GROUP BY dict ORDER BY dict"
+            )
+        );
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// Writes an INT96 timestamp column (the legacy Impala/Spark layout: 8
+/// bytes of nanoseconds in the day, then 4 of the Julian day) with the
+/// low-level writer, as Arrow writers no longer do.
+#[test]
+fn int96_timestamps_read_as_timestamps() {
+    use parquet::data_type::{Int96, Int96Type};
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let d = dir("int96");
+    let path = d.join("legacy.parquet");
+    let schema = Arc::new(parse_message_type("message legacy { required int96 ts; }").unwrap());
+    let file = fs::File::create(&path).unwrap();
+    let mut w = SerializedFileWriter::new(file, schema, Default::default()).unwrap();
+    // 2024-01-01 00:00:01.5 and 1970-01-01 00:00:00.
+    let julian_epoch = 2_440_588u32;
+    let values: Vec<(u64, u32)> = vec![(1_500_000_000, julian_epoch + 19_723), (0, julian_epoch)];
+    let mut rg = w.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    let int96: Vec<Int96> = values
+        .iter()
+        .map(|&(nanos, day)| {
+            let mut v = Int96::new();
+            v.set_data(nanos as u32, (nanos >> 32) as u32, day);
+            v
+        })
+        .collect();
+    col.typed::<Int96Type>()
+        .write_batch(&int96, None, None)
+        .unwrap();
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    let db = db(1);
+    let got = rows(&db, &format!("SELECT ts FROM '{}'", path.display()));
+    let expected: Vec<Vec<Value>> = ["2024-01-01 00:00:01.5", "1970-01-01 00:00:00"]
+        .iter()
+        .map(|t| {
+            vec![Value::Timestamp(
+                katydid::types::parse_timestamp(t).unwrap(),
+            )]
+        })
+        .collect();
+    assert_eq!(got, expected);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// One month of TLC-like trips whose schema drifts as the real files do.
+fn month(
+    vendor_int32: bool,
+    fee_name: &str,
+    passenger_double: bool,
+    cbd: bool,
+    n: usize,
+    seed: i64,
+) -> RecordBatch {
+    let mut cols: Vec<(&str, ArrayRef)> = Vec::new();
+    cols.push(if vendor_int32 {
+        (
+            "VendorID",
+            Arc::new(Int32Array::from_iter_values(
+                (0..n).map(|i| 1 + (i as i32 + seed as i32) % 2),
+            )),
+        )
+    } else {
+        (
+            "vendorid",
+            Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| 1 + (i as i64 + seed) % 2),
+            )),
+        )
+    });
+    cols.push(if passenger_double {
+        (
+            "passenger_count",
+            Arc::new(Float64Array::from_iter((0..n).map(|i| {
+                (i % 11 != 0).then_some(((i as i64 + seed) % 4) as f64)
+            }))),
+        )
+    } else {
+        (
+            "passenger_count",
+            Arc::new(Int64Array::from_iter(
+                (0..n).map(|i| (i % 11 != 0).then_some((i as i64 + seed) % 4)),
+            )),
+        )
+    });
+    cols.push((
+        "fare_amount",
+        Arc::new(Float64Array::from_iter_values(
+            (0..n).map(|i| ((i as i64 * 37 + seed) % 5000) as f64 / 100.0),
+        )),
+    ));
+    cols.push((
+        fee_name,
+        Arc::new(Float64Array::from_iter_values(
+            (0..n).map(|i| if i % 5 == 0 { 1.75 } else { 0.0 }),
+        )),
+    ));
+    if cbd {
+        cols.push((
+            "cbd_congestion_fee",
+            Arc::new(Float64Array::from_iter_values((0..n).map(|_| 0.75))),
+        ));
+    }
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+#[test]
+fn a_drifting_glob_unions_by_name() {
+    let d = dir("glob");
+    let months = [
+        month(true, "airport_fee", false, false, 3000, 1),
+        month(false, "Airport_fee", true, false, 2000, 2),
+        month(true, "Airport_fee", false, true, 1000, 3),
+    ];
+    for (m, batch) in months.iter().enumerate() {
+        write(
+            &d.join(format!("yellow_tripdata_2025-0{}.parquet", m + 1)),
+            std::slice::from_ref(batch),
+            700,
+        );
+    }
+    // Not matched by the glob.
+    write(
+        &d.join("other.parquet"),
+        &[month(true, "x", false, false, 5, 9)],
+        10,
+    );
+    let db = db(2);
+    let glob = d
+        .join("yellow_tripdata_2025-*.parquet")
+        .display()
+        .to_string();
+    let r = db
+        .query(&format!("SELECT * FROM '{glob}' LIMIT 1"))
+        .unwrap();
+    assert_eq!(
+        r.columns,
+        [
+            "VendorID",
+            "passenger_count",
+            "fare_amount",
+            "airport_fee",
+            "cbd_congestion_fee"
+        ]
+    );
+    let t: Vec<&str> = r.types.iter().map(|t| t.name()).collect();
+    assert_eq!(t, ["integer", "float", "float", "float", "float"]);
+    // The sums, computed from the batches.
+    let sum = |name: &str| -> f64 {
+        months
+            .iter()
+            .map(|b| {
+                let Some(i) = b
+                    .schema()
+                    .fields()
+                    .iter()
+                    .position(|f| f.name().eq_ignore_ascii_case(name))
+                else {
+                    return 0.0;
+                };
+                let col = b.column(i);
+                if let Some(a) = col.as_any().downcast_ref::<Float64Array>() {
+                    a.iter().flatten().sum::<f64>()
+                } else if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
+                    a.iter().flatten().sum::<i64>() as f64
+                } else if let Some(a) = col.as_any().downcast_ref::<Int32Array>() {
+                    a.iter().flatten().map(f64::from).sum::<f64>()
+                } else {
+                    panic!("{name}")
+                }
+            })
+            .sum()
+    };
+    let got = rows(
+        &db,
+        &format!(
+            "SELECT count(*), sum(vendorid), sum(passenger_count), count(passenger_count), sum(airport_fee), sum(cbd_congestion_fee), count(cbd_congestion_fee) FROM read_parquet('{glob}')"
+        ),
+    );
+    let close = |v: &Value, x: f64| match v {
+        Value::Float(f) => (f - x).abs() < 1e-6 * x.abs().max(1.0),
+        Value::Int(i) => *i as f64 == x,
+        _ => false,
+    };
+    let g = &got[0];
+    assert_eq!(g[0], Value::Int(6000));
+    assert!(close(&g[1], sum("VendorID")), "{g:?}");
+    assert!(close(&g[2], sum("passenger_count")), "{g:?}");
+    assert_eq!(g[3], Value::Int(6000 - 273 - 182 - 91));
+    assert!(close(&g[4], sum("airport_fee")), "{g:?}");
+    assert!(close(&g[5], 750.0), "{g:?}");
+    assert_eq!(g[6], Value::Int(1000));
+    // A list of files, and the filename column.
+    let a = d
+        .join("yellow_tripdata_2025-01.parquet")
+        .display()
+        .to_string();
+    let c = d
+        .join("yellow_tripdata_2025-03.parquet")
+        .display()
+        .to_string();
+    let got = rows(
+        &db,
+        &format!(
+            "SELECT filename, count(*) FROM read_parquet(['{a}', '{c}'], filename => true) GROUP BY filename ORDER BY filename"
+        ),
+    );
+    assert_eq!(
+        got,
+        vec![
+            vec![Value::str(&a), Value::Int(3000)],
+            vec![Value::str(&c), Value::Int(1000)]
+        ]
+    );
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn hive_partition_keys_become_columns() {
+    let d = dir("hive");
+    for (year, month_no, n) in [(2024, 1, 10), (2024, 2, 20), (2025, 1, 30)] {
+        let path = d
+            .join(format!("year={year}"))
+            .join(format!("month={month_no:02}"))
+            .join("data.parquet");
+        write(
+            &path,
+            &[month(true, "Airport_fee", false, false, n, 0)],
+            100,
+        );
+    }
+    let db = db(2);
+    let glob = d.join("*/*/*.parquet").display().to_string();
+    let got = rows(
+        &db,
+        &format!(
+            "SELECT year, month, count(*) FROM '{glob}' GROUP BY year, month ORDER BY year, month"
+        ),
+    );
+    let expected: Vec<Vec<Value>> = [(2024, 1, 10), (2024, 2, 20), (2025, 1, 30)]
+        .iter()
+        .map(|&(y, m, n)| vec![Value::Int(y), Value::Int(m), Value::Int(n)])
+        .collect();
+    assert_eq!(got, expected);
+    let off = rows(
+        &db,
+        &format!("SELECT * FROM read_parquet('{glob}', hive_partitioning => false) LIMIT 1"),
+    );
+    assert_eq!(off[0].len(), 4);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn corrupt_and_truncated_files_fail_naming_the_file_and_load_nothing() {
+    let d = dir("corrupt");
+    let good = d.join("good.parquet");
+    write(&good, &[every_type(3000)], 1000);
+    let bytes = fs::read(&good).unwrap();
+    let truncated = d.join("truncated.parquet");
+    fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let not_parquet = d.join("text.parquet");
+    fs::write(&not_parquet, "a,b\n1,2\n").unwrap();
+    // Garbage in the middle of the data pages, footer intact.
+    let garbled = d.join("garbled.parquet");
+    let mut g = bytes.clone();
+    for b in &mut g[100..bytes.len() / 2] {
+        *b = b.wrapping_mul(31).wrapping_add(7);
+    }
+    fs::write(&garbled, &g).unwrap();
+    let mut db = db(2);
+    // Not Parquet by its bytes: `.load` reads it as the CSV it is, and
+    // read as Parquet it is an error.
+    let err = db
+        .load_parquet(
+            std::slice::from_ref(&not_parquet),
+            "t2",
+            &LoadOptions::default(),
+            &ParquetOptions::default(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("not a Parquet file"), "{err}");
+    assert!(err.to_string().contains("text.parquet"), "{err}");
+    for (path, what) in [(&truncated, "footer"), (&garbled, "row group")] {
+        let err = db
+            .load_csv(path, "t", &LoadOptions::default())
+            .expect_err("a corrupt file loads");
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains(what), "{text}");
+        assert!(db.table("t").is_none());
+        // With a good file in the same list, the same.
+        let err = db
+            .query(&format!(
+                "SELECT count(*) FROM read_parquet(['{}', '{}'])",
+                good.display(),
+                path.display()
+            ))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+    assert!(db.table("t2").is_none());
+    assert_eq!(db.memory().used(), 0);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_nested_column_is_an_error_naming_it_unless_skipped() {
+    let d = dir("nested");
+    let path = d.join("nested.parquet");
+    let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)]), None]);
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+        ("tags", Arc::new(list) as ArrayRef),
+    ])
+    .unwrap();
+    write(&path, &[batch], 10);
+    let db = db(1);
+    let err = db
+        .query(&format!("SELECT * FROM '{}'", path.display()))
+        .unwrap_err();
+    assert!(matches!(err, Error::NotSupported(_)), "{err}");
+    assert!(err.to_string().contains("\"tags\""), "{err}");
+    let got = rows(
+        &db,
+        &format!(
+            "SELECT * FROM read_parquet('{}', skip_unsupported => true)",
+            path.display()
+        ),
+    );
+    assert_eq!(got, vec![vec![Value::Int(1)], vec![Value::Int(2)]]);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn copy_round_trips_through_parquet_csv_and_json() {
+    let d = dir("copy");
+    let mut db = db(2);
+    db.load_arrow(
+        {
+            let b = every_type(4000);
+            RecordBatchIterator::new(vec![Ok(b.clone())], b.schema())
+        },
+        Path::new("<arrow>"),
+        "t",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let query = "SELECT * FROM t";
+    let expected = rows(&db, query);
+    for (name, options) in [
+        ("out.parquet", ""),
+        ("out_zstd.parquet", " (FORMAT parquet, COMPRESSION zstd)"),
+        ("out.csv", " (HEADER, DELIMITER ',')"),
+        ("out_semi.txt", " (FORMAT csv, DELIMITER ';')"),
+    ] {
+        let path = d.join(name);
+        let r = db
+            .query(&format!("COPY ({query}) TO '{}'{options}", path.display()))
+            .unwrap();
+        assert_eq!(r.rows, vec![vec![Value::Int(4000)]], "{name}");
+        let back = rows(
+            &db,
+            &format!(
+                "SELECT * FROM read_{}('{}'{})",
+                if name.ends_with("parquet") {
+                    "parquet"
+                } else {
+                    "csv"
+                },
+                path.display(),
+                if name.ends_with(".txt") {
+                    ", delim => ';'"
+                } else {
+                    ""
+                }
+            ),
+        );
+        assert_eq!(back, expected, "{name}");
+    }
+    // COPY table, and a result with an expression.
+    let path = d.join("agg.parquet");
+    db.query(&format!(
+        "COPY (SELECT dict, sum(dec) AS total, count(*) AS n FROM t GROUP BY dict ORDER BY dict) TO '{}'",
+        path.display()
+    ))
+    .unwrap();
+    assert_eq!(
+        rows(&db, &format!("SELECT * FROM '{}'", path.display())),
+        rows(
+            &db,
+            "SELECT dict, sum(dec) AS total, count(*) AS n FROM t GROUP BY dict ORDER BY dict"
+        )
+    );
+    let json = d.join("t.json");
+    db.query(&format!("COPY t TO '{}'", json.display()))
+        .unwrap();
+    let text = fs::read_to_string(&json).unwrap();
+    assert_eq!(text.lines().count(), 4000);
+    assert!(
+        text.lines().next().unwrap().starts_with("{\"i8\":"),
+        "{}",
+        &text[..80]
+    );
+    // A failing COPY leaves the target as it was.
+    fs::write(d.join("keep.csv"), "old\n").unwrap();
+    let err = db
+        .query(&format!(
+            "COPY (SELECT nope FROM t) TO '{}'",
+            d.join("keep.csv").display()
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+    assert_eq!(fs::read_to_string(d.join("keep.csv")).unwrap(), "old\n");
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -557,13 +557,7 @@ impl Database {
     /// a `_` before a leading digit, `file` when nothing is left
     /// (`trips-2013.csv.gz` is `trips_2013`).
     pub fn table_name_for(path: &Path) -> String {
-        let parquet = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-        match path.file_stem() {
-            Some(stem) if parquet => files::table_name(Path::new(stem)),
-            _ => files::table_name(path),
-        }
+        files::table_name(path)
     }
 
     /// What `.schema` shows for table `name`.

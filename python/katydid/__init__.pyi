@@ -153,9 +153,10 @@ class Connection:
         partition_rows: Optional[int] = None,
         max_line_size: Optional[int] = None,
     ) -> LoadInfo:
-        """Loads a CSV file, plain or gzipped, into table ``table`` (by
-        default the file name without extensions, e.g. ``trips`` for
-        ``trips.csv.gz``). Column types are inferred from every value.
+        """Loads a CSV file, plain or gzipped, or a Parquet file (known by
+        its magic bytes; the CSV options do not apply) into table ``table``
+        (by default the file name without extensions, e.g. ``trips`` for
+        ``trips.csv.gz``). CSV column types are inferred from every value.
 
         ``delimiter``: one ASCII character or ``"tab"`` (None: detected);
         ``header``: the first record names the columns; ``null_string``: an

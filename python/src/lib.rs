@@ -144,8 +144,8 @@ impl Connection {
         })
     }
 
-    /// Loads a CSV file (plain or gzipped) into a table and returns what
-    /// the load did as a dict.
+    /// Loads a CSV file (plain or gzipped) or a Parquet file (known by its
+    /// magic bytes) into a table and returns what the load did as a dict.
     #[pyo3(signature = (
         path, table=None, *, delimiter=None, header=true, null_string=None,
         columns=None, quote=None, replace=false, partition_rows=None,

@@ -38,7 +38,8 @@ def people_gz(tmp_path: Path, people_csv: Path) -> Path:
 
 def shared_dataset(name: str) -> Path:
     """A file of the shared datasets (../shared/datasets from the checkout,
-    or $KATYDID_SHARED/datasets); the test is skipped when absent."""
+    or $KATYDID_SHARED/datasets); the test is skipped when absent, and fails
+    with KATYDID_REQUIRE_SHARED=1 (as `.ci/python` sets it)."""
     root = Path(__file__).resolve().parents[2]
     candidates = []
     if os.environ.get("KATYDID_SHARED"):
@@ -47,4 +48,7 @@ def shared_dataset(name: str) -> Path:
     for c in candidates:
         if c.exists():
             return c
-    pytest.skip(f"shared dataset {name} not found (looked in {candidates})")
+    message = f"shared dataset {name} not found (looked in {candidates})"
+    if os.environ.get("KATYDID_REQUIRE_SHARED") == "1":
+        pytest.fail(message + " and KATYDID_REQUIRE_SHARED=1")
+    pytest.skip(message)

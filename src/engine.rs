@@ -533,6 +533,33 @@ impl Database {
         self.tables.keys().cloned().collect()
     }
 
+    /// Removes table `name` (case-insensitive, as [`Database::table`]
+    /// finds it) with its hash indexes; its bytes are given back to the
+    /// memory budget once no running query holds it.
+    ///
+    /// # Errors
+    /// [`Error::Plan`] if there is no such table; nothing changes.
+    pub fn drop_table(&mut self, name: &str) -> Result<()> {
+        let key = self
+            .table(name)
+            .map(|t| t.name.clone())
+            .ok_or_else(|| Error::plan(format!("unknown table \"{name}\"")))?;
+        if let Ok(mut indexes) = self.indexes.lock() {
+            indexes.retain(|(table, _), _| *table != key);
+        }
+        self.tables.remove(&key);
+        Ok(())
+    }
+
+    /// The table name a load gives file `path` by default, as `FROM
+    /// 'path'` names it: the file name without `.gz` and a CSV extension
+    /// (or `.parquet`), every character other than `[A-Za-z0-9_]` made `_`,
+    /// a `_` before a leading digit, `file` when nothing is left
+    /// (`trips-2013.csv.gz` is `trips_2013`).
+    pub fn table_name_for(path: &Path) -> String {
+        files::table_name(path)
+    }
+
     /// What `.schema` shows for table `name`.
     ///
     /// # Errors
@@ -1015,6 +1042,30 @@ mod tests {
         db.load_csv_bytes(b"a\n2\n3\n".to_vec(), Path::new("y.csv"), "x", &replace)
             .unwrap();
         assert_eq!(db.table("x").unwrap().rows(), 2);
+    }
+
+    #[test]
+    fn default_table_names_drop_file_extensions() {
+        assert_eq!(
+            Database::table_name_for(Path::new("/d/trips-2013.csv.gz")),
+            "trips_2013"
+        );
+        assert_eq!(Database::table_name_for(Path::new("hits.PARQUET")), "hits");
+        assert_eq!(Database::table_name_for(Path::new("2013.tsv")), "_2013");
+    }
+
+    #[test]
+    fn dropping_a_table_gives_its_memory_back() {
+        let mut db = db();
+        let opts = LoadOptions::default();
+        db.load_csv_bytes(b"a,b\n1,x\n2,y\n".to_vec(), Path::new("x.csv"), "x", &opts)
+            .unwrap();
+        assert!(db.memory().used() > 0);
+        db.drop_table("X").unwrap();
+        assert!(db.table("x").is_none());
+        assert_eq!(db.memory().used(), 0);
+        let err = db.drop_table("x").unwrap_err();
+        assert!(matches!(err, Error::Plan { .. }), "{err}");
     }
 
     #[test]

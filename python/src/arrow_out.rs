@@ -91,7 +91,7 @@ pub fn to_arrow(result: &QueryResult) -> Result<ArrowResult, ArrowError> {
     let width = result.columns.len();
     let mut layouts: Vec<Layout> = (0..width)
         .map(|c| match result.types.get(c) {
-            Some(DataType::Int) => Layout::Int,
+            Some(DataType::Int | DataType::Null) => Layout::Int,
             Some(DataType::Float) => Layout::Float,
             Some(DataType::Timestamp) => Layout::Timestamp,
             Some(DataType::Bool) => Layout::Bool,

@@ -492,6 +492,8 @@ fn value_object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAn
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
         Value::Int(v) => v.into_pyobject(py)?.into_any(),
+        // An integer sum past i64: Python's int holds it exactly.
+        Value::HugeInt(v) => v.into_pyobject(py)?.into_any(),
         Value::Float(v) => v.into_pyobject(py)?.into_any(),
         Value::Str(s) => s.as_ref().into_pyobject(py)?.into_any(),
         Value::Timestamp(us) => datetime(py, *us)?.into_any(),

@@ -32,6 +32,7 @@ use crate::ingest::LoadOptions;
 use crate::ingest::parquet::{ParquetOptions, is_parquet};
 use crate::sql::ast::{ExprKind, Literal, TableArg, TableArgValue, TableRef};
 use crate::store::{HashIndex, Table};
+use crate::types::TimestampFormat;
 
 /// What a file was when it was loaded: a different size or modification
 /// time means it changed.
@@ -60,6 +61,22 @@ struct Dialect {
     quote: u8,
     null_string: Option<String>,
     ignore_errors: bool,
+    timestamp_formats: Vec<Arc<TimestampFormat>>,
+}
+
+impl Default for Dialect {
+    /// A header, `"` quotes, the delimiter sniffed.
+    fn default() -> Self {
+        Dialect {
+            header: true,
+            columns: None,
+            delimiter: None,
+            quote: b'"',
+            null_string: None,
+            ignore_errors: false,
+            timestamp_formats: Vec::new(),
+        }
+    }
 }
 
 impl Dialect {
@@ -70,6 +87,7 @@ impl Dialect {
         options.quote = self.quote;
         options.null_string = self.null_string.clone();
         options.ignore_errors = self.ignore_errors;
+        options.timestamp_formats = self.timestamp_formats.clone();
     }
 }
 
@@ -291,7 +309,7 @@ fn is_tab_separated(path: &str) -> bool {
 }
 
 /// The options `read_csv` takes, with DuckDB's names and aliases.
-const OPTIONS: [&str; 11] = [
+const OPTIONS: [&str; 15] = [
     "delim",
     "sep",
     "delimiter",
@@ -303,6 +321,10 @@ const OPTIONS: [&str; 11] = [
     "names",
     "column_names",
     "ignore_errors",
+    "timestampformat",
+    "timestamp_format",
+    "dateformat",
+    "date_format",
 ];
 
 /// A string literal's text, or an error at the value.
@@ -341,14 +363,7 @@ fn byte_value(arg: &TableArg, what: &str) -> Result<u8> {
 /// unreadable file (at the path), an unknown function or option (at its
 /// name, with the known ones), an option of the wrong type (at its value).
 pub fn file_source(from: &TableRef) -> Result<FileSource> {
-    let mut dialect = Dialect {
-        header: true,
-        columns: None,
-        delimiter: None,
-        quote: b'"',
-        null_string: None,
-        ignore_errors: false,
-    };
+    let mut dialect = Dialect::default();
     let (path, path_at) = match from {
         TableRef::Named(name) => {
             return Err(Error::Internal(format!(
@@ -404,7 +419,7 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                 let Some(known) = OPTIONS.iter().find(|o| **o == key) else {
                     return Err(Error::plan_at(
                         format!(
-                            "unknown read_csv option \"{}\" (use delim, header, nullstr, quote, columns or ignore_errors)",
+                            "unknown read_csv option \"{}\" (use delim, header, nullstr, quote, columns, ignore_errors, timestampformat or dateformat)",
                             option.name
                         ),
                         option.span.start,
@@ -414,6 +429,8 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                     "sep" | "delimiter" => "delim",
                     "null" => "nullstr",
                     "names" | "column_names" => "columns",
+                    "timestamp_format" => "timestampformat",
+                    "date_format" => "dateformat",
                     k => k,
                 };
                 if seen.contains(&canonical) {
@@ -429,6 +446,17 @@ pub fn file_source(from: &TableRef) -> Result<FileSource> {
                     "delim" => dialect.delimiter = Some(byte_value(arg, what)?),
                     "quote" => dialect.quote = byte_value(arg, what)?,
                     "nullstr" => dialect.null_string = Some(string_value(arg, what)?),
+                    "timestampformat" | "dateformat" => {
+                        let text = string_value(arg, what)?;
+                        let format =
+                            TimestampFormat::new(&text).map_err(|m| Error::plan_at(m, at))?;
+                        // The timestamp layout is tried before the date's.
+                        if canonical == "timestampformat" {
+                            dialect.timestamp_formats.insert(0, Arc::new(format));
+                        } else {
+                            dialect.timestamp_formats.push(Arc::new(format));
+                        }
+                    }
                     "header" | "ignore_errors" => {
                         let flag = match &arg.value {
                             TableArgValue::Expr(e) => match e.kind {
@@ -585,14 +613,7 @@ fn parquet_source(
             modified,
         },
         path,
-        dialect: Dialect {
-            header: true,
-            columns: None,
-            delimiter: None,
-            quote: b'"',
-            null_string: None,
-            ignore_errors: false,
-        },
+        dialect: Dialect::default(),
         parquet: Some(ParquetSource {
             files,
             options,
@@ -715,14 +736,7 @@ mod tests {
         FileSource {
             path: PathBuf::from(path),
             table_name: "t".into(),
-            dialect: Dialect {
-                header: true,
-                columns: None,
-                delimiter: None,
-                quote: b'"',
-                null_string: None,
-                ignore_errors: false,
-            },
+            dialect: Dialect::default(),
             stamp: Stamp {
                 bytes,
                 modified: None,

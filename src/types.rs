@@ -440,6 +440,97 @@ pub fn format_timestamp(micros: i64) -> String {
     }
 }
 
+/// A timestamp layout in strftime notation (`%d/%m/%Y %H:%M`), the
+/// notation of DuckDB's `strptime` and its `timestampformat`/`dateformat`
+/// CSV options, compiled once and parsed by `chrono`.
+///
+/// A layout without a time of day gives midnight; one with an offset
+/// (`%z`) gives the UTC instant, like [`parse_timestamp`].
+#[derive(Clone)]
+pub struct TimestampFormat {
+    text: String,
+    items: Vec<chrono::format::Item<'static>>,
+}
+
+impl TimestampFormat {
+    /// Compiles `format`.
+    ///
+    /// # Errors
+    /// A message naming the format when it has an unknown `%` specifier or
+    /// gives no date (`%H:%M` alone).
+    pub fn new(format: &str) -> std::result::Result<TimestampFormat, String> {
+        use chrono::format::{Fixed, Item, Numeric, StrftimeItems};
+        let items = StrftimeItems::new(format)
+            .parse_to_owned()
+            .map_err(|_| format!("{format:?} is not a valid timestamp format (use strftime specifiers such as %Y-%m-%d %H:%M:%S)"))?;
+        if items.iter().any(|i| matches!(i, Item::Error)) {
+            return Err(format!("{format:?} is not a valid timestamp format"));
+        }
+        let year = items.iter().any(|i| {
+            matches!(
+                i,
+                Item::Numeric(Numeric::Year | Numeric::YearMod100 | Numeric::Timestamp, _)
+                    | Item::Fixed(Fixed::RFC2822 | Fixed::RFC3339)
+            )
+        });
+        if !year {
+            return Err(format!(
+                "timestamp format {format:?} has no year (%Y or %y)"
+            ));
+        }
+        let f = TimestampFormat {
+            text: format.to_string(),
+            items,
+        };
+        Ok(f)
+    }
+
+    /// The layout as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Microseconds since the epoch of `s` read by this layout, or `None`
+    /// when `s` does not match it or names no valid date.
+    pub fn parse(&self, s: &str) -> Option<i64> {
+        let mut parsed = chrono::format::Parsed::new();
+        chrono::format::parse(&mut parsed, s, self.items.iter()).ok()?;
+        let date = parsed.to_naive_date().ok()?;
+        let utc = if parsed.hour_div_12.is_none() && parsed.hour_mod_12.is_none() {
+            date.and_hms_opt(0, 0, 0)?
+        } else {
+            let time = parsed.to_naive_time().ok()?;
+            let local = date.and_time(time);
+            match parsed.offset {
+                Some(offset) => local - chrono::TimeDelta::seconds(i64::from(offset)),
+                None => local,
+            }
+        };
+        Some(utc.and_utc().timestamp_micros())
+    }
+}
+
+impl fmt::Debug for TimestampFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TimestampFormat({:?})", self.text)
+    }
+}
+
+/// Two layouts are equal when their texts are.
+impl PartialEq for TimestampFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for TimestampFormat {}
+
+impl Hash for TimestampFormat {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,5 +639,29 @@ mod tests {
             Ordering::Less
         );
         assert_eq!(Value::Float(-0.0), Value::Float(0.0));
+    }
+
+    #[test]
+    fn timestamp_formats_parse_their_layouts() {
+        let f = TimestampFormat::new("%m/%d/%Y %H:%M").unwrap();
+        assert_eq!(
+            f.parse("09/01/2013 10:00"),
+            parse_timestamp("2013-09-01 10:00:00")
+        );
+        assert_eq!(
+            f.parse("9/1/2013 10:00"),
+            parse_timestamp("2013-09-01 10:00:00")
+        );
+        assert_eq!(f.parse("13/01/2013 10:00"), None);
+        assert_eq!(f.parse("2013-09-01 10:00"), None);
+        let d = TimestampFormat::new("%d.%m.%Y").unwrap();
+        assert_eq!(d.parse("29.02.2024"), parse_timestamp("2024-02-29"));
+        assert_eq!(d.parse("29.02.2023"), None);
+        let z = TimestampFormat::new("%Y-%m-%d %H:%M:%S%.f %z").unwrap();
+        assert_eq!(
+            z.parse("2013-09-01 10:00:00.25 +0200"),
+            parse_timestamp("2013-09-01 08:00:00.25")
+        );
+        assert!(TimestampFormat::new("%Q").is_err());
     }
 }

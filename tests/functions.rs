@@ -317,3 +317,78 @@ fn errors_point_at_the_argument_at_fault() {
         }
     }
 }
+
+/// Issue 30, item 8: `strptime` reads a layout (an error for a text not in
+/// it), `try_strptime` and `TRY_CAST` give NULL instead of failing, on
+/// every partitioning (the vectorized cast falls back row by row).
+#[test]
+fn strptime_and_try_cast_read_or_give_null() {
+    let ts = |s: &str| Value::Timestamp(katydid::types::parse_timestamp(s).unwrap());
+    for db in databases() {
+        assert_eq!(
+            column(
+                &db,
+                "SELECT try_strptime(CAST(t AS VARCHAR), '%Y-%m-%d %H:%M:%S') FROM f"
+            ),
+            vec![
+                Value::Null,
+                ts("2005-01-02"),
+                ts("2012-12-31 23:00:00"),
+                Value::Null,
+                Value::Null,
+            ]
+        );
+        assert_eq!(
+            column(
+                &db,
+                "SELECT strptime('31/12/2012 23:00', '%d/%m/%Y %H:%M') FROM f LIMIT 1"
+            ),
+            vec![ts("2012-12-31 23:00:00")]
+        );
+        let e = db
+            .query("SELECT strptime(s, '%Y-%m-%d') FROM f")
+            .unwrap_err();
+        assert!(matches!(e, Error::Execution(_)), "{e}");
+        assert!(
+            e.to_string()
+                .contains("not a timestamp in the format '%Y-%m-%d'"),
+            "{e}"
+        );
+        assert_eq!(
+            column(&db, "SELECT try_cast(x AS INTEGER) FROM f"),
+            ints(&[Some(2), Some(4), Some(-2), None, Some(0)])
+        );
+        assert_eq!(
+            column(&db, "SELECT TRY_CAST(s AS INTEGER) FROM f"),
+            ints(&[None, None, None, None, None])
+        );
+        assert_eq!(
+            column(&db, "SELECT try_cast(x * 1e300 * 1e10 AS BIGINT) FROM f"),
+            ints(&[None, None, None, None, None])
+        );
+        let e = db.query("SELECT CAST(s AS INTEGER) FROM f").unwrap_err();
+        assert!(e.to_string().contains("cannot cast"), "{e}");
+    }
+}
+
+#[test]
+fn strptime_formats_are_checked_at_plan_time() {
+    let db = &databases()[0];
+    let sql = "SELECT strptime(s, '%Y-%Q') FROM f";
+    match db.query(sql) {
+        Err(Error::Plan { message, offset }) => {
+            assert!(
+                message.contains("not a valid timestamp format"),
+                "{message}"
+            );
+            assert_eq!(offset, Some(sql.find("'%Y").unwrap()));
+        }
+        other => panic!("{other:?}"),
+    }
+    match db.query("SELECT strptime(s, s) FROM f") {
+        Err(Error::Plan { message, .. }) => {
+            assert!(message.contains("constant format"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -3,10 +3,12 @@
 //! and files queried as tables.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use katydid::plan::plan_select;
 use katydid::sql::ast::Statement;
 use katydid::sql::parse;
+use katydid::types::{TimestampFormat, parse_timestamp};
 use katydid::{Database, DatabaseOptions, LoadOptions, Value};
 
 fn database(csv: &str, partition_rows: usize) -> Database {
@@ -798,7 +800,7 @@ fn file_errors_point_at_the_argument() {
         (
             format!("SELECT * FROM read_csv('{path}', delimeter => ';')"),
             "delimeter",
-            "unknown read_csv option \"delimeter\" (use delim, header, nullstr, quote, columns or ignore_errors)",
+            "unknown read_csv option \"delimeter\" (use delim, header, nullstr, quote, columns, ignore_errors, timestampformat or dateformat)",
         ),
         (
             format!("SELECT * FROM read_csv('{path}', header => 'yes')"),
@@ -1470,4 +1472,60 @@ fn an_aggregate_preview_is_the_head_of_the_whole_result() {
             );
         }
     }
+}
+
+/// Issue 30, item 8: timestamps in other layouts than ISO 8601 were text.
+/// The `timestampformat` and `dateformat` options read them, as loads
+/// (every partition size) and as `read_csv` options; a field in neither
+/// layout keeps the column a string, as without the options.
+#[test]
+fn timestamp_layouts_are_read_by_format() {
+    let text =
+        "id,at,day\n1,09/01/2013 10:00,01.09.2013\n2,12/31/2013 23:59,31.12.2013\n3,,29.02.2016\n";
+    for partition_rows in [1, 2, 1000] {
+        let mut db = database("x\n1\n", 1000);
+        let options = LoadOptions {
+            partition_rows,
+            timestamp_formats: vec![
+                Arc::new(TimestampFormat::new("%m/%d/%Y %H:%M").unwrap()),
+                Arc::new(TimestampFormat::new("%d.%m.%Y").unwrap()),
+            ],
+            ..LoadOptions::default()
+        };
+        db.load_csv_bytes(text.as_bytes().to_vec(), Path::new("f.csv"), "f", &options)
+            .unwrap();
+        let r = db
+            .query("SELECT max(at), min(day), max(day), count(at) FROM f")
+            .unwrap();
+        assert_eq!(
+            r.rows[0],
+            vec![
+                Value::Timestamp(parse_timestamp("2013-12-31 23:59:00").unwrap()),
+                Value::Timestamp(parse_timestamp("2013-09-01").unwrap()),
+                Value::Timestamp(parse_timestamp("2016-02-29").unwrap()),
+                Value::Int(2),
+            ],
+            "{partition_rows}"
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("katydid-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("f.csv");
+    std::fs::write(&file, text).unwrap();
+    let db = database("x\n1\n", 1000);
+    let path = file.display();
+    let r = db
+        .query(&format!(
+            "DESCRIBE SELECT at, day FROM read_csv('{path}', timestampformat => '%m/%d/%Y %H:%M')"
+        ))
+        .unwrap();
+    let types: Vec<String> = r.rows.iter().map(|row| row[1].to_string()).collect();
+    assert_eq!(types, ["timestamp", "string"]);
+    let e = db
+        .query(&format!(
+            "SELECT * FROM read_csv('{path}', dateformat => '%H:%M')"
+        ))
+        .unwrap_err();
+    assert!(e.to_string().contains("has no year"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

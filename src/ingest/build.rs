@@ -9,7 +9,7 @@ use hashbrown::{DefaultHashBuilder, HashTable, hash_table::Entry};
 use std::hash::BuildHasher;
 
 use super::infer::{
-    DateCache, FITS_NUMBER, FITS_TIMESTAMP, IntText, Kind, Number, fits, float_value, parse_float,
+    DateCache, FITS_NUMBER, Formats, FITS_TIMESTAMP, IntText, Kind, Number, fits, float_value, parse_float,
     parse_int, parse_number,
 };
 use crate::store::{Bitmap, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely};
@@ -402,7 +402,7 @@ pub(crate) struct ColumnBuilder {
 
 impl ColumnBuilder {
     /// A builder for a span of `rows` rows.
-    pub(crate) fn new(rows: usize) -> ColumnBuilder {
+    pub(crate) fn new(rows: usize, formats: Formats) -> ColumnBuilder {
         ColumnBuilder {
             kind: Kind::Empty,
             values: Values::None,
@@ -410,7 +410,7 @@ impl ColumnBuilder {
             strings: None,
             bad_utf8: None,
             rows,
-            dates: DateCache::default(),
+            dates: DateCache::with_formats(formats),
             first: None,
             census: None,
         }
@@ -708,7 +708,7 @@ impl ColumnBuilder {
             return c.as_ref().clone();
         }
         let mut census = Census::default();
-        let mut dates = DateCache::default();
+        let mut dates = DateCache::with_formats(self.dates.formats());
         match &self.strings {
             Some(Strings::Interned(i)) => {
                 let fit: Vec<u8> = (0..i.ends.len() as u32)
@@ -861,7 +861,7 @@ mod tests {
     use crate::types::parse_timestamp;
 
     fn build(values: &[&str]) -> ColumnBuilder {
-        let mut b = ColumnBuilder::new(values.len());
+        let mut b = ColumnBuilder::new(values.len(), None);
         for (i, v) in values.iter().enumerate() {
             if v.is_empty() {
                 b.observe_null(i);
@@ -971,11 +971,11 @@ mod tests {
         };
         assert_eq!(i.parts(), (Some(vec!["x", "1"]), &[0, 0, 1, 0, 0][..]));
         assert_eq!(nulls(&b), [true, false, false, true, false]);
-        let mut b = ColumnBuilder::new(2);
+        let mut b = ColumnBuilder::new(2, None);
         b.observe(0, b"1", None);
         b.observe(1, b"\xff", None);
         assert_eq!(b.first_invalid_row(b""), Some(1));
-        let mut b = ColumnBuilder::new(3);
+        let mut b = ColumnBuilder::new(3, None);
         let input = b"a,b,\xc3";
         b.observe(0, b"a", Some(0));
         b.observe(1, b"b", None);

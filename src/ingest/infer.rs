@@ -24,7 +24,9 @@
 //! ([`Kind::merge`]): integers mixed with floats make a float column,
 //! timestamps mixed with numbers make a string column.
 
-use crate::types::{DataType, parse_timestamp};
+use std::sync::Arc;
+
+use crate::types::{DataType, TimestampFormat, parse_timestamp};
 
 /// The narrowest type that holds every value seen so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,17 +252,52 @@ pub(crate) fn parse_number(b: &[u8]) -> Number {
 /// Parses timestamps like [`parse_timestamp`], remembering the last date
 /// seen: a column of timestamps repeats its date from row to row, so most
 /// values only need their time of day read.
-#[derive(Debug, Default)]
+/// A value ISO 8601 does not read is tried with the load's layouts (the
+/// CSV options `timestampformat` and `dateformat`), in order.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct DateCache {
     date: [u8; 10],
     micros: i64,
     valid: bool,
+    formats: Formats,
 }
 
+/// The layouts a load reads timestamps in besides ISO 8601, shared by its
+/// columns ([`crate::LoadOptions::timestamp_formats`]).
+pub(crate) type Formats = Option<Arc<[Arc<TimestampFormat>]>>;
+
 impl DateCache {
-    /// [`parse_timestamp`] on bytes.
+    /// A cache that also reads `formats`.
+    pub(crate) fn with_formats(formats: Formats) -> DateCache {
+        DateCache {
+            formats,
+            ..DateCache::default()
+        }
+    }
+
+    /// The layouts this cache reads besides ISO 8601.
+    pub(crate) fn formats(&self) -> Formats {
+        self.formats.clone()
+    }
+
+    /// [`parse_timestamp`] on bytes, then the layouts.
     #[inline]
     pub(crate) fn parse(&mut self, b: &[u8]) -> Option<i64> {
+        match self.iso(b) {
+            Some(t) => Some(t),
+            None => match &self.formats {
+                None => None,
+                Some(formats) => {
+                    let s = std::str::from_utf8(b).ok()?;
+                    formats.iter().find_map(|f| f.parse(s))
+                }
+            },
+        }
+    }
+
+    /// [`parse_timestamp`] on bytes, with the cached date.
+    #[inline]
+    fn iso(&mut self, b: &[u8]) -> Option<i64> {
         if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
             return None;
         }

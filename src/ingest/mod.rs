@@ -169,6 +169,7 @@ use std::sync::Arc;
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation};
 use crate::error::{Error, Result};
 use crate::store::{Column, Field, Partition, Table};
+use crate::types::TimestampFormat;
 
 /// Default rows per partition.
 pub const DEFAULT_PARTITION_ROWS: usize = 1 << 16;
@@ -213,6 +214,13 @@ pub struct LoadOptions {
     /// and give the first lines (DuckDB's `ignore_errors`). Spans are then
     /// kept in memory until the load ends instead of being read again.
     pub ignore_errors: bool,
+    /// Layouts in strftime notation to read timestamps in besides ISO
+    /// 8601, tried in order (DuckDB's `timestampformat` and `dateformat`):
+    /// with `%m/%d/%Y %H:%M`, a column of `09/01/2013 10:00` is a
+    /// timestamp column. A layout without a time of day gives midnight.
+    /// A field that matches no layout is text, as without one; a field
+    /// that reads as a number stays a number.
+    pub timestamp_formats: Vec<Arc<TimestampFormat>>,
     /// Polled by the worker reading before each piece it reads and by the
     /// parsers every few thousand records: a cancelled load stops within
     /// milliseconds with [`Error::Cancelled`] and keeps nothing.
@@ -246,6 +254,7 @@ impl Default for LoadOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             replace: false,
             ignore_errors: false,
+            timestamp_formats: Vec::new(),
             cancel: None,
             on_progress: None,
             memory: None,
@@ -265,6 +274,8 @@ impl std::fmt::Debug for LoadOptions {
             .field("null_string", &self.null_string)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("replace", &self.replace)
+            .field("ignore_errors", &self.ignore_errors)
+            .field("timestamp_formats", &self.timestamp_formats)
             .field("cancel", &self.cancel)
             .field("on_progress", &self.on_progress.is_some())
             .field("memory", &self.memory)
@@ -512,6 +523,8 @@ fn load_from<R: BufRead + Send>(
         width,
         stop: &stop,
         hint: hint.as_deref(),
+        formats: (!options.timestamp_formats.is_empty())
+            .then(|| options.timestamp_formats.clone().into()),
     };
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();

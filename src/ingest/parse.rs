@@ -24,6 +24,7 @@ use std::path::Path;
 use csv_core::{ReadRecordResult, Reader};
 
 use super::build::{ColumnBuilder, Texts};
+use super::infer::Formats;
 use super::dialect::{Dialect, quoted_fields};
 use super::progress::Stop;
 use crate::error::{Error, Result};
@@ -439,6 +440,8 @@ pub(crate) struct Context<'a> {
     /// What to suggest when a record has the wrong number of fields (a
     /// delimiter that seems to fit better).
     pub hint: Option<&'a str>,
+    /// Timestamp layouts besides ISO 8601.
+    pub formats: Formats,
 }
 
 /// Parses the records of a span, `input`, which starts at a record boundary
@@ -459,7 +462,7 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
             input.len()
         )));
     }
-    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
+    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records, cx.formats.clone())).collect();
     if split_fields(
         input,
         width,
@@ -496,7 +499,7 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
 /// error.
 fn parse_span_slow(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
     let (width, origin) = (cx.width, cx.origin);
-    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records)).collect();
+    let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records, cx.formats.clone())).collect();
     let mut reader = Records::new(input, width, cx.dialect);
     let mut rows = 0;
     while let Some((start, n)) = reader.next()? {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::sql::ast::{self, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
 use crate::store::{Field, Partition, Table};
-use crate::types::{DataType, Value, parse_timestamp};
+use crate::types::{DataType, TimestampFormat, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
 use super::expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
@@ -478,8 +478,10 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "regexp_replace",
     "round",
     "strlen",
+    "strptime",
     "sum",
     "to_year",
+    "try_strptime",
     "upper",
     "year",
 ];
@@ -682,7 +684,7 @@ impl Binder<'_> {
                 let ts = self.expect_type(ts, DataType::Timestamp, expr, "extract()")?;
                 extract_call(part, ts)
             }
-            ExprKind::Cast { expr, to } => {
+            ExprKind::Cast { expr, to, try_cast } => {
                 let inner = self.bind(expr, ctx)?;
                 let to = match to {
                     TypeName::Int => DataType::Int,
@@ -708,6 +710,7 @@ impl Binder<'_> {
                     Expr::Cast {
                         expr: Box::new(inner),
                         dtype: to,
+                        try_cast: *try_cast,
                     }
                 }
             }
@@ -915,6 +918,7 @@ impl Binder<'_> {
                 Expr::Cast {
                     expr: Box::new(e),
                     dtype,
+                    try_cast: false,
                 }
             } else {
                 e
@@ -1120,6 +1124,33 @@ impl Binder<'_> {
                 let ts =
                     self.expect_type(ts, DataType::Timestamp, &args[1], &format!("{lname}()"))?;
                 return Ok(extract_call(part, ts));
+            }
+            "strptime" | "try_strptime" => {
+                arity(2..=2)?;
+                let s = bound.remove(0);
+                let s = self.expect_type(s, DataType::Str, &args[0], &format!("{lname}()"))?;
+                let format = match fold(bound.remove(0)).as_literal() {
+                    Some(Value::Str(t)) => TimestampFormat::new(t)
+                        .map_err(|m| Error::plan_at(m, args[1].span.start))?,
+                    Some(Value::Null) => {
+                        return Ok(Expr::literal(Value::Null, DataType::Timestamp));
+                    }
+                    _ => {
+                        return Err(Error::plan_at(
+                            format!(
+                                "{lname}() needs a constant format such as '%d/%m/%Y %H:%M', but \"{}\" is not one",
+                                self.text(&args[1])
+                            ),
+                            args[1].span.start,
+                        ));
+                    }
+                };
+                bound = vec![s];
+                let func = Func::Strptime {
+                    format: Arc::new(format),
+                    try_parse: lname == "try_strptime",
+                };
+                (func, DataType::Timestamp)
             }
             "regexp_replace" => {
                 arity(3..=4)?;

@@ -144,7 +144,15 @@ pub fn eval(expr: &Expr, row: &dyn RowSource) -> Result<Value> {
             }
             call(func, &values)?
         }
-        Expr::Cast { expr, dtype } => cast(&eval(expr, row)?, *dtype)?,
+        Expr::Cast {
+            expr,
+            dtype,
+            try_cast,
+        } => match cast(&eval(expr, row)?, *dtype) {
+            Ok(v) => v,
+            Err(Error::Execution(_)) if *try_cast => Value::Null,
+            Err(e) => return Err(e),
+        },
         Expr::Agg(_) => {
             return Err(Error::Internal(
                 "aggregate evaluated as a scalar expression".into(),
@@ -399,6 +407,16 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
         }
         (Func::Extract(part), Value::Timestamp(t)) => date_part(*part, *t),
         (Func::StrLen, Value::Str(s)) => Value::Int(s.len() as i64),
+        (Func::Strptime { format, try_parse }, Value::Str(s)) => match format.parse(s) {
+            Some(t) => Value::Timestamp(t),
+            None if *try_parse => Value::Null,
+            None => {
+                return Err(Error::Execution(format!(
+                    "strptime: \"{s}\" is not a timestamp in the format '{}' (try_strptime gives NULL instead)",
+                    format.text()
+                )));
+            }
+        },
         (Func::RegexpReplace(r), Value::Str(s)) => match r.replace(s) {
             std::borrow::Cow::Borrowed(_) => arg.clone(),
             std::borrow::Cow::Owned(replaced) => Value::str(&replaced),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use regex_automata::nfa::thompson::backtrack::{self, BoundedBacktracker};
 
 use crate::sql::ast;
-use crate::types::{DataType, Value};
+use crate::types::{DataType, TimestampFormat, Value};
 
 /// A binary operator of a bound expression. The plan owns its operators, so
 /// the executor never reaches into the SQL syntax tree.
@@ -152,6 +152,16 @@ pub enum Func {
     /// `regexp_replace(s, pattern, replacement[, flags])` with the pattern
     /// compiled at plan time; the call's one argument is `s`.
     RegexpReplace(Arc<RegexpReplace>),
+    /// `strptime(s, format)`: the timestamp `s` is in the layout `format`
+    /// (strftime notation, compiled at plan time), an error when it is
+    /// not; `try_strptime` gives NULL instead. The call's one argument is
+    /// `s`.
+    Strptime {
+        /// The layout.
+        format: Arc<TimestampFormat>,
+        /// `try_strptime`: NULL for a text not in the layout.
+        try_parse: bool,
+    },
 }
 
 /// The parts `extract` and `date_part` take, with PostgreSQL's and DuckDB's
@@ -784,12 +794,14 @@ pub enum Expr {
         /// Result type.
         dtype: DataType,
     },
-    /// `CAST(x AS t)`.
+    /// `CAST(x AS t)`, or `TRY_CAST(x AS t)`.
     Cast {
         /// The operand.
         expr: Box<Expr>,
         /// Target type.
         dtype: DataType,
+        /// `TRY_CAST`: a value that does not convert is NULL.
+        try_cast: bool,
     },
     /// An aggregate call, only before aggregates are split out by the planner.
     Agg(Box<AggCall>),
@@ -895,9 +907,14 @@ impl Expr {
             | Expr::AggResult { .. }) => e,
             Expr::Neg(e) => Expr::Neg(bx(e, f)?),
             Expr::Not(e) => Expr::Not(bx(e, f)?),
-            Expr::Cast { expr, dtype } => Expr::Cast {
+            Expr::Cast {
+                expr,
+                dtype,
+                try_cast,
+            } => Expr::Cast {
                 expr: bx(expr, f)?,
                 dtype,
+                try_cast,
             },
             Expr::IsNull { expr, negated } => Expr::IsNull {
                 expr: bx(expr, f)?,
@@ -1014,6 +1031,12 @@ fn func_name(func: &Func) -> &'static str {
         Func::StrLen => "strlen",
         Func::Extract(_) => "date_part",
         Func::RegexpReplace(_) => "regexp_replace",
+        Func::Strptime {
+            try_parse: false, ..
+        } => "strptime",
+        Func::Strptime {
+            try_parse: true, ..
+        } => "try_strptime",
     }
 }
 
@@ -1089,6 +1112,10 @@ impl fmt::Display for Expr {
                     }
                     write!(f, "{a}")?;
                 }
+                if let Func::Strptime { format, .. } = func {
+                    f.write_str(", ")?;
+                    sql_string(f, format.text())?;
+                }
                 if let Func::RegexpReplace(r) = func {
                     f.write_str(", ")?;
                     sql_string(f, &r.pattern)?;
@@ -1101,7 +1128,14 @@ impl fmt::Display for Expr {
                 }
                 f.write_str(")")
             }
-            Expr::Cast { expr, dtype } => write!(f, "CAST({expr} AS {dtype})"),
+            Expr::Cast {
+                expr,
+                dtype,
+                try_cast,
+            } => {
+                let name = if *try_cast { "TRY_CAST" } else { "CAST" };
+                write!(f, "{name}({expr} AS {dtype})")
+            }
             Expr::Agg(a) => write!(f, "{a}"),
             Expr::GroupKey { index, .. } => write!(f, "#key{index}"),
             Expr::AggResult { index, .. } => write!(f, "#agg{index}"),

@@ -276,12 +276,15 @@ pub enum ExprKind {
         /// The timestamp.
         expr: Box<Expr>,
     },
-    /// `CAST(x AS type)` or `x::type`.
+    /// `CAST(x AS type)` or `x::type`; `TRY_CAST(x AS type)`.
     Cast {
         /// The converted expression.
         expr: Box<Expr>,
         /// The target type.
         to: TypeName,
+        /// `TRY_CAST`: a value that does not convert gives NULL instead
+        /// of failing the query.
+        try_cast: bool,
     },
 }
 

@@ -364,7 +364,12 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             f.write_str(")")
         }
         ExprKind::Extract { field, expr } => write!(f, "EXTRACT({field} FROM {expr})"),
-        ExprKind::Cast { expr, to } => {
+        ExprKind::Cast {
+            expr,
+            to,
+            try_cast: true,
+        } => write!(f, "TRY_CAST({expr} AS {to})"),
+        ExprKind::Cast { expr, to, .. } => {
             // `::` binds tighter than unary minus: `(-x)::t`.
             if matches!(
                 expr.kind,

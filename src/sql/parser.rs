@@ -1085,6 +1085,7 @@ impl<'a> Parser<'a> {
             let kind = ExprKind::Cast {
                 expr: Box::new(e),
                 to,
+                try_cast: false,
             };
             (i, e) = (rest, Expr { kind, span });
         }
@@ -1127,7 +1128,10 @@ impl<'a> Parser<'a> {
             Tok::Word(_) if t.is_keyword("FALSE") => literal(Literal::Bool(false)),
             Tok::Word(_) if t.is_keyword("INTERVAL") => self.interval(t),
             Tok::Word(_) if t.is_keyword("CASE") => self.case(t),
-            Tok::Word(_) if t.is_keyword("CAST") => self.cast(t),
+            Tok::Word(_) if t.is_keyword("CAST") => self.cast(t, false),
+            Tok::Word(_) if t.is_keyword("TRY_CAST") && self.sym(t.rest, "(")?.is_some() => {
+                self.cast(t, true)
+            }
             _ => {
                 let Some(name) = self.ident(t) else {
                     return Err(expected(t, "an expression"));
@@ -1253,8 +1257,8 @@ impl<'a> Parser<'a> {
         Ok((end.rest, Expr { kind, span }))
     }
 
-    /// `CAST ( expr AS type )` after `CAST`.
-    fn cast(&self, cast: Token<'a>) -> PResult<'a, Expr> {
+    /// `CAST ( expr AS type )` after `CAST`, or the same after `TRY_CAST`.
+    fn cast(&self, cast: Token<'a>, try_cast: bool) -> PResult<'a, Expr> {
         let open = self.expect_sym(cast.rest, "(")?;
         let (rest, e) = self.expr(open.rest)?;
         let as_ = self.expect_keyword(rest, "AS")?;
@@ -1264,6 +1268,7 @@ impl<'a> Parser<'a> {
         let kind = ExprKind::Cast {
             expr: Box::new(e),
             to,
+            try_cast,
         };
         Ok((close.rest, Expr { kind, span }))
     }

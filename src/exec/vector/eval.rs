@@ -143,13 +143,25 @@ pub fn eval<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<Datu
             Some(d) => Ok(d),
             None => fallback(expr, part, rows),
         },
-        Expr::Cast { expr: inner, dtype } => {
+        Expr::Cast {
+            expr: inner,
+            dtype,
+            try_cast,
+        } => {
             let d = eval(inner, part, rows)?;
             match d {
-                Datum::Scalar(v) => Ok(Datum::Scalar(eval::cast(&v, *dtype)?)),
-                Datum::Array(a) => match cast(a, *dtype)? {
-                    Ok(a) => Ok(Datum::Array(a)),
-                    Err(_) => fallback(expr, part, rows),
+                Datum::Scalar(v) => match eval::cast(&v, *dtype) {
+                    Ok(v) => Ok(Datum::Scalar(v)),
+                    Err(Error::Execution(_)) if *try_cast => Ok(Datum::Scalar(Value::Null)),
+                    Err(e) => Err(e),
+                },
+                Datum::Array(a) => match cast(a, *dtype) {
+                    Ok(Ok(a)) => Ok(Datum::Array(a)),
+                    // A value that does not convert: row by row, where
+                    // TRY_CAST makes it NULL.
+                    Ok(Err(_)) => fallback(expr, part, rows),
+                    Err(Error::Execution(_)) if *try_cast => fallback(expr, part, rows),
+                    Err(e) => Err(e),
                 },
             }
         }

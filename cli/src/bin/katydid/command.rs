@@ -21,6 +21,9 @@ pub struct Dialect {
     pub max_line_bytes: Option<usize>,
     /// Skip malformed records instead of failing the load.
     pub ignore_errors: Option<bool>,
+    /// Timestamp layouts besides ISO 8601 (`timestampformat` first, then
+    /// `dateformat`), checked when the command is parsed.
+    pub timestamp_formats: Vec<String>,
 }
 
 /// `.load FILE [TABLE] [REPLACE] [(option value, …)]`.
@@ -105,7 +108,7 @@ pub const META_HELP: &str = "\
 .help                    show this help
 .tables                  list tables: rows, columns, memory; total against the limit
 .schema [TABLE]          columns of a table (or all): type, encodings, memory
-.load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true)]
+.load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true, timestampformat '%d/%m/%Y %H:%M', dateformat '%d/%m/%Y')]
                          load a CSV or gzipped CSV file (quote paths with spaces);
                          REPLACE replaces a table of that name
 .mode table|line|csv|json|markdown
@@ -212,7 +215,7 @@ pub fn parse_meta(line: &str) -> Result<Command, String> {
     }
 }
 
-const LOAD_USAGE: &str = "usage: .load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true)]";
+const LOAD_USAGE: &str = "usage: .load FILE [TABLE] [REPLACE] [(delim ';', quote '\"', header false, nullstr 'NA', max_line_size 64MiB, ignore_errors true, timestampformat '%d/%m/%Y %H:%M', dateformat '%d/%m/%Y')]";
 
 /// Parses the arguments of `.load`: words, then an optional parenthesized
 /// list of `name value` options separated by commas (`=` or `=>` between
@@ -268,6 +271,14 @@ fn parse_load(rest: &str) -> Result<Command, String> {
                 "header" => d.header = Some(parse_flag("header", value)?),
                 "ignore_errors" => d.ignore_errors = Some(parse_flag("ignore_errors", value)?),
                 "nullstr" | "null" | "null_string" => d.null_string = Some(value.clone()),
+                key @ ("timestampformat" | "timestamp_format" | "dateformat" | "date_format") => {
+                    katydid::types::TimestampFormat::new(value)?;
+                    if key.starts_with("timestamp") {
+                        d.timestamp_formats.insert(0, value.clone());
+                    } else {
+                        d.timestamp_formats.push(value.clone());
+                    }
+                }
                 "max_line_size" | "max_line_bytes" => match parse_size(value)? {
                     MemorySize::Bytes(b) => {
                         d.max_line_bytes = Some(usize::try_from(b).unwrap_or(usize::MAX))
@@ -278,7 +289,7 @@ fn parse_load(rest: &str) -> Result<Command, String> {
                 },
                 other => {
                     return Err(format!(
-                        "unknown .load option \"{other}\" (delim, quote, header, nullstr, max_line_size, ignore_errors)"
+                        "unknown .load option \"{other}\" (delim, quote, header, nullstr, max_line_size, ignore_errors, timestampformat, dateformat)"
                     ));
                 }
             }
@@ -673,12 +684,17 @@ mod tests {
             null_string: Some("NA".into()),
             max_line_bytes: Some(1 << 20),
             ignore_errors: Some(true),
+            timestamp_formats: vec!["%d/%m/%Y %H:%M".into(), "%d/%m/%Y".into()],
         };
         assert_eq!(
             parse_meta(
-                ".load 'a b.csv' t REPLACE (delim ';', quote \"'\", header = false, nullstr => 'NA', max_line_size 1MiB, ignore_errors true)"
+                ".load 'a b.csv' t REPLACE (delim ';', quote \"'\", header = false, nullstr => 'NA', max_line_size 1MiB, ignore_errors true, dateformat '%d/%m/%Y', timestampformat '%d/%m/%Y %H:%M')"
             ),
             Ok(Command::Load(expected))
+        );
+        assert!(
+            parse_meta(".load x.csv (timestampformat '%Q')")
+                .is_err_and(|e| e.contains("not a valid timestamp format"))
         );
         let Ok(Command::Load(l)) = parse_meta(".load x.tsv replace (delim '\\t')") else {
             panic!()

@@ -364,6 +364,15 @@ impl Session {
         if let Some(i) = d.ignore_errors {
             o.ignore_errors = i;
         }
+        if !d.timestamp_formats.is_empty() {
+            // Checked when the command was parsed.
+            o.timestamp_formats = d
+                .timestamp_formats
+                .iter()
+                .filter_map(|f| katydid::types::TimestampFormat::new(f).ok())
+                .map(std::sync::Arc::new)
+                .collect();
+        }
         o.replace |= load.replace;
         o
     }

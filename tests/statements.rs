@@ -1529,3 +1529,52 @@ fn timestamp_layouts_are_read_by_format() {
     assert!(e.to_string().contains("has no year"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 30, item 8, the edges of `ignore_errors`: partitions whose every
+/// record is malformed load as nothing, and a quoted field that never
+/// closes makes the rest of the input one skipped row (without the option,
+/// both fail the load).
+#[test]
+fn ignore_errors_skips_whole_partitions_and_an_unclosed_quote() {
+    let text = "a,b\n1,x\n2\n3\n4\n5\n6,y\n7,\"never closed\n8,z\n";
+    for partition_rows in [1, 2, 3, 1000] {
+        let mut db = database("x\n1\n", 1000);
+        let strict = LoadOptions {
+            partition_rows,
+            ..LoadOptions::default()
+        };
+        assert!(
+            db.load_csv_bytes(text.as_bytes().to_vec(), Path::new("u.csv"), "u", &strict)
+                .is_err()
+        );
+        let options = LoadOptions {
+            ignore_errors: true,
+            ..strict
+        };
+        let stats = db
+            .load_csv_bytes(text.as_bytes().to_vec(), Path::new("u.csv"), "u", &options)
+            .unwrap();
+        assert!(
+            stats
+                .notices
+                .iter()
+                .any(|n| n == "skipped 5 malformed rows (lines 3, 4, 5, 6, 8)"),
+            "{partition_rows}: {:?}",
+            stats.notices
+        );
+        assert!(
+            stats
+                .notices
+                .iter()
+                .any(|n| n.starts_with("line 8 opens a quoted field")),
+            "{:?}",
+            stats.notices
+        );
+        let r = db.query("SELECT count(*), sum(a), max(b) FROM u").unwrap();
+        assert_eq!(
+            r.rows[0],
+            vec![Value::Int(2), Value::Int(7), Value::str("y")],
+            "{partition_rows}"
+        );
+    }
+}

@@ -702,8 +702,14 @@ fn load_from<R: BufRead + Send>(
         .into_iter()
         .map(|(_, r)| r)
         .collect::<Result<Vec<Encoded>>>()?;
+    // With `ignore_errors`, a quoted field that never closes makes its
+    // record (the rest of the input) one malformed row.
+    let mut unclosed = None;
     if let Some(u) = finish.unterminated {
-        return Err(unterminated_error(&u, origin, &dialect));
+        if !options.ignore_errors {
+            return Err(unterminated_error(&u, origin, &dialect));
+        }
+        unclosed = Some(u.quote_line);
     }
 
     let kinds = encoded.iter().fold(vec![Kind::Empty; width], |mut acc, e| {
@@ -790,6 +796,12 @@ fn load_from<R: BufRead + Send>(
         .filter_map(|f| Some(format!("column {}: {}", f.name, f.note.as_ref()?)))
         .collect();
     let mut skipped = skipped.into_inner().unwrap_or_default();
+    skipped.extend(unclosed);
+    if let Some(line) = unclosed {
+        notices.push(format!(
+            "line {line} opens a quoted field that never closes: the rest of the input is skipped"
+        ));
+    }
     if !skipped.is_empty() {
         skipped.sort_unstable();
         let first: Vec<String> = skipped.iter().take(5).map(u64::to_string).collect();

@@ -16,6 +16,7 @@
 //! vector; sparse register pairs) and grow only for groups that see many
 //! values.
 
+use hashbrown::HashSet;
 use rayon::prelude::*;
 use std::any::Any;
 
@@ -1379,21 +1380,72 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
                                 seen[c[i].to_usize()] = true;
                             }
                         });
-                        for (k, _) in keys.iter().zip(&seen).filter(|(_, s)| **s) {
-                            if let Some(k) = k {
-                                self.sets[0].insert(*k);
-                            }
+                        // The entries are distinct: a first set needs no
+                        // hashing (see `DistinctSet::Unique`).
+                        let present = keys
+                            .iter()
+                            .zip(&seen)
+                            .filter_map(|(k, s)| k.filter(|_| *s));
+                        let set = &mut self.sets[0];
+                        if set.is_empty() {
+                            *set = DistinctSet::Unique(present.collect());
+                        } else {
+                            // Room for them all at once (growing by
+                            // doubling was 18 % of q5).
+                            set.reserve(seen.iter().filter(|s| **s).count());
+                            present.for_each(|k| set.insert(k));
                         }
                     }
+                    // Each (group, code) pair once, then each group's
+                    // values, distinct as the codes are (perf
+                    // of ClickBench q9, `count(DISTINCT UserID)` by
+                    // RegionID: a row at a time into its group's own set,
+                    // each growing from empty, was 70 % of the query).
+                    //
+                    // A value mostly occurs in one group (a user's region):
+                    // the first group of each code is kept in an array, and
+                    // only pairs with another group go to the table.
                     Gids::Ids(ids) => {
+                        const NONE: u32 = u32::MAX;
+                        let mut first = vec![NONE; values.len()];
+                        let mut pairs: HashSet<u64> = HashSet::new();
                         with_codes!(codes, c => for (j, &g) in ids.iter().enumerate() {
                             let i = rows.row(j);
-                            if valid(i)
-                                && let Some(k) = keys[c[i].to_usize()]
-                            {
-                                self.sets[g as usize].insert(k);
+                            let code = c[i].to_usize();
+                            if valid(i) && let Some(f) = first.get_mut(code) {
+                                if *f == NONE {
+                                    *f = g;
+                                } else if *f != g {
+                                    pairs.insert((u64::from(g) << 32) | code as u64);
+                                }
                             }
-                        })
+                        });
+                        let mut per_group: Vec<Vec<K>> = Vec::new();
+                        per_group.resize_with(groups, Vec::new);
+                        let firsts = first
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, g)| **g != NONE)
+                            .map(|(code, &g)| (u64::from(g) << 32) | code as u64);
+                        for pair in firsts.chain(pairs) {
+                            if let (Some(values), Some(Some(k))) = (
+                                per_group.get_mut((pair >> 32) as usize),
+                                keys.get(pair as u32 as usize),
+                            ) {
+                                values.push(*k);
+                            }
+                        }
+                        for (set, values) in self.sets.iter_mut().zip(per_group) {
+                            if values.is_empty() {
+                                continue;
+                            }
+                            if set.is_empty() {
+                                *set = DistinctSet::Unique(values);
+                            } else {
+                                set.reserve(values.len());
+                                values.into_iter().for_each(|k| set.insert(k));
+                            }
+                        }
                     }
                 }
             }

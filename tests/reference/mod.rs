@@ -248,9 +248,10 @@ fn canonical(e: &Expr) -> Expr {
             star: *star,
             distinct: *distinct,
         },
-        ExprKind::Cast { expr, to } => ExprKind::Cast {
+        ExprKind::Cast { expr, to, try_cast } => ExprKind::Cast {
             expr: b(expr),
             to: *to,
+            try_cast: *try_cast,
         },
         ExprKind::Extract { field, expr } => ExprKind::Extract {
             field: katydid::sql::ast::Ident {

@@ -1382,10 +1382,7 @@ impl<K: DistinctInput> Accumulator for Distinct<K> {
                         });
                         // The entries are distinct: a first set needs no
                         // hashing (see `DistinctSet::Unique`).
-                        let present = keys
-                            .iter()
-                            .zip(&seen)
-                            .filter_map(|(k, s)| k.filter(|_| *s));
+                        let present = keys.iter().zip(&seen).filter_map(|(k, s)| k.filter(|_| *s));
                         let set = &mut self.sets[0];
                         if set.is_empty() {
                             *set = DistinctSet::Unique(present.collect());

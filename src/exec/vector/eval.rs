@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, division_by_zero, overflow};
 use crate::plan::{BinaryOp, DatePart, Expr, Func};
-use crate::store::{Bitmap, Column, ColumnData, Partition, with_codes};
+use crate::store::{Bitmap, Code, Column, ColumnData, Partition, with_codes};
 use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
 
 use super::array::{
@@ -911,18 +911,14 @@ fn byte_lengths<'a>(col: &Column, rows: Rows<'_>, chars: bool) -> Option<Datum<'
         // in place, without decoding the rows' strings.
         ColumnData::Dict { dict, codes } if chars => {
             let entries = dict.values();
-            let len = |code: u64| {
-                entries
-                    .get(code as usize)
-                    .map_or(0, |e| e.chars().count() as i64)
-            };
+            let len = |code: usize| entries.get(code).map_or(0, |e| e.chars().count() as i64);
             with_codes!(codes, c => match rows.range() {
-                Some(r) => out.extend(c[r].iter().map(|&k| len(k as u64))),
+                Some(r) => out.extend(c[r].iter().map(|&k| len(k.to_usize()))),
                 None => out.extend(
                     rows.sel
                         .unwrap_or_default()
                         .iter()
-                        .map(|&i| len(c[i as usize] as u64)),
+                        .map(|&i| len(c[i as usize].to_usize())),
                 ),
             })
         }
@@ -937,14 +933,14 @@ fn byte_lengths<'a>(col: &Column, rows: Rows<'_>, chars: bool) -> Option<Datum<'
         // An entry's length is in its fat pointer: no string is read.
         ColumnData::Dict { dict, codes } => {
             let entries = dict.values();
-            let len = |code: u64| entries.get(code as usize).map_or(0, |e| e.len() as i64);
+            let len = |code: usize| entries.get(code).map_or(0, |e| e.len() as i64);
             with_codes!(codes, c => match rows.range() {
-                Some(r) => out.extend(c[r].iter().map(|&k| len(k as u64))),
+                Some(r) => out.extend(c[r].iter().map(|&k| len(k.to_usize()))),
                 None => out.extend(
                     rows.sel
                         .unwrap_or_default()
                         .iter()
-                        .map(|&i| len(c[i as usize] as u64)),
+                        .map(|&i| len(c[i as usize].to_usize())),
                 ),
             })
         }

@@ -635,9 +635,8 @@ fn push_csv_value(line: &mut String, v: &Value) {
     match v {
         Value::Null => {}
         Value::Str(s) => push_csv_field(line, s),
-        Value::Int(i) => {
-            let _ = write!(line, "{i}");
-        }
+        Value::Int(i) => line.push_str(itoa::Buffer::new().format(*i)),
+        Value::Float(f) => katydid::types::push_f64(line, *f),
         v => {
             let _ = write!(line, "{v}");
         }

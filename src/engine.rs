@@ -21,7 +21,7 @@ use crate::sql::{
     self,
     ast::{Describe, Statement, TableRef},
 };
-use crate::store::{HashIndex, Table};
+use crate::store::{HashIndex, SourceFormat, Table};
 use crate::types::{DataType, Value};
 
 /// Settings of a [`Database`].
@@ -59,8 +59,11 @@ pub struct LoadStats {
     pub columns: usize,
     /// Partitions created.
     pub partitions: usize,
-    /// Bytes of CSV text read (after decompression).
+    /// Bytes of the source read: CSV text after decompression, or the
+    /// Parquet files (0 for Arrow batches).
     pub source_bytes: u64,
+    /// What the table was loaded from.
+    pub source_format: SourceFormat,
     /// Bytes the encoded table holds in memory.
     pub heap_bytes: usize,
     /// Wall time of the load.
@@ -159,8 +162,11 @@ pub struct TableInfo {
     pub rows: usize,
     /// Partition count.
     pub partitions: usize,
-    /// Bytes of CSV text the table was loaded from.
+    /// Bytes of the source the table was loaded from (see
+    /// [`LoadStats::source_bytes`]).
     pub source_bytes: u64,
+    /// What the table was loaded from.
+    pub source_format: SourceFormat,
     /// Bytes in memory.
     pub heap_bytes: usize,
     /// The columns in table order.
@@ -438,6 +444,7 @@ impl Database {
             columns: table.fields.len(),
             partitions: table.partitions.len(),
             source_bytes: table.source_bytes,
+            source_format: table.source_format,
             heap_bytes: table.heap_bytes(),
             elapsed: start.elapsed(),
             notices: loaded.notices,
@@ -590,6 +597,7 @@ impl Database {
             rows: table.rows(),
             partitions: table.partitions.len(),
             source_bytes: table.source_bytes,
+            source_format: table.source_format,
             heap_bytes: table.heap_bytes(),
             columns,
         })

@@ -729,6 +729,7 @@ mod tests {
                 columns: vec![Column::encode_ints(DataType::Int, values, None)],
             }],
             source_bytes: 0,
+            source_format: Default::default(),
         }
     }
 

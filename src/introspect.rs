@@ -368,6 +368,7 @@ mod tests {
             }],
             partitions,
             source_bytes: 0,
+            source_format: Default::default(),
         }
     }
 

@@ -48,6 +48,7 @@ pub use error::{Error, Result};
 pub use ingest::parquet::ParquetOptions;
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use plan::bind::FUNCTION_NAMES;
+pub use store::SourceFormat;
 pub use types::{DataType, Value};
 
 /// The `arrow-array` crate at the version [`Database::load_arrow`] takes,

@@ -646,3 +646,37 @@ fn copy_round_trips_through_parquet_csv_and_json() {
     assert_eq!(fs::read_to_string(d.join("keep.csv")).unwrap(), "old\n");
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Row groups read in parallel each read the file at their own offsets:
+/// with one offset shared by the readers (the `parquet` crate's reader for
+/// a `File`), a busy machine made them read each other's bytes and fail
+/// (`Required field num_values is missing`) or worse. Many small row
+/// groups, loaded by four threads again and again, all agree.
+#[test]
+fn row_groups_read_in_parallel_do_not_share_an_offset() {
+    let d = dir("parallel");
+    let path = d.join("many.parquet");
+    // every_type's i16 column holds up to n - 300.
+    let n = 30_000;
+    write(&path, &[every_type(n)], 250);
+    let db4 = db(4);
+    let want = rows(
+        &db4,
+        &format!(
+            "SELECT count(*), count(s), sum(i64), min(s), max(s) FROM '{}'",
+            path.display()
+        ),
+    );
+    assert_eq!(want[0][0], Value::Int(n as i64));
+    for round in 0..12 {
+        let mut db = db(4);
+        db.load_csv(&path, "t", &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let got = rows(
+            &db,
+            "SELECT count(*), count(s), sum(i64), min(s), max(s) FROM t",
+        );
+        assert_eq!(got, want, "round {round}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

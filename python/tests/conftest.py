@@ -2,11 +2,17 @@
 
 import gzip
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 import katydid
+
+# A shell that starts pytest in the background (CI runs it beside the Rust
+# checks) starts it with SIGINT ignored, and then Python turns no SIGINT
+# into KeyboardInterrupt: the Ctrl-C tests need Python's own handler back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -595,9 +595,10 @@ pub(crate) fn finish_table(
     names: Vec<String>,
     dtypes: &[DataType],
     table_name: &str,
-    source_bytes: u64,
+    source: (crate::store::SourceFormat, u64),
     memory: Option<Reservation>,
 ) -> Result<(Table, Option<Reservation>)> {
+    let (source_format, source_bytes) = source;
     crate::store::share_dictionaries(&mut partitions);
     crate::store::table_dictionaries(&mut partitions);
     let mut first_row = 0;
@@ -619,6 +620,7 @@ pub(crate) fn finish_table(
         fields,
         partitions,
         source_bytes,
+        source_format,
     };
     let memory = match memory {
         Some(mut m) => {
@@ -879,7 +881,7 @@ pub fn load_arrow<R: RecordBatchReader + Send>(
         names,
         &dtypes,
         table_name,
-        0,
+        (crate::store::SourceFormat::Arrow, 0),
         reserver.into_reservation()?,
     )?;
     Ok(Loaded {

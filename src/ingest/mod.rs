@@ -819,6 +819,7 @@ fn load_from<R: BufRead + Send>(
         fields,
         partitions,
         source_bytes: finish.total_bytes,
+        source_format: crate::store::SourceFormat::Csv,
     };
     // Columns encoded again (integers widened to floats) changed size.
     let memory = match memory {

@@ -33,6 +33,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                 columns: vec![],
             }],
             source_bytes: 0,
+            source_format: Default::default(),
         }),
     };
     let mut binder = Binder {

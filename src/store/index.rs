@@ -172,6 +172,7 @@ mod tests {
             }],
             partitions: parts,
             source_bytes: 0,
+            source_format: Default::default(),
         };
         let index = HashIndex::build(&table, 0);
         let mut out = Vec::new();

@@ -50,7 +50,7 @@ pub use encode::{share_dictionaries, share_repeated};
 pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;
-pub use table::{Field, Partition, Table};
+pub use table::{Field, Partition, SourceFormat, Table};
 pub use table_dict::{TableDictBuilder, table_dictionaries};
 
 // Reached only by the project's tests, benchmarks and examples.

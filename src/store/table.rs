@@ -41,8 +41,37 @@ pub struct Table {
     pub fields: Vec<Field>,
     /// The data, in load order.
     pub partitions: Vec<Partition>,
-    /// Size of the source file in bytes (decompressed CSV), for `.schema`.
+    /// Size of the source in bytes (decompressed CSV text, or the Parquet
+    /// files), for `.schema` and the load report; 0 when not loaded.
     pub source_bytes: u64,
+    /// What the table was loaded from.
+    pub source_format: SourceFormat,
+}
+
+/// What a table was loaded from, as reports name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourceFormat {
+    /// Made here (a test's table, an introspection result): no source.
+    #[default]
+    None,
+    /// CSV text, plain or gzipped.
+    Csv,
+    /// Parquet files.
+    Parquet,
+    /// Arrow record batches handed over in memory.
+    Arrow,
+}
+
+impl SourceFormat {
+    /// The name reports use: `CSV`, `Parquet`, `Arrow` (empty for none).
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::None => "",
+            SourceFormat::Csv => "CSV",
+            SourceFormat::Parquet => "Parquet",
+            SourceFormat::Arrow => "Arrow",
+        }
+    }
 }
 
 impl Table {

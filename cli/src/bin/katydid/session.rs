@@ -701,12 +701,20 @@ impl Session {
             } else {
                 String::new()
             };
+            let source = if info.source_bytes > 0 {
+                format!(
+                    " vs {} of {}",
+                    bytes(info.source_bytes),
+                    info.source_format.name()
+                )
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "total: {} in memory ({} B/row) vs {} of CSV{ratio}",
+                "total: {} in memory ({} B/row){source}{ratio}",
                 bytes(info.heap_bytes as u64),
                 per_row(info.heap_bytes, info.rows),
-                bytes(info.source_bytes)
             )?;
         }
         writeln!(out, "memory: {}", self.db.memory_summary())?;
@@ -808,16 +816,30 @@ pub fn load_report(stats: &LoadStats) -> String {
         .peak_bytes
         .map(|p| format!("; load peak {}", bytes(p as u64)))
         .unwrap_or_default();
+    // Arrow batches handed over in memory have no size to compare with.
+    let (rate, source) = if stats.source_bytes > 0 {
+        (
+            format!(
+                ", {}/s",
+                bytes(per_second(stats.source_bytes, stats.elapsed))
+            ),
+            format!(
+                " vs {} of {}",
+                bytes(stats.source_bytes),
+                stats.source_format.name()
+            ),
+        )
+    } else {
+        (String::new(), String::new())
+    };
     format!(
-        "loaded {}: {}, {} in {} ({} rows/s, {}/s); {} in memory vs {} of CSV{peak}",
+        "loaded {}: {}, {} in {} ({} rows/s{rate}); {} in memory{source}{peak}",
         stats.table,
         output::count(stats.rows, "row"),
         output::count(stats.columns, "column"),
         duration_short(stats.elapsed),
         thousands(per_second(stats.rows as u64, stats.elapsed)),
-        bytes(per_second(stats.source_bytes, stats.elapsed)),
         bytes(stats.heap_bytes as u64),
-        bytes(stats.source_bytes),
     )
 }
 
@@ -856,6 +878,7 @@ mod tests {
             columns: 51,
             partitions: 1,
             source_bytes: 4_120_000,
+            source_format: katydid::SourceFormat::Csv,
             heap_bytes: 1_200_000,
             elapsed: Duration::from_millis(400),
             notices: Vec::new(),
@@ -872,6 +895,15 @@ mod tests {
             "loaded trips: 10,000 rows, 51 columns in 400.0 ms (25,000 rows/s, 9.8 MiB/s); \
              1.1 MiB in memory vs 3.9 MiB of CSV; load peak 2.5 MiB"
         );
+        stats.source_format = katydid::SourceFormat::Parquet;
+        assert!(load_report(&stats).contains(" vs 3.9 MiB of Parquet; "));
+        stats.source_bytes = 0;
+        stats.source_format = katydid::SourceFormat::Arrow;
+        assert_eq!(
+            load_report(&stats),
+            "loaded trips: 10,000 rows, 51 columns in 400.0 ms (25,000 rows/s); \
+             1.1 MiB in memory; load peak 2.5 MiB"
+        );
     }
 
     #[test]
@@ -884,6 +916,7 @@ mod tests {
             columns: 1,
             partitions: 1,
             source_bytes: 10,
+            source_format: katydid::SourceFormat::Csv,
             heap_bytes: 10,
             elapsed: Duration::from_millis(1),
             notices: vec![

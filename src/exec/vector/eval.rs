@@ -907,11 +907,19 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
 fn byte_lengths<'a>(col: &Column, rows: Rows<'_>, chars: bool) -> Option<Datum<'a>> {
     let mut out = Vec::with_capacity(rows.len);
     match &col.data {
-        // `length` counts characters: read from the dictionary's entries
-        // in place, without decoding the rows' strings.
-        ColumnData::Dict { dict, codes } if chars => {
+        // A dictionary's entries measured in place, without decoding the
+        // rows' strings; a byte length is in the entry's fat pointer.
+        ColumnData::Dict { dict, codes } => {
             let entries = dict.values();
-            let len = |code: usize| entries.get(code).map_or(0, |e| e.chars().count() as i64);
+            let len = |code: usize| {
+                entries.get(code).map_or(0, |e| {
+                    if chars {
+                        e.chars().count() as i64
+                    } else {
+                        e.len() as i64
+                    }
+                })
+            };
             with_codes!(codes, c => match rows.range() {
                 Some(r) => out.extend(c[r].iter().map(|&k| len(k.to_usize()))),
                 None => out.extend(
@@ -930,20 +938,6 @@ fn byte_lengths<'a>(col: &Column, rows: Rows<'_>, chars: bool) -> Option<Datum<'
             Some(r) => f.byte_lengths_range(r, &mut out),
             None => f.byte_lengths_selection(rows.sel.unwrap_or_default(), &mut out),
         },
-        // An entry's length is in its fat pointer: no string is read.
-        ColumnData::Dict { dict, codes } => {
-            let entries = dict.values();
-            let len = |code: usize| entries.get(code).map_or(0, |e| e.len() as i64);
-            with_codes!(codes, c => match rows.range() {
-                Some(r) => out.extend(c[r].iter().map(|&k| len(k.to_usize()))),
-                None => out.extend(
-                    rows.sel
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|&i| len(c[i as usize].to_usize())),
-                ),
-            })
-        }
         _ => return None,
     }
     Some(Datum::Array(Array {

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::compose;
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::copy::{self, CopyOptions};
 use crate::error::{Error, Result};
@@ -830,11 +831,53 @@ impl Database {
         }
         let statement = sql::parse(sql)?;
         let mut result = match &statement {
-            Statement::Select(select) => {
+            Statement::Select(select) if !compose::needs_composition(select) => {
                 let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
                 return Ok(Prepared::Select(plan));
             }
-            Statement::Explain(select) => {
+            Statement::Select(_) | Statement::Query(_) => {
+                let query = match &statement {
+                    Statement::Select(select) => sql::ast::Query::plain((**select).clone()),
+                    Statement::Query(query) => (**query).clone(),
+                    _ => unreachable!("matched above"),
+                };
+                let composer = compose::Composer::new(self, sql);
+                let rel = self
+                    .pool
+                    .install(|| composer.run_query(&query, &compose::Scope::new(self)))?;
+                QueryResult {
+                    columns: rel.names,
+                    types: rel.types,
+                    rows: rel.rows,
+                    rows_scanned: rel.rows_scanned,
+                    elapsed: Duration::ZERO,
+                }
+            }
+            Statement::Explain(query)
+                if query.as_select().is_none_or(compose::needs_composition) =>
+            {
+                let composer = compose::Composer::new(self, sql);
+                let rel = self
+                    .pool
+                    .install(|| composer.run_query(query, &compose::Scope::new(self)))?;
+                let mut lines = vec![format!(
+                    "composed query: {} result rows, {} table rows read",
+                    rel.rows.len(),
+                    rel.rows_scanned
+                )];
+                lines.extend(composer.trace());
+                QueryResult {
+                    columns: vec!["plan".into()],
+                    types: vec![DataType::Str],
+                    rows: lines.into_iter().map(|l| vec![Value::str(&l)]).collect(),
+                    rows_scanned: 0,
+                    elapsed: Duration::ZERO,
+                }
+            }
+            Statement::Explain(query) => {
+                let select = query
+                    .as_select()
+                    .ok_or_else(|| Error::Internal("EXPLAIN of a plain query".into()))?;
                 let text = self.pool.install(|| {
                     let plan = plan::plan_select(select, sql, self)?;
                     let mut ctx = self.context(&plan);
@@ -860,10 +903,19 @@ impl Database {
                         }
                     })
                 }
-                Describe::Query(select) => {
-                    let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
-                    introspect::describe_query(&plan)
-                }
+                Describe::Query(query) => match query.as_select() {
+                    Some(select) if !compose::needs_composition(select) => {
+                        let plan = self.pool.install(|| plan::plan_select(select, sql, self))?;
+                        introspect::describe_query(&plan)
+                    }
+                    _ => {
+                        let composer = compose::Composer::new(self, sql);
+                        let rel = self
+                            .pool
+                            .install(|| composer.run_query(query, &compose::Scope::new(self)))?;
+                        introspect::describe_columns(&rel.names, &rel.types)
+                    }
+                },
             },
             Statement::ShowTables => {
                 let mut tables: Vec<(String, Arc<Table>)> = self
@@ -1017,6 +1069,18 @@ impl Catalog for Database {
 
     fn file_table(&self, source: &TableRef) -> Result<Arc<Table>> {
         Database::file_table(self, source)
+    }
+}
+
+impl compose::Engine for Database {
+    fn run_plan(&self, plan: &plan::QueryPlan) -> Result<(Vec<Vec<Value>>, usize)> {
+        let ctx = self.context(plan);
+        let (rows, out) = exec::execute_collect(plan, &ctx)?;
+        Ok((rows, out.rows_scanned))
+    }
+
+    fn check(&self) -> Result<()> {
+        self.cancel.check()
     }
 }
 

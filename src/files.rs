@@ -710,7 +710,10 @@ mod tests {
     /// The FROM of `SELECT * FROM {from}`.
     fn from(text: &str) -> TableRef {
         match crate::sql::parse(&format!("SELECT * FROM {text}")) {
-            Ok(Statement::Select(s)) => s.from.expect("a FROM"),
+            Ok(Statement::Select(s)) => match s.from {
+                Some(crate::sql::ast::FromItem::Table { table, .. }) => table,
+                other => panic!("{text}: {other:?}"),
+            },
             other => panic!("{text}: {other:?}"),
         }
     }

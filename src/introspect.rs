@@ -120,10 +120,14 @@ pub fn describe_table(table: &Table, index_bytes: &dyn Fn(usize) -> Option<usize
 
 /// `DESCRIBE SELECT …`: the name and type of every output column.
 pub fn describe_query(plan: &QueryPlan) -> QueryResult {
-    let rows = plan
-        .names
+    describe_columns(&plan.names, &exec::output_types(plan))
+}
+
+/// `DESCRIBE SELECT …` from a result's names and types.
+pub fn describe_columns(names: &[String], types: &[DataType]) -> QueryResult {
+    let rows = names
         .iter()
-        .zip(exec::output_types(plan))
+        .zip(types)
         .map(|(name, t)| vec![text(name), text(t.name())])
         .collect();
     result(

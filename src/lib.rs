@@ -31,6 +31,7 @@ mod engine;
 mod exec;
 internal_modules!(ingest, kernel, plan, sql, store);
 
+mod compose;
 pub mod control;
 mod copy;
 pub mod error;

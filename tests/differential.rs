@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use katydid::sql::ast::{Select, Statement, TableRef};
+use katydid::sql::ast::{FromItem, Select, Statement, TableRef};
 use katydid::store::{
     Bitmap, Column, ColumnData, Field, Partition, Table, share_dictionaries, share_repeated,
     table_dictionaries,
@@ -2372,7 +2372,11 @@ fn tricky_queries_match_reference() {
     let mut rows = 0;
     for sql in TRICKY {
         let select = parse_select(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let Some(TableRef::Named(from)) = select.from.as_ref() else {
+        let Some(FromItem::Table {
+            table: TableRef::Named(from),
+            ..
+        }) = select.from.as_ref()
+        else {
             panic!("{sql}: FROM names no table");
         };
         let name = &from.name;

@@ -22,8 +22,22 @@ use super::{Aggregate, Catalog, QueryPlan, SortKey};
 /// # Errors
 /// [`Error::Plan`] with the byte offset of the offending name or expression.
 pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Result<QueryPlan> {
+    let mut qualifier = None;
     let table = match &select.from {
-        Some(from) => resolve_table(from, catalog)?,
+        Some(ast::FromItem::Table { table, alias }) => {
+            qualifier = match (alias, table) {
+                (Some(alias), _) => Some(alias.name.clone()),
+                (None, ast::TableRef::Named(name)) => Some(name.name.clone()),
+                (None, _) => None,
+            };
+            resolve_table(table, catalog)?
+        }
+        Some(other) => {
+            return Err(Error::Internal(format!(
+                "a join or subquery reached the single-table binder at byte {}",
+                other.span().start
+            )));
+        }
         None => Arc::new(Table {
             name: String::new(),
             fields: vec![],
@@ -41,6 +55,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         sql,
         aliases: Vec::new(),
         columns: ColumnNames::new(&table),
+        qualifier,
     };
 
     // Select list, before aggregation.
@@ -48,9 +63,12 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
     let mut names: Vec<String> = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(span) => {
+            SelectItem::Wildcard(span) | SelectItem::QualifiedWildcard { span, .. } => {
                 if table.fields.is_empty() && select.from.is_none() {
                     return Err(Error::plan_at("SELECT * needs a FROM clause", span.start));
+                }
+                if let SelectItem::QualifiedWildcard { table: t, .. } = item {
+                    binder.check_qualifier(&t.name, t.span.start)?;
                 }
                 for (index, f) in table.fields.iter().enumerate() {
                     items.push(column_expr(index, f));
@@ -63,6 +81,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                     Some(a) => a.name.clone(),
                     None => match &expr.kind {
                         ExprKind::Column(c) => c.clone(),
+                        ExprKind::QualifiedColumn { column, .. } => column.clone(),
                         _ => sql[expr.span.start..expr.span.end].to_string(),
                     },
                 };
@@ -75,7 +94,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         }
     }
     let wildcard_span = select.projection.iter().find_map(|i| match i {
-        SelectItem::Wildcard(s) => Some(*s),
+        SelectItem::Wildcard(s) | SelectItem::QualifiedWildcard { span: s, .. } => Some(*s),
         _ => None,
     });
 
@@ -222,7 +241,9 @@ fn select_spans(select: &ast::Select) -> Vec<usize> {
     let mut v = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(s) => v.push(s.start),
+            SelectItem::Wildcard(s) | SelectItem::QualifiedWildcard { span: s, .. } => {
+                v.push(s.start)
+            }
             SelectItem::Expr { expr, .. } => v.push(expr.span.start),
         }
     }
@@ -277,7 +298,12 @@ fn order_target(
             let stars = select
                 .projection
                 .iter()
-                .filter(|it| matches!(it, SelectItem::Wildcard(_)))
+                .filter(|it| {
+                    matches!(
+                        it,
+                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. }
+                    )
+                })
                 .count();
             let star_width = match stars {
                 0 => 0,
@@ -287,7 +313,9 @@ fn order_target(
                 select.projection[..i]
                     .iter()
                     .map(|it| match it {
-                        SelectItem::Wildcard(_) => star_width,
+                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => {
+                            star_width
+                        }
                         SelectItem::Expr { .. } => 1,
                     })
                     .sum::<usize>()
@@ -424,6 +452,8 @@ struct Binder<'a> {
     sql: &'a str,
     aliases: Vec<(String, Expr)>,
     columns: ColumnNames<'a>,
+    /// The name `t.column` may use for the table: its alias, else its name.
+    qualifier: Option<String>,
 }
 
 /// The table's column names, hashed: a name resolves in O(1), not by a scan
@@ -532,6 +562,19 @@ impl Binder<'_> {
         }
     }
 
+    /// Checks that `name` (of `name.column` or `name.*`) is the table's
+    /// alias or name.
+    fn check_qualifier(&self, name: &str, at: usize) -> Result<()> {
+        match &self.qualifier {
+            Some(q) if q.eq_ignore_ascii_case(name) => Ok(()),
+            Some(q) => Err(Error::plan_at(
+                format!("unknown table \"{name}\" (the table here is \"{q}\")"),
+                at,
+            )),
+            None => Err(Error::plan_at(format!("unknown table \"{name}\""), at)),
+        }
+    }
+
     fn text(&self, e: &ast::Expr) -> &str {
         self.sql.get(e.span.start..e.span.end).unwrap_or("")
     }
@@ -539,6 +582,26 @@ impl Binder<'_> {
     fn bind(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
         let at = e.span.start;
         Ok(match &e.kind {
+            ExprKind::QualifiedColumn { table, column } => {
+                self.check_qualifier(table, at)?;
+                match self.columns.index(column) {
+                    Some(index) => column_expr(index, &self.table.fields[index]),
+                    None => {
+                        let names: Vec<String> =
+                            self.table.fields.iter().map(|f| f.name.clone()).collect();
+                        return Err(Error::plan_at(
+                            format!(
+                                "unknown column \"{column}\" in \"{table}\"{}",
+                                suggest(column, &names)
+                            ),
+                            at,
+                        ));
+                    }
+                }
+            }
+            ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
+                return Err(Error::plan_at("a subquery cannot be used here", at));
+            }
             ExprKind::Column(name) => match self.columns.index(name) {
                 Some(index) => column_expr(index, &self.table.fields[index]),
                 None => {

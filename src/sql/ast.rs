@@ -31,10 +31,13 @@ impl Span {
 /// One statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
-    /// `SELECT …`
+    /// `SELECT …` alone: no `WITH`, no set operation.
     Select(Box<Select>),
-    /// `EXPLAIN SELECT …`: show the plan instead of running it.
-    Explain(Box<Select>),
+    /// A query with `WITH` or a set operation (`UNION`, `INTERSECT`,
+    /// `EXCEPT`).
+    Query(Box<Query>),
+    /// `EXPLAIN query`: show the plan instead of running it.
+    Explain(Box<Query>),
     /// `DESCRIBE table` or `DESCRIBE SELECT …`: the columns of a table (with
     /// their encodings and memory) or of a query's result.
     Describe(Describe),
@@ -50,7 +53,7 @@ pub enum Describe {
     /// A table, a file or a table function.
     Table(TableRef),
     /// The result of a query (its names and types; nothing is run).
-    Query(Box<Select>),
+    Query(Box<Query>),
 }
 
 /// A table as `FROM`, `DESCRIBE` and `SUMMARIZE` name it.
@@ -120,13 +123,200 @@ impl TableArgValue {
     }
 }
 
-/// `SELECT projection FROM from [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT] [OFFSET]`.
+/// A whole query: `[WITH ctes] body [ORDER BY] [LIMIT] [OFFSET]`.
+///
+/// # Invariants
+/// When `body` is one SELECT, its ORDER BY, LIMIT and OFFSET stay in it and
+/// the query's own are empty; they are the query's only after a set
+/// operation, where they order and cut the combined rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// `WITH name AS (query), …`: each may refer to the earlier ones.
+    pub ctes: Vec<Cte>,
+    /// The SELECT or set operation.
+    pub body: SetExpr,
+    /// `ORDER BY` of a set operation's rows.
+    pub order_by: Vec<OrderByItem>,
+    /// `LIMIT` of a set operation's rows.
+    pub limit: Option<i64>,
+    /// `OFFSET` of a set operation's rows.
+    pub offset: Option<u64>,
+    /// The whole query.
+    pub span: Span,
+}
+
+impl Query {
+    /// A query that is just `select`.
+    pub fn plain(select: Select) -> Query {
+        let span = select.span;
+        Query {
+            ctes: Vec::new(),
+            body: SetExpr::Select(Box::new(select)),
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            span,
+        }
+    }
+
+    /// The SELECT when the query is nothing more.
+    pub fn as_select(&self) -> Option<&Select> {
+        match &self.body {
+            SetExpr::Select(s) if self.ctes.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// `name AS (query)` of a `WITH`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cte {
+    /// The name the rest of the query reads it by.
+    pub name: Ident,
+    /// Its rows.
+    pub query: Query,
+}
+
+/// The body of a query: a SELECT or two bodies combined.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetExpr {
+    /// One SELECT.
+    Select(Box<Select>),
+    /// `left UNION|INTERSECT|EXCEPT [ALL] right`; INTERSECT binds tighter
+    /// than UNION and EXCEPT, which associate to the left.
+    Operation {
+        /// Which operation.
+        op: SetOp,
+        /// `ALL`: keep duplicates (multiset semantics).
+        all: bool,
+        /// Left operand.
+        left: Box<SetExpr>,
+        /// Right operand.
+        right: Box<SetExpr>,
+    },
+}
+
+impl SetExpr {
+    /// Where the body is in the query text.
+    pub fn span(&self) -> Span {
+        match self {
+            SetExpr::Select(s) => s.span,
+            SetExpr::Operation { left, right, .. } => left.span().union(right.span()),
+        }
+    }
+}
+
+/// A set operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    /// Rows of either.
+    Union,
+    /// Rows of both.
+    Intersect,
+    /// Rows of the left but not the right.
+    Except,
+}
+
+impl SetOp {
+    /// The keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SetOp::Union => "UNION",
+            SetOp::Intersect => "INTERSECT",
+            SetOp::Except => "EXCEPT",
+        }
+    }
+}
+
+/// What `FROM` reads: a table, a subquery, or a join of two of these.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FromItem {
+    /// A table, file or table function, optionally renamed.
+    Table {
+        /// The table.
+        table: TableRef,
+        /// `AS alias` (the `AS` is optional).
+        alias: Option<Ident>,
+    },
+    /// `(query) [AS] alias`.
+    Subquery {
+        /// The query whose rows are read.
+        query: Box<Query>,
+        /// Its name in the rest of the query.
+        alias: Option<Ident>,
+        /// From `(` to the end of the alias.
+        span: Span,
+    },
+    /// `left [kind] JOIN right [ON …|USING (…)]`, or `left, right`.
+    Join(Box<Join>),
+}
+
+impl FromItem {
+    /// Where the item is in the query text.
+    pub fn span(&self) -> Span {
+        match self {
+            FromItem::Table { table, alias } => match alias {
+                Some(a) => table.span().union(a.span),
+                None => table.span(),
+            },
+            FromItem::Subquery { span, .. } => *span,
+            FromItem::Join(join) => join.span,
+        }
+    }
+}
+
+/// A join of two FROM items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    /// Left input.
+    pub left: FromItem,
+    /// Right input.
+    pub right: FromItem,
+    /// How rows pair up.
+    pub kind: JoinKind,
+    /// The join condition; [`JoinConstraint::None`] for CROSS and comma.
+    pub constraint: JoinConstraint,
+    /// From the left input's start to the end of the constraint.
+    pub span: Span,
+}
+
+/// The kind of a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    /// `[INNER] JOIN`.
+    Inner,
+    /// `LEFT [OUTER] JOIN`: every left row, NULLs where no right row pairs.
+    Left,
+    /// `RIGHT [OUTER] JOIN`.
+    Right,
+    /// `FULL [OUTER] JOIN`.
+    Full,
+    /// `CROSS JOIN`: every pair.
+    Cross,
+    /// `a, b`: every pair, usually restricted by WHERE.
+    Comma,
+}
+
+/// `ON predicate` or `USING (columns)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JoinConstraint {
+    /// `ON predicate`.
+    On(Expr),
+    /// `USING (a, b)`: equal columns of the same names, shown once.
+    Using(Vec<Ident>),
+    /// No condition (CROSS JOIN, comma).
+    None,
+}
+
+/// `SELECT [DISTINCT] projection FROM from [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT] [OFFSET]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Select {
+    /// `SELECT DISTINCT`: duplicate result rows are removed.
+    pub distinct: bool,
     /// The select list, at least one item.
     pub projection: Vec<SelectItem>,
-    /// The one table read; `None` for `SELECT 1 + 1`.
-    pub from: Option<TableRef>,
+    /// What is read; `None` for `SELECT 1 + 1`.
+    pub from: Option<FromItem>,
     /// The `WHERE` predicate.
     pub selection: Option<Expr>,
     /// `GROUP BY` items: expressions, names (possibly aliases) or ordinals
@@ -150,6 +340,13 @@ pub struct Select {
 pub enum SelectItem {
     /// `*`: every column of the table, in table order.
     Wildcard(Span),
+    /// `t.*`: every column of the FROM item named `t`.
+    QualifiedWildcard {
+        /// The table or alias.
+        table: Ident,
+        /// From the name to the `*`.
+        span: Span,
+    },
     /// `expr [AS alias]` (the `AS` is optional).
     Expr {
         /// The expression.
@@ -194,6 +391,26 @@ pub struct Expr {
 pub enum ExprKind {
     /// A column reference or an output alias.
     Column(String),
+    /// `t.column`: a column of the FROM item named (or aliased) `t`.
+    QualifiedColumn {
+        /// The table or alias.
+        table: String,
+        /// The column.
+        column: String,
+    },
+    /// `(SELECT …)` as a value: its one column of at most one row.
+    Subquery(Box<Query>),
+    /// `x [NOT] IN (SELECT …)`.
+    InSubquery {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The query whose one column is the list.
+        query: Box<Query>,
+        /// `NOT IN` when true.
+        negated: bool,
+    },
+    /// `EXISTS (SELECT …)`: whether the query has a row.
+    Exists(Box<Query>),
     /// A constant.
     Literal(Literal),
     /// `-x`, `NOT x`.

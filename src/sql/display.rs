@@ -19,8 +19,9 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::ast::{
-    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Statement,
-    TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
+    BinaryOp, Cte, Describe, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal,
+    OrderByItem, Query, Select, SelectItem, SetExpr, Statement, TableArg, TableArgValue, TableRef,
+    TypeName, UnaryOp,
 };
 use super::parser::is_reserved;
 
@@ -28,7 +29,8 @@ impl Display for Statement {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Statement::Select(select) => write!(f, "{select}"),
-            Statement::Explain(select) => write!(f, "EXPLAIN {select}"),
+            Statement::Query(query) => write!(f, "{query}"),
+            Statement::Explain(query) => write!(f, "EXPLAIN {query}"),
             Statement::Describe(d) => match d {
                 Describe::Table(table) => write!(f, "DESCRIBE {table}"),
                 Describe::Query(select) => write!(f, "DESCRIBE {select}"),
@@ -80,9 +82,100 @@ fn comma_separated<T: Display>(f: &mut Formatter<'_>, items: &[T]) -> fmt::Resul
     Ok(())
 }
 
+impl Display for Query {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if !self.ctes.is_empty() {
+            f.write_str("WITH ")?;
+            comma_separated(f, &self.ctes)?;
+            f.write_str(" ")?;
+        }
+        write!(f, "{}", self.body)?;
+        if !self.order_by.is_empty() {
+            f.write_str(" ORDER BY ")?;
+            comma_separated(f, &self.order_by)?;
+        }
+        if let Some(limit) = self.limit {
+            write!(f, " LIMIT {limit}")?;
+        }
+        if let Some(offset) = self.offset {
+            write!(f, " OFFSET {offset}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Cte {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{} AS ({})", self.name, self.query)
+    }
+}
+
+impl Display for SetExpr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            SetExpr::Select(select) => write!(f, "{select}"),
+            SetExpr::Operation {
+                op,
+                all,
+                left,
+                right,
+            } => {
+                let all = if *all { " ALL" } else { "" };
+                write!(f, "{left} {}{all} {right}", op.keyword())
+            }
+        }
+    }
+}
+
+impl Display for FromItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            FromItem::Table { table, alias } => {
+                write!(f, "{table}")?;
+                if let Some(alias) = alias {
+                    write!(f, " AS {alias}")?;
+                }
+                Ok(())
+            }
+            FromItem::Subquery { query, alias, .. } => {
+                write!(f, "({query})")?;
+                if let Some(alias) = alias {
+                    write!(f, " AS {alias}")?;
+                }
+                Ok(())
+            }
+            FromItem::Join(join) => {
+                let kind = match join.kind {
+                    JoinKind::Comma => {
+                        return write!(f, "{}, {}", join.left, join.right);
+                    }
+                    JoinKind::Inner => "JOIN",
+                    JoinKind::Left => "LEFT JOIN",
+                    JoinKind::Right => "RIGHT JOIN",
+                    JoinKind::Full => "FULL JOIN",
+                    JoinKind::Cross => "CROSS JOIN",
+                };
+                write!(f, "{} {kind} {}", join.left, join.right)?;
+                match &join.constraint {
+                    JoinConstraint::On(e) => write!(f, " ON {e}"),
+                    JoinConstraint::Using(names) => {
+                        f.write_str(" USING (")?;
+                        comma_separated(f, names)?;
+                        f.write_str(")")
+                    }
+                    JoinConstraint::None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
 impl Display for Select {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         f.write_str("SELECT ")?;
+        if self.distinct {
+            f.write_str("DISTINCT ")?;
+        }
         comma_separated(f, &self.projection)?;
         if let Some(from) = &self.from {
             write!(f, " FROM {from}")?;
@@ -115,6 +208,7 @@ impl Display for SelectItem {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             SelectItem::Wildcard(_) => f.write_str("*"),
+            SelectItem::QualifiedWildcard { table, .. } => write!(f, "{table}.*"),
             SelectItem::Expr { expr, alias: None } => write!(f, "{expr}"),
             SelectItem::Expr {
                 expr,
@@ -237,7 +331,8 @@ fn precedence(e: &Expr) -> Option<u8> {
         ExprKind::IsNull { .. }
         | ExprKind::InList { .. }
         | ExprKind::Between { .. }
-        | ExprKind::Like { .. } => Some(COMPARISON),
+        | ExprKind::Like { .. }
+        | ExprKind::InSubquery { .. } => Some(COMPARISON),
         _ => None,
     }
 }
@@ -258,6 +353,22 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
     };
     match &e.kind {
         ExprKind::Column(name) => write_name(f, name),
+        ExprKind::QualifiedColumn { table, column } => {
+            write_name(f, table)?;
+            f.write_str(".")?;
+            write_name(f, column)
+        }
+        ExprKind::Subquery(query) => write!(f, "({query})"),
+        ExprKind::Exists(query) => write!(f, "EXISTS ({query})"),
+        ExprKind::InSubquery {
+            expr,
+            query,
+            negated,
+        } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            write!(f, "{} IN ({query}){close}", not(*negated))
+        }
         ExprKind::Literal(literal) => write!(f, "{literal}"),
         ExprKind::Unary {
             op: UnaryOp::Neg,
@@ -406,13 +517,71 @@ pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
 #[cfg(any(test, feature = "internals"))]
 pub fn clear_spans(statement: &mut Statement) {
     match statement {
-        Statement::Select(select) | Statement::Explain(select) => clear_select(select),
+        Statement::Select(select) => clear_select(select),
+        Statement::Query(query) | Statement::Explain(query) => clear_query(query),
         Statement::Describe(d) => match d {
             Describe::Table(table) => clear_table(table),
-            Describe::Query(select) => clear_select(select),
+            Describe::Query(query) => clear_query(query),
         },
         Statement::ShowTables => {}
         Statement::Summarize(table) => clear_table(table),
+    }
+}
+
+#[cfg(any(test, feature = "internals"))]
+fn clear_query(query: &mut Query) {
+    query.span = super::ast::Span::default();
+    for cte in &mut query.ctes {
+        cte.name.span = super::ast::Span::default();
+        clear_query(&mut cte.query);
+    }
+    clear_set_expr(&mut query.body);
+    for o in &mut query.order_by {
+        clear_expr(&mut o.expr);
+    }
+}
+
+#[cfg(any(test, feature = "internals"))]
+fn clear_set_expr(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(select) => clear_select(select),
+        SetExpr::Operation { left, right, .. } => {
+            clear_set_expr(left);
+            clear_set_expr(right);
+        }
+    }
+}
+
+#[cfg(any(test, feature = "internals"))]
+fn clear_from(from: &mut FromItem) {
+    match from {
+        FromItem::Table { table, alias } => {
+            clear_table(table);
+            if let Some(alias) = alias {
+                alias.span = super::ast::Span::default();
+            }
+        }
+        FromItem::Subquery { query, alias, span } => {
+            clear_query(query);
+            if let Some(alias) = alias {
+                alias.span = super::ast::Span::default();
+            }
+            *span = super::ast::Span::default();
+        }
+        FromItem::Join(join) => {
+            clear_from(&mut join.left);
+            clear_from(&mut join.right);
+            join.span = super::ast::Span::default();
+            match &mut join.constraint {
+                JoinConstraint::On(e) => clear_expr(e),
+                JoinConstraint::Using(names) => {
+                    for n in names {
+                        n.span = super::ast::Span::default();
+                    }
+                }
+                JoinConstraint::None => {}
+            }
+        }
     }
 }
 
@@ -422,6 +591,10 @@ fn clear_select(select: &mut Select) {
     for item in &mut select.projection {
         match item {
             SelectItem::Wildcard(span) => *span = super::ast::Span::default(),
+            SelectItem::QualifiedWildcard { table, span } => {
+                table.span = super::ast::Span::default();
+                *span = super::ast::Span::default();
+            }
             SelectItem::Expr { expr, alias } => {
                 clear_expr(expr);
                 if let Some(alias) = alias {
@@ -431,7 +604,7 @@ fn clear_select(select: &mut Select) {
         }
     }
     if let Some(from) = &mut select.from {
-        clear_table(from);
+        clear_from(from);
     }
     let order_keys = select.order_by.iter_mut().map(|o| &mut o.expr);
     let exprs = (select.selection.iter_mut())
@@ -471,7 +644,12 @@ fn clear_table(table: &mut TableRef) {
 fn clear_expr(e: &mut Expr) {
     e.span = super::ast::Span::default();
     match &mut e.kind {
-        ExprKind::Column(_) | ExprKind::Literal(_) => {}
+        ExprKind::Column(_) | ExprKind::Literal(_) | ExprKind::QualifiedColumn { .. } => {}
+        ExprKind::Subquery(query) | ExprKind::Exists(query) => clear_query(query),
+        ExprKind::InSubquery { expr, query, .. } => {
+            clear_expr(expr);
+            clear_query(query);
+        }
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. } => clear_expr(expr),

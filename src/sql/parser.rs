@@ -61,8 +61,9 @@ use nom::{
 };
 
 use super::ast::{
-    BinaryOp, Describe, Expr, ExprKind, Ident, Literal, OrderByItem, Select, SelectItem, Span,
-    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
+    BinaryOp, Cte, Describe, Expr, ExprKind, FromItem, Ident, Join, JoinConstraint, JoinKind,
+    Literal, OrderByItem, Query, Select, SelectItem, SetExpr, SetOp, Span, Statement, TableArg,
+    TableArgValue, TableRef, TypeName, UnaryOp,
 };
 use crate::error::{Error, Result};
 
@@ -92,22 +93,18 @@ const NOT_YET: &[(&str, &str)] = &[
     ("QUALIFY", "QUALIFY is"),
     ("FILTER", "aggregate FILTER clauses are"),
     ("WITHIN", "WITHIN GROUP is"),
-    ("JOIN", "joins are"),
-    ("INNER", "joins are"),
-    ("LEFT", "joins are"),
-    ("RIGHT", "joins are"),
-    ("FULL", "joins are"),
-    ("CROSS", "joins are"),
-    ("NATURAL", "joins are"),
-    ("USING", "joins are"),
-    ("UNION", "set operations (UNION, INTERSECT, EXCEPT) are"),
-    ("INTERSECT", "set operations (UNION, INTERSECT, EXCEPT) are"),
-    ("EXCEPT", "set operations (UNION, INTERSECT, EXCEPT) are"),
+    ("NATURAL", "NATURAL joins are"),
+];
+
+/// Words that end an item where an alias without `AS` could stand: they
+/// start the next clause, so `FROM a JOIN b` does not name `a` "JOIN".
+const CLAUSE_WORDS: &[&str] = &[
+    "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL", "ON", "USING", "UNION",
+    "INTERSECT", "EXCEPT", "WINDOW", "QUALIFY", "OVER", "FILTER", "WITHIN",
 ];
 
 /// Statements katydid does not run yet, by their first word.
 const STATEMENTS_NOT_YET: &[(&str, &str)] = &[
-    ("WITH", "WITH (common table expressions) is"),
     ("CREATE", "CREATE is"),
     ("DROP", "DROP is"),
     ("INSERT", "INSERT is"),
@@ -124,7 +121,7 @@ fn not_yet(t: Token<'_>, list: &[(&str, &str)]) -> Option<nom::Err<SqlError>> {
 /// Punctuation and operators, longest first so `<=` wins over `<`.
 const SYMBOLS: &[&str] = &[
     "::", "<>", "!=", "<=", ">=", "=>", "<", ">", "=", "(", ")", "[", "]", ",", ";", "*", "+", "-",
-    "/", "%",
+    "/", "%", ".",
 ];
 
 /// True when `word` is a reserved keyword (case-insensitive), so it must be
@@ -483,7 +480,12 @@ fn interval_micros(text: &str, unit: Option<i64>) -> std::result::Result<i64, St
 /// already checked against [`MAX_HEIGHT`], so the recursion is bounded.
 fn height(e: &Expr) -> usize {
     let children = match &e.kind {
-        ExprKind::Column(_) | ExprKind::Literal(_) => 0,
+        ExprKind::Column(_)
+        | ExprKind::Literal(_)
+        | ExprKind::QualifiedColumn { .. }
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists(_) => 0,
+        ExprKind::InSubquery { expr, .. } => height(expr),
         ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. }
@@ -644,12 +646,13 @@ impl<'a> Parser<'a> {
             return Err(e);
         }
         let (i, statement) = if first.is_keyword("EXPLAIN") {
-            let (i, select) = self.select(first.rest)?;
-            (i, Statement::Explain(Box::new(select)))
+            let (i, query) = self.query(first.rest)?;
+            (i, Statement::Explain(Box::new(query)))
         } else if first.is_keyword("DESCRIBE") {
-            if self.keyword(first.rest, "SELECT")?.is_some() {
-                let (i, select) = self.select(first.rest)?;
-                (i, Statement::Describe(Describe::Query(Box::new(select))))
+            let second = self.next(first.rest)?;
+            if second.is_keyword("SELECT") || second.is_keyword("WITH") {
+                let (i, query) = self.query(first.rest)?;
+                (i, Statement::Describe(Describe::Query(Box::new(query))))
             } else {
                 let (i, table) = self.table_ref(first.rest)?;
                 (i, Statement::Describe(Describe::Table(table)))
@@ -661,8 +664,14 @@ impl<'a> Parser<'a> {
             let (i, table) = self.table_ref(first.rest)?;
             (i, Statement::Summarize(table))
         } else {
-            let (i, select) = self.select(i)?;
-            (i, Statement::Select(Box::new(select)))
+            let (i, query) = self.query(i)?;
+            match query.as_select() {
+                Some(_) => match query.body {
+                    SetExpr::Select(select) => (i, Statement::Select(select)),
+                    SetExpr::Operation { .. } => unreachable!("as_select is a SELECT"),
+                },
+                None => (i, Statement::Query(Box::new(query))),
+            }
         };
         let mut i = i;
         if let Some(semicolon) = self.sym(i, ";")? {
@@ -673,6 +682,224 @@ impl<'a> Parser<'a> {
             return Err(not_yet(end, NOT_YET).unwrap_or_else(|| expected(end, "end of statement")));
         }
         Ok((end.rest, statement))
+    }
+
+    /// `[WITH name AS (query), …] body [ORDER BY …] [LIMIT n] [OFFSET n]`,
+    /// where the body is a SELECT or set operations of SELECTs.
+    fn query(&self, i: &'a str) -> PResult<'a, Query> {
+        let start = self.next(i)?;
+        let mut i = i;
+        let mut ctes = Vec::new();
+        if start.is_keyword("WITH") {
+            if let Some(r) = self.keyword(start.rest, "RECURSIVE")? {
+                return Err(failure(r.at, "WITH RECURSIVE is not supported yet"));
+            }
+            (i, ctes) = self.comma_list(start.rest, |i| self.cte(i))?;
+        }
+        let (i, mut body) = self.set_expr(i)?;
+        // ORDER BY, LIMIT and OFFSET belong to a lone SELECT, or else to
+        // the whole set operation.
+        let mut tail = empty_select();
+        let i = self.select_tail(i, &mut tail)?;
+        let mut query = Query::plain(empty_select());
+        if let SetExpr::Select(select) = &mut body {
+            select.order_by = tail.order_by;
+            select.limit = tail.limit;
+            select.offset = tail.offset;
+            select.span.end = select.span.end.max(self.pos(i));
+        } else {
+            query.order_by = tail.order_by;
+            query.limit = tail.limit;
+            query.offset = tail.offset;
+        }
+        query.ctes = ctes;
+        query.body = body;
+        query.span = self.span(start.at, i);
+        Ok((i, query))
+    }
+
+    /// `name AS (query)` of a `WITH`.
+    fn cte(&self, i: &'a str) -> PResult<'a, Cte> {
+        let t = self.next(i)?;
+        let name = self.ident(t).ok_or_else(|| expected(t, "a name for the WITH query"))?;
+        let as_ = self.expect_keyword(t.rest, "AS")?;
+        let open = self.expect_sym(as_.rest, "(")?;
+        let (rest, query) = self.nested(open.rest, |i| self.query(i))?;
+        let close = self.expect_sym(rest, ")")?;
+        Ok((close.rest, Cte { name, query }))
+    }
+
+    /// `term ((UNION | EXCEPT) [ALL | DISTINCT] term)*`, where a term is
+    /// `select (INTERSECT [ALL | DISTINCT] select)*`.
+    fn set_expr(&self, i: &'a str) -> PResult<'a, SetExpr> {
+        let (mut i, mut left) = self.intersect_term(i)?;
+        loop {
+            let t = self.next(i)?;
+            let op = if t.is_keyword("UNION") {
+                SetOp::Union
+            } else if t.is_keyword("EXCEPT") {
+                SetOp::Except
+            } else {
+                return Ok((i, left));
+            };
+            let (rest, all) = self.set_quantifier(t)?;
+            let (rest, right) = self.intersect_term(rest)?;
+            i = rest;
+            left = SetExpr::Operation {
+                op,
+                all,
+                left: Box::new(left),
+                right: Box::new(right),
+            };
+        }
+    }
+
+    fn intersect_term(&self, i: &'a str) -> PResult<'a, SetExpr> {
+        let (mut i, first) = self.select(i)?;
+        let mut left = SetExpr::Select(Box::new(first));
+        while let Some(t) = self.keyword(i, "INTERSECT")? {
+            let (rest, all) = self.set_quantifier(t)?;
+            let (rest, right) = self.select(rest)?;
+            i = rest;
+            left = SetExpr::Operation {
+                op: SetOp::Intersect,
+                all,
+                left: Box::new(left),
+                right: Box::new(SetExpr::Select(Box::new(right))),
+            };
+        }
+        Ok((i, left))
+    }
+
+    /// `[ALL | DISTINCT]` after the set operation's keyword `op`.
+    fn set_quantifier(&self, op: Token<'a>) -> Res<(&'a str, bool)> {
+        let t = self.next(op.rest)?;
+        if t.is_keyword("ALL") {
+            Ok((t.rest, true))
+        } else if t.is_keyword("DISTINCT") {
+            Ok((t.rest, false))
+        } else {
+            Ok((op.rest, false))
+        }
+    }
+
+    /// `item (, item)*` where an item is `factor ([kind] JOIN factor
+    /// [ON expr | USING (names)])*`: a comma binds looser than JOIN.
+    fn table_list(&self, i: &'a str) -> PResult<'a, FromItem> {
+        let (mut i, mut left) = self.join_chain(i)?;
+        while let Some(comma) = self.sym(i, ",")? {
+            let (rest, right) = self.join_chain(comma.rest)?;
+            let span = left.span().union(right.span());
+            i = rest;
+            left = FromItem::Join(Box::new(Join {
+                left,
+                right,
+                kind: JoinKind::Comma,
+                constraint: JoinConstraint::None,
+                span,
+            }));
+        }
+        Ok((i, left))
+    }
+
+    fn join_chain(&self, i: &'a str) -> PResult<'a, FromItem> {
+        let (mut i, mut left) = self.table_factor(i)?;
+        loop {
+            let t = self.next(i)?;
+            let (kind, after) = if t.is_keyword("JOIN") {
+                (JoinKind::Inner, t.rest)
+            } else if t.is_keyword("INNER") {
+                (JoinKind::Inner, self.expect_keyword(t.rest, "JOIN")?.rest)
+            } else if t.is_keyword("CROSS") {
+                (JoinKind::Cross, self.expect_keyword(t.rest, "JOIN")?.rest)
+            } else if t.is_keyword("LEFT") || t.is_keyword("RIGHT") || t.is_keyword("FULL") {
+                let kind = if t.is_keyword("LEFT") {
+                    JoinKind::Left
+                } else if t.is_keyword("RIGHT") {
+                    JoinKind::Right
+                } else {
+                    JoinKind::Full
+                };
+                let mut rest = t.rest;
+                if let Some(outer) = self.keyword(rest, "OUTER")? {
+                    rest = outer.rest;
+                }
+                (kind, self.expect_keyword(rest, "JOIN")?.rest)
+            } else if t.is_keyword("NATURAL") {
+                return Err(failure(t.at, "NATURAL joins are not supported yet; use USING"));
+            } else {
+                return Ok((i, left));
+            };
+            let (rest, right) = self.table_factor(after)?;
+            let (rest, constraint) = if kind == JoinKind::Cross {
+                (rest, JoinConstraint::None)
+            } else if let Some(on) = self.keyword(rest, "ON")? {
+                let (rest, e) = self.expr(on.rest)?;
+                (rest, JoinConstraint::On(e))
+            } else if let Some(using) = self.keyword(rest, "USING")? {
+                let open = self.expect_sym(using.rest, "(")?;
+                let (rest, names) = self.comma_list(open.rest, |i| {
+                    let t = self.next(i)?;
+                    let name = self.ident(t).ok_or_else(|| expected(t, "a column name"))?;
+                    Ok((t.rest, name))
+                })?;
+                let close = self.next(rest)?;
+                if !close.is_sym(")") {
+                    return Err(expected(close, "\",\" or \")\""));
+                }
+                (close.rest, JoinConstraint::Using(names))
+            } else {
+                let t = self.next(rest)?;
+                return Err(expected(t, "ON or USING"));
+            };
+            let span = Span::new(left.span().start, self.pos(rest));
+            i = rest;
+            left = FromItem::Join(Box::new(Join {
+                left,
+                right,
+                kind,
+                constraint,
+                span,
+            }));
+        }
+    }
+
+    /// A table (`name`, `'path'`, `function(args)`) or `(query)`, with an
+    /// optional alias.
+    fn table_factor(&self, i: &'a str) -> PResult<'a, FromItem> {
+        let t = self.next(i)?;
+        if t.is_sym("(") {
+            let inner = self.next(t.rest)?;
+            if !(inner.is_keyword("SELECT") || inner.is_keyword("WITH")) {
+                return Err(expected(inner, "a subquery (SELECT …)"));
+            }
+            let (rest, query) = self.nested(t.rest, |i| self.query(i))?;
+            let close = self.expect_sym(rest, ")")?;
+            let (rest, alias) = self.alias(close.rest)?;
+            let span = self.span(t.at, rest);
+            let query = Box::new(query);
+            return Ok((rest, FromItem::Subquery { query, alias, span }));
+        }
+        let (rest, table) = self.table_ref(i)?;
+        let (rest, alias) = self.alias(rest)?;
+        Ok((rest, FromItem::Table { table, alias }))
+    }
+
+    /// `[AS] name`, where a name without `AS` is not a clause word.
+    fn alias(&self, i: &'a str) -> PResult<'a, Option<Ident>> {
+        if let Some(as_) = self.keyword(i, "AS")? {
+            let t = self.next(as_.rest)?;
+            let name = self.ident(t).ok_or_else(|| expected(t, "an alias"))?;
+            return Ok((t.rest, Some(name)));
+        }
+        let t = self.next(i)?;
+        if CLAUSE_WORDS.iter().any(|w| t.is_keyword(w)) {
+            return Ok((i, None));
+        }
+        match self.ident(t) {
+            Some(name) => Ok((t.rest, Some(name))),
+            None => Ok((i, None)),
+        }
     }
 
     /// A table: `name`, `'path'` or `function(args)`.
@@ -739,17 +966,18 @@ impl<'a> Parser<'a> {
 
     fn select(&self, i: &'a str) -> PResult<'a, Select> {
         let select = self.expect_keyword(i, "SELECT")?;
-        if let Some(d) = self.keyword(select.rest, "DISTINCT")? {
-            return Err(failure(
-                d.at,
-                "select distinct is not supported; use group by",
-            ));
+        let mut i = select.rest;
+        let mut distinct = false;
+        if let Some(d) = self.keyword(i, "DISTINCT")? {
+            (i, distinct) = (d.rest, true);
+        } else if let Some(all) = self.keyword(i, "ALL")? {
+            i = all.rest;
         }
-        let (mut i, projection) = self.comma_list(select.rest, |i| self.select_item(i))?;
+        let (mut i, projection) = self.comma_list(i, |i| self.select_item(i))?;
 
         let mut from = None;
         if let Some(t) = self.keyword(i, "FROM")? {
-            let (rest, table) = self.table_ref(t.rest)?;
+            let (rest, table) = self.table_list(t.rest)?;
             (i, from) = (rest, Some(table));
         }
         let mut selection = None;
@@ -770,6 +998,25 @@ impl<'a> Parser<'a> {
             let (rest, e) = self.expr(t.rest)?;
             (i, having) = (rest, Some(e));
         }
+        let span = self.span(select.at, i);
+        let select = Select {
+            distinct,
+            projection,
+            from,
+            selection,
+            group_by,
+            having,
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            span,
+        };
+        Ok((i, select))
+    }
+
+    /// `[ORDER BY …] [LIMIT n] [OFFSET n]` into `select`.
+    fn select_tail(&self, i: &'a str, select: &mut Select) -> Res<&'a str> {
+        let mut i = i;
         let mut order_by = Vec::new();
         if let Some(t) = self.keyword(i, "ORDER")? {
             let by = self.expect_keyword(t.rest, "BY")?;
@@ -788,19 +1035,10 @@ impl<'a> Parser<'a> {
             let (rest, n) = self.integer(t.rest, 0, u64::MAX.into(), "offset")?;
             (i, offset) = (rest, Some(n as u64));
         }
-        let span = self.span(select.at, i);
-        let select = Select {
-            projection,
-            from,
-            selection,
-            group_by,
-            having,
-            order_by,
-            limit,
-            offset,
-            span,
-        };
-        Ok((i, select))
+        select.order_by = order_by;
+        select.limit = limit;
+        select.offset = offset;
+        Ok(i)
     }
 
     /// `*`, `expr`, `expr AS alias`, `expr alias`.
@@ -810,6 +1048,16 @@ impl<'a> Parser<'a> {
                 star.rest,
                 SelectItem::Wildcard(self.span(star.at, star.rest)),
             ));
+        }
+        let t = self.next(i)?;
+        if let Some(table) = self.ident(t) {
+            let dot = self.next(t.rest)?;
+            if dot.is_sym(".")
+                && let Some(star) = self.sym(dot.rest, "*")?
+            {
+                let span = self.span(t.at, star.rest);
+                return Ok((star.rest, SelectItem::QualifiedWildcard { table, span }));
+            }
         }
         let (i, expr) = self.expr(i)?;
         if let Some(as_) = self.keyword(i, "AS")? {
@@ -826,6 +1074,9 @@ impl<'a> Parser<'a> {
         let t = self.next(i)?;
         if let Some(e) = not_yet(t, NOT_YET) {
             return Err(e);
+        }
+        if CLAUSE_WORDS.iter().any(|w| t.is_keyword(w)) {
+            return Ok((i, SelectItem::Expr { expr, alias: None }));
         }
         match self.ident(t) {
             Some(alias) => Ok((
@@ -971,6 +1222,23 @@ impl<'a> Parser<'a> {
                 let k = if negated { self.next(t.rest)? } else { t };
                 if k.is_keyword("IN") {
                     let open = self.expect_sym(k.rest, "(")?;
+                    let first = self.next(open.rest)?;
+                    if first.is_keyword("SELECT") || first.is_keyword("WITH") {
+                        let (rest, query) = self.nested(open.rest, |i| self.query(i))?;
+                        let close = self.expect_sym(rest, ")")?;
+                        self.grow(&mut h, &left, &[], t.at)?;
+                        let kind = ExprKind::InSubquery {
+                            expr: Box::new(left),
+                            query: Box::new(query),
+                            negated,
+                        };
+                        i = close.rest;
+                        left = Expr {
+                            kind,
+                            span: Span::new(start, self.pos(close.rest)),
+                        };
+                        continue;
+                    }
                     let (rest, list) = self.comma_list(open.rest, |i| self.expr(i))?;
                     let close = self.next(rest)?;
                     if !close.is_sym(")") {
@@ -1108,6 +1376,16 @@ impl<'a> Parser<'a> {
         match t.tok {
             Tok::Number(n) => literal(number_literal(n).map_err(|m| failure(t.at, m))?),
             Tok::Str(s) => literal(Literal::String(unescape(s, '\''))),
+            Tok::Sym("(")
+                if self.keyword(t.rest, "SELECT")?.is_some()
+                    || self.keyword(t.rest, "WITH")?.is_some() =>
+            {
+                let (rest, query) = self.nested(t.rest, |i| self.query(i))?;
+                let close = self.expect_sym(rest, ")")?;
+                let span = self.span(t.at, close.rest);
+                let kind = ExprKind::Subquery(Box::new(query));
+                Ok((close.rest, Expr { kind, span }))
+            }
             Tok::Sym("(") => {
                 let (rest, inner) = self.expr(t.rest)?;
                 let close = self.expect_sym(rest, ")")?;
@@ -1120,8 +1398,17 @@ impl<'a> Parser<'a> {
                     },
                 ))
             }
-            Tok::Word(_) if t.is_keyword("SELECT") => {
-                Err(failure(t.at, "subqueries are not supported yet"))
+            Tok::Word(_) if t.is_keyword("SELECT") => Err(failure(
+                t.at,
+                "a subquery needs parentheses: (SELECT …)",
+            )),
+            Tok::Word(_) if t.is_keyword("EXISTS") && self.sym(t.rest, "(")?.is_some() => {
+                let open = self.expect_sym(t.rest, "(")?;
+                let (rest, query) = self.nested(open.rest, |i| self.query(i))?;
+                let close = self.expect_sym(rest, ")")?;
+                let span = self.span(t.at, close.rest);
+                let kind = ExprKind::Exists(Box::new(query));
+                Ok((close.rest, Expr { kind, span }))
             }
             Tok::Word(_) if t.is_keyword("NULL") => literal(Literal::Null),
             Tok::Word(_) if t.is_keyword("TRUE") => literal(Literal::Bool(true)),
@@ -1145,6 +1432,16 @@ impl<'a> Parser<'a> {
                     }
                     Some(open) => self.call(name, open),
                     None => {
+                        if let Some(dot) = self.sym(t.rest, ".")? {
+                            let c = self.next(dot.rest)?;
+                            let column = self.ident(c).ok_or_else(|| expected(c, "a column name"))?;
+                            let kind = ExprKind::QualifiedColumn {
+                                table: name.name,
+                                column: column.name,
+                            };
+                            let span = self.span(t.at, c.rest);
+                            return Ok((c.rest, Expr { kind, span }));
+                        }
                         let kind = ExprKind::Column(name.name);
                         Ok((t.rest, Expr { kind, span }))
                     }
@@ -1320,6 +1617,22 @@ impl<'a> Parser<'a> {
             _ => return Err(failure(t.at, format!("unknown type {w:?}"))),
         };
         Ok((t.rest, to))
+    }
+}
+
+/// A SELECT with no items, a placeholder while a query is assembled.
+fn empty_select() -> Select {
+    Select {
+        distinct: false,
+        projection: Vec::new(),
+        from: None,
+        selection: None,
+        group_by: Vec::new(),
+        having: None,
+        order_by: Vec::new(),
+        limit: None,
+        offset: None,
+        span: Span::default(),
     }
 }
 
@@ -1543,8 +1856,8 @@ mod tests {
         ("  -- only a comment", 19, "empty statement"),
         (
             "SELECT a FROM t xyz zz",
-            16,
-            "expected end of statement, found \"xyz\"",
+            20,
+            "expected end of statement, found \"zz\"",
         ),
         (
             "SELECT a FROM t; SELECT b",
@@ -1643,11 +1956,6 @@ mod tests {
             "expected an alias, found \"FROM\"",
         ),
         (
-            "SELECT DISTINCT a FROM t",
-            7,
-            "select distinct is not supported; use group by",
-        ),
-        (
             "SELECT CASE END",
             12,
             "expected an expression, found \"END\"",
@@ -1671,15 +1979,22 @@ mod tests {
         ),
         ("SELECT a FROM t GROUP BY ALL", 25, "GROUP BY ALL is not supported yet"),
         ("SELECT a FROM t ORDER BY ALL", 25, "ORDER BY ALL is not supported yet"),
-        ("SELECT a FROM t JOIN u ON a = b", 16, "joins are not supported yet"),
+        ("SELECT a FROM t JOIN u", 22, "expected ON or USING, found end of input"),
         (
-            "SELECT a FROM t UNION SELECT 1",
+            "SELECT a FROM t NATURAL JOIN u",
             16,
-            "set operations (UNION, INTERSECT, EXCEPT) are not supported yet",
+            "NATURAL joins are not supported yet; use USING",
         ),
-        ("SELECT * FROM (SELECT 1)", 14, "subqueries are not supported yet"),
-        ("SELECT a IN (SELECT b FROM u) FROM t", 13, "subqueries are not supported yet"),
-        ("WITH x AS (SELECT 1) SELECT * FROM x", 0, "WITH (common table expressions) is not supported yet"),
+        ("SELECT a FROM t UNION", 21, "expected SELECT, found end of input"),
+        ("SELECT * FROM (1)", 15, "expected a subquery (SELECT …), found \"1\""),
+        ("SELECT a FROM t.", 15, "expected end of statement, found \".\""),
+        ("SELECT t. FROM t", 10, "expected a column name, found \"FROM\""),
+        (
+            "WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x",
+            5,
+            "WITH RECURSIVE is not supported yet",
+        ),
+        ("WITH x (SELECT 1) SELECT 1", 7, "expected AS, found \"(\""),
         (";", 0, "expected SELECT, found \";\""),
         ("SELECT 1;;", 9, "expected end of statement, found \";\""),
         ("SELECT 'a' || 'b'", 11, "unexpected character \"|\""),
@@ -1718,9 +2033,9 @@ mod tests {
             "expected an expression, found \")\"",
         ),
         (
-            "SELECT a FROM 'x.csv' y",
-            22,
-            "expected end of statement, found \"y\"",
+            "SELECT a FROM 'x.csv' y z",
+            24,
+            "expected end of statement, found \"z\"",
         ),
         (
             "SELECT extract(minute FROM t, 2)",
@@ -1731,6 +2046,12 @@ mod tests {
 
     /// More statements for the round-trip and span properties.
     const STATEMENTS: &[&str] = &[
+        "WITH a AS (SELECT x FROM t), b AS (SELECT * FROM a) SELECT DISTINCT a.x, b.* FROM a JOIN b ON a.x = b.x LEFT OUTER JOIN c AS cc USING (y, z), d WHERE x IN (SELECT y FROM u) AND NOT EXISTS (SELECT 1) ORDER BY 1 LIMIT 3",
+        "SELECT a FROM t UNION ALL SELECT b FROM u INTERSECT SELECT c FROM v EXCEPT SELECT (SELECT max(d) FROM w) ORDER BY a DESC LIMIT 5 OFFSET 1",
+        "SELECT count(*) FROM (SELECT k, sum(v) AS s FROM t GROUP BY k) q CROSS JOIN r FULL JOIN s ON q.k = s.k RIGHT JOIN 'f.csv' f ON f.a = q.k INNER JOIN g ON TRUE",
+        "EXPLAIN WITH x AS (SELECT 1) SELECT * FROM x",
+        "DESCRIBE WITH x AS (SELECT 1) SELECT * FROM x UNION DISTINCT SELECT 2",
+        "SELECT ALL t.a FROM t t WHERE t.a NOT IN (SELECT b FROM u)",
         "SELECT 1 + 2",
         "select A from T where B = 'x'",
         "SELECT a AS x, b y, * FROM t WHERE a > 1 GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY x DESC NULLS LAST, y NULLS FIRST, 3 ASC LIMIT -10 OFFSET 5;",
@@ -1773,26 +2094,41 @@ mod tests {
     }
 
     fn select_of(statement: &Statement) -> Option<&Select> {
+        fn first(q: &Query) -> &Select {
+            let mut body = &q.body;
+            while let SetExpr::Operation { left, .. } = body {
+                body = left;
+            }
+            match body {
+                SetExpr::Select(s) => s.as_ref(),
+                SetExpr::Operation { .. } => unreachable!("descended"),
+            }
+        }
         match statement {
-            Statement::Select(s) | Statement::Explain(s) => Some(s),
+            Statement::Select(s) => Some(s),
+            Statement::Query(q) | Statement::Explain(q) => Some(first(q)),
             Statement::Describe(d) => match d {
-                Describe::Query(s) => Some(s),
+                Describe::Query(q) => Some(first(q)),
                 Describe::Table(_) => None,
             },
             Statement::ShowTables | Statement::Summarize(_) => None,
         }
     }
 
+    /// The table of a FROM that is one table.
+    fn table_in(select: &Select) -> Option<&TableRef> {
+        match &select.from {
+            Some(FromItem::Table { table, .. }) => Some(table),
+            _ => None,
+        }
+    }
+
     /// The table a statement names, if any.
     fn table_of(statement: &Statement) -> Option<&TableRef> {
         match statement {
-            Statement::Describe(d) => match d {
-                Describe::Table(t) => Some(t),
-                Describe::Query(s) => s.from.as_ref(),
-            },
-            Statement::Summarize(t) => Some(t),
+            Statement::Describe(Describe::Table(t)) | Statement::Summarize(t) => Some(t),
             Statement::ShowTables => None,
-            Statement::Select(s) | Statement::Explain(s) => s.from.as_ref(),
+            _ => select_of(statement).and_then(table_in),
         }
     }
 
@@ -1813,10 +2149,15 @@ mod tests {
         fn walk<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             out.push(e);
             match &e.kind {
-                ExprKind::Column(_) | ExprKind::Literal(_) => {}
+                ExprKind::Column(_)
+                | ExprKind::Literal(_)
+                | ExprKind::QualifiedColumn { .. }
+                | ExprKind::Subquery(_)
+                | ExprKind::Exists(_) => {}
                 ExprKind::Unary { expr, .. }
                 | ExprKind::IsNull { expr, .. }
                 | ExprKind::Cast { expr, .. }
+                | ExprKind::InSubquery { expr, .. }
                 | ExprKind::Extract { expr, .. } => walk(expr, out),
                 ExprKind::Binary { left, right, .. } => {
                     walk(left, out);
@@ -1934,9 +2275,9 @@ mod tests {
             );
             let aliases = s.projection.iter().filter_map(|item| match item {
                 SelectItem::Expr { alias, .. } => alias.as_ref(),
-                SelectItem::Wildcard(_) => None,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => None,
             });
-            let named = match &s.from {
+            let named = match table_in(s) {
                 Some(TableRef::Named(ident)) => Some(ident),
                 _ => None,
             };
@@ -2122,7 +2463,7 @@ mod tests {
         };
         assert_eq!((y.name.as_str(), y.span), ("y", Span::new(17, 18)));
         assert_eq!(s.projection[2], SelectItem::Wildcard(Span::new(20, 21)));
-        let Some(TableRef::Named(from)) = s.from.as_ref() else {
+        let Some(TableRef::Named(from)) = table_in(&s) else {
             panic!("from")
         };
         assert_eq!((from.name.as_str(), from.span), ("t", Span::new(27, 28)));
@@ -2175,7 +2516,7 @@ mod tests {
     #[test]
     fn tables_can_be_files_and_table_functions() {
         let sql = "SELECT * FROM read_csv('a''b.csv', delim = ';', header => false, columns => ['x', 'y'], 7)";
-        let Some(TableRef::Function { name, args, span }) = select(&parse_ok(sql)).from.clone()
+        let Some(TableRef::Function { name, args, span }) = table_in(select(&parse_ok(sql))).cloned()
         else {
             panic!("not a table function");
         };
@@ -2201,7 +2542,7 @@ mod tests {
             panic!("not a list");
         };
         assert_eq!((items.len(), &sql[span.start..span.end]), (2, "['x', 'y']"));
-        let from = |sql: &str| select(&parse_ok(sql)).from.clone();
+        let from = |sql: &str| table_in(select(&parse_ok(sql))).cloned();
         assert_eq!(
             from("SELECT 1 FROM 'it''s.csv'"),
             Some(TableRef::File {
@@ -2260,7 +2601,7 @@ mod tests {
                 .iter()
                 .filter_map(|item| match item {
                     SelectItem::Expr { expr, .. } => Some(&sql[expr.span.start..expr.span.end]),
-                    SelectItem::Wildcard(_) => None,
+                    SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => None,
                 })
                 .collect();
             assert_eq!(&texts, expected, "{sql:?}");

@@ -135,7 +135,12 @@ fn collect_aggregates<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
 
 fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
-        ExprKind::Column(_) | ExprKind::Literal(_) => vec![],
+        ExprKind::Column(_)
+        | ExprKind::Literal(_)
+        | ExprKind::QualifiedColumn { .. }
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists(_) => vec![],
+        ExprKind::InSubquery { expr, .. } => vec![expr],
         ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } => vec![expr],
         ExprKind::Cast { expr, .. } | ExprKind::Extract { expr, .. } => vec![expr],
         ExprKind::Binary { left, right, .. } => vec![left, right],
@@ -182,6 +187,11 @@ fn canonical(e: &Expr) -> Expr {
     let b = |x: &Expr| Box::new(canonical(x));
     let kind = match &e.kind {
         ExprKind::Column(n) => ExprKind::Column(n.to_ascii_lowercase()),
+        // One table, one SELECT: the reference has no joins or subqueries.
+        k @ (ExprKind::QualifiedColumn { .. }
+        | ExprKind::Subquery(_)
+        | ExprKind::InSubquery { .. }
+        | ExprKind::Exists(_)) => k.clone(),
         ExprKind::Literal(l) => ExprKind::Literal(l.clone()),
         ExprKind::Unary { op, expr } => ExprKind::Unary {
             op: *op,
@@ -277,6 +287,10 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
     match &e.kind {
         ExprKind::Column(n) => table.column_index(n).map(|i| table.fields[i].dtype),
+        ExprKind::QualifiedColumn { .. }
+        | ExprKind::Subquery(_)
+        | ExprKind::InSubquery { .. }
+        | ExprKind::Exists(_) => None,
         ExprKind::Literal(l) => match l {
             Literal::Null => None,
             Literal::Bool(_) => Some(DataType::Bool),
@@ -668,6 +682,12 @@ impl Evaluator<'_> {
     fn eval(&self, e: &Expr, ctx: Ctx) -> Result<Value, RefError> {
         use Value::*;
         Ok(match &e.kind {
+            ExprKind::QualifiedColumn { .. }
+            | ExprKind::Subquery(_)
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Exists(_) => {
+                return Err("the reference evaluates one table without subqueries".into());
+            }
             ExprKind::Column(name) => {
                 let i = self
                     .table
@@ -1019,6 +1039,9 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
     let mut items: Vec<(Expr, String, bool)> = Vec::new();
     for item in &select.projection {
         match item {
+            SelectItem::QualifiedWildcard { .. } => {
+                return Err("the reference has no qualified names".into());
+            }
             SelectItem::Wildcard(span) => {
                 for f in &table.fields {
                     let e = Expr {

@@ -1,0 +1,1354 @@
+//! Joins: a FROM tree of tables and subqueries into one encoded table that
+//! the SELECT's grouping, ordering and limits then run on.
+//!
+//! 1. Every column reference is resolved to an input (`t.col`, or a name
+//!    that exactly one input has; a `USING` column names the left one).
+//! 2. Conjuncts are placed: one input's conditions are pushed into its
+//!    scan, `a.x = b.y` between two inputs becomes a join key, the rest is
+//!    evaluated after the joins. In a tree of inner joins and commas, WHERE
+//!    and ON are one pool of conjuncts; with outer joins, each ON stays at
+//!    its join and WHERE (but for inputs no outer join pads with NULLs)
+//!    applies after all of them.
+//! 3. Each input is scanned once by the single-table pipeline, with its
+//!    pushed-down filter and only the columns used above it.
+//! 4. Inputs are joined on row ids (`u32` per input and output row, NULL
+//!    padding as `u32::MAX`), never copying values: an inner-join tree in
+//!    a greedy order (start from the smallest input; next, the connected
+//!    input with the smallest estimated result, `|S|·|L| / max(distinct
+//!    keys)`), an outer-join tree in its written order. Each join builds a
+//!    chained hash table (heads in a hashbrown map, `next` links in an
+//!    array) on the smaller input of an inner join, the padded side's
+//!    partner of an outer one, and probes it in parallel chunks.
+//! 5. The columns used above the joins are gathered into a table encoded
+//!    like a load (`materialize`), and the rewritten SELECT runs on it.
+
+use std::collections::{BTreeSet, HashSet};
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use super::materialize::{self, RowSource};
+use super::{Composer, Relation, Scope, thousands, walk};
+use crate::error::{Error, Result};
+use crate::sql::ast::{
+    BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal, Select,
+    SelectItem, Span, TableRef,
+};
+use crate::store::Table;
+use crate::types::{DataType, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A row id standing for "no row" (the NULL padding of an outer join).
+const NONE: u32 = u32::MAX;
+
+/// Rows per parallel probe task.
+const PROBE_CHUNK: usize = 16 * 1024;
+
+/// The most rows a join may produce (row ids are `u32`).
+const MAX_JOIN_ROWS: usize = (u32::MAX - 1) as usize;
+
+/// A table read by the FROM tree.
+struct Input {
+    /// The name `t.col` uses: the alias, else the table's name.
+    qualifier: String,
+    table: Arc<Table>,
+    /// How the scan names it in the scope.
+    source: TableRef,
+    /// Under the NULL-padded side of an outer join.
+    padded: bool,
+}
+
+/// The FROM tree over inputs.
+enum Node {
+    Input(usize),
+    Join {
+        kind: JoinKind,
+        left: Box<Node>,
+        right: Box<Node>,
+        constraint: JoinConstraint,
+        /// Equalities `(left side column, right side column)`.
+        keys: Vec<(ColRef, ColRef)>,
+        span: Span,
+    },
+}
+
+/// A column of an input: `(input, column of its table)`.
+type ColRef = (usize, usize);
+
+/// An input's scanned rows and where its used columns are in them.
+struct Scan {
+    rows: Vec<Vec<Value>>,
+    /// Table column → position in `rows`.
+    positions: HashMap<usize, usize>,
+    types: Vec<DataType>,
+}
+
+/// Rows of a join result: per input of `inputs`, one row id per result row.
+struct Joined {
+    inputs: Vec<usize>,
+    ids: Vec<Vec<u32>>,
+    rows: usize,
+}
+
+impl Joined {
+    fn of_input(input: usize, rows: usize) -> Joined {
+        Joined {
+            inputs: vec![input],
+            ids: vec![(0..rows as u32).collect()],
+            rows,
+        }
+    }
+}
+
+/// Runs a SELECT whose FROM has joins.
+pub(super) fn run(c: &Composer<'_>, mut select: Select, scope: &Scope<'_>) -> Result<Relation> {
+    let mut scope = scope.child();
+    let from = select
+        .from
+        .take()
+        .ok_or_else(|| Error::Internal("a join without FROM".into()))?;
+    let mut inputs = Vec::new();
+    let mut scanned = 0;
+    let mut tree = build(c, &from, &mut inputs, &mut scope, false, &mut scanned)?;
+    let mut using = Vec::new();
+    usings(&tree, &mut using);
+    let r = Resolver {
+        inputs: &inputs,
+        using,
+    };
+
+    // The select list, with `*` expanded and names kept.
+    let mut items: Vec<(Expr, Option<Ident>)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(span) => {
+                let mut shown: HashSet<String> = HashSet::new();
+                for (i, input) in inputs.iter().enumerate() {
+                    for f in &input.table.fields {
+                        let lower = f.name.to_ascii_lowercase();
+                        if r.using.contains(&lower) && !shown.insert(lower) {
+                            continue;
+                        }
+                        items.push(qualified(i, input, &f.name, *span));
+                    }
+                }
+            }
+            SelectItem::QualifiedWildcard { table, span } => {
+                let i = r.input_named(&table.name, table.span)?;
+                for f in &inputs[i].table.fields {
+                    items.push(qualified(i, &inputs[i], &f.name, *span));
+                }
+            }
+            SelectItem::Expr { expr, alias } => items.push((expr.clone(), alias.clone())),
+        }
+    }
+    let outputs: Vec<String> = items
+        .iter()
+        .filter_map(|(e, alias)| match (alias, &e.kind) {
+            (Some(a), _) => Some(a.name.to_ascii_lowercase()),
+            (None, ExprKind::Column(n)) => Some(n.to_ascii_lowercase()),
+            (None, ExprKind::QualifiedColumn { column, .. }) => Some(column.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+
+    // Place the conjuncts.
+    let mut pushed: Vec<Vec<Expr>> = vec![Vec::new(); inputs.len()];
+    let mut residual: Vec<Expr> = Vec::new();
+    let mut edges: Vec<(ColRef, ColRef)> = Vec::new();
+    let where_conjuncts: Vec<Expr> = select.selection.take().map(conjuncts).unwrap_or_default();
+    let inner_only = inner_tree(&tree);
+    if inner_only {
+        let mut pool = where_conjuncts;
+        on_conjuncts(&mut tree, &r, &mut pool, &mut edges)?;
+        for e in pool {
+            let (used, complete) = r.inputs_of(&e)?;
+            match (used.len(), equality(&r, &e)?) {
+                (_, Some((a, b))) if a.0 != b.0 && complete => edges.push((a, b)),
+                (1, _) if complete => pushed[*used.iter().next().unwrap_or(&0)].push(e),
+                _ => residual.push(e),
+            }
+        }
+    } else {
+        place_outer(&mut tree, &r, &mut pushed)?;
+        for e in where_conjuncts {
+            let (used, complete) = r.inputs_of(&e)?;
+            match used.iter().next() {
+                Some(&i) if used.len() == 1 && complete && !inputs[i].padded => pushed[i].push(e),
+                _ => residual.push(e),
+            }
+        }
+    }
+
+    // The columns used above the scans.
+    let mut used: BTreeSet<ColRef> = BTreeSet::new();
+    for (e, _) in &items {
+        r.collect(e, &outputs, false, &mut used)?;
+    }
+    for e in &residual {
+        r.collect(e, &outputs, false, &mut used)?;
+    }
+    for e in &select.group_by {
+        r.collect(e, &outputs, false, &mut used)?;
+    }
+    if let Some(e) = &select.having {
+        r.collect(e, &outputs, false, &mut used)?;
+    }
+    for o in &select.order_by {
+        r.collect(&o.expr, &outputs, true, &mut used)?;
+    }
+    let mut key_columns = BTreeSet::new();
+    for (a, b) in edges.iter().chain(tree_keys(&tree).iter()) {
+        key_columns.insert(*a);
+        key_columns.insert(*b);
+    }
+
+    // Scan each input once.
+    let mut scans = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.iter().enumerate() {
+        let columns: Vec<usize> = used
+            .iter()
+            .chain(&key_columns)
+            .filter(|(k, _)| *k == i)
+            .map(|&(_, col)| col)
+            .collect::<BTreeSet<usize>>()
+            .into_iter()
+            .collect();
+        let scan = scan_input(c, input, &columns, std::mem::take(&mut pushed[i]), &scope)?;
+        scanned += scan.1;
+        scans.push(scan.0);
+    }
+
+    // Join.
+    let start = Instant::now();
+    let joined = if inner_only {
+        greedy(c, &inputs, &scans, &edges)?
+    } else {
+        run_tree(c, &tree, &inputs, &scans)?
+    };
+    c.engine.check()?;
+
+    // The used columns as a table, and the SELECT over it.
+    let used: Vec<ColRef> = used.into_iter().collect();
+    let names: Vec<String> = used
+        .iter()
+        .map(|&(i, col)| {
+            format!(
+                "{}.{}",
+                inputs[i].qualifier, inputs[i].table.fields[col].name
+            )
+        })
+        .collect();
+    let names = materialize::unique(&names);
+    let types: Vec<DataType> = used
+        .iter()
+        .map(|&(i, col)| {
+            let s = &scans[i];
+            s.positions
+                .get(&col)
+                .map_or(DataType::Null, |&p| s.types[p])
+        })
+        .collect();
+    let source = Gather {
+        joined: &joined,
+        scans: &scans,
+        columns: used
+            .iter()
+            .map(|&(i, col)| {
+                let k = joined.inputs.iter().position(|&x| x == i).unwrap_or(0);
+                (k, i, scans[i].positions.get(&col).copied().unwrap_or(0))
+            })
+            .collect(),
+    };
+    let name = c.internal_name("join");
+    let table =
+        materialize::table_from_rows(&name, &names, &types, &source, c.engine.partition_rows());
+    c.note(format!(
+        "joined rows: {} × {} columns, encoded as a table ({})",
+        thousands(joined.rows),
+        names.len(),
+        super::ms(start)
+    ));
+    drop(scans);
+    scope.add(&name, table);
+    let rename: HashMap<ColRef, String> = used.iter().copied().zip(names).collect();
+    let rewrite = |e: &Expr, order: bool| -> Result<Expr> {
+        let mut e = e.clone();
+        r.rewrite(&mut e, &rename, &outputs, order)?;
+        Ok(e)
+    };
+    let mut projection = Vec::with_capacity(items.len());
+    for (expr, alias) in &items {
+        let alias = alias.clone().or_else(|| match &expr.kind {
+            ExprKind::Column(n) | ExprKind::QualifiedColumn { column: n, .. } => Some(Ident {
+                name: n.clone(),
+                span: expr.span,
+            }),
+            _ => None,
+        });
+        let expr = rewrite(expr, false)?;
+        projection.push(SelectItem::Expr { expr, alias });
+    }
+    let selection = residual
+        .iter()
+        .map(|e| rewrite(e, false))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .reduce(|a, b| {
+            let span = a.span.union(b.span);
+            Expr {
+                kind: ExprKind::Binary {
+                    op: BinaryOp::And,
+                    left: Box::new(a),
+                    right: Box::new(b),
+                },
+                span,
+            }
+        });
+    let span = from.span();
+    let final_select = Select {
+        distinct: false,
+        projection,
+        from: Some(FromItem::Table {
+            table: TableRef::Named(Ident { name, span }),
+            alias: None,
+        }),
+        selection,
+        group_by: select
+            .group_by
+            .iter()
+            .map(|e| rewrite(e, false))
+            .collect::<Result<_>>()?,
+        having: select
+            .having
+            .as_ref()
+            .map(|e| rewrite(e, false))
+            .transpose()?,
+        order_by: select
+            .order_by
+            .iter()
+            .map(|o| {
+                let mut o = o.clone();
+                o.expr = rewrite(&o.expr, true)?;
+                Ok(o)
+            })
+            .collect::<Result<_>>()?,
+        limit: select.limit,
+        offset: select.offset,
+        span: select.span,
+    };
+    let mut rel = c.run_simple(&final_select, &scope)?;
+    rel.rows_scanned += scanned;
+    Ok(rel)
+}
+
+/// `(Column(name) of input i, alias name)` for a `*` expansion.
+fn qualified(i: usize, input: &Input, name: &str, span: Span) -> (Expr, Option<Ident>) {
+    let _ = i;
+    let kind = ExprKind::QualifiedColumn {
+        table: input.qualifier.clone(),
+        column: name.to_string(),
+    };
+    (
+        Expr { kind, span },
+        Some(Ident {
+            name: name.to_string(),
+            span,
+        }),
+    )
+}
+
+/// The FROM tree, its inputs resolved (tables) or run (subqueries).
+fn build(
+    c: &Composer<'_>,
+    from: &FromItem,
+    inputs: &mut Vec<Input>,
+    scope: &mut Scope<'_>,
+    padded: bool,
+    scanned: &mut usize,
+) -> Result<Node> {
+    match from {
+        FromItem::Table { table, alias } => {
+            let resolved = crate::plan::resolve_table(table, scope)?;
+            let qualifier = match (alias, table) {
+                (Some(a), _) => a.name.clone(),
+                (None, TableRef::Named(n)) => n.name.clone(),
+                (None, TableRef::File { path, .. }) => file_stem(path),
+                (None, TableRef::Function { args, name, .. }) => args
+                    .first()
+                    .and_then(|a| match &a.value {
+                        crate::sql::ast::TableArgValue::Expr(Expr {
+                            kind: ExprKind::Literal(Literal::String(p)),
+                            ..
+                        }) => Some(file_stem(p)),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| name.name.clone()),
+            };
+            add_input(
+                inputs,
+                qualifier,
+                resolved,
+                table.clone(),
+                padded,
+                from.span(),
+            )
+        }
+        FromItem::Subquery { query, alias, span } => {
+            let rel = c.nest(|| c.run_query(query, scope))?;
+            *scanned += rel.rows_scanned;
+            let name = c.internal_name("subquery");
+            let table = c.materialize(&name, &rel);
+            let table = scope.add(&name, table);
+            let qualifier = alias
+                .as_ref()
+                .map_or_else(|| name.clone(), |a| a.name.clone());
+            let source = TableRef::Named(Ident { name, span: *span });
+            add_input(inputs, qualifier, table, source, padded, *span)
+        }
+        FromItem::Join(join) => {
+            let (pad_left, pad_right) = match join.kind {
+                JoinKind::Left => (false, true),
+                JoinKind::Right => (true, false),
+                JoinKind::Full => (true, true),
+                _ => (false, false),
+            };
+            let left = build(c, &join.left, inputs, scope, padded || pad_left, scanned)?;
+            let right = build(c, &join.right, inputs, scope, padded || pad_right, scanned)?;
+            Ok(Node::Join {
+                kind: join.kind,
+                left: Box::new(left),
+                right: Box::new(right),
+                constraint: join.constraint.clone(),
+                keys: Vec::new(),
+                span: join.span,
+            })
+        }
+    }
+}
+
+fn add_input(
+    inputs: &mut Vec<Input>,
+    qualifier: String,
+    table: Arc<Table>,
+    source: TableRef,
+    padded: bool,
+    span: Span,
+) -> Result<Node> {
+    if inputs
+        .iter()
+        .any(|i| i.qualifier.eq_ignore_ascii_case(&qualifier))
+    {
+        return Err(Error::plan_at(
+            format!("the name \"{qualifier}\" is given to two inputs of FROM: give each an alias"),
+            span.start,
+        ));
+    }
+    inputs.push(Input {
+        qualifier,
+        table,
+        source,
+        padded,
+    });
+    Ok(Node::Input(inputs.len() - 1))
+}
+
+/// `trips` of `data/trips.csv.gz`: the name DuckDB gives a file in FROM.
+fn file_stem(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.split('.').next().unwrap_or(name).to_string()
+}
+
+fn usings(node: &Node, out: &mut Vec<String>) {
+    if let Node::Join {
+        left,
+        right,
+        constraint,
+        ..
+    } = node
+    {
+        if let JoinConstraint::Using(names) = constraint {
+            out.extend(names.iter().map(|n| n.name.to_ascii_lowercase()));
+        }
+        usings(left, out);
+        usings(right, out);
+    }
+}
+
+fn inner_tree(node: &Node) -> bool {
+    match node {
+        Node::Input(_) => true,
+        Node::Join {
+            kind, left, right, ..
+        } => {
+            matches!(kind, JoinKind::Inner | JoinKind::Cross | JoinKind::Comma)
+                && inner_tree(left)
+                && inner_tree(right)
+        }
+    }
+}
+
+fn inputs_under(node: &Node, out: &mut Vec<usize>) {
+    match node {
+        Node::Input(i) => out.push(*i),
+        Node::Join { left, right, .. } => {
+            inputs_under(left, out);
+            inputs_under(right, out);
+        }
+    }
+}
+
+fn tree_keys(node: &Node) -> Vec<(ColRef, ColRef)> {
+    match node {
+        Node::Input(_) => Vec::new(),
+        Node::Join {
+            left, right, keys, ..
+        } => {
+            let mut v = keys.clone();
+            v.extend(tree_keys(left));
+            v.extend(tree_keys(right));
+            v
+        }
+    }
+}
+
+/// `a AND b AND c` as `[a, b, c]`.
+fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e.kind {
+        ExprKind::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => {
+            let mut v = conjuncts(*left);
+            v.extend(conjuncts(*right));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// The USING columns of a join as key pairs.
+fn using_keys(
+    r: &Resolver<'_>,
+    left: &Node,
+    right: &Node,
+    names: &[Ident],
+) -> Result<Vec<(ColRef, ColRef)>> {
+    let find = |node: &Node, name: &Ident, side: &str| -> Result<ColRef> {
+        let mut under = Vec::new();
+        inputs_under(node, &mut under);
+        under
+            .iter()
+            .find_map(|&i| r.inputs[i].table.column_index(&name.name).map(|c| (i, c)))
+            .ok_or_else(|| {
+                Error::plan_at(
+                    format!("USING column \"{}\" is not in the {side} input", name.name),
+                    name.span.start,
+                )
+            })
+    };
+    names
+        .iter()
+        .map(|n| Ok((find(left, n, "left")?, find(right, n, "right")?)))
+        .collect()
+}
+
+/// In an inner-join tree: ON conjuncts join the pool, USING columns become
+/// edges.
+fn on_conjuncts(
+    node: &mut Node,
+    r: &Resolver<'_>,
+    pool: &mut Vec<Expr>,
+    edges: &mut Vec<(ColRef, ColRef)>,
+) -> Result<()> {
+    if let Node::Join {
+        left,
+        right,
+        constraint,
+        ..
+    } = node
+    {
+        match constraint {
+            JoinConstraint::On(e) => pool.extend(conjuncts(e.clone())),
+            JoinConstraint::Using(names) => edges.extend(using_keys(r, left, right, names)?),
+            JoinConstraint::None => {}
+        }
+        on_conjuncts(left, r, pool, edges)?;
+        on_conjuncts(right, r, pool, edges)?;
+    }
+    Ok(())
+}
+
+/// In a tree with outer joins: each join's ON becomes its keys, or is
+/// pushed into an input that the join may filter (the padded side of an
+/// outer join, either side of an inner one).
+fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> Result<()> {
+    let Node::Join {
+        kind,
+        left,
+        right,
+        constraint,
+        keys,
+        span,
+    } = node
+    else {
+        return Ok(());
+    };
+    place_outer(left, r, pushed)?;
+    place_outer(right, r, pushed)?;
+    let (mut l, mut rr) = (Vec::new(), Vec::new());
+    inputs_under(left, &mut l);
+    inputs_under(right, &mut rr);
+    match constraint {
+        JoinConstraint::None => {}
+        JoinConstraint::Using(names) => keys.extend(using_keys(r, left, right, names)?),
+        JoinConstraint::On(on) => {
+            for e in conjuncts(on.clone()) {
+                let (used, complete) = r.inputs_of(&e)?;
+                if let Some((a, b)) = equality(r, &e)? {
+                    if l.contains(&a.0) && rr.contains(&b.0) {
+                        keys.push((a, b));
+                        continue;
+                    }
+                    if l.contains(&b.0) && rr.contains(&a.0) {
+                        keys.push((b, a));
+                        continue;
+                    }
+                }
+                let filterable = |i: &usize| match kind {
+                    JoinKind::Left => rr.contains(i),
+                    JoinKind::Right => l.contains(i),
+                    JoinKind::Full => false,
+                    _ => true,
+                };
+                match used.iter().next() {
+                    Some(i) if used.len() == 1 && complete && filterable(i) => {
+                        pushed[*i].push(e);
+                    }
+                    _ => {
+                        return Err(Error::plan_at(
+                            "with outer joins, an ON condition must be an equality between the two sides or a condition on one input the join may filter; this one is not supported yet",
+                            e.span.start,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if keys.is_empty() && !matches!(kind, JoinKind::Cross | JoinKind::Comma) {
+        return Err(Error::plan_at(
+            "this join has no equality between its two sides; joins without one are not supported yet",
+            span.start,
+        ));
+    }
+    Ok(())
+}
+
+/// `a.x = b.y` between two column references.
+fn equality(r: &Resolver<'_>, e: &Expr) -> Result<Option<(ColRef, ColRef)>> {
+    if let ExprKind::Binary {
+        op: BinaryOp::Eq,
+        left,
+        right,
+    } = &e.kind
+        && let (Some(a), Some(b)) = (r.resolve(left)?, r.resolve(right)?)
+    {
+        return Ok(Some((a, b)));
+    }
+    Ok(None)
+}
+
+/// Resolves column references against the FROM tree's inputs.
+struct Resolver<'a> {
+    inputs: &'a [Input],
+    /// USING columns, lower case: a name of several inputs means the first.
+    using: Vec<String>,
+}
+
+impl Resolver<'_> {
+    fn input_named(&self, name: &str, span: Span) -> Result<usize> {
+        self.inputs
+            .iter()
+            .position(|i| i.qualifier.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.inputs.iter().map(|i| i.qualifier.as_str()).collect();
+                Error::plan_at(
+                    format!(
+                        "unknown table \"{name}\" (FROM names {})",
+                        names
+                            .iter()
+                            .map(|n| format!("\"{n}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    span.start,
+                )
+            })
+    }
+
+    /// The input column `e` names, if it is a column reference that
+    /// resolves; `None` for other expressions and unknown bare names (which
+    /// may be output aliases).
+    fn resolve(&self, e: &Expr) -> Result<Option<ColRef>> {
+        match &e.kind {
+            ExprKind::QualifiedColumn { table, column } => {
+                let i = self.input_named(table, e.span)?;
+                match self.inputs[i].table.column_index(column) {
+                    Some(c) => Ok(Some((i, c))),
+                    None => Err(Error::plan_at(
+                        format!("unknown column \"{column}\" in \"{table}\""),
+                        e.span.start,
+                    )),
+                }
+            }
+            ExprKind::Column(name) => {
+                let found: Vec<ColRef> = self
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, input)| input.table.column_index(name).map(|c| (i, c)))
+                    .collect();
+                match found.len() {
+                    0 => Ok(None),
+                    1 => Ok(Some(found[0])),
+                    _ if self.using.contains(&name.to_ascii_lowercase()) => Ok(Some(found[0])),
+                    _ => {
+                        let owners: Vec<String> = found
+                            .iter()
+                            .map(|&(i, _)| format!("{}.{name}", self.inputs[i].qualifier))
+                            .collect();
+                        Err(Error::plan_at(
+                            format!(
+                                "column name \"{name}\" is ambiguous: write {}",
+                                owners.join(" or ")
+                            ),
+                            e.span.start,
+                        ))
+                    }
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The inputs `e` reads, and whether every column reference in it
+    /// resolved.
+    fn inputs_of(&self, e: &Expr) -> Result<(BTreeSet<usize>, bool)> {
+        let mut used = BTreeSet::new();
+        let mut complete = true;
+        let mut error = None;
+        walk(e, &mut |x| {
+            if error.is_some() {
+                return;
+            }
+            match self.resolve(x) {
+                Ok(Some((i, _))) => {
+                    used.insert(i);
+                }
+                Ok(None) => {
+                    if matches!(x.kind, ExprKind::Column(_)) {
+                        complete = false;
+                    }
+                }
+                Err(err) => error = Some(err),
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok((used, complete)),
+        }
+    }
+
+    /// Adds the input columns `e` reads to `out`; in ORDER BY (`order`),
+    /// a bare name of an output column is that output, not an input's.
+    fn collect(
+        &self,
+        e: &Expr,
+        outputs: &[String],
+        order: bool,
+        out: &mut BTreeSet<ColRef>,
+    ) -> Result<()> {
+        let mut error = None;
+        walk(e, &mut |x| {
+            if error.is_some() {
+                return;
+            }
+            if let ExprKind::Column(n) = &x.kind
+                && order
+                && outputs.contains(&n.to_ascii_lowercase())
+            {
+                return;
+            }
+            match self.resolve(x) {
+                Ok(Some(c)) => {
+                    out.insert(c);
+                }
+                Ok(None) => {}
+                Err(err) => error = Some(err),
+            }
+        });
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Replaces each column reference in `e` by its name in the joined
+    /// table.
+    fn rewrite(
+        &self,
+        e: &mut Expr,
+        names: &HashMap<ColRef, String>,
+        outputs: &[String],
+        order: bool,
+    ) -> Result<()> {
+        if let ExprKind::Column(n) = &e.kind
+            && order
+            && outputs.contains(&n.to_ascii_lowercase())
+        {
+            return Ok(());
+        }
+        if let Some(c) = self.resolve(e)? {
+            let name = names.get(&c).cloned().ok_or_else(|| {
+                Error::Internal("a column used above the join was not kept".into())
+            })?;
+            e.kind = ExprKind::Column(name);
+            return Ok(());
+        }
+        for child in super::children_mut(e) {
+            self.rewrite(child, names, outputs, order)?;
+        }
+        Ok(())
+    }
+}
+
+/// Scans `input` through the single-table pipeline: `columns` of its rows
+/// that pass `filters`.
+fn scan_input(
+    c: &Composer<'_>,
+    input: &Input,
+    columns: &[usize],
+    filters: Vec<Expr>,
+    scope: &Scope<'_>,
+) -> Result<(Scan, usize)> {
+    let span = Span::default();
+    let mut projection: Vec<SelectItem> = columns
+        .iter()
+        .map(|&col| SelectItem::Expr {
+            expr: Expr {
+                kind: ExprKind::Column(input.table.fields[col].name.clone()),
+                span,
+            },
+            alias: None,
+        })
+        .collect();
+    if projection.is_empty() {
+        projection.push(SelectItem::Expr {
+            expr: Expr {
+                kind: ExprKind::Literal(Literal::Int(1)),
+                span,
+            },
+            alias: None,
+        });
+    }
+    let selection = filters
+        .into_iter()
+        .map(|mut e| {
+            unqualify(&mut e);
+            e
+        })
+        .reduce(|a, b| {
+            let span = a.span.union(b.span);
+            Expr {
+                kind: ExprKind::Binary {
+                    op: BinaryOp::And,
+                    left: Box::new(a),
+                    right: Box::new(b),
+                },
+                span,
+            }
+        });
+    let select = Select {
+        distinct: false,
+        projection,
+        from: Some(FromItem::Table {
+            table: input.source.clone(),
+            alias: Some(Ident {
+                name: input.qualifier.clone(),
+                span,
+            }),
+        }),
+        selection,
+        group_by: Vec::new(),
+        having: None,
+        order_by: Vec::new(),
+        limit: None,
+        offset: None,
+        span,
+    };
+    let rel = c.run_simple(&select, scope)?;
+    let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
+    Ok((
+        Scan {
+            rows: rel.rows,
+            positions,
+            types: rel.types,
+        },
+        rel.rows_scanned,
+    ))
+}
+
+/// `t.col` as `col` (the scan reads one table, so names are its own).
+fn unqualify(e: &mut Expr) {
+    if let ExprKind::QualifiedColumn { column, .. } = &e.kind {
+        e.kind = ExprKind::Column(column.clone());
+        return;
+    }
+    for child in super::children_mut(e) {
+        unqualify(child);
+    }
+}
+
+/// Joins an inner-join tree's inputs in a greedy order.
+fn greedy(
+    c: &Composer<'_>,
+    inputs: &[Input],
+    scans: &[Scan],
+    edges: &[(ColRef, ColRef)],
+) -> Result<Joined> {
+    let n = inputs.len();
+    let mut distinct: HashMap<ColRef, f64> = HashMap::new();
+    let mut distinct_of = |col: ColRef| -> f64 {
+        *distinct
+            .entry(col)
+            .or_insert_with(|| estimate_distinct(&scans[col.0], col.1))
+    };
+    let mut remaining: Vec<usize> = (0..n).collect();
+    let first = *remaining
+        .iter()
+        .min_by_key(|&&i| scans[i].rows.len())
+        .ok_or_else(|| Error::Internal("a join without inputs".into()))?;
+    remaining.retain(|&i| i != first);
+    let mut joined = Joined::of_input(first, scans[first].rows.len());
+    c.note(format!(
+        "join order starts at {} ({} rows)",
+        inputs[first].qualifier,
+        thousands(joined.rows)
+    ));
+    while !remaining.is_empty() {
+        c.engine.check()?;
+        // (input, estimated rows, keys)
+        type Candidate = (usize, f64, Vec<(ColRef, ColRef)>);
+        let mut best: Option<Candidate> = None;
+        for &cand in &remaining {
+            let keys: Vec<(ColRef, ColRef)> = edges
+                .iter()
+                .filter_map(|&(a, b)| {
+                    if joined.inputs.contains(&a.0) && b.0 == cand {
+                        Some((a, b))
+                    } else if joined.inputs.contains(&b.0) && a.0 == cand {
+                        Some((b, a))
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            let rows = scans[cand].rows.len() as f64;
+            let estimate = if keys.is_empty() {
+                f64::INFINITY
+            } else {
+                keys.iter()
+                    .map(|&(a, b)| {
+                        joined.rows as f64 * rows / distinct_of(a).max(distinct_of(b)).max(1.0)
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let better = match &best {
+                None => true,
+                Some((b, e, _)) => {
+                    estimate < *e || (estimate == *e && rows < scans[*b].rows.len() as f64)
+                }
+            };
+            if better {
+                best = Some((cand, estimate, keys));
+            }
+        }
+        let Some((next, _, keys)) = best else { break };
+        remaining.retain(|&i| i != next);
+        let right = Joined::of_input(next, scans[next].rows.len());
+        let kind = if keys.is_empty() {
+            JoinKind::Cross
+        } else {
+            JoinKind::Inner
+        };
+        joined = join_step(c, inputs, scans, joined, right, &keys, kind)?;
+    }
+    Ok(joined)
+}
+
+/// Joins a tree with outer joins in its written order.
+fn run_tree(c: &Composer<'_>, node: &Node, inputs: &[Input], scans: &[Scan]) -> Result<Joined> {
+    match node {
+        Node::Input(i) => Ok(Joined::of_input(*i, scans[*i].rows.len())),
+        Node::Join {
+            kind,
+            left,
+            right,
+            keys,
+            ..
+        } => {
+            let l = run_tree(c, left, inputs, scans)?;
+            let r = run_tree(c, right, inputs, scans)?;
+            let kind = match kind {
+                JoinKind::Comma => JoinKind::Cross,
+                k => *k,
+            };
+            join_step(c, inputs, scans, l, r, keys, kind)
+        }
+    }
+}
+
+/// One join, traced for EXPLAIN.
+fn join_step(
+    c: &Composer<'_>,
+    inputs: &[Input],
+    scans: &[Scan],
+    left: Joined,
+    right: Joined,
+    keys: &[(ColRef, ColRef)],
+    kind: JoinKind,
+) -> Result<Joined> {
+    let start = Instant::now();
+    let (lrows, rrows) = (left.rows, right.rows);
+    let describe = |j: &Joined| {
+        j.inputs
+            .iter()
+            .map(|&i| inputs[i].qualifier.as_str())
+            .collect::<Vec<_>>()
+            .join(" ⋈ ")
+    };
+    let names = format!("({}) with ({})", describe(&left), describe(&right));
+    let on: Vec<String> = keys
+        .iter()
+        .map(|&((a, ac), (b, bc))| {
+            format!(
+                "{}.{} = {}.{}",
+                inputs[a].qualifier,
+                inputs[a].table.fields[ac].name,
+                inputs[b].qualifier,
+                inputs[b].table.fields[bc].name
+            )
+        })
+        .collect();
+    let out = if keys.is_empty() {
+        cross(left, right)?
+    } else {
+        hash_join(scans, left, right, keys, kind)?
+    };
+    let how = match kind {
+        JoinKind::Left => "left hash join",
+        JoinKind::Right => "right hash join",
+        JoinKind::Full => "full hash join",
+        _ if keys.is_empty() => "cross join",
+        _ => "hash join",
+    };
+    c.note(format!(
+        "{how} {names}{}: {} × {} rows → {} ({})",
+        if on.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", on.join(" and "))
+        },
+        thousands(lrows),
+        thousands(rrows),
+        thousands(out.rows),
+        super::ms(start)
+    ));
+    Ok(out)
+}
+
+/// Every pair of rows.
+fn cross(left: Joined, right: Joined) -> Result<Joined> {
+    let rows = left
+        .rows
+        .checked_mul(right.rows)
+        .filter(|&n| n <= MAX_JOIN_ROWS)
+        .ok_or_else(|| {
+            Error::Execution(format!(
+                "a cross join of {} × {} rows is too large",
+                thousands(left.rows),
+                thousands(right.rows)
+            ))
+        })?;
+    let mut ids = Vec::with_capacity(left.ids.len() + right.ids.len());
+    for l in &left.ids {
+        ids.push((0..rows).map(|k| l[k / right.rows.max(1)]).collect());
+    }
+    for r in &right.ids {
+        ids.push((0..rows).map(|k| r[k % right.rows.max(1)]).collect());
+    }
+    let mut inputs = left.inputs;
+    inputs.extend(right.inputs);
+    Ok(Joined { inputs, ids, rows })
+}
+
+/// A join key: one integer, or a tuple of values.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Int(i64),
+    Values(Vec<Value>),
+}
+
+/// Reads the key of a row of one side; `None` when a part is NULL (which
+/// matches nothing).
+struct KeyReader<'a> {
+    scans: &'a [Scan],
+    joined: &'a Joined,
+    /// Per key part: (position of the input in `joined`, input, position
+    /// in its scan rows, read as float).
+    parts: Vec<(usize, usize, usize, bool)>,
+    int: bool,
+}
+
+impl KeyReader<'_> {
+    fn value(&self, part: &(usize, usize, usize, bool), row: usize) -> Option<Value> {
+        let &(k, input, pos, float) = part;
+        let id = self.joined.ids[k][row];
+        if id == NONE {
+            return None;
+        }
+        let v = &self.scans[input].rows[id as usize][pos];
+        match v {
+            Value::Null => None,
+            Value::Int(x) if float => Some(Value::Float(*x as f64)),
+            v => Some(v.clone()),
+        }
+    }
+
+    fn key(&self, row: usize) -> Option<Key> {
+        if self.int {
+            let &(k, input, pos, _) = &self.parts[0];
+            let id = self.joined.ids[k][row];
+            if id == NONE {
+                return None;
+            }
+            return match &self.scans[input].rows[id as usize][pos] {
+                Value::Int(x) | Value::Timestamp(x) => Some(Key::Int(*x)),
+                _ => None,
+            };
+        }
+        let mut values = Vec::with_capacity(self.parts.len());
+        for p in &self.parts {
+            values.push(self.value(p, row)?);
+        }
+        Some(Key::Values(values))
+    }
+}
+
+/// The key readers of both sides for `keys` (left side column, right side
+/// column).
+fn readers<'a>(
+    scans: &'a [Scan],
+    left: &'a Joined,
+    right: &'a Joined,
+    keys: &[(ColRef, ColRef)],
+) -> (KeyReader<'a>, KeyReader<'a>) {
+    let type_of = |(i, col): ColRef| {
+        let s = &scans[i];
+        s.positions
+            .get(&col)
+            .map_or(DataType::Null, |&p| s.types[p])
+    };
+    let mut lparts = Vec::new();
+    let mut rparts = Vec::new();
+    let mut int = keys.len() == 1;
+    for &(a, b) in keys {
+        let (ta, tb) = (type_of(a), type_of(b));
+        let float = ta != tb && ta.is_numeric() && tb.is_numeric();
+        int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp);
+        let part = |j: &Joined, (i, col): ColRef| {
+            (
+                j.inputs.iter().position(|&x| x == i).unwrap_or(0),
+                i,
+                scans[i].positions.get(&col).copied().unwrap_or(0),
+                float,
+            )
+        };
+        lparts.push(part(left, a));
+        rparts.push(part(right, b));
+    }
+    (
+        KeyReader {
+            scans,
+            joined: left,
+            parts: lparts,
+            int,
+        },
+        KeyReader {
+            scans,
+            joined: right,
+            parts: rparts,
+            int,
+        },
+    )
+}
+
+/// An equi-join of `left` and `right` on `keys`, of kind `kind` (inner,
+/// left, right or full).
+fn hash_join(
+    scans: &[Scan],
+    left: Joined,
+    right: Joined,
+    keys: &[(ColRef, ColRef)],
+    kind: JoinKind,
+) -> Result<Joined> {
+    let (lkey, rkey) = readers(scans, &left, &right, keys);
+    // Build on the side whose rows are all kept only when it must be
+    // scanned for unmatched rows anyway: a left join builds on the right.
+    let build_left = match kind {
+        JoinKind::Left | JoinKind::Full => false,
+        JoinKind::Right => true,
+        _ => left.rows < right.rows,
+    };
+    let (build, probe) = if build_left {
+        (&lkey, &rkey)
+    } else {
+        (&rkey, &lkey)
+    };
+    let build_rows = if build_left { left.rows } else { right.rows };
+    let probe_rows = if build_left { right.rows } else { left.rows };
+    let mut heads: HashMap<Key, u32> = HashMap::with_capacity(build_rows);
+    let mut next = vec![NONE; build_rows];
+    for (b, link) in next.iter_mut().enumerate() {
+        if let Some(k) = build.key(b) {
+            let head = heads.entry(k).or_insert(NONE);
+            *link = *head;
+            *head = b as u32;
+        }
+    }
+    let keep_probe = matches!(
+        (kind, build_left),
+        (JoinKind::Left, false) | (JoinKind::Right, true) | (JoinKind::Full, _)
+    );
+    let chunks = probe_rows.div_ceil(PROBE_CHUNK);
+    let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let lo = chunk * PROBE_CHUNK;
+            let hi = (lo + PROBE_CHUNK).min(probe_rows);
+            let (mut p, mut b) = (Vec::new(), Vec::new());
+            for row in lo..hi {
+                let mut hit = false;
+                if let Some(k) = probe.key(row) {
+                    let mut at = heads.get(&k).copied().unwrap_or(NONE);
+                    while at != NONE {
+                        p.push(row as u32);
+                        b.push(at);
+                        hit = true;
+                        at = next[at as usize];
+                    }
+                }
+                if !hit && keep_probe {
+                    p.push(row as u32);
+                    b.push(NONE);
+                }
+            }
+            (p, b)
+        })
+        .collect();
+    let total: usize = parts.iter().map(|(p, _)| p.len()).sum();
+    if total > MAX_JOIN_ROWS {
+        return Err(Error::Execution(format!(
+            "a join produces more than {} rows",
+            thousands(MAX_JOIN_ROWS)
+        )));
+    }
+    let mut probe_ids = Vec::with_capacity(total);
+    let mut build_ids = Vec::with_capacity(total);
+    for (p, b) in parts {
+        probe_ids.extend(p);
+        build_ids.extend(b);
+    }
+    if kind == JoinKind::Full {
+        let mut matched = vec![false; build_rows];
+        for &b in &build_ids {
+            if b != NONE {
+                matched[b as usize] = true;
+            }
+        }
+        for (b, m) in matched.iter().enumerate() {
+            if !m {
+                probe_ids.push(NONE);
+                build_ids.push(b as u32);
+            }
+        }
+    }
+    let (left_rows, right_rows) = if build_left {
+        (build_ids, probe_ids)
+    } else {
+        (probe_ids, build_ids)
+    };
+    let rows = left_rows.len();
+    let gather = |j: &Joined, picks: &[u32]| -> Vec<Vec<u32>> {
+        j.ids
+            .iter()
+            .map(|ids| {
+                picks
+                    .par_iter()
+                    .map(|&r| if r == NONE { NONE } else { ids[r as usize] })
+                    .collect()
+            })
+            .collect()
+    };
+    let mut ids = gather(&left, &left_rows);
+    ids.extend(gather(&right, &right_rows));
+    let mut inputs = left.inputs.clone();
+    inputs.extend(right.inputs.iter().copied());
+    Ok(Joined { inputs, ids, rows })
+}
+
+/// Distinct values of a scan column: exact up to 64k rows, else from an
+/// even sample, scaled up when the sample is mostly distinct.
+fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
+    let Some(&pos) = scan.positions.get(&col) else {
+        return 1.0;
+    };
+    let rows = scan.rows.len();
+    let step = rows.div_ceil(1 << 16).max(1);
+    let mut seen: HashSet<&Value> = HashSet::new();
+    let mut sampled = 0usize;
+    for row in scan.rows.iter().step_by(step) {
+        seen.insert(&row[pos]);
+        sampled += 1;
+    }
+    let d = seen.len() as f64;
+    if step == 1 || d < 0.9 * sampled as f64 {
+        d
+    } else {
+        d * rows as f64 / sampled.max(1) as f64
+    }
+}
+
+/// The joined rows' used columns, read through the row ids.
+struct Gather<'a> {
+    joined: &'a Joined,
+    scans: &'a [Scan],
+    /// Per output column: (position of its input in `joined`, input,
+    /// position in the input's scan rows).
+    columns: Vec<(usize, usize, usize)>,
+}
+
+static NULL: Value = Value::Null;
+
+impl RowSource for Gather<'_> {
+    fn rows(&self) -> usize {
+        self.joined.rows
+    }
+
+    fn get(&self, column: usize, row: usize) -> &Value {
+        let (k, input, pos) = self.columns[column];
+        match self.joined.ids[k][row] {
+            NONE => &NULL,
+            id => &self.scans[input].rows[id as usize][pos],
+        }
+    }
+}

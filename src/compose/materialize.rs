@@ -1,0 +1,186 @@
+//! Rows into tables: an operator's output encoded into partitions, so that
+//! the single-table pipeline (filters on codes, fixed-array group-bys,
+//! top-n) runs on it as it runs on a loaded table.
+
+use rayon::prelude::*;
+
+use crate::store::{Bitmap, Column, Field, Partition, SourceFormat, Table};
+use crate::types::{DataType, Value};
+
+/// Rows of `columns.len()` values each, read by `get(column, row)`.
+pub(crate) trait RowSource: Sync {
+    /// Row count.
+    fn rows(&self) -> usize;
+    /// The value of column `column` in row `row`.
+    fn get(&self, column: usize, row: usize) -> &Value;
+}
+
+impl RowSource for Vec<Vec<Value>> {
+    fn rows(&self) -> usize {
+        self.len()
+    }
+    fn get(&self, column: usize, row: usize) -> &Value {
+        &self[row][column]
+    }
+}
+
+/// `names.len()` columns of `source` as a table named `name`, cut into
+/// partitions of `partition_rows` rows, each column encoded by the chooser
+/// as a load encodes it. Duplicate names get `_1`, `_2`, … suffixes.
+///
+/// Types: a boolean column is stored as the strings `true`/`false` (the
+/// store has no boolean codec); an integer column holding a sum past i64
+/// (`Value::HugeInt`) becomes a float column.
+pub(crate) fn table_from_rows(
+    name: &str,
+    names: &[String],
+    types: &[DataType],
+    source: &dyn RowSource,
+    partition_rows: usize,
+) -> Table {
+    let rows = source.rows();
+    let types: Vec<DataType> = types
+        .iter()
+        .enumerate()
+        .map(|(c, &t)| match t {
+            DataType::Bool => DataType::Str,
+            DataType::Int if (0..rows).any(|r| matches!(source.get(c, r), Value::HugeInt(_))) => {
+                DataType::Float
+            }
+            t => t,
+        })
+        .collect();
+    let per = partition_rows.max(1);
+    let starts: Vec<usize> = (0..rows).step_by(per).collect();
+    let partitions: Vec<Partition> = starts
+        .par_iter()
+        .map(|&start| {
+            let len = per.min(rows - start);
+            let columns = (0..types.len())
+                .into_par_iter()
+                .map(|c| encode(types[c], len, |r| source.get(c, start + r)))
+                .collect();
+            Partition {
+                rows: len,
+                first_row: start,
+                columns,
+            }
+        })
+        .collect();
+    Table {
+        name: name.to_string(),
+        fields: unique(names)
+            .into_iter()
+            .zip(&types)
+            .map(|(name, &dtype)| Field {
+                name,
+                dtype,
+                note: None,
+            })
+            .collect(),
+        partitions,
+        source_bytes: 0,
+        source_format: SourceFormat::None,
+    }
+}
+
+/// `names` with later duplicates (compared case-insensitively) renamed
+/// `name_1`, `name_2`, … as DuckDB names a subquery's repeated columns.
+pub(crate) fn unique(names: &[String]) -> Vec<String> {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|n| {
+            let mut name = n.clone();
+            let mut k = 0;
+            while !seen.insert(name.to_ascii_lowercase()) {
+                k += 1;
+                name = format!("{n}_{k}");
+            }
+            name
+        })
+        .collect()
+}
+
+/// One column of `len` rows of type `dtype` from `get(row)`.
+fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> Column {
+    let validity = Bitmap::from_fn(len, |r| !get(r).is_null());
+    if len == 0 || validity.none_set() || dtype == DataType::Null {
+        return Column::all_null(dtype, len);
+    }
+    match dtype {
+        DataType::Int | DataType::Timestamp => {
+            let values: Vec<i64> = (0..len)
+                .map(|r| match get(r) {
+                    Value::Int(v) | Value::Timestamp(v) => *v,
+                    _ => 0,
+                })
+                .collect();
+            Column::encode_ints(dtype, &values, Some(validity))
+        }
+        DataType::Float => {
+            let values: Vec<f64> = (0..len)
+                .map(|r| match get(r) {
+                    Value::Float(v) => *v,
+                    Value::Int(v) => *v as f64,
+                    Value::HugeInt(v) => *v as f64,
+                    _ => 0.0,
+                })
+                .collect();
+            Column::encode_floats(values, Some(validity))
+        }
+        DataType::Str | DataType::Bool | DataType::Null => {
+            let values: Vec<&str> = (0..len)
+                .map(|r| match get(r) {
+                    Value::Str(s) => s.as_ref(),
+                    Value::Bool(true) => "true",
+                    Value::Bool(false) => "false",
+                    _ => "",
+                })
+                .collect();
+            Column::encode_strings(&values, Some(validity))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_through_partitions() {
+        let rows: Vec<Vec<Value>> = (0..10)
+            .map(|i| {
+                vec![
+                    if i % 3 == 0 {
+                        Value::Null
+                    } else {
+                        Value::Int(i)
+                    },
+                    Value::Float(i as f64 / 4.0),
+                    Value::str(&format!("s{}", i % 2)),
+                    Value::Bool(i % 2 == 0),
+                ]
+            })
+            .collect();
+        let names: Vec<String> = ["a", "b", "a", "d"].iter().map(|s| s.to_string()).collect();
+        let types = [
+            DataType::Int,
+            DataType::Float,
+            DataType::Str,
+            DataType::Bool,
+        ];
+        let table = table_from_rows("t", &names, &types, &rows, 4);
+        assert_eq!(table.partitions.len(), 3);
+        assert_eq!(table.rows(), 10);
+        let fields: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(fields, ["a", "b", "a_1", "d"]);
+        assert_eq!(table.fields[3].dtype, DataType::Str);
+        for p in &table.partitions {
+            for r in 0..p.rows {
+                assert_eq!(p.columns[0].value(r), rows[p.first_row + r][0]);
+                assert_eq!(p.columns[2].value(r), rows[p.first_row + r][2]);
+            }
+        }
+    }
+}

@@ -1,0 +1,875 @@
+//! Composed queries: `WITH`, subqueries, joins, set operations and
+//! `SELECT DISTINCT`, built from the single-table pipeline.
+//!
+//! ```text
+//! Query ─▶ CTEs ─▶ materialized tables (in a scope over the catalog)
+//!       ─▶ body: SELECT | left UNION/INTERSECT/EXCEPT right
+//! SELECT ─▶ subquery expressions run first, replaced by constants
+//!        ─▶ FROM a plain table: bind + the fused per-partition pipeline
+//!        ─▶ FROM a subquery: its rows encoded as a table, then as above
+//!        ─▶ FROM joins: a filtered scan per input (pushed-down conjuncts,
+//!           only the columns used), hash joins on row ids in a greedy
+//!           order, the joined columns encoded as a table, then the
+//!           SELECT's grouping, HAVING, ORDER BY and LIMIT as above
+//! ```
+//! Every intermediate result that a later step reads is encoded into
+//! partitions by the load's codec chooser
+//! ([`materialize::table_from_rows`]), so the grouping, filtering and
+//! top-n above a join or in an outer query run on codes exactly as they do
+//! on a loaded table. Subqueries are run once, never per outer row; a
+//! correlated subquery (one that names a column of the outer query) is
+//! refused with an error pointing at that column.
+
+mod join;
+pub(crate) mod materialize;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::exec;
+use crate::plan::{self, Catalog, QueryPlan};
+use crate::sql::ast::{
+    Expr, ExprKind, FromItem, Ident, JoinConstraint, Literal, Query, Select, SelectItem, SetExpr,
+    SetOp, Span, TableRef, TypeName,
+};
+use crate::store::Table;
+use crate::types::{DataType, Value, format_timestamp};
+
+/// What the composer needs of the database: its tables, and running one
+/// bound single-table plan.
+pub(crate) trait Engine: Sync {
+    /// Runs `plan` to its rows; also returns the table rows it read.
+    ///
+    /// # Errors
+    /// The executor's errors (overflow, cancellation, the memory limit).
+    fn run_plan(&self, plan: &QueryPlan) -> Result<(Vec<Vec<Value>>, usize)>;
+    /// [`Error::Cancelled`] once the statement is cancelled.
+    fn check(&self) -> Result<()>;
+    /// Rows per partition of an encoded intermediate result.
+    fn partition_rows(&self) -> usize {
+        crate::ingest::DEFAULT_PARTITION_ROWS
+    }
+}
+
+/// An operator's output: named, typed rows.
+#[derive(Debug, Clone)]
+pub(crate) struct Relation {
+    /// Column names.
+    pub names: Vec<String>,
+    /// Column types.
+    pub types: Vec<DataType>,
+    /// Rows of `names.len()` values.
+    pub rows: Vec<Vec<Value>>,
+    /// Table rows read to make them, over every scan.
+    pub rows_scanned: usize,
+}
+
+/// True when `select` needs this module: a FROM that is not one table, a
+/// subquery in an expression, or DISTINCT.
+pub(crate) fn needs_composition(select: &Select) -> bool {
+    if select.distinct {
+        return true;
+    }
+    if !matches!(select.from, None | Some(FromItem::Table { .. })) {
+        return true;
+    }
+    let mut found = false;
+    for_each_expr(select, &mut |e| {
+        found |= any_node(e, &|x| {
+            matches!(
+                x.kind,
+                ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_)
+            )
+        })
+    });
+    found
+}
+
+/// Tables a query adds to the catalog (CTEs, subqueries in FROM, join
+/// results), looked up before it.
+pub(crate) struct Scope<'p> {
+    parent: &'p dyn Catalog,
+    tables: Vec<(String, Arc<Table>)>,
+}
+
+impl<'p> Scope<'p> {
+    /// A scope over `parent` with no tables of its own.
+    pub(crate) fn new(parent: &'p dyn Catalog) -> Scope<'p> {
+        Scope {
+            parent,
+            tables: Vec::new(),
+        }
+    }
+
+    fn child(&self) -> Scope<'_> {
+        Scope::new(self)
+    }
+
+    fn add(&mut self, name: &str, table: Table) -> Arc<Table> {
+        let table = Arc::new(table);
+        self.tables.push((name.to_string(), table.clone()));
+        table
+    }
+}
+
+impl Catalog for Scope<'_> {
+    fn table(&self, name: &str) -> Option<Arc<Table>> {
+        self.tables
+            .iter()
+            .rev()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, t)| t.clone())
+            .or_else(|| self.parent.table(name))
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .tables
+            .iter()
+            .filter(|(n, _)| !n.starts_with("__"))
+            .map(|(n, _)| n.clone())
+            .collect();
+        names.extend(self.parent.table_names());
+        names
+    }
+
+    fn file_table(&self, source: &TableRef) -> Result<Arc<Table>> {
+        self.parent.file_table(source)
+    }
+}
+
+/// Runs composed queries over one statement's text.
+pub(crate) struct Composer<'e> {
+    engine: &'e dyn Engine,
+    sql: &'e str,
+    /// One line per operator run, for EXPLAIN (indented by nesting).
+    trace: Mutex<Vec<String>>,
+    depth: Mutex<usize>,
+    /// Numbers internal table names.
+    counter: Mutex<usize>,
+}
+
+impl<'e> Composer<'e> {
+    /// A composer for the statement `sql`.
+    pub(crate) fn new(engine: &'e dyn Engine, sql: &'e str) -> Composer<'e> {
+        Composer {
+            engine,
+            sql,
+            trace: Mutex::new(Vec::new()),
+            depth: Mutex::new(0),
+            counter: Mutex::new(0),
+        }
+    }
+
+    /// The operator lines recorded so far.
+    pub(crate) fn trace(&self) -> Vec<String> {
+        self.trace.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn note(&self, line: String) {
+        let depth = self.depth.lock().map(|d| *d).unwrap_or(0);
+        if let Ok(mut t) = self.trace.lock() {
+            t.push(format!("{}{line}", "  ".repeat(depth)));
+        }
+    }
+
+    fn nest<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if let Ok(mut d) = self.depth.lock() {
+            *d += 1;
+        }
+        let out = f();
+        if let Ok(mut d) = self.depth.lock() {
+            *d -= 1;
+        }
+        out
+    }
+
+    fn internal_name(&self, what: &str) -> String {
+        let mut n = self.counter.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        format!("__{what}{n}")
+    }
+
+    /// Runs a whole query: its CTEs, its body, its ORDER BY and LIMIT.
+    ///
+    /// # Errors
+    /// Plan errors with the offset of the offending text; the executor's.
+    pub(crate) fn run_query(&self, query: &Query, scope: &Scope<'_>) -> Result<Relation> {
+        self.engine.check()?;
+        let mut scope = scope.child();
+        let mut scanned = 0;
+        for cte in &query.ctes {
+            let rel = self.nest(|| self.run_query(&cte.query, &scope))?;
+            scanned += rel.rows_scanned;
+            let table = self.materialize(&cte.name.name, &rel);
+            self.note(format!(
+                "WITH {}: {} rows × {} columns, encoded as a table",
+                cte.name.name,
+                thousands(rel.rows.len()),
+                rel.names.len()
+            ));
+            scope.add(&cte.name.name, table);
+        }
+        let mut rel = self.run_set(&query.body, &scope)?;
+        rel.rows_scanned += scanned;
+        if query.order_by.is_empty() && query.limit.is_none() && query.offset.is_none() {
+            return Ok(rel);
+        }
+        // ORDER BY / LIMIT of a set operation: over its rows as a table.
+        let name = self.internal_name("set");
+        let table = self.materialize(&name, &rel);
+        scope.add(&name, table);
+        let select = Select {
+            distinct: false,
+            projection: vec![SelectItem::Wildcard(query.span)],
+            from: Some(FromItem::Table {
+                table: TableRef::Named(Ident {
+                    name,
+                    span: query.span,
+                }),
+                alias: None,
+            }),
+            selection: None,
+            group_by: Vec::new(),
+            having: None,
+            order_by: query.order_by.clone(),
+            limit: query.limit,
+            offset: query.offset,
+            span: query.span,
+        };
+        let mut out = self.run_simple(&select, &scope)?;
+        out.rows_scanned += rel.rows_scanned;
+        Ok(out)
+    }
+
+    fn run_set(&self, body: &SetExpr, scope: &Scope<'_>) -> Result<Relation> {
+        match body {
+            SetExpr::Select(select) => self.run_select(select, scope),
+            SetExpr::Operation {
+                op,
+                all,
+                left,
+                right,
+            } => {
+                let l = self.run_set(left, scope)?;
+                let r = self.run_set(right, scope)?;
+                let start = Instant::now();
+                let (lrows, rrows) = (l.rows.len(), r.rows.len());
+                let out = set_operation(*op, *all, l, r, right.span())?;
+                self.note(format!(
+                    "{}{}: {} + {} rows → {} ({})",
+                    op.keyword(),
+                    if *all { " ALL" } else { "" },
+                    thousands(lrows),
+                    thousands(rrows),
+                    thousands(out.rows.len()),
+                    ms(start)
+                ));
+                Ok(out)
+            }
+        }
+    }
+
+    /// Runs one SELECT: subqueries first, then its FROM.
+    fn run_select(&self, select: &Select, scope: &Scope<'_>) -> Result<Relation> {
+        let mut select = select.clone();
+        let scanned = self.replace_subqueries(&mut select, scope)?;
+        let distinct = std::mem::take(&mut select.distinct);
+        let (limit, offset) = if distinct {
+            (select.limit.take(), select.offset.take())
+        } else {
+            (None, None)
+        };
+        let mut rel = match &select.from {
+            None | Some(FromItem::Table { .. }) => self.run_simple(&select, scope)?,
+            Some(FromItem::Subquery { .. }) => self.run_from_subquery(select, scope)?,
+            Some(FromItem::Join(_)) => join::run(self, select, scope)?,
+        };
+        rel.rows_scanned += scanned;
+        if distinct {
+            let before = rel.rows.len();
+            let mut seen = HashSet::with_capacity(rel.rows.len());
+            rel.rows.retain(|row| seen.insert(row.clone()));
+            let offset = usize::try_from(offset.unwrap_or(0)).unwrap_or(usize::MAX);
+            rel.rows.drain(..offset.min(rel.rows.len()));
+            if let Some(limit) = limit {
+                if limit < 0 {
+                    let keep = usize::try_from(limit.unsigned_abs()).unwrap_or(usize::MAX);
+                    let cut = rel.rows.len().saturating_sub(keep);
+                    rel.rows.drain(..cut);
+                } else {
+                    rel.rows
+                        .truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+                }
+            }
+            self.note(format!(
+                "DISTINCT: {} → {} rows",
+                thousands(before),
+                thousands(rel.rows.len())
+            ));
+        }
+        Ok(rel)
+    }
+
+    /// Binds and runs a SELECT over one table of `scope`.
+    fn run_simple(&self, select: &Select, scope: &Scope<'_>) -> Result<Relation> {
+        self.engine.check()?;
+        let start = Instant::now();
+        let plan = plan::plan_select(select, self.sql, scope)?;
+        let (rows, scanned) = self.engine.run_plan(&plan)?;
+        let name = match &select.from {
+            Some(FromItem::Table {
+                table: TableRef::Named(n),
+                ..
+            }) if n.name.starts_with("__") => "the rows above".to_string(),
+            Some(from) => from.to_string(),
+            None => "no table".to_string(),
+        };
+        self.note(format!(
+            "pipeline over {name}: {} table rows → {} rows ({})",
+            thousands(plan.table.rows()),
+            thousands(rows.len()),
+            ms(start)
+        ));
+        Ok(Relation {
+            types: exec::output_types(&plan),
+            names: plan.names,
+            rows,
+            rows_scanned: scanned,
+        })
+    }
+
+    /// `SELECT … FROM (query) alias`: the query's rows as a table named by
+    /// the alias.
+    fn run_from_subquery(&self, mut select: Select, scope: &Scope<'_>) -> Result<Relation> {
+        let Some(FromItem::Subquery { query, alias, span }) = select.from.take() else {
+            return Err(Error::Internal("expected a subquery in FROM".into()));
+        };
+        let rel = self.nest(|| self.run_query(&query, scope))?;
+        let name = alias
+            .as_ref()
+            .map_or_else(|| self.internal_name("subquery"), |a| a.name.clone());
+        let mut scope = scope.child();
+        let table = self.materialize(&name, &rel);
+        scope.add(&name, table);
+        select.from = Some(FromItem::Table {
+            table: TableRef::Named(Ident { name, span }),
+            alias: None,
+        });
+        let mut out = self.run_simple(&select, &scope)?;
+        out.rows_scanned += rel.rows_scanned;
+        Ok(out)
+    }
+
+    /// `rel` encoded as a table named `name`.
+    fn materialize(&self, name: &str, rel: &Relation) -> Table {
+        materialize::table_from_rows(
+            name,
+            &rel.names,
+            &rel.types,
+            &rel.rows,
+            self.engine.partition_rows(),
+        )
+    }
+
+    /// Runs every subquery in `select`'s expressions (not in its FROM) once
+    /// and puts its answer in its place: a scalar subquery becomes its
+    /// value, `x IN (SELECT …)` a list, `EXISTS (…)` a boolean. Returns
+    /// the table rows they read.
+    fn replace_subqueries(&self, select: &mut Select, scope: &Scope<'_>) -> Result<usize> {
+        let mut scanned = 0;
+        let mut error = None;
+        let outer = qualifiers(select.from.as_ref());
+        for_each_expr_mut(select, &mut |e| {
+            if error.is_some() {
+                return;
+            }
+            if let Err(err) = self.replace_in(e, scope, &outer, &mut scanned) {
+                error = Some(err);
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(scanned),
+        }
+    }
+
+    fn replace_in(
+        &self,
+        e: &mut Expr,
+        scope: &Scope<'_>,
+        outer: &[String],
+        scanned: &mut usize,
+    ) -> Result<()> {
+        let run = |query: &Query, scanned: &mut usize| -> Result<Relation> {
+            let rel = self
+                .nest(|| self.run_query(query, scope))
+                .map_err(|err| correlated(err, query, outer))?;
+            *scanned += rel.rows_scanned;
+            Ok(rel)
+        };
+        let one_column = |rel: &Relation, span: Span| -> Result<()> {
+            if rel.names.len() == 1 {
+                Ok(())
+            } else {
+                Err(Error::plan_at(
+                    format!(
+                        "a subquery used as a value must return one column, this one returns {}",
+                        rel.names.len()
+                    ),
+                    span.start,
+                ))
+            }
+        };
+        match &mut e.kind {
+            ExprKind::Subquery(query) => {
+                let rel = run(query, scanned)?;
+                one_column(&rel, e.span)?;
+                if rel.rows.len() > 1 {
+                    return Err(Error::Execution(format!(
+                        "the subquery at byte {} returned {} rows where one value is expected",
+                        e.span.start,
+                        thousands(rel.rows.len())
+                    )));
+                }
+                let value = rel
+                    .rows
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null);
+                self.note(format!("scalar subquery → {value}"));
+                e.kind = literal_kind(&value, e.span);
+            }
+            ExprKind::InSubquery {
+                expr,
+                query,
+                negated,
+            } => {
+                let rel = run(query, scanned)?;
+                one_column(&rel, e.span)?;
+                let mut seen = HashSet::new();
+                let list: Vec<Expr> = rel
+                    .rows
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next())
+                    .filter(|v| seen.insert(v.clone()))
+                    .map(|v| Expr {
+                        kind: literal_kind(&v, e.span),
+                        span: e.span,
+                    })
+                    .collect();
+                self.note(format!("IN subquery → {} values", thousands(list.len())));
+                let mut inner = std::mem::replace(
+                    expr.as_mut(),
+                    Expr {
+                        kind: ExprKind::Literal(Literal::Null),
+                        span: e.span,
+                    },
+                );
+                self.replace_in(&mut inner, scope, outer, scanned)?;
+                e.kind = if list.is_empty() {
+                    // `x IN ()` is false and `x NOT IN ()` true, even for a
+                    // NULL x.
+                    ExprKind::Literal(Literal::Bool(*negated))
+                } else {
+                    ExprKind::InList {
+                        expr: Box::new(inner),
+                        list,
+                        negated: *negated,
+                    }
+                };
+            }
+            ExprKind::Exists(query) => {
+                let rel = run(query, scanned)?;
+                self.note(format!("EXISTS subquery → {}", !rel.rows.is_empty()));
+                e.kind = ExprKind::Literal(Literal::Bool(!rel.rows.is_empty()));
+            }
+            _ => {
+                for child in children_mut(e) {
+                    self.replace_in(child, scope, outer, scanned)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The names FROM gives its inputs (aliases, else table names).
+fn qualifiers(from: Option<&FromItem>) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(f: &FromItem, out: &mut Vec<String>) {
+        match f {
+            FromItem::Table { table, alias } => match (alias, table) {
+                (Some(a), _) => out.push(a.name.clone()),
+                (None, TableRef::Named(n)) => out.push(n.name.clone()),
+                _ => {}
+            },
+            FromItem::Subquery { alias, .. } => {
+                if let Some(a) = alias {
+                    out.push(a.name.clone());
+                }
+            }
+            FromItem::Join(j) => {
+                walk(&j.left, out);
+                walk(&j.right, out);
+            }
+        }
+    }
+    if let Some(f) = from {
+        walk(f, &mut out);
+    }
+    out
+}
+
+/// A subquery's plan error, pointed at its reference to the outer query
+/// when it has one: correlated subqueries are not decorrelated yet.
+fn correlated(err: Error, query: &Query, outer: &[String]) -> Error {
+    if !matches!(err, Error::Plan { .. }) {
+        return err;
+    }
+    fn visit_set(s: &SetExpr, outer: &[String], found: &mut Option<(String, Span)>) {
+        match s {
+            SetExpr::Select(select) => {
+                let own = qualifiers(select.from.as_ref());
+                for_each_expr(select, &mut |e| {
+                    walk(e, &mut |x| {
+                        if let ExprKind::QualifiedColumn { table, column } = &x.kind {
+                            let is_outer = outer.iter().any(|o| o.eq_ignore_ascii_case(table))
+                                && !own.iter().any(|n| n.eq_ignore_ascii_case(table));
+                            if is_outer && found.is_none() {
+                                *found = Some((format!("{table}.{column}"), x.span));
+                            }
+                        }
+                    })
+                });
+            }
+            SetExpr::Operation { left, right, .. } => {
+                visit_set(left, outer, found);
+                visit_set(right, outer, found);
+            }
+        }
+    }
+    let mut found = None;
+    visit_set(&query.body, outer, &mut found);
+    match found {
+        Some((name, span)) => Error::plan_at(
+            format!(
+                "correlated subqueries (this one reads {name} of the outer query) are not supported yet"
+            ),
+            span.start,
+        ),
+        None => err,
+    }
+}
+
+/// The rows of a set operation of `l` and `r` (column counts must agree;
+/// integer and float columns meet as float).
+fn set_operation(op: SetOp, all: bool, l: Relation, r: Relation, right: Span) -> Result<Relation> {
+    if l.names.len() != r.names.len() {
+        return Err(Error::plan_at(
+            format!(
+                "{} needs the same number of columns on both sides: {} on the left, {} on the right",
+                op.keyword(),
+                l.names.len(),
+                r.names.len()
+            ),
+            right.start,
+        ));
+    }
+    let mut types = Vec::with_capacity(l.types.len());
+    let mut to_float = Vec::new();
+    for (c, (&a, &b)) in l.types.iter().zip(&r.types).enumerate() {
+        let t = match (a, b) {
+            (a, b) if a == b => a,
+            (DataType::Null, t) | (t, DataType::Null) => t,
+            (DataType::Int, DataType::Float) | (DataType::Float, DataType::Int) => {
+                to_float.push(c);
+                DataType::Float
+            }
+            (a, b) => {
+                return Err(Error::plan_at(
+                    format!(
+                        "{} column {} (\"{}\") is {a} on the left and {b} on the right",
+                        op.keyword(),
+                        c + 1,
+                        l.names[c]
+                    ),
+                    right.start,
+                ));
+            }
+        };
+        types.push(t);
+    }
+    let floats = |mut rows: Vec<Vec<Value>>| {
+        if !to_float.is_empty() {
+            for row in &mut rows {
+                for &c in &to_float {
+                    row[c] = match &row[c] {
+                        Value::Int(v) => Value::Float(*v as f64),
+                        Value::HugeInt(v) => Value::Float(*v as f64),
+                        v => v.clone(),
+                    };
+                }
+            }
+        }
+        rows
+    };
+    let (lrows, rrows) = (floats(l.rows), floats(r.rows));
+    let rows = match (op, all) {
+        (SetOp::Union, true) => {
+            let mut rows = lrows;
+            rows.extend(rrows);
+            rows
+        }
+        (SetOp::Union, false) => {
+            let mut seen = HashSet::new();
+            lrows
+                .into_iter()
+                .chain(rrows)
+                .filter(|row| seen.insert(row.clone()))
+                .collect()
+        }
+        (SetOp::Intersect | SetOp::Except, true) => {
+            let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+            for row in rrows {
+                *counts.entry(row).or_default() += 1;
+            }
+            let keep_matched = op == SetOp::Intersect;
+            lrows
+                .into_iter()
+                .filter(|row| {
+                    let matched = match counts.get_mut(row) {
+                        Some(n) if *n > 0 => {
+                            *n -= 1;
+                            true
+                        }
+                        _ => false,
+                    };
+                    matched == keep_matched
+                })
+                .collect()
+        }
+        (SetOp::Intersect | SetOp::Except, false) => {
+            let right: HashSet<Vec<Value>> = rrows.into_iter().collect();
+            let keep_matched = op == SetOp::Intersect;
+            let mut seen = HashSet::new();
+            lrows
+                .into_iter()
+                .filter(|row| right.contains(row) == keep_matched && seen.insert(row.clone()))
+                .collect()
+        }
+    };
+    Ok(Relation {
+        names: l.names,
+        types,
+        rows,
+        rows_scanned: l.rows_scanned + r.rows_scanned,
+    })
+}
+
+/// A constant as an expression the binder reads back as `value`.
+fn literal_kind(value: &Value, span: Span) -> ExprKind {
+    let lit = |l| ExprKind::Literal(l);
+    match value {
+        Value::Null => lit(Literal::Null),
+        Value::Bool(b) => lit(Literal::Bool(*b)),
+        Value::Int(v) => lit(Literal::Int(*v)),
+        Value::HugeInt(v) => lit(Literal::Float(*v as f64)),
+        Value::Float(v) => lit(Literal::Float(*v)),
+        Value::Str(s) => lit(Literal::String(s.to_string())),
+        Value::Timestamp(t) => ExprKind::Cast {
+            expr: Box::new(Expr {
+                kind: lit(Literal::String(format_timestamp(*t))),
+                span,
+            }),
+            to: TypeName::Timestamp,
+            try_cast: false,
+        },
+    }
+}
+
+/// The direct subexpressions of `e` (not those inside a subquery).
+pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    match &mut e.kind {
+        ExprKind::Column(_)
+        | ExprKind::QualifiedColumn { .. }
+        | ExprKind::Literal(_)
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists(_) => Vec::new(),
+        ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::Extract { expr, .. }
+        | ExprKind::InSubquery { expr, .. } => vec![expr.as_mut()],
+        ExprKind::Binary { left, right, .. } => vec![left.as_mut(), right.as_mut()],
+        ExprKind::InList { expr, list, .. } => {
+            let mut v = vec![expr.as_mut()];
+            v.extend(list.iter_mut());
+            v
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => vec![expr.as_mut(), low.as_mut(), high.as_mut()],
+        ExprKind::Like { expr, pattern, .. } => vec![expr.as_mut(), pattern.as_mut()],
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            let mut v: Vec<&mut Expr> = Vec::new();
+            if let Some(o) = operand {
+                v.push(o.as_mut());
+            }
+            for (w, t) in branches {
+                v.push(w);
+                v.push(t);
+            }
+            if let Some(e) = else_result {
+                v.push(e.as_mut());
+            }
+            v
+        }
+        ExprKind::Function { args, .. } => args.iter_mut().collect(),
+    }
+}
+
+/// The direct subexpressions of `e` (not those inside a subquery).
+pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Column(_)
+        | ExprKind::QualifiedColumn { .. }
+        | ExprKind::Literal(_)
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists(_) => Vec::new(),
+        ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::Extract { expr, .. }
+        | ExprKind::InSubquery { expr, .. } => vec![expr.as_ref()],
+        ExprKind::Binary { left, right, .. } => vec![left.as_ref(), right.as_ref()],
+        ExprKind::InList { expr, list, .. } => {
+            let mut v = vec![expr.as_ref()];
+            v.extend(list.iter());
+            v
+        }
+        ExprKind::Between {
+            expr, low, high, ..
+        } => vec![expr.as_ref(), low.as_ref(), high.as_ref()],
+        ExprKind::Like { expr, pattern, .. } => vec![expr.as_ref(), pattern.as_ref()],
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            let mut v: Vec<&Expr> = Vec::new();
+            if let Some(o) = operand {
+                v.push(o.as_ref());
+            }
+            for (w, t) in branches {
+                v.push(w);
+                v.push(t);
+            }
+            if let Some(e) = else_result {
+                v.push(e.as_ref());
+            }
+            v
+        }
+        ExprKind::Function { args, .. } => args.iter().collect(),
+    }
+}
+
+/// Calls `f` on `e` and every subexpression, parents first (not inside
+/// subqueries).
+pub(crate) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    for c in children(e) {
+        walk(c, f);
+    }
+}
+
+/// True when `f` holds for `e` or a subexpression (not inside a subquery).
+pub(crate) fn any_node(e: &Expr, f: &dyn Fn(&Expr) -> bool) -> bool {
+    f(e) || children(e).into_iter().any(|c| any_node(c, f))
+}
+
+/// Calls `f` on each top-level expression of `select`: the select list,
+/// WHERE, GROUP BY, HAVING, ORDER BY and the ON conditions of its joins.
+pub(crate) fn for_each_expr(select: &Select, f: &mut dyn FnMut(&Expr)) {
+    for item in &select.projection {
+        if let SelectItem::Expr { expr, .. } = item {
+            f(expr);
+        }
+    }
+    fn from_exprs(from: &FromItem, f: &mut dyn FnMut(&Expr)) {
+        if let FromItem::Join(j) = from {
+            from_exprs(&j.left, f);
+            from_exprs(&j.right, f);
+            if let JoinConstraint::On(e) = &j.constraint {
+                f(e);
+            }
+        }
+    }
+    if let Some(from) = &select.from {
+        from_exprs(from, f);
+    }
+    select.selection.iter().for_each(&mut *f);
+    select.group_by.iter().for_each(&mut *f);
+    select.having.iter().for_each(&mut *f);
+    for o in &select.order_by {
+        f(&o.expr);
+    }
+}
+
+/// [`for_each_expr`] with mutable access.
+pub(crate) fn for_each_expr_mut(select: &mut Select, f: &mut dyn FnMut(&mut Expr)) {
+    for item in &mut select.projection {
+        if let SelectItem::Expr { expr, .. } = item {
+            f(expr);
+        }
+    }
+    fn from_exprs(from: &mut FromItem, f: &mut dyn FnMut(&mut Expr)) {
+        if let FromItem::Join(j) = from {
+            from_exprs(&mut j.left, f);
+            from_exprs(&mut j.right, f);
+            if let JoinConstraint::On(e) = &mut j.constraint {
+                f(e);
+            }
+        }
+    }
+    if let Some(from) = &mut select.from {
+        from_exprs(from, f);
+    }
+    if let Some(e) = &mut select.selection {
+        f(e);
+    }
+    for e in &mut select.group_by {
+        f(e);
+    }
+    if let Some(e) = &mut select.having {
+        f(e);
+    }
+    for o in &mut select.order_by {
+        f(&mut o.expr);
+    }
+}
+
+/// `n` with thousands separators.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Milliseconds since `start`, as EXPLAIN shows them.
+fn ms(start: Instant) -> String {
+    format!("{:.1} ms", start.elapsed().as_secs_f64() * 1e3)
+}

@@ -1,0 +1,567 @@
+//! Joins, subqueries, CTEs and set operations against nested loops.
+//!
+//! Random tables `a(k, v, s)` and `b(k, w, t)` (small key ranges, so keys
+//! repeat; NULL keys; sometimes no rows) are loaded in partitions of 3, 7
+//! or 1,000 rows. Each join kind is computed here by nested loops over the
+//! rows as generated; that result is loaded as one flat table `j`, and the
+//! engine's answer over the join must equal its answer over `j` (the
+//! single-table path, which the differential test checks against the
+//! reference evaluator). Semi-joins, set operations and scalar subqueries
+//! are compared with answers computed here row by row.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::path::Path;
+
+use katydid::{Database, DatabaseOptions, Error, LoadOptions, Value};
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// One generated row: key, integer value, string (any may be NULL).
+type Row = [Option<Cell>; 3];
+
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    Int(i64),
+    Str(String),
+}
+
+impl Cell {
+    fn value(c: &Option<Cell>) -> Value {
+        match c {
+            None => Value::Null,
+            Some(Cell::Int(i)) => Value::Int(*i),
+            Some(Cell::Str(s)) => Value::str(s),
+        }
+    }
+
+    fn int(c: &Option<Cell>) -> Option<i64> {
+        match c {
+            Some(Cell::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+fn rows(rng: &mut Rng, keys: u64) -> Vec<Row> {
+    let n = match rng.below(6) {
+        0 => 0,
+        _ => 1 + rng.below(40) as usize,
+    };
+    (0..n)
+        .map(|_| {
+            let k = (rng.below(8) != 0).then(|| Cell::Int(rng.below(keys) as i64));
+            let v = (rng.below(10) != 0).then(|| Cell::Int(rng.below(100) as i64 - 20));
+            let s = (rng.below(10) != 0).then(|| Cell::Str(format!("s{}", rng.below(4))));
+            [k, v, s]
+        })
+        .collect()
+}
+
+fn csv(header: &str, rows: &[Vec<Option<Cell>>]) -> Vec<u8> {
+    let mut out = format!("{header}\n");
+    for row in rows {
+        let fields: Vec<String> = row
+            .iter()
+            .map(|c| match c {
+                None => String::new(),
+                Some(Cell::Int(i)) => i.to_string(),
+                Some(Cell::Str(s)) => s.clone(),
+            })
+            .collect();
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn load(db: &mut Database, name: &str, header: &str, rows: &[Vec<Option<Cell>>], part: usize) {
+    let options = LoadOptions {
+        partition_rows: part,
+        replace: true,
+        ..LoadOptions::default()
+    };
+    db.load_csv_bytes(
+        csv(header, rows),
+        Path::new(&format!("{name}.csv")),
+        name,
+        &options,
+    )
+    .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+/// `a kind JOIN b ON on(a, b)` by nested loops: rows of six cells.
+fn nested_loops(
+    a: &[Row],
+    b: &[Row],
+    kind: Kind,
+    on: &dyn Fn(&Row, &Row) -> bool,
+) -> Vec<Vec<Option<Cell>>> {
+    let mut out = Vec::new();
+    let mut b_matched = vec![false; b.len()];
+    for ra in a {
+        let mut matched = false;
+        for (j, rb) in b.iter().enumerate() {
+            if on(ra, rb) {
+                matched = true;
+                b_matched[j] = true;
+                out.push(ra.iter().chain(rb.iter()).cloned().collect());
+            }
+        }
+        if !matched && matches!(kind, Kind::Left | Kind::Full) {
+            out.push(ra.iter().cloned().chain([None, None, None]).collect());
+        }
+    }
+    if matches!(kind, Kind::Right | Kind::Full) {
+        for (j, rb) in b.iter().enumerate() {
+            if !b_matched[j] {
+                out.push(
+                    [None, None, None]
+                        .into_iter()
+                        .chain(rb.iter().cloned())
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Equal non-NULL keys.
+fn same_key(a: &Row, b: &Row) -> bool {
+    matches!((Cell::int(&a[0]), Cell::int(&b[0])), (Some(x), Some(y)) if x == y)
+}
+
+fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    rows.sort_by(|x, y| {
+        x.iter()
+            .zip(y)
+            .map(|(a, b)| a.total_cmp(b))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    });
+    rows
+}
+
+fn query(db: &Database, sql: &str) -> Vec<Vec<Value>> {
+    db.query(sql)
+        .unwrap_or_else(|e| panic!("{sql}\n{e} (at {:?})", e.offset()))
+        .rows
+}
+
+/// Both queries' rows as multisets.
+fn same(db: &Database, joined: &str, flat: &str, context: &str) {
+    let (x, y) = (sorted(query(db, joined)), sorted(query(db, flat)));
+    assert_eq!(x, y, "{context}\njoin: {joined}\nflat: {flat}");
+}
+
+const JOIN_HEADER: &str = "a_k,a_v,a_s,b_k,b_w,b_t";
+
+#[test]
+fn joins_agree_with_nested_loops() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    for round in 0..24 {
+        let keys = 1 + rng.below(12);
+        let (a, b) = (rows(&mut rng, keys), rows(&mut rng, keys));
+        let part = [3, 7, 1000][round % 3];
+        let as_vec = |r: &[Row]| r.iter().map(|x| x.to_vec()).collect::<Vec<_>>();
+        load(&mut db, "a", "k,v,s", &as_vec(&a), part);
+        load(&mut db, "b", "k,w,t", &as_vec(&b), part);
+        let c = rng.below(60) as i64 - 10;
+        for kind in [Kind::Inner, Kind::Left, Kind::Right, Kind::Full] {
+            let context = format!("round {round}, {kind:?}, a = {a:?}, b = {b:?}");
+            let sql_kind = format!("{kind:?}").to_uppercase();
+            load(
+                &mut db,
+                "j",
+                JOIN_HEADER,
+                &nested_loops(&a, &b, kind, &same_key),
+                part,
+            );
+            same(
+                &db,
+                &format!(
+                    "SELECT a.k, a.v, a.s, b.k, b.w, b.t FROM a {sql_kind} JOIN b ON a.k = b.k"
+                ),
+                "SELECT a_k, a_v, a_s, b_k, b_w, b_t FROM j",
+                &context,
+            );
+            same(
+                &db,
+                &format!(
+                    "SELECT s, count(*), sum(w), min(v), count(t) FROM a {sql_kind} JOIN b ON b.k = a.k WHERE v > {c} OR w < {c} GROUP BY s"
+                ),
+                &format!(
+                    "SELECT a_s, count(*), sum(b_w), min(a_v), count(b_t) FROM j WHERE a_v > {c} OR b_w < {c} GROUP BY a_s"
+                ),
+                &context,
+            );
+            same(
+                &db,
+                &format!(
+                    "SELECT b.t, sum(a.v) AS x FROM a {sql_kind}{} JOIN b ON a.k = b.k WHERE a.v > {c} GROUP BY 1 ORDER BY x DESC LIMIT 3",
+                    if matches!(kind, Kind::Inner) {
+                        ""
+                    } else {
+                        " OUTER"
+                    }
+                ),
+                &format!(
+                    "SELECT b_t, sum(a_v) AS x FROM j WHERE a_v > {c} GROUP BY 1 ORDER BY x DESC LIMIT 3"
+                ),
+                &context,
+            );
+            // A filter in ON on the padded side keeps the preserved rows.
+            if matches!(kind, Kind::Left | Kind::Inner) {
+                let on =
+                    |x: &Row, y: &Row| same_key(x, y) && Cell::int(&y[1]).is_some_and(|w| w > c);
+                load(
+                    &mut db,
+                    "j",
+                    JOIN_HEADER,
+                    &nested_loops(&a, &b, kind, &on),
+                    part,
+                );
+                same(
+                    &db,
+                    &format!("SELECT a.v, b.w FROM a {sql_kind} JOIN b ON a.k = b.k AND b.w > {c}"),
+                    "SELECT a_v, b_w FROM j",
+                    &context,
+                );
+            }
+        }
+        // Inner joins: two keys, USING, a comma join with a residual
+        // condition, and a self-join.
+        let context = format!("round {round}, a = {a:?}, b = {b:?}");
+        let two = |x: &Row, y: &Row| {
+            same_key(x, y)
+                && matches!((Cell::int(&x[1]), Cell::int(&y[1])), (Some(p), Some(q)) if p == q)
+        };
+        load(
+            &mut db,
+            "j",
+            JOIN_HEADER,
+            &nested_loops(&a, &b, Kind::Inner, &two),
+            part,
+        );
+        same(
+            &db,
+            "SELECT a.s, b.t FROM a JOIN b ON a.k = b.k AND a.v = b.w",
+            "SELECT a_s, b_t FROM j",
+            &context,
+        );
+        load(
+            &mut db,
+            "j",
+            JOIN_HEADER,
+            &nested_loops(&a, &b, Kind::Inner, &same_key),
+            part,
+        );
+        same(
+            &db,
+            "SELECT k, v, w FROM a JOIN b USING (k)",
+            "SELECT a_k, a_v, b_w FROM j",
+            &context,
+        );
+        same(
+            &db,
+            "SELECT count(*), sum(a.v * b.w) FROM b, a WHERE a.k = b.k AND a.v < b.w",
+            "SELECT count(*), sum(a_v * b_w) FROM j WHERE a_v < b_w",
+            &context,
+        );
+        let self_pairs: i64 = a
+            .iter()
+            .map(|x| a.iter().filter(|y| same_key(x, y)).count() as i64)
+            .sum();
+        assert_eq!(
+            query(&db, "SELECT count(*) FROM a x JOIN a y ON x.k = y.k"),
+            vec![vec![Value::Int(self_pairs)]],
+            "{context}"
+        );
+        subqueries_and_set_operations(&db, &a, &b, &context);
+    }
+}
+
+fn ints(rows: &[Row], column: usize) -> Vec<Option<i64>> {
+    rows.iter().map(|r| Cell::int(&r[column])).collect()
+}
+
+fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &str) {
+    let (ak, bk) = (ints(a, 0), ints(b, 0));
+    let col = |rows: Vec<Vec<Value>>| -> Vec<Value> {
+        sorted(rows).into_iter().map(|r| r[0].clone()).collect()
+    };
+    let vals = |v: Vec<Option<i64>>| -> Vec<Value> {
+        let rows = v
+            .into_iter()
+            .map(|x| vec![x.map_or(Value::Null, Value::Int)])
+            .collect();
+        col(rows)
+    };
+    // IN and NOT IN with SQL's NULL semantics.
+    let b_null = bk.iter().any(Option::is_none);
+    let in_b = |k: Option<i64>| k.is_some() && bk.contains(&k);
+    let expected_in: Vec<Option<i64>> = a
+        .iter()
+        .filter(|r| in_b(Cell::int(&r[0])))
+        .map(|r| Cell::int(&r[1]))
+        .collect();
+    assert_eq!(
+        col(query(db, "SELECT v FROM a WHERE k IN (SELECT k FROM b)")),
+        vals(expected_in),
+        "IN: {context}"
+    );
+    let expected_not_in: Vec<Option<i64>> = a
+        .iter()
+        .filter(|r| {
+            let k = Cell::int(&r[0]);
+            b.is_empty() || (k.is_some() && !in_b(k) && !b_null)
+        })
+        .map(|r| Cell::int(&r[1]))
+        .collect();
+    assert_eq!(
+        col(query(
+            db,
+            "SELECT v FROM a WHERE k NOT IN (SELECT k FROM b)"
+        )),
+        vals(expected_not_in),
+        "NOT IN: {context}"
+    );
+    // Scalar subquery and EXISTS.
+    let max_w = b.iter().filter_map(|r| Cell::int(&r[1])).max();
+    let above = a
+        .iter()
+        .filter(|r| matches!((Cell::int(&r[1]), max_w), (Some(v), Some(m)) if v > m - 30))
+        .count() as i64;
+    assert_eq!(
+        query(
+            db,
+            "SELECT count(*) FROM a WHERE v > (SELECT max(w) FROM b) - 30"
+        ),
+        vec![vec![Value::Int(above)]],
+        "scalar: {context}"
+    );
+    let exists = if b.iter().any(|r| Cell::int(&r[1]).is_some_and(|w| w > 50)) {
+        a.len() as i64
+    } else {
+        0
+    };
+    assert_eq!(
+        query(
+            db,
+            "SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE w > 50)"
+        ),
+        vec![vec![Value::Int(exists)]],
+        "EXISTS: {context}"
+    );
+    // Set operations on the keys, NULLs equal to each other.
+    let mut counts_b: HashMap<Option<i64>, usize> = HashMap::new();
+    for k in &bk {
+        *counts_b.entry(*k).or_default() += 1;
+    }
+    let distinct = |v: Vec<Option<i64>>| {
+        let mut out: Vec<Option<i64>> = Vec::new();
+        for x in v {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+        out
+    };
+    let union_all: Vec<Option<i64>> = ak.iter().chain(&bk).copied().collect();
+    let mut left = counts_b.clone();
+    let intersect_all: Vec<Option<i64>> = ak
+        .iter()
+        .filter(|k| match left.get_mut(k) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        })
+        .copied()
+        .collect();
+    let mut left = counts_b.clone();
+    let except_all: Vec<Option<i64>> = ak
+        .iter()
+        .filter(|k| match left.get_mut(k) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .copied()
+        .collect();
+    let cases = [
+        ("UNION ALL", union_all.clone()),
+        ("UNION", distinct(union_all)),
+        ("INTERSECT ALL", intersect_all),
+        (
+            "INTERSECT",
+            distinct(ak.iter().filter(|k| bk.contains(k)).copied().collect()),
+        ),
+        ("EXCEPT ALL", except_all),
+        (
+            "EXCEPT",
+            distinct(ak.iter().filter(|k| !bk.contains(k)).copied().collect()),
+        ),
+    ];
+    for (op, expected) in cases {
+        let sql = format!("SELECT k FROM a {op} SELECT k FROM b");
+        assert_eq!(col(query(db, &sql)), vals(expected), "{sql}: {context}");
+    }
+    // DISTINCT, a CTE and a subquery in FROM.
+    assert_eq!(
+        col(query(db, "SELECT DISTINCT k FROM a")),
+        vals(distinct(ak.clone())),
+        "DISTINCT: {context}"
+    );
+    let mut sums: HashMap<i64, i64> = HashMap::new();
+    for r in b {
+        if let (Some(k), Some(w)) = (Cell::int(&r[0]), Cell::int(&r[1])) {
+            *sums.entry(k).or_default() += w;
+        }
+    }
+    let mut expected = Vec::new();
+    for r in a {
+        if let Some(k) = Cell::int(&r[0])
+            && let Some(s) = sums.get(&k)
+        {
+            expected.push(vec![Cell::value(&r[1]), Value::Int(*s)]);
+        }
+    }
+    let sql = "WITH t AS (SELECT k, sum(w) AS sw FROM b WHERE w IS NOT NULL GROUP BY k) \
+               SELECT a.v, t.sw FROM a JOIN t ON a.k = t.k";
+    assert_eq!(
+        sorted(query(db, sql)),
+        sorted(expected.clone()),
+        "{sql}: {context}"
+    );
+    let sql = "SELECT x.v, y.sw FROM (SELECT k, v FROM a) AS x, \
+               (SELECT k, sum(w) AS sw FROM b WHERE w IS NOT NULL GROUP BY k) y WHERE x.k = y.k";
+    assert_eq!(sorted(query(db, sql)), sorted(expected), "{sql}: {context}");
+}
+
+#[test]
+fn bad_composed_queries_say_where() {
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    load(
+        &mut db,
+        "a",
+        "k,v,s",
+        &[vec![
+            Some(Cell::Int(1)),
+            Some(Cell::Int(2)),
+            Some(Cell::Str("x".into())),
+        ]],
+        10,
+    );
+    load(
+        &mut db,
+        "b",
+        "k,w,t",
+        &[
+            vec![Some(Cell::Int(1)), Some(Cell::Int(5)), None],
+            vec![Some(Cell::Int(2)), Some(Cell::Int(6)), None],
+        ],
+        10,
+    );
+    // (query, the text the error points at, what it says)
+    let cases = [
+        ("SELECT k FROM a JOIN b ON a.k = b.k", "k FROM", "ambiguous"),
+        (
+            "SELECT a.k FROM a JOIN b ON a.k = c.k",
+            "c.k",
+            "unknown table \"c\"",
+        ),
+        (
+            "SELECT a.zz FROM a JOIN b ON a.k = b.k",
+            "a.zz",
+            "unknown column \"zz\"",
+        ),
+        (
+            "SELECT 1 FROM a JOIN a ON a.k = a.k",
+            "a ON",
+            "give each an alias",
+        ),
+        (
+            "SELECT k FROM a UNION SELECT k, w FROM b",
+            "SELECT k, w",
+            "same number of columns",
+        ),
+        (
+            "SELECT s FROM a UNION SELECT k FROM b",
+            "SELECT k",
+            "string on the left and integer",
+        ),
+        (
+            "SELECT (SELECT k, w FROM b) FROM a",
+            "(SELECT",
+            "one column",
+        ),
+        (
+            "SELECT v FROM a WHERE k IN (SELECT b.k FROM b WHERE b.w > a.v)",
+            "a.v",
+            "correlated",
+        ),
+        (
+            "SELECT x.k FROM a WHERE x.k = 1",
+            "x.k",
+            "unknown table \"x\"",
+        ),
+    ];
+    for (sql, at, message) in cases {
+        let offset = sql.find(at).expect("marker in the query");
+        match db.query(sql) {
+            Err(Error::Plan {
+                offset: o,
+                message: m,
+            }) => {
+                assert!(m.contains(message), "{sql}: {m}");
+                assert_eq!(o, Some(offset), "{sql}: {m}");
+            }
+            other => panic!("{sql}: expected a plan error, got {other:?}"),
+        }
+    }
+    match db.query("SELECT (SELECT k FROM b) FROM a") {
+        Err(Error::Execution(m)) => assert!(m.contains("2 rows"), "{m}"),
+        other => panic!("two-row scalar subquery: {other:?}"),
+    }
+    // The session goes on.
+    assert_eq!(
+        query(&db, "SELECT count(*) FROM a"),
+        vec![vec![Value::Int(1)]]
+    );
+}

@@ -381,6 +381,47 @@ fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &
         vec![vec![Value::Int(exists)]],
         "EXISTS: {context}"
     );
+    // Correlated: EXISTS and NOT EXISTS with a key and a comparison, and
+    // an aggregate compared per outer row.
+    let matches = |ra: &Row| {
+        b.iter().any(|rb| {
+            same_key(ra, rb)
+                && matches!((Cell::int(&rb[1]), Cell::int(&ra[1])), (Some(w), Some(v)) if w > v)
+        })
+    };
+    for (not, keep) in [("", true), ("NOT ", false)] {
+        let expected: Vec<Option<i64>> = a
+            .iter()
+            .filter(|r| matches(r) == keep)
+            .map(|r| Cell::int(&r[1]))
+            .collect();
+        let sql = format!(
+            "SELECT v FROM a WHERE {not}EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.w > a.v)"
+        );
+        assert_eq!(col(query(db, &sql)), vals(expected), "{sql}: {context}");
+    }
+    let mut sum_w: HashMap<i64, Option<i64>> = HashMap::new();
+    for r in b {
+        if let Some(k) = Cell::int(&r[0]) {
+            let entry = sum_w.entry(k).or_insert(None);
+            if let Some(w) = Cell::int(&r[1]) {
+                *entry = Some(entry.unwrap_or(0) + w);
+            }
+        }
+    }
+    let below = a
+        .iter()
+        .filter(|r| {
+            let (k, v) = (Cell::int(&r[0]), Cell::int(&r[1]));
+            matches!((k.and_then(|k| sum_w.get(&k).copied().flatten()), v), (Some(s), Some(v)) if v < s)
+        })
+        .count() as i64;
+    let sql = "SELECT count(*) FROM a WHERE a.v < (SELECT sum(w) FROM b WHERE b.k = a.k)";
+    assert_eq!(
+        query(db, sql),
+        vec![vec![Value::Int(below)]],
+        "{sql}: {context}"
+    );
     // Set operations on the keys, NULLs equal to each other.
     let mut counts_b: HashMap<Option<i64>, usize> = HashMap::new();
     for k in &bk {

@@ -27,8 +27,9 @@ use std::collections::{BTreeSet, HashSet};
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+use super::correlated::Semi;
 use super::materialize::{self, RowSource};
-use super::{Composer, Relation, Scope, thousands, walk};
+use super::{Composer, Relation, Scope, and_all, conjuncts, thousands, walk};
 use crate::error::{Error, Result};
 use crate::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal, Select,
@@ -102,7 +103,12 @@ impl Joined {
 }
 
 /// Runs a SELECT whose FROM has joins.
-pub(super) fn run(c: &Composer<'_>, mut select: Select, scope: &Scope<'_>) -> Result<Relation> {
+pub(super) fn run(
+    c: &Composer<'_>,
+    mut select: Select,
+    scope: &Scope<'_>,
+    semis: Vec<Semi>,
+) -> Result<Relation> {
     let mut scope = scope.child();
     let from = select
         .from
@@ -203,6 +209,22 @@ pub(super) fn run(c: &Composer<'_>, mut select: Select, scope: &Scope<'_>) -> Re
         key_columns.insert(*a);
         key_columns.insert(*b);
     }
+    // The outer columns of semi-joins, per semi-join: keys, then residuals.
+    let mut semi_columns: Vec<(Vec<ColRef>, Vec<ColRef>)> = Vec::new();
+    for semi in &semis {
+        let column = |e: &Expr| -> Result<ColRef> {
+            r.resolve(e)?
+                .ok_or_else(|| Error::plan_at("not a column of the outer query", e.span.start))
+        };
+        let keys = semi.outer.iter().map(column).collect::<Result<Vec<_>>>()?;
+        let residual = semi
+            .residual
+            .iter()
+            .map(|(_, _, e)| column(e))
+            .collect::<Result<Vec<_>>>()?;
+        key_columns.extend(keys.iter().chain(&residual).copied());
+        semi_columns.push((keys, residual));
+    }
 
     // Scan each input once.
     let mut scans = Vec::with_capacity(inputs.len());
@@ -222,11 +244,24 @@ pub(super) fn run(c: &Composer<'_>, mut select: Select, scope: &Scope<'_>) -> Re
 
     // Join.
     let start = Instant::now();
-    let joined = if inner_only {
+    let mut joined = if inner_only {
         greedy(c, &inputs, &scans, &edges)?
     } else {
         run_tree(c, &tree, &inputs, &scans)?
     };
+    for (semi, (keys, residual)) in semis.iter().zip(&semi_columns) {
+        c.engine.check()?;
+        let before = joined.rows;
+        let t = Instant::now();
+        joined = semi_join(&scans, joined, semi, keys, residual);
+        c.note(format!(
+            "{}-join: {} → {} rows ({})",
+            if semi.anti { "anti" } else { "semi" },
+            thousands(before),
+            thousands(joined.rows),
+            super::ms(t)
+        ));
+    }
     c.engine.check()?;
 
     // The used columns as a table, and the SELECT over it.
@@ -290,22 +325,12 @@ pub(super) fn run(c: &Composer<'_>, mut select: Select, scope: &Scope<'_>) -> Re
         let expr = rewrite(expr, false)?;
         projection.push(SelectItem::Expr { expr, alias });
     }
-    let selection = residual
-        .iter()
-        .map(|e| rewrite(e, false))
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .reduce(|a, b| {
-            let span = a.span.union(b.span);
-            Expr {
-                kind: ExprKind::Binary {
-                    op: BinaryOp::And,
-                    left: Box::new(a),
-                    right: Box::new(b),
-                },
-                span,
-            }
-        });
+    let selection = and_all(
+        residual
+            .iter()
+            .map(|e| rewrite(e, false))
+            .collect::<Result<Vec<_>>>()?,
+    );
     let span = from.span();
     let final_select = Select {
         distinct: false,
@@ -510,22 +535,6 @@ fn tree_keys(node: &Node) -> Vec<(ColRef, ColRef)> {
             v.extend(tree_keys(right));
             v
         }
-    }
-}
-
-/// `a AND b AND c` as `[a, b, c]`.
-fn conjuncts(e: Expr) -> Vec<Expr> {
-    match e.kind {
-        ExprKind::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            let mut v = conjuncts(*left);
-            v.extend(conjuncts(*right));
-            v
-        }
-        _ => vec![e],
     }
 }
 
@@ -850,23 +859,15 @@ fn scan_input(
             alias: None,
         });
     }
-    let selection = filters
-        .into_iter()
-        .map(|mut e| {
-            unqualify(&mut e);
-            e
-        })
-        .reduce(|a, b| {
-            let span = a.span.union(b.span);
-            Expr {
-                kind: ExprKind::Binary {
-                    op: BinaryOp::And,
-                    left: Box::new(a),
-                    right: Box::new(b),
-                },
-                span,
-            }
-        });
+    let selection = and_all(
+        filters
+            .into_iter()
+            .map(|mut e| {
+                unqualify(&mut e);
+                e
+            })
+            .collect(),
+    );
     let select = Select {
         distinct: false,
         projection,
@@ -1350,5 +1351,123 @@ impl RowSource for Gather<'_> {
             NONE => &NULL,
             id => &self.scans[input].rows[id as usize][pos],
         }
+    }
+}
+
+/// The rows of `joined` that some row of `semi` matches (none, for an
+/// anti-join): equal keys, NULLs matching nothing, and every residual
+/// comparison true.
+fn semi_join(
+    scans: &[Scan],
+    joined: Joined,
+    semi: &Semi,
+    keys: &[ColRef],
+    residual: &[ColRef],
+) -> Joined {
+    let type_of = |(i, col): ColRef| {
+        let s = &scans[i];
+        s.positions
+            .get(&col)
+            .map_or(DataType::Null, |&p| s.types[p])
+    };
+    // Integer and float keys meet as floats.
+    let floats: Vec<bool> = keys
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| {
+            let (a, b) = (
+                type_of(c),
+                semi.types.get(k).copied().unwrap_or(DataType::Null),
+            );
+            a != b && a.is_numeric() && b.is_numeric()
+        })
+        .collect();
+    let norm = |v: &Value, float: bool| match v {
+        Value::Int(x) if float => Value::Float(*x as f64),
+        v => v.clone(),
+    };
+    let mut table: HashMap<Vec<Value>, Vec<u32>> = HashMap::new();
+    for (r, row) in semi.rows.iter().enumerate() {
+        if row[..keys.len()].iter().any(Value::is_null) {
+            continue;
+        }
+        let key = row[..keys.len()]
+            .iter()
+            .zip(&floats)
+            .map(|(v, &f)| norm(v, f))
+            .collect();
+        table.entry(key).or_default().push(r as u32);
+    }
+    let position = |(i, col): ColRef| {
+        (
+            joined.inputs.iter().position(|&x| x == i).unwrap_or(0),
+            i,
+            scans[i].positions.get(&col).copied().unwrap_or(0),
+        )
+    };
+    let key_at: Vec<(usize, usize, usize)> = keys.iter().map(|&c| position(c)).collect();
+    let residual_at: Vec<(usize, usize, usize)> = residual.iter().map(|&c| position(c)).collect();
+    let value = |(k, i, p): (usize, usize, usize), row: usize| -> &Value {
+        match joined.ids[k][row] {
+            NONE => &NULL,
+            id => &scans[i].rows[id as usize][p],
+        }
+    };
+    let keep: Vec<u32> = (0..joined.rows)
+        .into_par_iter()
+        .filter(|&row| {
+            let mut key = Vec::with_capacity(key_at.len());
+            for (&at, &f) in key_at.iter().zip(&floats) {
+                let v = value(at, row);
+                if v.is_null() {
+                    return semi.anti;
+                }
+                key.push(norm(v, f));
+            }
+            let hit = table.get(&key).is_some_and(|candidates| {
+                candidates.iter().any(|&r| {
+                    semi.residual
+                        .iter()
+                        .zip(&residual_at)
+                        .all(|((pos, op, _), &at)| {
+                            holds(*op, &semi.rows[r as usize][*pos], value(at, row))
+                        })
+                })
+            });
+            hit != semi.anti
+        })
+        .map(|row| row as u32)
+        .collect();
+    let ids = joined
+        .ids
+        .iter()
+        .map(|ids| keep.iter().map(|&r| ids[r as usize]).collect())
+        .collect();
+    Joined {
+        inputs: joined.inputs,
+        ids,
+        rows: keep.len(),
+    }
+}
+
+/// `a op b` for a comparison, false when either is NULL.
+fn holds(op: BinaryOp, a: &Value, b: &Value) -> bool {
+    use std::cmp::Ordering;
+    let ord = match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => return false,
+        (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
+        (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (a, b) => Some(a.total_cmp(b)),
+    };
+    let Some(ord) = ord else { return false };
+    match op {
+        BinaryOp::Eq => ord == Ordering::Equal,
+        BinaryOp::NotEq => ord != Ordering::Equal,
+        BinaryOp::Lt => ord == Ordering::Less,
+        BinaryOp::LtEq => ord != Ordering::Greater,
+        BinaryOp::Gt => ord == Ordering::Greater,
+        BinaryOp::GtEq => ord != Ordering::Less,
+        _ => false,
     }
 }

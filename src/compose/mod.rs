@@ -20,6 +20,7 @@
 //! correlated subquery (one that names a column of the outer query) is
 //! refused with an error pointing at that column.
 
+mod correlated;
 mod join;
 pub(crate) mod materialize;
 
@@ -31,8 +32,8 @@ use crate::error::{Error, Result};
 use crate::exec;
 use crate::plan::{self, Catalog, QueryPlan};
 use crate::sql::ast::{
-    Expr, ExprKind, FromItem, Ident, JoinConstraint, Literal, Query, Select, SelectItem, SetExpr,
-    SetOp, Span, TableRef, TypeName,
+    self, Expr, ExprKind, FromItem, Ident, JoinConstraint, Literal, Query, Select, SelectItem,
+    SetExpr, SetOp, Span, TableRef, TypeName,
 };
 use crate::store::Table;
 use crate::types::{DataType, Value, format_timestamp};
@@ -275,7 +276,31 @@ impl<'e> Composer<'e> {
     /// Runs one SELECT: subqueries first, then its FROM.
     fn run_select(&self, select: &Select, scope: &Scope<'_>) -> Result<Relation> {
         let mut select = select.clone();
-        let scanned = self.replace_subqueries(&mut select, scope)?;
+        let mut scope = scope.child();
+        let mut semis = Vec::new();
+        let mut scanned = self.decorrelate(&mut select, &mut scope, &mut semis)?;
+        let scope = &scope;
+        scanned += self.replace_subqueries(&mut select, scope)?;
+        // DISTINCT over plain expressions is a GROUP BY of them, which
+        // the pipeline groups on codes.
+        if select.distinct
+            && select.group_by.is_empty()
+            && select.having.is_none()
+            && select.projection.iter().all(|item| match item {
+                SelectItem::Expr { expr, .. } => !contains_aggregate(expr),
+                _ => false,
+            })
+        {
+            select.distinct = false;
+            select.group_by = select
+                .projection
+                .iter()
+                .filter_map(|item| match item {
+                    SelectItem::Expr { expr, .. } => Some(expr.clone()),
+                    _ => None,
+                })
+                .collect();
+        }
         let distinct = std::mem::take(&mut select.distinct);
         let (limit, offset) = if distinct {
             (select.limit.take(), select.offset.take())
@@ -283,9 +308,16 @@ impl<'e> Composer<'e> {
             (None, None)
         };
         let mut rel = match &select.from {
+            Some(FromItem::Table { .. }) if !semis.is_empty() => {
+                join::run(self, select, scope, semis)?
+            }
             None | Some(FromItem::Table { .. }) => self.run_simple(&select, scope)?,
-            Some(FromItem::Subquery { .. }) => self.run_from_subquery(select, scope)?,
-            Some(FromItem::Join(_)) => join::run(self, select, scope)?,
+            Some(FromItem::Subquery { .. }) if semis.is_empty() => {
+                self.run_from_subquery(select, scope)?
+            }
+            Some(FromItem::Subquery { .. } | FromItem::Join(_)) => {
+                join::run(self, select, scope, semis)?
+            }
         };
         rel.rows_scanned += scanned;
         if distinct {
@@ -689,6 +721,45 @@ fn literal_kind(value: &Value, span: Span) -> ExprKind {
             try_cast: false,
         },
     }
+}
+
+/// True when `e` calls an aggregate function.
+pub(crate) fn contains_aggregate(e: &Expr) -> bool {
+    any_node(e, &|x| match &x.kind {
+        ExprKind::Function { name, .. } => crate::plan::AggFunc::is_aggregate_name(name),
+        _ => false,
+    })
+}
+
+/// `a AND b AND c` as `[a, b, c]`.
+pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e.kind {
+        ExprKind::Binary {
+            op: ast::BinaryOp::And,
+            left,
+            right,
+        } => {
+            let mut v = conjuncts(*left);
+            v.extend(conjuncts(*right));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// `[a, b, c]` as `a AND b AND c`; `None` for no conjunct.
+pub(crate) fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
+    conjuncts.into_iter().reduce(|a, b| {
+        let span = a.span.union(b.span);
+        Expr {
+            kind: ExprKind::Binary {
+                op: ast::BinaryOp::And,
+                left: Box::new(a),
+                right: Box::new(b),
+            },
+            span,
+        }
+    })
 }
 
 /// The direct subexpressions of `e` (not those inside a subquery).

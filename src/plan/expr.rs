@@ -664,6 +664,23 @@ pub enum AggFunc {
 }
 
 impl AggFunc {
+    /// Names that call an aggregate (case-insensitive): `count`,
+    /// `approx_count_distinct`, `sum`, `avg`/`mean`, `min`, `max`.
+    pub const NAMES: &'static [&'static str] = &[
+        "count",
+        "approx_count_distinct",
+        "sum",
+        "avg",
+        "mean",
+        "min",
+        "max",
+    ];
+
+    /// True when `name` calls an aggregate.
+    pub fn is_aggregate_name(name: &str) -> bool {
+        Self::NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+    }
+
     /// The SQL name.
     pub fn name(self) -> &'static str {
         match self {

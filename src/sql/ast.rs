@@ -588,7 +588,6 @@ impl BinaryOp {
     }
 
     /// True for `= <> < <= > >=`.
-    #[cfg(feature = "internals")]
     pub fn is_comparison(self) -> bool {
         matches!(
             self,

@@ -1,0 +1,495 @@
+//! Correlated subqueries, unnested into joins (after Neumann & Kemper,
+//! "Unnesting Arbitrary Queries", BTW 2015, for the shapes analytic SQL
+//! uses): never run per outer row.
+//!
+//! A subquery is correlated when its WHERE names a column of the outer
+//! query (`t.col` with an outer table's name or alias, or a bare name that
+//! only an outer input has). Its conjuncts that do are taken out, and must
+//! compare an expression of the subquery's own columns with one outer
+//! column:
+//! - `[NOT] EXISTS (SELECT … WHERE inner = outer AND inner <> outer …)`,
+//!   a conjunct of the outer WHERE, becomes a semi-join (anti-join): the
+//!   subquery runs once, without those conjuncts, giving its key values
+//!   (and the values its other comparisons need); the outer rows are then
+//!   kept when some subquery row has equal keys and passes the
+//!   comparisons (for NOT EXISTS, when none has). See [`Semi`].
+//! - a scalar subquery `(SELECT agg(…) FROM … WHERE inner = outer …)`
+//!   becomes its aggregate grouped by the inner keys, joined to the outer
+//!   query on them, and read as a column (aggregate-then-join). An outer
+//!   row without a group gets no row, where SQL gives the aggregate of no
+//!   rows: right for every comparison with a NULL aggregate, not for
+//!   `count` compared with 0.
+
+use std::sync::Arc;
+
+use super::{Composer, Scope, for_each_expr, walk};
+use crate::error::{Error, Result};
+use crate::plan::{Catalog, resolve_table};
+use crate::sql::ast::{
+    BinaryOp, Expr, ExprKind, FromItem, Ident, Join, JoinConstraint, JoinKind, Query, Select,
+    SelectItem, Span, TableRef,
+};
+use crate::store::Table;
+use crate::types::{DataType, Value};
+
+/// A derived table replacing a correlated scalar subquery: its name in the
+/// scope, the outer columns equal to its keys `__k0, __k1, …`, and where the
+/// subquery was.
+type DerivedJoin = (String, Vec<Expr>, Span);
+
+/// A semi-join (or anti-join) filter on the outer query's rows.
+pub(crate) struct Semi {
+    /// The outer columns compared with the keys, in key order.
+    pub outer: Vec<Expr>,
+    /// The subquery's rows: its key values first, then the values of
+    /// `residual`'s inner sides.
+    pub rows: Vec<Vec<Value>>,
+    /// Further comparisons `row[position] op outer`, all of which a
+    /// matching subquery row must pass.
+    pub residual: Vec<(usize, BinaryOp, Expr)>,
+    /// NOT EXISTS: keep the rows no subquery row matches.
+    pub anti: bool,
+    /// The types of `rows`' columns.
+    pub types: Vec<DataType>,
+}
+
+/// The inputs of a FROM: name and table (`None` for a subquery, whose
+/// columns are not known before it runs).
+fn inputs(from: Option<&FromItem>, scope: &dyn Catalog) -> Vec<(String, Option<Arc<Table>>)> {
+    let mut out = Vec::new();
+    fn walk_from(f: &FromItem, scope: &dyn Catalog, out: &mut Vec<(String, Option<Arc<Table>>)>) {
+        match f {
+            FromItem::Table { table, alias } => {
+                let resolved = resolve_table(table, scope).ok();
+                let name = match (alias, table) {
+                    (Some(a), _) => a.name.clone(),
+                    (None, TableRef::Named(n)) => n.name.clone(),
+                    (None, _) => resolved
+                        .as_ref()
+                        .map_or_else(String::new, |t| t.name.clone()),
+                };
+                out.push((name, resolved));
+            }
+            FromItem::Subquery { alias, .. } => {
+                out.push((
+                    alias.as_ref().map_or_else(String::new, |a| a.name.clone()),
+                    None,
+                ));
+            }
+            FromItem::Join(j) => {
+                walk_from(&j.left, scope, out);
+                walk_from(&j.right, scope, out);
+            }
+        }
+    }
+    if let Some(f) = from {
+        walk_from(f, scope, &mut out);
+    }
+    out
+}
+
+/// Which query a column reference belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Inner,
+    Outer,
+}
+
+struct Sides {
+    inner: Vec<(String, Option<Arc<Table>>)>,
+    outer: Vec<(String, Option<Arc<Table>>)>,
+}
+
+impl Sides {
+    fn side(&self, e: &Expr) -> Option<Side> {
+        let has = |list: &[(String, Option<Arc<Table>>)], name: &str| {
+            list.iter()
+                .any(|(_, t)| t.as_ref().is_some_and(|t| t.column_index(name).is_some()))
+        };
+        let named = |list: &[(String, Option<Arc<Table>>)], q: &str| {
+            list.iter().any(|(n, _)| n.eq_ignore_ascii_case(q))
+        };
+        match &e.kind {
+            ExprKind::QualifiedColumn { table, .. } => {
+                if named(&self.inner, table) {
+                    Some(Side::Inner)
+                } else if named(&self.outer, table) {
+                    Some(Side::Outer)
+                } else {
+                    Some(Side::Inner)
+                }
+            }
+            ExprKind::Column(name) => {
+                if !has(&self.inner, name) && has(&self.outer, name) {
+                    Some(Side::Outer)
+                } else {
+                    Some(Side::Inner)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The sides `e`'s column references belong to.
+    fn sides_of(&self, e: &Expr) -> (bool, bool) {
+        let (mut inner, mut outer) = (false, false);
+        walk(e, &mut |x| match self.side(x) {
+            Some(Side::Inner) => inner = true,
+            Some(Side::Outer) => outer = true,
+            None => {}
+        });
+        (inner, outer)
+    }
+}
+
+/// A correlated subquery's SELECT split apart.
+struct Split {
+    select: Select,
+    /// `inner expression = outer column`.
+    keys: Vec<(Expr, Expr)>,
+    /// `inner expression op outer column`.
+    residual: Vec<(Expr, BinaryOp, Expr)>,
+}
+
+/// `query` split into its own conjuncts and those naming the outer query,
+/// or `None` when it names none (or is not one SELECT).
+fn split(
+    query: &Query,
+    outer: &[(String, Option<Arc<Table>>)],
+    scope: &dyn Catalog,
+) -> Result<Option<Split>> {
+    let Some(select) = query.as_select() else {
+        return Ok(None);
+    };
+    let sides = Sides {
+        inner: inputs(select.from.as_ref(), scope),
+        outer: outer.to_vec(),
+    };
+    let Some(selection) = &select.selection else {
+        return Ok(None);
+    };
+    let conjuncts = super::conjuncts(selection.clone());
+    if !conjuncts.iter().any(|c| sides.sides_of(c).1) {
+        return Ok(None);
+    }
+    let mut own = Vec::new();
+    let mut keys = Vec::new();
+    let mut residual = Vec::new();
+    for c in conjuncts {
+        if !sides.sides_of(&c).1 {
+            own.push(c);
+            continue;
+        }
+        let unsupported = || {
+            Error::plan_at(
+                "this condition of a correlated subquery is not supported yet: it must compare an expression of the subquery's columns with one column of the outer query",
+                c.span.start,
+            )
+        };
+        let ExprKind::Binary { op, left, right } = &c.kind else {
+            return Err(unsupported());
+        };
+        if !op.is_comparison() {
+            return Err(unsupported());
+        }
+        let outer_column = |e: &Expr| {
+            matches!(
+                e.kind,
+                ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
+            ) && sides.side(e) == Some(Side::Outer)
+        };
+        let inner_only = |e: &Expr| !sides.sides_of(e).1;
+        let (inner, op, outer) = if outer_column(right) && inner_only(left) {
+            ((**left).clone(), *op, (**right).clone())
+        } else if outer_column(left) && inner_only(right) {
+            ((**right).clone(), flip(*op), (**left).clone())
+        } else {
+            return Err(unsupported());
+        };
+        if op == BinaryOp::Eq {
+            keys.push((inner, outer));
+        } else {
+            residual.push((inner, op, outer));
+        }
+    }
+    let mut select = select.clone();
+    select.selection = super::and_all(own);
+    Ok(Some(Split {
+        select,
+        keys,
+        residual,
+    }))
+}
+
+/// `a op b` as `b op' a`.
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        op => op,
+    }
+}
+
+fn item(expr: Expr, name: String) -> SelectItem {
+    let span = expr.span;
+    SelectItem::Expr {
+        expr,
+        alias: Some(Ident { name, span }),
+    }
+}
+
+impl Composer<'_> {
+    /// Unnests the correlated subqueries of `select`: EXISTS conjuncts of
+    /// its WHERE into `semis`, scalar subqueries into joined derived tables
+    /// (added to `scope` and to `select`'s FROM). Returns the table rows
+    /// the subqueries read.
+    pub(super) fn decorrelate(
+        &self,
+        select: &mut Select,
+        scope: &mut Scope<'_>,
+        semis: &mut Vec<Semi>,
+    ) -> Result<usize> {
+        if select.from.is_none() || !has_subquery(select) {
+            return Ok(0);
+        }
+        let outer = inputs(select.from.as_ref(), scope);
+        let mut scanned = 0;
+        // [NOT] EXISTS conjuncts.
+        if let Some(selection) = select.selection.take() {
+            let mut kept = Vec::new();
+            for c in super::conjuncts(selection) {
+                let (query, anti) = match &c.kind {
+                    ExprKind::Exists(q) => (q, false),
+                    ExprKind::Unary {
+                        op: crate::sql::ast::UnaryOp::Not,
+                        expr,
+                    } => match &expr.kind {
+                        ExprKind::Exists(q) => (q, true),
+                        _ => {
+                            kept.push(c);
+                            continue;
+                        }
+                    },
+                    _ => {
+                        kept.push(c);
+                        continue;
+                    }
+                };
+                let Some(split) = split(query, &outer, scope)? else {
+                    kept.push(c);
+                    continue;
+                };
+                let mut inner = split.select;
+                let mut projection = Vec::new();
+                for (i, (e, _)) in split.keys.iter().enumerate() {
+                    projection.push(item(e.clone(), format!("__k{i}")));
+                }
+                for (i, (e, _, _)) in split.residual.iter().enumerate() {
+                    projection.push(item(e.clone(), format!("__r{i}")));
+                }
+                if projection.is_empty() {
+                    return Err(Error::plan_at(
+                        "a correlated EXISTS needs an equality with the outer query",
+                        c.span.start,
+                    ));
+                }
+                inner.projection = projection;
+                inner.distinct = true;
+                inner.order_by.clear();
+                inner.limit = None;
+                inner.offset = None;
+                let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
+                scanned += rel.rows_scanned;
+                self.note(format!(
+                    "{} subquery: {} key rows for a {}-join on {} key(s)",
+                    if anti { "NOT EXISTS" } else { "EXISTS" },
+                    super::thousands(rel.rows.len()),
+                    if anti { "anti" } else { "semi" },
+                    split.keys.len()
+                ));
+                let nkeys = split.keys.len();
+                semis.push(Semi {
+                    outer: split.keys.into_iter().map(|(_, o)| o).collect(),
+                    rows: rel.rows,
+                    residual: split
+                        .residual
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (_, op, o))| (nkeys + i, op, o))
+                        .collect(),
+                    anti,
+                    types: rel.types,
+                });
+            }
+            select.selection = super::and_all(kept);
+        }
+        // Scalar subqueries, wherever they are.
+        let mut error = None;
+        let mut joins: Vec<DerivedJoin> = Vec::new();
+        let mut tables = Vec::new();
+        super::for_each_expr_mut(select, &mut |e| {
+            if error.is_some() {
+                return;
+            }
+            if let Err(err) = self.scalar(e, &outer, scope, &mut joins, &mut tables, &mut scanned) {
+                error = Some(err);
+            }
+        });
+        if let Some(err) = error {
+            return Err(err);
+        }
+        for (name, table) in tables {
+            scope.add(&name, table);
+        }
+        for (name, keys, span) in joins {
+            let on = keys
+                .into_iter()
+                .enumerate()
+                .map(|(i, outer)| Expr {
+                    span: outer.span,
+                    kind: ExprKind::Binary {
+                        op: BinaryOp::Eq,
+                        left: Box::new(outer),
+                        right: Box::new(Expr {
+                            kind: ExprKind::QualifiedColumn {
+                                table: name.clone(),
+                                column: format!("__k{i}"),
+                            },
+                            span,
+                        }),
+                    },
+                })
+                .collect();
+            let left = select
+                .from
+                .take()
+                .ok_or_else(|| Error::Internal("no FROM".into()))?;
+            let right = FromItem::Table {
+                table: TableRef::Named(Ident {
+                    name: name.clone(),
+                    span,
+                }),
+                alias: None,
+            };
+            let span = left.span();
+            select.from = Some(FromItem::Join(Box::new(Join {
+                left,
+                right,
+                kind: JoinKind::Inner,
+                constraint: JoinConstraint::On(
+                    super::and_all(on).ok_or_else(|| Error::Internal("no keys".into()))?,
+                ),
+                span,
+            })));
+        }
+        Ok(scanned)
+    }
+
+    /// Replaces a correlated scalar subquery in `e` (or below it) by a
+    /// column of a derived table it records in `joins` and `tables`.
+    fn scalar(
+        &self,
+        e: &mut Expr,
+        outer: &[(String, Option<Arc<Table>>)],
+        scope: &Scope<'_>,
+        joins: &mut Vec<DerivedJoin>,
+        tables: &mut Vec<(String, Table)>,
+        scanned: &mut usize,
+    ) -> Result<()> {
+        if let ExprKind::Subquery(query) = &e.kind {
+            let Some(split) = split(query, outer, scope)? else {
+                return Ok(());
+            };
+            if let Some((_, _, o)) = split.residual.first() {
+                return Err(Error::plan_at(
+                    "a correlated scalar subquery may only compare with the outer query by equality for now",
+                    o.span.start,
+                ));
+            }
+            let mut inner = split.select;
+            let [SelectItem::Expr { expr: value, .. }] = inner.projection.as_slice() else {
+                return Err(Error::plan_at(
+                    "a subquery used as a value must return one column",
+                    e.span.start,
+                ));
+            };
+            if !inner.group_by.is_empty() || inner.having.is_some() || !is_aggregate(value) {
+                return Err(Error::plan_at(
+                    "a correlated scalar subquery must be one aggregate (such as min, sum or avg) for now",
+                    e.span.start,
+                ));
+            }
+            let value = value.clone();
+            let mut projection: Vec<SelectItem> = split
+                .keys
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| item(k.clone(), format!("__k{i}")))
+                .collect();
+            projection.push(item(value, "__v".into()));
+            inner.group_by = split.keys.iter().map(|(k, _)| k.clone()).collect();
+            inner.projection = projection;
+            let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
+            *scanned += rel.rows_scanned;
+            let name = self.internal_name("scalar");
+            self.note(format!(
+                "correlated scalar subquery: {} groups, joined on {} key(s)",
+                super::thousands(rel.rows.len()),
+                split.keys.len()
+            ));
+            tables.push((name.clone(), self.materialize(&name, &rel)));
+            joins.push((
+                name.clone(),
+                split.keys.into_iter().map(|(_, o)| o).collect(),
+                e.span,
+            ));
+            e.kind = ExprKind::QualifiedColumn {
+                table: name,
+                column: "__v".into(),
+            };
+            return Ok(());
+        }
+        for child in super::children_mut(e) {
+            self.scalar(child, outer, scope, joins, tables, scanned)?;
+        }
+        Ok(())
+    }
+}
+
+/// True when `select` has a subquery in an expression.
+fn has_subquery(select: &Select) -> bool {
+    let mut found = false;
+    for_each_expr(select, &mut |e| {
+        found |= super::any_node(e, &|x| {
+            matches!(
+                x.kind,
+                ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. }
+            ) || matches!(&x.kind, ExprKind::Unary { expr, .. } if matches!(expr.kind, ExprKind::Exists(_)))
+        })
+    });
+    found
+}
+
+/// True when `e` is an aggregate or an expression over aggregates and
+/// constants.
+fn is_aggregate(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Function { name, .. } if crate::plan::AggFunc::is_aggregate_name(name) => true,
+        ExprKind::Literal(_) => false,
+        _ => {
+            let mut any = false;
+            let mut plain = false;
+            let mut copy = e.clone();
+            for c in super::children_mut(&mut copy) {
+                if is_aggregate(c) {
+                    any = true;
+                } else if !matches!(c.kind, ExprKind::Literal(_)) {
+                    plain = true;
+                }
+            }
+            any && !plain
+        }
+    }
+}

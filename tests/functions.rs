@@ -392,3 +392,71 @@ fn strptime_formats_are_checked_at_plan_time() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn substring_counts_characters_from_one_as_postgresql_does() {
+    // Expected values are PostgreSQL's for the same calls.
+    let cases: &[(&str, &[Option<&str>])] = &[
+        (
+            "substring(s FROM 1 FOR 5)",
+            &[
+                Some("https"),
+                Some("http:"),
+                None,
+                Some("日本語 t"),
+                Some("aaa"),
+            ],
+        ),
+        (
+            "substr(s, 3)",
+            &[
+                Some("tps://www.example.com/a/b"),
+                Some("tp://example.org"),
+                None,
+                Some("語 text"),
+                Some("a"),
+            ],
+        ),
+        (
+            "substring(s, 0, 3)",
+            &[Some("ht"), Some("ht"), None, Some("日本"), Some("aa")],
+        ),
+        (
+            "substring(s FROM 40)",
+            &[Some(""), Some(""), None, Some(""), Some("")],
+        ),
+    ];
+    for db in databases() {
+        for (call, expected) in cases {
+            let sql = format!("SELECT {call} FROM f");
+            assert_eq!(column(&db, &sql), strs(expected), "{sql}");
+        }
+        match db.query("SELECT substring(s, 1, -1) FROM f") {
+            Err(Error::Execution(m)) => assert!(m.contains("negative"), "{m}"),
+            other => panic!("negative length: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn dates_and_calendar_intervals() {
+    for db in databases() {
+        let sql = "SELECT count(*) FROM f WHERE t >= DATE '2005-01-02' AND t < DATE '2012-01-01' + INTERVAL '1' YEAR";
+        assert_eq!(column(&db, sql), ints(&[Some(2)]), "{sql}");
+        let sql = "SELECT CAST(t AS DATE) FROM f WHERE t > DATE '2021-01-01'";
+        assert_eq!(
+            column(&db, sql),
+            vec![Value::Timestamp(1_627_948_800_000_000)],
+            "{sql}: 2021-08-03 00:00:00"
+        );
+        // Month ends clamp: 31 January + 1 month is 28 February.
+        let sql = "SELECT count(*) FROM f WHERE t < DATE '2005-01-31' + INTERVAL '1 month' - INTERVAL '27 days'";
+        assert_eq!(column(&db, sql), ints(&[Some(2)]), "{sql}");
+        match db.query("SELECT t + INTERVAL '1' MONTH FROM f") {
+            Err(Error::Plan { message, .. }) => {
+                assert!(message.contains("constant date"), "{message}")
+            }
+            other => panic!("months on a column: {other:?}"),
+        }
+    }
+}

@@ -296,6 +296,20 @@ fn joins_agree_with_nested_loops() {
             "SELECT count(*), sum(a_v * b_w) FROM j WHERE a_v < b_w",
             &context,
         );
+        same(
+            &db,
+            &format!(
+                "SELECT count(*), sum(a.v) FROM a, b WHERE (a.k = b.k AND a.v > {c}) OR (b.k = a.k AND b.w < {c}) OR (a.k = b.k AND a.s = 's1')"
+            ),
+            &format!("SELECT count(*), sum(a_v) FROM j WHERE a_v > {c} OR b_w < {c} OR a_s = 's1'"),
+            &context,
+        );
+        same(
+            &db,
+            "SELECT count(*), sum(y) FROM (SELECT k, v FROM a) AS t (x, y) WHERE x IS NOT NULL",
+            "SELECT count(*), sum(v) FROM a WHERE k IS NOT NULL",
+            &context,
+        );
         let self_pairs: i64 = a
             .iter()
             .map(|x| a.iter().filter(|y| same_key(x, y)).count() as i64)

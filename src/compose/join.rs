@@ -163,7 +163,11 @@ pub(super) fn run(
     let mut pushed: Vec<Vec<Expr>> = vec![Vec::new(); inputs.len()];
     let mut residual: Vec<Expr> = Vec::new();
     let mut edges: Vec<(ColRef, ColRef)> = Vec::new();
-    let where_conjuncts: Vec<Expr> = select.selection.take().map(conjuncts).unwrap_or_default();
+    let where_conjuncts: Vec<Expr> = select
+        .selection
+        .take()
+        .map(|e| with_common_factors(conjuncts(e)))
+        .unwrap_or_default();
     let inner_only = inner_tree(&tree);
     if inner_only {
         let mut pool = where_conjuncts;
@@ -420,8 +424,14 @@ fn build(
                 from.span(),
             )
         }
-        FromItem::Subquery { query, alias, span } => {
-            let rel = c.nest(|| c.run_query(query, scope))?;
+        FromItem::Subquery {
+            query,
+            alias,
+            columns,
+            span,
+        } => {
+            let mut rel = c.nest(|| c.run_query(query, scope))?;
+            super::rename_columns(&mut rel, columns)?;
             *scanned += rel.rows_scanned;
             let name = c.internal_name("subquery");
             let table = c.materialize(&name, &rel);
@@ -535,6 +545,52 @@ fn tree_keys(node: &Node) -> Vec<(ColRef, ColRef)> {
             v.extend(tree_keys(right));
             v
         }
+    }
+}
+
+/// `conjuncts` and, for each OR among them, the conjuncts every branch
+/// has (compared as text): `(a = b AND x) OR (a = b AND y)` also gives
+/// `a = b`, a join key where the OR alone would make a cross join (TPC-H
+/// Q19). The OR stays, so the answer is unchanged.
+fn with_common_factors(conjuncts: Vec<Expr>) -> Vec<Expr> {
+    let mut extra = Vec::new();
+    for c in &conjuncts {
+        let mut branches = Vec::new();
+        disjuncts(c, &mut branches);
+        if branches.len() < 2 {
+            continue;
+        }
+        let split: Vec<Vec<Expr>> = branches
+            .iter()
+            .map(|b| super::conjuncts((*b).clone()))
+            .collect();
+        for candidate in &split[0] {
+            let text = candidate.to_string();
+            if split[1..]
+                .iter()
+                .all(|b| b.iter().any(|x| x.to_string() == text))
+                && !extra.iter().any(|x: &Expr| x.to_string() == text)
+            {
+                extra.push(candidate.clone());
+            }
+        }
+    }
+    let mut out = conjuncts;
+    out.extend(extra);
+    out
+}
+
+fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary {
+            op: BinaryOp::Or,
+            left,
+            right,
+        } => {
+            disjuncts(left, out);
+            disjuncts(right, out);
+        }
+        _ => out.push(e),
     }
 }
 

@@ -28,8 +28,9 @@ impl RowSource for Vec<Vec<Value>> {
 /// partitions of `partition_rows` rows, each column encoded by the chooser
 /// as a load encodes it. Duplicate names get `_1`, `_2`, … suffixes.
 ///
-/// Types: a boolean column is stored as the strings `true`/`false` (the
-/// store has no boolean codec); an integer column holding a sum past i64
+/// Types: a column without a value is typed `null` (as a load types it);
+/// a boolean column is stored as the strings `true`/`false` (the store has
+/// no boolean codec); an integer column holding a sum past i64
 /// (`Value::HugeInt`) becomes a float column.
 pub(crate) fn table_from_rows(
     name: &str,
@@ -43,6 +44,9 @@ pub(crate) fn table_from_rows(
         .iter()
         .enumerate()
         .map(|(c, &t)| match t {
+            // No value: no evidence for a type (as a load types it), so
+            // the column compares with anything, as its NULLs do.
+            _ if (0..rows).all(|r| source.get(c, r).is_null()) => DataType::Null,
             DataType::Bool => DataType::Str,
             DataType::Int if (0..rows).any(|r| matches!(source.get(c, r), Value::HugeInt(_))) => {
                 DataType::Float

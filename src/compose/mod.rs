@@ -376,10 +376,17 @@ impl<'e> Composer<'e> {
     /// `SELECT … FROM (query) alias`: the query's rows as a table named by
     /// the alias.
     fn run_from_subquery(&self, mut select: Select, scope: &Scope<'_>) -> Result<Relation> {
-        let Some(FromItem::Subquery { query, alias, span }) = select.from.take() else {
+        let Some(FromItem::Subquery {
+            query,
+            alias,
+            columns,
+            span,
+        }) = select.from.take()
+        else {
             return Err(Error::Internal("expected a subquery in FROM".into()));
         };
-        let rel = self.nest(|| self.run_query(&query, scope))?;
+        let mut rel = self.nest(|| self.run_query(&query, scope))?;
+        rename_columns(&mut rel, &columns)?;
         let name = alias
             .as_ref()
             .map_or_else(|| self.internal_name("subquery"), |a| a.name.clone());
@@ -527,6 +534,24 @@ impl<'e> Composer<'e> {
         }
         Ok(())
     }
+}
+
+/// `AS alias (a, b)`: the first columns of `rel` renamed.
+fn rename_columns(rel: &mut Relation, columns: &[Ident]) -> Result<()> {
+    if let Some(extra) = columns.get(rel.names.len()) {
+        return Err(Error::plan_at(
+            format!(
+                "the subquery has {} columns but {} names are given",
+                rel.names.len(),
+                columns.len()
+            ),
+            extra.span.start,
+        ));
+    }
+    for (name, c) in rel.names.iter_mut().zip(columns) {
+        *name = c.name.clone();
+    }
+    Ok(())
 }
 
 /// The names FROM gives its inputs (aliases, else table names).

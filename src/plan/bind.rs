@@ -509,6 +509,8 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "regexp_replace",
     "round",
     "strlen",
+    "substr",
+    "substring",
     "strptime",
     "sum",
     "to_year",
@@ -642,7 +644,7 @@ impl Binder<'_> {
                 Literal::Int(i) => Expr::literal(Value::Int(*i), DataType::Int),
                 Literal::Float(f) => Expr::literal(Value::Float(*f), DataType::Float),
                 Literal::String(s) => Expr::literal(Value::str(s), DataType::Str),
-                Literal::Interval(_) => {
+                Literal::Interval(_) | Literal::Months(_) => {
                     return Err(Error::plan_at(
                         "an interval can only be added to or subtracted from a timestamp",
                         at,
@@ -750,10 +752,27 @@ impl Binder<'_> {
             }
             ExprKind::Cast { expr, to, try_cast } => {
                 let inner = self.bind(expr, ctx)?;
+                if *to == TypeName::Date {
+                    // A date is the timestamp of its midnight.
+                    let as_ts = ast::Expr {
+                        kind: ExprKind::Cast {
+                            expr: expr.clone(),
+                            to: TypeName::Timestamp,
+                            try_cast: *try_cast,
+                        },
+                        span: e.span,
+                    };
+                    let ts = self.bind(&as_ts, ctx)?;
+                    return Ok(fold(Expr::Call {
+                        func: Func::DateTrunc(TruncUnit::Day),
+                        args: vec![ts],
+                        dtype: DataType::Timestamp,
+                    }));
+                }
                 let to = match to {
                     TypeName::Int => DataType::Int,
                     TypeName::Float => DataType::Float,
-                    TypeName::Timestamp => DataType::Timestamp,
+                    TypeName::Timestamp | TypeName::Date => DataType::Timestamp,
                     TypeName::Str => DataType::Str,
                     TypeName::Bool => DataType::Bool,
                 };
@@ -858,6 +877,35 @@ impl Binder<'_> {
             ExprKind::Literal(Literal::Interval(m)) => Some(m),
             _ => None,
         };
+        // Timestamp ± months, by the calendar: on a constant for now.
+        let months = |e: &ast::Expr| match e.kind {
+            ExprKind::Literal(Literal::Months(n)) => Some(n),
+            _ => None,
+        };
+        if matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
+            let (ts, n) = match (months(left), months(right)) {
+                (None, Some(n)) => (Some(left), if op == BinaryOp::Minus { n.checked_neg() } else { Some(n) }),
+                (Some(n), None) if op == BinaryOp::Plus => (Some(right), Some(n)),
+                _ => (None, None),
+            };
+            if let Some(ts_src) = ts {
+                let n = n.ok_or_else(|| Error::plan_at("interval out of range", at))?;
+                let ts = self.bind(ts_src, ctx)?;
+                let ts = fold(self.expect_type(ts, DataType::Timestamp, ts_src, "interval arithmetic")?);
+                return match ts.as_literal() {
+                    Some(Value::Timestamp(t)) => {
+                        let shifted = super::eval::add_months(*t, n)
+                            .ok_or_else(|| Error::plan_at("date out of range", at))?;
+                        Ok(Expr::literal(Value::Timestamp(shifted), DataType::Timestamp))
+                    }
+                    Some(Value::Null) => Ok(Expr::literal(Value::Null, DataType::Timestamp)),
+                    _ => Err(Error::plan_at(
+                        "months and years can only be added to a constant date for now (DATE '1994-01-01' + INTERVAL '3' MONTH)",
+                        at,
+                    )),
+                };
+            }
+        }
         // Timestamp ± interval.
         if matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
             if let Some(m) = interval(right) {
@@ -1160,6 +1208,21 @@ impl Binder<'_> {
                     ));
                 }
                 (Func::Round, t)
+            }
+            "substring" | "substr" => {
+                arity(2..=3)?;
+                let s = bound.remove(0);
+                let s = self.expect_type(s, DataType::Str, &args[0], &format!("{lname}()"))?;
+                for (k, a) in bound.iter().enumerate() {
+                    if a.dtype() != DataType::Int && !is_null_literal(a) {
+                        return Err(Error::plan_at(
+                            format!("{lname}() takes integer positions"),
+                            args[k + 1].span.start,
+                        ));
+                    }
+                }
+                bound.insert(0, s);
+                (Func::Substring, DataType::Str)
             }
             "lower" | "upper" | "length" | "char_length" | "character_length" | "strlen" => {
                 arity(1..=1)?;

@@ -457,10 +457,44 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
         (Func::Lower, Value::Str(s)) => Value::str(&s.to_lowercase()),
         (Func::Upper, Value::Str(s)) => Value::str(&s.to_uppercase()),
         (Func::Length, Value::Str(s)) => Value::Int(s.chars().count() as i64),
+        (Func::Substring, Value::Str(s)) => {
+            let start = match args.get(1) {
+                Some(Value::Int(i)) => *i,
+                _ => 1,
+            };
+            let end = match args.get(2) {
+                Some(Value::Int(n)) if *n < 0 => {
+                    return Err(Error::Execution(
+                        "negative substring length not allowed".into(),
+                    ));
+                }
+                Some(Value::Int(n)) => start.saturating_add(*n),
+                _ => i64::MAX,
+            };
+            let (from, to) = (start.max(1), end.max(1));
+            let take = usize::try_from(to - from).unwrap_or(usize::MAX);
+            let skip = usize::try_from(from - 1).unwrap_or(usize::MAX);
+            Value::str(&s.chars().skip(skip).take(take).collect::<String>())
+        }
         _ => {
             return Err(Error::Internal(format!("function {func:?} on {arg:?}")));
         }
     })
+}
+
+/// `micros` moved by `months` calendar months, the day of the month kept
+/// or, past the new month's end, its last day (PostgreSQL's rule); `None`
+/// out of range.
+pub fn add_months(micros: i64, months: i64) -> Option<i64> {
+    use chrono::{DateTime, Datelike, Months, NaiveDate};
+    let t = DateTime::from_timestamp_micros(micros)?.naive_utc();
+    let shifted = if months >= 0 {
+        t.checked_add_months(Months::new(u32::try_from(months).ok()?))?
+    } else {
+        t.checked_sub_months(Months::new(u32::try_from(months.checked_neg()?).ok()?))?
+    };
+    let _ = NaiveDate::from_ymd_opt(shifted.year(), shifted.month(), 1)?;
+    Some(shifted.and_utc().timestamp_micros())
 }
 
 /// Converts a value to `to`. A float becomes an integer by rounding half

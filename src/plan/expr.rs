@@ -145,6 +145,10 @@ pub enum Func {
     Length,
     /// `strlen(s)`: bytes of a string's UTF-8 encoding (DuckDB's `strlen`).
     StrLen,
+    /// `substring(s, start[, length])` / `substring(s FROM start FOR
+    /// length)`: characters from the 1-based `start`, as PostgreSQL
+    /// counts them (a start before 1 shortens the length).
+    Substring,
     /// `extract(part FROM ts)` / `date_part('part', ts)`: an integer part of
     /// a timestamp (a float for [`DatePart::Epoch`]). `extract(year …)`
     /// binds to [`Func::Year`] instead, which the executor specializes.
@@ -1043,6 +1047,7 @@ fn func_name(func: &Func) -> &'static str {
         Func::Round => "round",
         Func::Abs => "abs",
         Func::Lower => "lower",
+        Func::Substring => "substring",
         Func::Upper => "upper",
         Func::Length => "length",
         Func::StrLen => "strlen",

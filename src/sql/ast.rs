@@ -244,6 +244,8 @@ pub enum FromItem {
         query: Box<Query>,
         /// Its name in the rest of the query.
         alias: Option<Ident>,
+        /// `AS alias (a, b)`: new names for its first columns.
+        columns: Vec<Ident>,
         /// From `(` to the end of the alias.
         span: Span,
     },
@@ -524,6 +526,9 @@ pub enum Literal {
     /// a fixed length of time in microseconds (months and years are not
     /// fixed lengths and are not accepted).
     Interval(i64),
+    /// `INTERVAL '3' MONTH`, `INTERVAL '1 year'`: whole calendar months
+    /// (a year is 12), added to a date by the calendar.
+    Months(i64),
 }
 
 /// Unary operators.
@@ -610,6 +615,9 @@ pub enum TypeName {
     Float,
     /// `TIMESTAMP`
     Timestamp,
+    /// `DATE`: a timestamp at midnight (katydid has no separate date type
+    /// yet); `DATE '1995-03-15'` is that day's midnight.
+    Date,
     /// `VARCHAR`, `TEXT`, `STRING`
     Str,
     /// `BOOLEAN`, `BOOL`

@@ -137,10 +137,20 @@ impl Display for FromItem {
                 }
                 Ok(())
             }
-            FromItem::Subquery { query, alias, .. } => {
+            FromItem::Subquery {
+                query,
+                alias,
+                columns,
+                ..
+            } => {
                 write!(f, "({query})")?;
                 if let Some(alias) = alias {
                     write!(f, " AS {alias}")?;
+                }
+                if !columns.is_empty() {
+                    f.write_str(" (")?;
+                    comma_separated(f, columns)?;
+                    f.write_str(")")?;
                 }
                 Ok(())
             }
@@ -272,6 +282,7 @@ impl Display for TypeName {
             TypeName::Int => "BIGINT",
             TypeName::Float => "DOUBLE",
             TypeName::Timestamp => "TIMESTAMP",
+            TypeName::Date => "DATE",
             TypeName::Str => "VARCHAR",
             TypeName::Bool => "BOOLEAN",
         })
@@ -294,6 +305,7 @@ impl Display for Literal {
             Literal::Float(x) => write!(f, "'{x}'::DOUBLE"),
             Literal::String(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Literal::Interval(micros) => write_interval(f, *micros),
+            Literal::Months(n) => write!(f, "INTERVAL '{n}' MONTH"),
         }
     }
 }
@@ -561,7 +573,15 @@ fn clear_from(from: &mut FromItem) {
                 alias.span = super::ast::Span::default();
             }
         }
-        FromItem::Subquery { query, alias, span } => {
+        FromItem::Subquery {
+            query,
+            alias,
+            columns,
+            span,
+        } => {
+            for c in columns {
+                c.span = super::ast::Span::default();
+            }
             clear_query(query);
             if let Some(alias) = alias {
                 alias.span = super::ast::Span::default();

@@ -414,7 +414,33 @@ fn unit_micros(unit: &str) -> std::result::Result<i64, UnitError> {
     })
 }
 
-const NOT_FIXED: &str = "interval months and years are not supported";
+const NOT_FIXED: &str =
+    "an interval of months or years cannot be mixed with fixed units (write INTERVAL '1' MONTH + INTERVAL '2' DAY)";
+
+/// Months in one `unit` of calendar time (`month` 1, `year` 12), if it is one.
+fn month_unit(unit: &str) -> Option<i64> {
+    match unit.to_ascii_lowercase().as_str() {
+        "mon" | "mons" | "month" | "months" => Some(1),
+        "y" | "yr" | "yrs" | "year" | "years" => Some(12),
+        _ => None,
+    }
+}
+
+/// `'3 months'`, `'1 year'`, `'-2 years'`: the months of a string made
+/// only of calendar units (`None` when it names another unit).
+fn calendar_months(text: &str) -> Option<std::result::Result<i64, String>> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() != 2 {
+        return None;
+    }
+    let per = month_unit(words[1])?;
+    Some(
+        words[0]
+            .parse::<i64>()
+            .map_err(|_| format!("invalid interval {text:?}: months and years take a whole number"))
+            .and_then(|n| n.checked_mul(per).ok_or_else(|| "interval out of range".to_string())),
+    )
+}
 
 /// The length of an interval string such as `1 hour 30 minutes` or `-1.5 h`
 /// in microseconds. With `unit` (from `INTERVAL '2' HOUR`), the string must
@@ -875,10 +901,30 @@ impl<'a> Parser<'a> {
             }
             let (rest, query) = self.nested(t.rest, |i| self.query(i))?;
             let close = self.expect_sym(rest, ")")?;
-            let (rest, alias) = self.alias(close.rest)?;
+            let (mut rest, alias) = self.alias(close.rest)?;
+            let mut columns = Vec::new();
+            if alias.is_some()
+                && let Some(open) = self.sym(rest, "(")?
+            {
+                let (r, names) = self.comma_list(open.rest, |i| {
+                    let t = self.next(i)?;
+                    let name = self.ident(t).ok_or_else(|| expected(t, "a column name"))?;
+                    Ok((t.rest, name))
+                })?;
+                rest = self.expect_sym(r, ")")?.rest;
+                columns = names;
+            }
             let span = self.span(t.at, rest);
             let query = Box::new(query);
-            return Ok((rest, FromItem::Subquery { query, alias, span }));
+            return Ok((
+                rest,
+                FromItem::Subquery {
+                    query,
+                    alias,
+                    columns,
+                    span,
+                },
+            ));
         }
         let (rest, table) = self.table_ref(i)?;
         let (rest, alias) = self.alias(rest)?;
@@ -1414,6 +1460,30 @@ impl<'a> Parser<'a> {
             Tok::Word(_) if t.is_keyword("TRUE") => literal(Literal::Bool(true)),
             Tok::Word(_) if t.is_keyword("FALSE") => literal(Literal::Bool(false)),
             Tok::Word(_) if t.is_keyword("INTERVAL") => self.interval(t),
+            Tok::Word(_)
+                if (t.is_keyword("DATE") || t.is_keyword("TIMESTAMP"))
+                    && matches!(self.next(t.rest)?.tok, Tok::Str(_)) =>
+            {
+                let s = self.next(t.rest)?;
+                let Tok::Str(raw) = s.tok else {
+                    return Err(expected(s, "a string"));
+                };
+                let to = if t.is_keyword("DATE") {
+                    TypeName::Date
+                } else {
+                    TypeName::Timestamp
+                };
+                let value = Expr {
+                    kind: ExprKind::Literal(Literal::String(unescape(raw, '\''))),
+                    span: self.span(s.at, s.rest),
+                };
+                let kind = ExprKind::Cast {
+                    expr: Box::new(value),
+                    to,
+                    try_cast: false,
+                };
+                Ok((s.rest, Expr { kind, span: self.span(t.at, s.rest) }))
+            }
             Tok::Word(_) if t.is_keyword("CASE") => self.case(t),
             Tok::Word(_) if t.is_keyword("CAST") => self.cast(t, false),
             Tok::Word(_) if t.is_keyword("TRY_CAST") && self.sym(t.rest, "(")?.is_some() => {
@@ -1424,6 +1494,12 @@ impl<'a> Parser<'a> {
                     return Err(expected(t, "an expression"));
                 };
                 match self.sym(t.rest, "(")? {
+                    Some(open)
+                        if name.name.eq_ignore_ascii_case("SUBSTRING")
+                            || name.name.eq_ignore_ascii_case("SUBSTR") =>
+                    {
+                        self.substring(name, open)
+                    }
                     Some(open) if name.name.eq_ignore_ascii_case("EXTRACT") => {
                         match self.extract(&name, open)? {
                             Some(parsed) => Ok(parsed),
@@ -1475,6 +1551,32 @@ impl<'a> Parser<'a> {
             args,
             star,
             distinct,
+        };
+        Ok((close.rest, Expr { kind, span }))
+    }
+
+    /// `substring(s FROM start [FOR length])` (SQL's form) or
+    /// `substring(s, start[, length])` after `substring (`; both give a
+    /// call with the arguments in that order.
+    fn substring(&self, name: Ident, open: Token<'a>) -> PResult<'a, Expr> {
+        let (i, s) = self.expr(open.rest)?;
+        let Some(from) = self.keyword(i, "FROM")? else {
+            return self.call(name, open);
+        };
+        let (mut i, start) = self.expr(from.rest)?;
+        let mut args = vec![s, start];
+        if let Some(for_) = self.keyword(i, "FOR")? {
+            let (rest, length) = self.expr(for_.rest)?;
+            args.push(length);
+            i = rest;
+        }
+        let close = self.expect_sym(i, ")")?;
+        let span = Span::new(name.span.start, self.pos(close.rest));
+        let kind = ExprKind::Function {
+            name: name.name,
+            args,
+            star: false,
+            distinct: false,
         };
         Ok((close.rest, Expr { kind, span }))
     }
@@ -1579,8 +1681,28 @@ impl<'a> Parser<'a> {
         let text = unescape(raw, '\'');
         let mut rest = s.rest;
         let mut unit = None;
+        if let Some(months) = calendar_months(&text) {
+            let months = months.map_err(|m| failure(s.at, m))?;
+            let span = self.span(interval.at, rest);
+            let kind = ExprKind::Literal(Literal::Months(months));
+            return Ok((rest, Expr { kind, span }));
+        }
         if !text.bytes().any(|b| b.is_ascii_alphabetic()) {
             let u = self.next(s.rest)?;
+            if let Tok::Word(w) = u.tok
+                && let Some(per) = month_unit(w)
+            {
+                let n: i64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| failure(s.at, format!("invalid interval {text:?}: months and years take a whole number")))?;
+                let months = n
+                    .checked_mul(per)
+                    .ok_or_else(|| failure(s.at, "interval out of range"))?;
+                let span = self.span(interval.at, u.rest);
+                let kind = ExprKind::Literal(Literal::Months(months));
+                return Ok((u.rest, Expr { kind, span }));
+            }
             match u.tok {
                 Tok::Word(w) => match unit_micros(w) {
                     Ok(micros) => (rest, unit) = (u.rest, Some(micros)),
@@ -1612,6 +1734,7 @@ impl<'a> Parser<'a> {
                 TypeName::Float
             }
             "TIMESTAMP" => TypeName::Timestamp,
+            "DATE" => TypeName::Date,
             "VARCHAR" | "TEXT" | "STRING" => TypeName::Str,
             "BOOLEAN" | "BOOL" => TypeName::Bool,
             _ => return Err(failure(t.at, format!("unknown type {w:?}"))),
@@ -1903,14 +2026,14 @@ mod tests {
         ),
         ("SELECT a FROM t OFFSET -1", 23, "offset out of range"),
         (
-            "SELECT INTERVAL '1 month'",
+            "SELECT INTERVAL '1 month 2 days'",
             16,
-            "interval months and years are not supported",
+            "an interval of months or years cannot be mixed with fixed units (write INTERVAL '1' MONTH + INTERVAL '2' DAY)",
         ),
         (
-            "SELECT INTERVAL '2' years",
-            20,
-            "interval months and years are not supported",
+            "SELECT INTERVAL '2.5' years",
+            16,
+            "invalid interval \"2.5\": months and years take a whole number",
         ),
         (
             "SELECT INTERVAL '3 fortnights'",
@@ -2052,6 +2175,7 @@ mod tests {
         "EXPLAIN WITH x AS (SELECT 1) SELECT * FROM x",
         "DESCRIBE WITH x AS (SELECT 1) SELECT * FROM x UNION DISTINCT SELECT 2",
         "SELECT ALL t.a FROM t t WHERE t.a NOT IN (SELECT b FROM u)",
+        "SELECT substring(c FROM 1 FOR 2), substr(c, 2) FROM (SELECT c FROM t) AS x (c) WHERE d < DATE '1995-03-15' + INTERVAL '3' MONTH - INTERVAL '1' YEAR AND e = TIMESTAMP '2001-01-01 10:00:00' AND f::date = CAST(g AS DATE)",
         "SELECT 1 + 2",
         "select A from T where B = 'x'",
         "SELECT a AS x, b y, * FROM t WHERE a > 1 GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY x DESC NULLS LAST, y NULLS FIRST, 3 ASC LIMIT -10 OFFSET 5;",

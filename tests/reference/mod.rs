@@ -297,7 +297,7 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
             Literal::Int(_) => Some(DataType::Int),
             Literal::Float(_) => Some(DataType::Float),
             Literal::String(_) => Some(DataType::Str),
-            Literal::Interval(_) => Some(DataType::Int),
+            Literal::Interval(_) | Literal::Months(_) => Some(DataType::Int),
         },
         ExprKind::Unary { op, expr } => match op {
             UnaryOp::Neg => static_type(expr, table),
@@ -364,7 +364,9 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
         ExprKind::Cast { to, .. } => Some(match to {
             katydid::sql::ast::TypeName::Int => DataType::Int,
             katydid::sql::ast::TypeName::Float => DataType::Float,
-            katydid::sql::ast::TypeName::Timestamp => DataType::Timestamp,
+            katydid::sql::ast::TypeName::Timestamp | katydid::sql::ast::TypeName::Date => {
+                DataType::Timestamp
+            }
             katydid::sql::ast::TypeName::Str => DataType::Str,
             katydid::sql::ast::TypeName::Bool => DataType::Bool,
         }),
@@ -707,7 +709,9 @@ impl Evaluator<'_> {
                 Literal::Int(i) => Int(*i),
                 Literal::Float(f) => Float(*f),
                 Literal::String(s) => Value::str(s),
-                Literal::Interval(_) => return Err("intervals are not supported".into()),
+                Literal::Interval(_) | Literal::Months(_) => {
+                    return Err("intervals are not supported".into());
+                }
             },
             ExprKind::Unary { op, expr } => {
                 let v = self.eval(expr, ctx)?;

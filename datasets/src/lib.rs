@@ -10,8 +10,14 @@
 //! `shapes` benchmark). See [`describe`] and the module docs of each
 //! generator for the exact shapes.
 //!
+//! Two multi-table sets write a directory of CSV files instead: [`tpch`]
+//! (the 8 TPC-H tables at a scale factor, dbgen's rows through the
+//! `tpchgen` crate) and [`join`] (the H2O db-benchmark join task's `x`,
+//! `small`, `medium` and `big`); [`tlc`] writes TLC-like Parquet months.
+//!
 //! # Output
-//! CSV with a header row, `\n` line ends and empty fields for NULL. No field
+//! A [`Dataset`] is CSV (and so are [`join`]'s tables; [`tpch`] quotes its
+//! free-text fields) with a header row, `\n` line ends and empty fields for NULL. No field
 //! contains a comma, quote or line break, so nothing else is quoted; only
 //! `hits` writes an empty string, as `""` (PostgreSQL's `COPY … CSV` rule: a
 //! quoted empty field is an empty string, an unquoted one NULL). Every

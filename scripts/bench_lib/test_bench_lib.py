@@ -66,8 +66,10 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual([q.name for q in tpch.queries], [f"q{i}" for i in range(1, 23)])
         q = {q.name: q for q in tpch.queries}
         for query in tpch.queries:
-            # One statement for every engine, whole (the parser joins lines).
-            self.assertEqual(query.by_engine, {}, query.id)
+            # One statement for every engine (ClickHouse's q15 excepted),
+            # whole (the parser joins lines).
+            self.assertEqual(list(query.by_engine), ["clickhouse"] if query.name == "q15" else [],
+                             query.id)
             self.assertTrue(query.default.upper().startswith(("SELECT", "WITH")), query.id)
             self.assertTrue(query.about, query.id)
         # The validation parameters of the specification.
@@ -76,6 +78,9 @@ class WorkloadFiles(unittest.TestCase):
         self.assertIn("n_name = 'SAUDI ARABIA'", q["q21"].default)
         self.assertIn("('13', '31', '23', '29', '30', '18', '17')", q["q22"].default)
         self.assertTrue(q["q15"].default.startswith("WITH revenue AS ("))
+        self.assertIn("toDecimal128(toString(l_extendedprice), 2)",
+                      q["q15"].statement("clickhouse")[1])
+        self.assertEqual(q["q15"].statement("polars"), ("sql", q["q15"].default))
         self.assertIn("NOT EXISTS (", q["q22"].default)
         # ORDER BY (… LIMIT) compares in order; q6's one row as a set.
         self.assertEqual(q["q1"].check_mode(), ("ordered",))
@@ -290,6 +295,10 @@ class Targets(unittest.TestCase):
         self.assertEqual(targets.per_query_limit(self.goals, "taxi"), 1.0)
         self.assertAlmostEqual(targets.per_query_limit(self.goals, "iot"), 1 / 3)
         self.assertIsNone(targets.per_query_limit(self.goals, "clickbench"))
+        self.assertIsNone(targets.per_query_limit(self.goals, "tpch"))
+        self.assertEqual(targets.per_query_limit(self.goals, "join"), 1.0)
+        self.assertEqual((self.goals["issue32"]["tpch_geomean_vs_reference"],
+                          self.goals["issue32"]["tpch_query_vs_reference_max"]), (1.0, 2.5))
         self.assertEqual(self.goals["load_baseline"]["rows_per_s"]["taxi"], 952_000)
         self.assertEqual(targets.fraction(1 / 3), "⅓")
 

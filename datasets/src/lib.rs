@@ -10,8 +10,14 @@
 //! `shapes` benchmark). See [`describe`] and the module docs of each
 //! generator for the exact shapes.
 //!
+//! Two multi-table sets write a directory of CSV files instead: [`tpch`]
+//! (the 8 TPC-H tables at a scale factor, dbgen's rows through the
+//! `tpchgen` crate) and [`join`] (the H2O db-benchmark join task's `x`,
+//! `small`, `medium` and `big`); [`tlc`] writes TLC-like Parquet months.
+//!
 //! # Output
-//! CSV with a header row, `\n` line ends and empty fields for NULL. No field
+//! A [`Dataset`] is CSV (and so are [`join`]'s tables; [`tpch`] quotes its
+//! free-text fields) with a header row, `\n` line ends and empty fields for NULL. No field
 //! contains a comma, quote or line break, so nothing else is quoted; only
 //! `hits` writes an empty string, as `""` (PostgreSQL's `COPY … CSV` rule: a
 //! quoted empty field is an empty string, an unquoted one NULL). Every
@@ -45,11 +51,13 @@ use rayon::prelude::*;
 
 mod hits;
 mod iot;
+pub mod join;
 mod nta;
 mod out;
 mod shapes;
 mod taxi;
 pub mod tlc;
+pub mod tpch;
 
 use out::{ID_MASK, Out, hash, id63};
 
@@ -269,24 +277,33 @@ fn chunk_count(rows: u64) -> u64 {
     rows.div_ceil(CHUNK_ROWS).max(1)
 }
 
-/// Runs `emit` on every chunk's rendering `render(chunk)`, in chunk order.
+/// Runs `emit` on every chunk's rendering `render(chunk)`, in chunk order
+/// (see [`for_each_piece`]).
+fn for_each_chunk<T: Send>(
+    rows: u64,
+    render: impl Fn(u64) -> T + Sync,
+    emit: impl FnMut(T) -> io::Result<()>,
+) -> io::Result<()> {
+    for_each_piece(chunk_count(rows), render, emit)
+}
+
+/// Runs `emit` on `render(i)` for every piece `i` in `0..pieces`, in order.
 ///
-/// Chunks are rendered in parallel batches on the current rayon pool; while
+/// Pieces are rendered in parallel batches on the current rayon pool; while
 /// one batch is rendered, the calling thread emits the previous one
 /// (`rayon::in_place_scope` keeps `emit` on the calling thread, so the writer
 /// need not be `Send`, and a calling worker thread helps instead of
 /// blocking, so a one-thread pool cannot deadlock).
-fn for_each_chunk<T: Send>(
-    rows: u64,
+pub(crate) fn for_each_piece<T: Send>(
+    pieces: u64,
     render: impl Fn(u64) -> T + Sync,
     mut emit: impl FnMut(T) -> io::Result<()>,
 ) -> io::Result<()> {
-    let chunks = chunk_count(rows);
     let batch = (2 * rayon::current_num_threads() as u64).max(2);
     let mut ready: Vec<T> = Vec::new();
     let mut next = 0;
-    while next < chunks || !ready.is_empty() {
-        let end = (next + batch).min(chunks);
+    while next < pieces || !ready.is_empty() {
+        let end = (next + batch).min(pieces);
         let mut rendered: Vec<T> = Vec::new();
         let emitted = rayon::in_place_scope(|s| {
             if next < end {
@@ -399,27 +416,47 @@ fn deflate(data: &[u8], last: bool) -> io::Result<Vec<u8>> {
 /// `InvalidInput` when `path` has no file name; any error creating, writing
 /// or renaming the file (the temporary file is then removed).
 pub fn generate_file(dataset: Dataset, rows: u64, seed: u64, path: &Path) -> io::Result<()> {
+    let gz = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
+    write_atomically(path, |w| {
+        if gz {
+            generate_gzip(dataset, rows, seed, w)
+        } else {
+            generate(dataset, rows, seed, w)
+        }
+    })
+}
+
+/// Runs `write` on a buffered temporary file next to `path`
+/// (`.<name>.tmp-<pid>`) and renames it over `path` when `write` and the
+/// flush succeed, so a partial file never appears under the final name.
+///
+/// # Errors
+/// `InvalidInput` when `path` has no file name; any error of `write`, or
+/// creating, writing or renaming the file (the temporary file is then
+/// removed).
+pub(crate) fn write_atomically<T>(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<T>,
+) -> io::Result<T> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("'{}' does not name a file", path.display()),
         )
     })?;
-    let gz = name.to_string_lossy().to_ascii_lowercase().ends_with(".gz");
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp: PathBuf = path.with_file_name(tmp_name);
     let result = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        if gz {
-            generate_gzip(dataset, rows, seed, &mut w)?;
-        } else {
-            generate(dataset, rows, seed, &mut w)?;
-        }
+        let value = write(&mut w)?;
         w.flush()?;
         drop(w);
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        Ok(value)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

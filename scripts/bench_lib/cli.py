@@ -41,13 +41,15 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench (benches/workloads/), "
-               "and ingestion (loads of taxi and iot only). "
+        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench, tpch, join "
+               "(benches/workloads/), and ingestion (loads of taxi and iot only). tpch's size is "
+               "lineitem's rows (--rows tpch=6m is scale factor 1; see bench_lib/data.py), "
+               "join's the rows of x. "
                "Results: bench-results/<timestamp>.{json,md,svg}.")
     ap.add_argument("--scale", choices=["small", "default", "large"], default="default",
                     help="data sizes (default: %(default)s; see bench_lib/data.py)")
     ap.add_argument("--rows", help="rows for every data set (N, 500k, 2m) or per set "
-                                   "(taxi=1m,iot=2m); overrides --scale")
+                                   "(taxi=1m,iot=2m,tpch=6m,join=10m); overrides --scale")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads for every engine (default: all cores, %(default)s)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per query (default 5)")
@@ -370,7 +372,7 @@ def main(argv=None):
     for w, _ in selected:
         for _, d in w.tables:
             if d not in paths:
-                paths[d] = data.ensure(katydid, data_dir, d, rows[d])
+                paths[d] = data.ensure(katydid, data_dir, d, rows[data.base(d)])
     keys = {}
     for w, want in selected:
         if want and w.lookups:
@@ -393,7 +395,10 @@ def main(argv=None):
         "started": started.isoformat(timespec="seconds"),
         "machine": machine_info(),
         "git": git_info(),
-        "settings": {"scale": "custom" if args.rows else args.scale, "rows": {d: rows[d] for d in paths},
+        "settings": {"scale": "custom" if args.rows else args.scale,
+                     "rows": {data.base(d): rows[data.base(d)] for d in paths},
+                     **({"tpch_scale_factor": data.tpch_scale_factor(rows["tpch"])}
+                        if any(data.base(d) == "tpch" for d in paths) else {}),
                      "threads": args.threads, "runs": args.runs, "warmup": args.warmup,
                      "query_seconds": args.query_seconds,
                      "lookups": args.lookups, "lookup_seconds": args.lookup_seconds, "peers": args.peers, "smoke": args.smoke,

@@ -271,7 +271,9 @@ def machine_line(doc):
     m = doc["machine"]
     mem = f"{m['memory_bytes'] / 2**30:.1f} GiB" if m.get("memory_bytes") else "? GiB"
     s = doc["settings"]
-    rows = ", ".join(f"{d} {n:,}" for d, n in s["rows"].items())
+    rows = ", ".join(f"{d} {n:,}" + (f" (SF {s['tpch_scale_factor']:g})"
+                                      if d == "tpch" and "tpch_scale_factor" in s else "")
+                     for d, n in s["rows"].items())
     versions = ", ".join(f"{e} {v}" for e, v in doc["versions"].items() if v and e != "rustc")
     git = doc.get("git") or {}
     commit = f"katydid commit {git.get('commit')}{' (modified)' if git.get('dirty') else ''}; " \
@@ -478,13 +480,15 @@ def markdown(doc, summary, targets=None, before=None):
 
 
 def _issue_targets(doc, summary, targets, peers):
-    """The issue 7 and issue 10 tables (met / not met / – not measured)."""
+    """The issue 7, 10 and 32 tables (met / not met / – not measured)."""
     out = []
     for title, items in (
             ("Issue 7 (2 threads, taxi at --rows taxi=10m, clickbench at ≥ 10M rows)",
              targets_mod.issue7(doc, summary, targets)),
             ("Issue 10 (memory at 10M taxi rows; load rate against the README baseline)",
-             targets_mod.issue10(doc, summary, targets))):
+             targets_mod.issue10(doc, summary, targets)),
+            ("Issue 32 (2 threads, tpch at SF 1, join with x at 10M rows)",
+             targets_mod.issue32(doc, summary, targets))):
         measured = [i for i in items if i["met"] is not None]
         if not measured:
             continue
@@ -499,13 +503,21 @@ def _issue_targets(doc, summary, targets, peers):
                    f"taxi has {rows['taxi']:,} rows, not 10M" if rows.get("taxi", 10**7) != 10**7
                    else None,
                    f"hits has {rows['hits']:,} rows, fewer than 10M"
-                   if rows.get("hits", 10**7) < 10**7 else None]
+                   if rows.get("hits", 10**7) < 10**7 else None,
+                   f"tpch is at SF {settings['tpch_scale_factor']:g}, not "
+                   f"{targets['issue32']['tpch_scale_factor']:g}"
+                   if settings.get("tpch_scale_factor", targets["issue32"]["tpch_scale_factor"])
+                   != targets["issue32"]["tpch_scale_factor"] else None,
+                   f"join's x has {rows['join']:,} rows, not "
+                   f"{targets['issue32']['join_x_rows']:,}"
+                   if rows.get("join", targets["issue32"]["join_x_rows"])
+                   != targets["issue32"]["join_x_rows"] else None]
         caveats = [c for c in caveats if c]
         out[0:0] = ["", "Working set of a load = threads × rows per partition × CSV bytes per "
                     "row; its peak = VmHWM − VmRSS before the load, of `katydid-bench "
                     "--load-peak` in a process of its own."
-                    + (" The targets are set for 2 threads, taxi at 10M rows and ClickBench at "
-                       "10M rows or more: " + "; ".join(caveats) + "." if caveats else "")]
+                    + (" The targets are set for 2 threads, taxi at 10M rows, ClickBench at "
+                       "10M rows or more, tpch at SF 1 and join's x at 10M rows: " + "; ".join(caveats) + "." if caveats else "")]
     return out
 
 

@@ -58,34 +58,98 @@ def _peers(summary):
     return [e for e in summary["engines"] if e != "katydid"]
 
 
+def _per_query(summary, targets, workload):
+    """Every query of `workload` within its per-query limit against the
+    fastest peer (targets.json's per_query_vs_fastest_peer)."""
+    peers = _peers(summary)
+    qs = _queries(summary, workload)
+    limit = per_query_limit(targets, workload)
+    name = f"{workload}: every query ≤ {fraction(limit)}× the fastest peer"
+    if not qs:
+        return _item(name, None, f"the {workload} workload did not run")
+    if not peers:
+        return _item(name, None, "no peers ran (--peers)")
+    judged = [q for q in qs if q.get("target")]
+    missed = [f"{q['name']} {q['target']['ratio']:.2f}× {q['target']['fastest_peer']}"
+              for q in judged if not q["target"]["met"]]
+    unanswered = [q["name"] for q in qs if _k(q).get("status") != "ok"]
+    met = not missed and not unanswered and len(judged) == len(qs)
+    detail = f"{len(judged) - len(missed)} of {len(qs)} met"
+    if missed:
+        detail += "; not met: " + ", ".join(missed)
+    if unanswered:
+        detail += "; katydid did not answer: " + ", ".join(unanswered)
+    return _item(name, met, detail)
+
+
+def _all_run(summary, workload):
+    """Every query of `workload` answered by katydid."""
+    qs = _queries(summary, workload)
+    if not qs:
+        return _item(f"{workload}: all queries run in katydid", None,
+                     f"the {workload} workload did not run")
+    failed = [q["name"] for q in qs if _k(q).get("status") != "ok"]
+    return _item(f"{workload}: all {len(qs)} queries run in katydid", not failed,
+                 f"{len(qs) - len(failed)} of {len(qs)} ran" + ("; not: " + ", ".join(failed)
+                                                                 if failed else ""))
+
+
+def _agree(doc, summary, workload, refs):
+    """katydid's answers to `workload` equal to each peer's of `refs`."""
+    qs = _queries(summary, workload)
+    name = f"{workload}: answers agree with {', '.join(refs)}"
+    missing = [r for r in refs if r not in _peers(summary)]
+    if not qs or missing:
+        return _item(name, None, f"needs the {workload} workload and --peers {','.join(refs)}")
+    agree, differ = 0, []
+    for q in qs:
+        r = _result(doc, "katydid", q["id"])
+        if r is None:
+            continue
+        peers = [_result(doc, ref, q["id"]) for ref in refs]
+        if all(p is not None and compare.compare(_mode(q), p, r) is None for p in peers):
+            agree += 1
+        else:
+            differ.append(q["name"])
+    return _item(name, agree == len(qs), f"{agree} of {len(qs)} agree"
+                 + ("; differ or a peer did not answer: " + ", ".join(differ) if differ else ""))
+
+
+def _ratios(summary, workload, ref):
+    """{query name: katydid / ref} over the queries both timed."""
+    return {q["name"]: _k(q)["min_s"] / q["engines"][ref]["min_s"]
+            for q in _queries(summary, workload)
+            if ref in q["engines"] and _k(q).get("min_s") and q["engines"][ref].get("min_s")}
+
+
+def _no_ratio(summary, workload, ref):
+    """Why no query of `workload` has a katydid / ref ratio."""
+    if not _queries(summary, workload) or ref not in _peers(summary):
+        return f"needs the {workload} workload and --peers {ref}"
+    return f"no query has both a katydid and a {ref} time"
+
+
+def _geomean(summary, workload, ref, limit):
+    """The geometric mean of katydid / ref over `workload` at most `limit`
+    (met only when every query has both times)."""
+    name = f"{workload}: geometric mean of katydid / {ref} ≤ {fraction(limit)}"
+    ratios = list(_ratios(summary, workload, ref).values())
+    total = len(_queries(summary, workload))
+    if not ratios:
+        return _item(name, None, _no_ratio(summary, workload, ref))
+    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return _item(name, g <= limit and len(ratios) == total,
+                 f"{g:.2f} over {len(ratios)} of {total} queries")
+
+
 def issue7(doc, summary, targets):
     """The issue 7 targets: taxi, shapes and clickbench."""
     t7 = targets["issue7"]
     items = []
     peers = _peers(summary)
 
-    def per_query(workload):
-        qs = _queries(summary, workload)
-        limit = per_query_limit(targets, workload)
-        name = f"{workload}: every query ≤ {fraction(limit)}× the fastest peer"
-        if not qs:
-            return _item(name, None, f"the {workload} workload did not run")
-        if not peers:
-            return _item(name, None, "no peers ran (--peers)")
-        judged = [q for q in qs if q.get("target")]
-        missed = [f"{q['name']} {q['target']['ratio']:.2f}× {q['target']['fastest_peer']}"
-                  for q in judged if not q["target"]["met"]]
-        unanswered = [q["name"] for q in qs if _k(q).get("status") != "ok"]
-        met = not missed and not unanswered and len(judged) == len(qs)
-        detail = f"{len(judged) - len(missed)} of {len(qs)} met"
-        if missed:
-            detail += "; not met: " + ", ".join(missed)
-        if unanswered:
-            detail += "; katydid did not answer: " + ", ".join(unanswered)
-        return _item(name, met, detail)
-
     # taxi
-    items.append(per_query("taxi"))
+    items.append(_per_query(summary, targets, "taxi"))
     taxi = _queries(summary, "taxi")
     ratio = t7["taxi_sum_vs_fastest_peer_sum"]
     name = f"taxi: the sum of the {len(taxi) or 'nine'} ≤ {fraction(ratio)} of the fastest peer's sum"
@@ -115,7 +179,7 @@ def issue7(doc, summary, targets):
                            f"katydid {_ms(k)}, {spec['peer']} {_ms(p)} ({k / p:.2f}×)"))
 
     # shapes
-    items.append(per_query("shapes"))
+    items.append(_per_query(summary, targets, "shapes"))
     shapes = {q["name"]: q for q in _queries(summary, "shapes")}
     limit = t7["shapes_topn_ties_vs_unique"]
     name = f"shapes: top-n over 4 distinct keys ≤ {fraction(limit)}× the same over a unique key"
@@ -173,6 +237,32 @@ def issue7(doc, summary, targets):
         g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         items.append(_item(name, g <= limit and len(ratios) == len(cb),
                            f"{g:.2f} over {len(ratios)} of {len(cb)} queries"))
+    return items
+
+
+def issue32(doc, summary, targets):
+    """The issue 32 targets: tpch (all 22 run and agree with DuckDB, the
+    geometric mean and the worst query against DuckDB) and join (all agree
+    with every peer, each within the fastest peer's time)."""
+    t = targets["issue32"]
+    ref = t["tpch_reference"]
+    items = [_all_run(summary, "tpch"), _agree(doc, summary, "tpch", [ref]),
+             _geomean(summary, "tpch", ref, t["tpch_geomean_vs_reference"])]
+    limit = t["tpch_query_vs_reference_max"]
+    name = f"tpch: no query above {fraction(limit)}× {ref}"
+    ratios = _ratios(summary, "tpch", ref)
+    total = len(_queries(summary, "tpch"))
+    if not ratios:
+        items.append(_item(name, None, _no_ratio(summary, "tpch", ref)))
+    else:
+        over = [f"{n} {r:.2f}×" for n, r in ratios.items() if r > limit]
+        worst = max(ratios, key=ratios.get)
+        items.append(_item(name, not over and len(ratios) == total,
+                           f"worst {worst} {ratios[worst]:.2f}× over {len(ratios)} of {total}"
+                           + ("; above: " + ", ".join(over) if over else "")))
+    items.append(_all_run(summary, "join"))
+    items.append(_agree(doc, summary, "join", t["join_agree_with"]))
+    items.append(_per_query(summary, targets, "join"))
     return items
 
 

@@ -18,9 +18,10 @@ class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
         self.assertEqual([w.name for w in found],
-                         ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench"])
+                         ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench",
+                          "tpch", "join"])
         for w in found:
-            self.assertEqual(len(w.tables), 1, w.name)
+            self.assertEqual(len(w.tables), {"tpch": 8, "join": 4}.get(w.name, 1), w.name)
             for q in w.queries:
                 q.check_mode()  # raises on an unknown check
                 for e in workloads.ENGINES:
@@ -54,6 +55,51 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(q["q43"].check_mode(), ("ordered",))
         # Every query runs: none is marked pending any more.
         self.assertEqual([q.name for q in cb.queries if q.pending], [])
+
+    def test_tpch_has_the_22_queries_on_the_8_tables(self):
+        tpch = {w.name: w for w in workloads.load_all(WORKLOADS)}["tpch"]
+        self.assertEqual(tpch.tables[0], ("lineitem", "tpch/lineitem"))
+        self.assertEqual(sorted(t for t, _ in tpch.tables),
+                         ["customer", "lineitem", "nation", "orders", "part", "partsupp",
+                          "region", "supplier"])
+        self.assertTrue(all(d == f"tpch/{t}" for t, d in tpch.tables))
+        self.assertEqual([q.name for q in tpch.queries], [f"q{i}" for i in range(1, 23)])
+        q = {q.name: q for q in tpch.queries}
+        for query in tpch.queries:
+            # One statement for every engine (ClickHouse's q15 excepted),
+            # whole (the parser joins lines).
+            self.assertEqual(list(query.by_engine), ["clickhouse"] if query.name == "q15" else [],
+                             query.id)
+            self.assertTrue(query.default.upper().startswith(("SELECT", "WITH")), query.id)
+            self.assertTrue(query.about, query.id)
+        # The validation parameters of the specification.
+        self.assertIn("DATE '1998-12-01' - INTERVAL '90' DAY", q["q1"].default)
+        self.assertIn("p_size = 15 AND p_type LIKE '%BRASS'", q["q2"].default)
+        self.assertIn("n_name = 'SAUDI ARABIA'", q["q21"].default)
+        self.assertIn("('13', '31', '23', '29', '30', '18', '17')", q["q22"].default)
+        self.assertTrue(q["q15"].default.startswith("WITH revenue AS ("))
+        self.assertIn("toDecimal128(toString(l_extendedprice), 2)",
+                      q["q15"].statement("clickhouse")[1])
+        self.assertEqual(q["q15"].statement("polars"), ("sql", q["q15"].default))
+        self.assertIn("NOT EXISTS (", q["q22"].default)
+        # ORDER BY (… LIMIT) compares in order; q6's one row as a set.
+        self.assertEqual(q["q1"].check_mode(), ("ordered",))
+        self.assertEqual(q["q6"].check_mode(), ("rows",))
+        self.assertTrue(q["q3"].default.endswith("LIMIT 10"))
+
+    def test_join_wraps_the_five_questions_into_one_row(self):
+        join = {w.name: w for w in workloads.load_all(WORKLOADS)}["join"]
+        self.assertEqual(join.tables, [("x", "join/x"), ("small", "join/small"),
+                                       ("medium", "join/medium"), ("big", "join/big")])
+        self.assertEqual([q.name for q in join.queries], ["q1", "q2", "q3", "q4", "q5"])
+        on = ["JOIN small USING (id1)", "JOIN medium USING (id2)",
+              "LEFT JOIN medium USING (id2)", "JOIN medium USING (id5)", "JOIN big USING (id3)"]
+        for query, using in zip(join.queries, on):
+            self.assertTrue(query.default.startswith(
+                "SELECT count(*), sum(v1), sum(v2) FROM ( SELECT x.*,"), query.id)
+            self.assertIn(using, query.default)
+            self.assertTrue(query.default.endswith(") AS ans"), query.id)
+            self.assertEqual(query.check_mode(), ("rows",))
 
     def test_shapes_pairs_each_tied_top_n_with_a_unique_one(self):
         shapes = {w.name: w for w in workloads.load_all(WORKLOADS)}["shapes"]
@@ -118,6 +164,47 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(set(data.rows_for("default", "500")), set(data.SCALES["default"]))
         with self.assertRaises(SystemExit):
             data.rows_for("default", "nosuch=5")
+        self.assertEqual(data.rows_for("default", "tpch=600k")["tpch"], 600_000)
+
+    def test_tpch_size_is_lineitem_rows(self):
+        self.assertEqual(data.tpch_scale_factor(6_000_000), 1)
+        self.assertEqual(data.tpch_scale_factor(60_000), 0.01)
+        self.assertEqual(data.tpch_scale_factor(600_000), 0.1)
+        self.assertEqual(data.tpch_scale_factor(100_000), 0.017)
+        self.assertEqual(data.tpch_scale_factor(1_000), 0.01)
+        self.assertEqual(data.tpch_scale_factor(60_000_000), 10)
+        for scale in data.SCALES:
+            self.assertIn("tpch", data.SCALES[scale])
+            self.assertIn("join", data.SCALES[scale])
+        self.assertEqual(data.tpch_scale_factor(data.SCALES["default"]["tpch"]),
+                         targets.load()["issue32"]["tpch_scale_factor"])
+        self.assertEqual(data.SCALES["default"]["join"], targets.load()["issue32"]["join_x_rows"])
+        self.assertTrue(data.set_dir("d", "tpch", 60_000).endswith("tpch-sf0.01"))
+        self.assertTrue(data.set_dir("d", "join", 5).endswith("join-10"))
+        self.assertEqual(data.base("tpch/lineitem"), "tpch")
+        self.assertEqual(data.base("taxi-f32"), "taxi-f32")
+
+    def test_a_set_table_is_generated_once_into_its_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            calls = os.path.join(d, "calls")
+            fake = os.path.join(d, "katydid")
+            # A stand-in for `katydid generate join --rows N --out DIR`.
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho \"$@\" >> " + calls + "\n"
+                        "out=$(echo \"$@\" | sed 's/.*--out \\([^ ]*\\).*/\\1/')\n"
+                        "mkdir -p \"$out\" && for t in x small medium big; do "
+                        "echo id1 > \"$out/$t.csv\"; done\n")
+            os.chmod(fake, 0o755)
+            x = data.ensure(fake, d, "join/x", 1000)
+            big = data.ensure(fake, d, "join/big", 1000)
+            self.assertEqual(x, os.path.join(os.path.abspath(d), "join-1000", "x.csv"))
+            self.assertEqual(os.path.dirname(big), os.path.dirname(x))
+            with open(calls) as f:
+                self.assertEqual(f.read().split(), ["generate", "join", "--rows", "1000",
+                                                    "--seed", "42", "--out",
+                                                    os.path.abspath(d) + "/join-1000.tmp"])
+            with self.assertRaises(SystemExit):
+                data.ensure(fake, d, "join/nosuch", 1000)
 
 
 class Compare(unittest.TestCase):
@@ -208,6 +295,10 @@ class Targets(unittest.TestCase):
         self.assertEqual(targets.per_query_limit(self.goals, "taxi"), 1.0)
         self.assertAlmostEqual(targets.per_query_limit(self.goals, "iot"), 1 / 3)
         self.assertIsNone(targets.per_query_limit(self.goals, "clickbench"))
+        self.assertIsNone(targets.per_query_limit(self.goals, "tpch"))
+        self.assertEqual(targets.per_query_limit(self.goals, "join"), 1.0)
+        self.assertEqual((self.goals["issue32"]["tpch_geomean_vs_reference"],
+                          self.goals["issue32"]["tpch_query_vs_reference_max"]), (1.0, 2.5))
         self.assertEqual(self.goals["load_baseline"]["rows_per_s"]["taxi"], 952_000)
         self.assertEqual(targets.fraction(1 / 3), "⅓")
 
@@ -252,6 +343,33 @@ class Targets(unittest.TestCase):
         doc["engines"]["katydid"]["workloads"][0]["queries"][1]["rows"] = [[2]]
         items = {i["target"]: i for i in targets.issue7(doc, summary, self.goals)}
         self.assertIn("differ: q2", items["clickbench: answers agree with duckdb"]["detail"])
+
+    def test_issue32_tpch_against_duckdb_and_join_against_every_peer(self):
+        tq = [_query("tpch", "q1", {"katydid": 0.010, "duckdb": 0.005}),
+              _query("tpch", "q2", {"katydid": 0.001, "duckdb": 0.004}),
+              _query("tpch", "q3", {"duckdb": 0.004})]
+        tq[2]["engines"]["katydid"] = {"status": "unsupported", "error": "no joins"}
+        jq = [_query("join", "q1", {"katydid": 0.010, "duckdb": 0.020, "polars": 0.030})]
+        jq[0]["target"] = {"met": True, "ratio": 0.5, "fastest_peer": "duckdb"}
+        ok = {"ok": True, "columns": ["c"], "rows": [[1]]}
+        doc = {"engines": {e: {"workloads": [{"queries": [
+            dict(ok, id=q["id"]) for q in tq + jq
+            if e != "katydid" or q["engines"]["katydid"].get("min_s")]}]}
+            for e in ("katydid", "duckdb", "polars")}}
+        summary = {"engines": ["katydid", "duckdb", "polars"], "queries": tq + jq, "loads": []}
+        items = {i["target"]: i for i in targets.issue32(doc, summary, self.goals)}
+        run = items["tpch: all 3 queries run in katydid"]
+        self.assertFalse(run["met"])
+        self.assertIn("not: q3", run["detail"])
+        g = items["tpch: geometric mean of katydid / duckdb ≤ 1"]
+        self.assertFalse(g["met"])  # sqrt(2 * 0.25) ≈ 0.71, but q3 has no time
+        self.assertIn("0.71 over 2 of 3", g["detail"])
+        worst = items["tpch: no query above 2.5× duckdb"]
+        self.assertIn("worst q1 2.00×", worst["detail"])
+        self.assertIn("2 of 3 agree", items["tpch: answers agree with duckdb"]["detail"])
+        self.assertTrue(items["join: every query ≤ 1× the fastest peer"]["met"])
+        # ClickHouse did not run: the agreement target is not measured.
+        self.assertIsNone(items["join: answers agree with duckdb, polars, clickhouse"]["met"])
 
     def test_issue10_memory_peak_and_rate(self):
         peak = {"rows": 1000, "csv_bytes": 400_000, "mem_bytes": 100_000, "threads": 2,

@@ -35,7 +35,8 @@ Examples:
   katydid --load trips.csv.gz --query 'SELECT cab_type, count(*) FROM trips GROUP BY cab_type'
   echo 'SELECT count(*) FROM t;' | katydid --load data.csv --table t --format csv
   katydid --load data.txt -d ';' --null-string NA --memory-limit 4GB
-  katydid generate taxi --rows 1000000 --out trips.csv.gz";
+  katydid generate taxi --rows 1000000 --out trips.csv.gz
+  katydid generate tpch --sf 1 --out tpch-sf1";
 
 /// An in-memory analytics engine: load CSV files, then explore them with
 /// group-by SQL.
@@ -148,14 +149,21 @@ pub struct Cli {
 pub enum Sub {
     /// Write a synthetic data set as CSV (gzipped when FILE ends in .gz);
     /// `tlc` writes TLC-like monthly Parquet files of N trips each and
-    /// taxi_zone_lookup.csv into the directory FILE.
+    /// taxi_zone_lookup.csv into the directory FILE; `tpch` the 8 TPC-H
+    /// tables at scale factor --sf, and `join` db-benchmark's join tables
+    /// (x of N rows, small, medium, big), as CSV files in the directory
+    /// FILE.
     Generate {
-        /// The data set: taxi, iot, numbers, kv, hits, shapes or tlc.
+        /// The data set: taxi, iot, numbers, kv, hits, shapes, tlc, tpch or
+        /// join.
         dataset: String,
-        /// Number of rows.
+        /// Number of rows (every data set but tpch).
         #[arg(long, value_name = "N", value_parser = parse_count)]
-        rows: u64,
-        /// The file to write.
+        rows: Option<u64>,
+        /// The TPC-H scale factor (tpch only): 1 is about 6M lineitem rows.
+        #[arg(long, value_name = "SF")]
+        sf: Option<f64>,
+        /// The file (or, for tlc, tpch and join, the directory) to write.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
         /// Seed of the random generator; the same seed gives the same file.
@@ -402,8 +410,21 @@ mod tests {
         assert!(matches!(
             cli.command,
             Some(Sub::Generate {
-                rows: 10,
+                rows: Some(10),
+                sf: None,
                 seed: 42,
+                ..
+            })
+        ));
+        let cli = Cli::try_parse_from([
+            "katydid", "generate", "tpch", "--sf", "0.01", "--out", "dir",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Sub::Generate {
+                rows: None,
+                sf: Some(0.01),
                 ..
             })
         ));

@@ -15,6 +15,7 @@ mod output;
 mod progress;
 mod repl;
 mod session;
+mod tables;
 
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -71,11 +72,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Some(Sub::Generate {
         dataset,
         rows,
+        sf,
         out,
         seed,
     }) = &cli.command
     {
-        datasets::generate(dataset, *rows, *seed, out)?;
+        tables::generate(dataset, *rows, *sf, *seed, out)?;
         return Ok(ExitCode::SUCCESS);
     }
 

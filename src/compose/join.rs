@@ -108,15 +108,27 @@ pub(super) fn run(
     mut select: Select,
     scope: &Scope<'_>,
     semis: Vec<Semi>,
+    needed: Option<&HashSet<String>>,
 ) -> Result<Relation> {
     let mut scope = scope.child();
+    // What the SELECT reads of its inputs: a subquery input computes only
+    // that.
+    let reads = super::referenced_names(&select);
     let from = select
         .from
         .take()
         .ok_or_else(|| Error::Internal("a join without FROM".into()))?;
     let mut inputs = Vec::new();
     let mut scanned = 0;
-    let mut tree = build(c, &from, &mut inputs, &mut scope, false, &mut scanned)?;
+    let mut tree = build(
+        c,
+        &from,
+        &mut inputs,
+        &mut scope,
+        false,
+        &mut scanned,
+        reads.as_ref(),
+    )?;
     let mut using = Vec::new();
     usings(&tree, &mut using);
     let r = Resolver {
@@ -148,6 +160,9 @@ pub(super) fn run(
             }
             SelectItem::Expr { expr, alias } => items.push((expr.clone(), alias.clone())),
         }
+    }
+    if let Some(needed) = needed {
+        keep_items(&mut items, needed, &select);
     }
     let outputs: Vec<String> = items
         .iter()
@@ -367,9 +382,55 @@ pub(super) fn run(
         offset: select.offset,
         span: select.span,
     };
-    let mut rel = c.run_simple(&final_select, &scope)?;
+    let mut rel = c.run_simple(&final_select, &scope, None)?;
     rel.rows_scanned += scanned;
     Ok(rel)
+}
+
+/// Drops the select items whose output name is not in `needed` (keeping
+/// one, so the rows stay), unless GROUP BY, HAVING or ORDER BY may name
+/// them (an ordinal, or a bare name equal to the item's).
+fn keep_items(items: &mut Vec<(Expr, Option<Ident>)>, needed: &HashSet<String>, select: &Select) {
+    let mut clause_names = HashSet::new();
+    let mut ordinal = false;
+    let clauses = select
+        .group_by
+        .iter()
+        .chain(select.having.iter())
+        .chain(select.order_by.iter().map(|o| &o.expr));
+    for e in clauses {
+        ordinal |= matches!(e.kind, ExprKind::Literal(Literal::Int(_)));
+        walk(e, &mut |x| {
+            if let ExprKind::Column(n) = &x.kind {
+                clause_names.insert(n.to_ascii_lowercase());
+            }
+        });
+    }
+    if ordinal {
+        return;
+    }
+    let name = |(e, alias): &(Expr, Option<Ident>)| match (alias, &e.kind) {
+        (Some(a), _) => Some(a.name.to_ascii_lowercase()),
+        (None, ExprKind::Column(n)) | (None, ExprKind::QualifiedColumn { column: n, .. }) => {
+            Some(n.to_ascii_lowercase())
+        }
+        _ => None,
+    };
+    let keep: Vec<bool> = items
+        .iter()
+        .map(|item| name(item).is_some_and(|n| needed.contains(&n) || clause_names.contains(&n)))
+        .collect();
+    if keep.iter().all(|&k| k) {
+        return;
+    }
+    let first = items.first().cloned();
+    let mut k = keep.iter();
+    items.retain(|_| *k.next().unwrap_or(&true));
+    if items.is_empty()
+        && let Some(first) = first
+    {
+        items.push(first);
+    }
 }
 
 /// `(Column(name) of input i, alias name)` for a `*` expansion.
@@ -396,6 +457,7 @@ fn build(
     scope: &mut Scope<'_>,
     padded: bool,
     scanned: &mut usize,
+    reads: Option<&HashSet<String>>,
 ) -> Result<Node> {
     match from {
         FromItem::Table { table, alias } => {
@@ -430,7 +492,8 @@ fn build(
             columns,
             span,
         } => {
-            let mut rel = c.nest(|| c.run_query(query, scope))?;
+            let reads = reads.filter(|_| columns.is_empty());
+            let mut rel = c.nest(|| c.run_query_for(query, scope, reads))?;
             super::rename_columns(&mut rel, columns)?;
             *scanned += rel.rows_scanned;
             let name = c.internal_name("subquery");
@@ -449,8 +512,24 @@ fn build(
                 JoinKind::Full => (true, true),
                 _ => (false, false),
             };
-            let left = build(c, &join.left, inputs, scope, padded || pad_left, scanned)?;
-            let right = build(c, &join.right, inputs, scope, padded || pad_right, scanned)?;
+            let left = build(
+                c,
+                &join.left,
+                inputs,
+                scope,
+                padded || pad_left,
+                scanned,
+                reads,
+            )?;
+            let right = build(
+                c,
+                &join.right,
+                inputs,
+                scope,
+                padded || pad_right,
+                scanned,
+                reads,
+            )?;
             Ok(Node::Join {
                 kind: join.kind,
                 left: Box::new(left),
@@ -942,7 +1021,7 @@ fn scan_input(
         offset: None,
         span,
     };
-    let rel = c.run_simple(&select, scope)?;
+    let rel = c.run_simple(&select, scope, None)?;
     let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
     Ok((
         Scan {
@@ -1273,15 +1352,7 @@ fn hash_join(
     };
     let build_rows = if build_left { left.rows } else { right.rows };
     let probe_rows = if build_left { right.rows } else { left.rows };
-    let mut heads: HashMap<Key, u32> = HashMap::with_capacity(build_rows);
-    let mut next = vec![NONE; build_rows];
-    for (b, link) in next.iter_mut().enumerate() {
-        if let Some(k) = build.key(b) {
-            let head = heads.entry(k).or_insert(NONE);
-            *link = *head;
-            *head = b as u32;
-        }
-    }
+    let heads = Heads::build(build, build_rows);
     let keep_probe = matches!(
         (kind, build_left),
         (JoinKind::Left, false) | (JoinKind::Right, true) | (JoinKind::Full, _)
@@ -1295,14 +1366,12 @@ fn hash_join(
             let (mut p, mut b) = (Vec::new(), Vec::new());
             for row in lo..hi {
                 let mut hit = false;
-                if let Some(k) = probe.key(row) {
-                    let mut at = heads.get(&k).copied().unwrap_or(NONE);
-                    while at != NONE {
-                        p.push(row as u32);
-                        b.push(at);
-                        hit = true;
-                        at = next[at as usize];
-                    }
+                let mut at = heads.first(probe, row);
+                while at != NONE {
+                    p.push(row as u32);
+                    b.push(at);
+                    hit = true;
+                    at = heads.next[at as usize];
                 }
                 if !hit && keep_probe {
                     p.push(row as u32);
@@ -1361,6 +1430,90 @@ fn hash_join(
     let mut inputs = left.inputs.clone();
     inputs.extend(right.inputs.iter().copied());
     Ok(Joined { inputs, ids, rows })
+}
+
+/// A join's hash table: per key, its first build row; `next` chains the
+/// build rows of equal keys.
+struct Heads {
+    map: HeadMap,
+    next: Vec<u32>,
+}
+
+enum HeadMap {
+    /// A single integer key whose build values span at most 4× the build
+    /// rows: an array indexed by `key - min`, no hashing (the perfect hash
+    /// join of dense keys).
+    Dense { min: i64, heads: Vec<u32> },
+    /// A single integer key otherwise.
+    Int(HashMap<i64, u32>),
+    /// Any other key.
+    Values(HashMap<Key, u32>),
+}
+
+impl Heads {
+    fn build(build: &KeyReader<'_>, rows: usize) -> Heads {
+        let mut next = vec![NONE; rows];
+        let map = if build.int {
+            let keys: Vec<Option<i64>> = (0..rows)
+                .map(|b| match build.key(b) {
+                    Some(Key::Int(k)) => Some(k),
+                    _ => None,
+                })
+                .collect();
+            let (min, max) = keys
+                .iter()
+                .flatten()
+                .fold((i64::MAX, i64::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
+            let span = (max as i128 - min as i128 + 1).max(0) as u128;
+            if min <= max && span <= 4 * rows as u128 + 1024 {
+                let mut heads = vec![NONE; span as usize];
+                for (b, k) in keys.iter().enumerate() {
+                    if let Some(k) = k {
+                        let slot = &mut heads[(k - min) as usize];
+                        next[b] = *slot;
+                        *slot = b as u32;
+                    }
+                }
+                HeadMap::Dense { min, heads }
+            } else {
+                let mut heads: HashMap<i64, u32> = HashMap::with_capacity(rows);
+                for (b, k) in keys.iter().enumerate() {
+                    if let Some(k) = k {
+                        let head = heads.entry(*k).or_insert(NONE);
+                        next[b] = *head;
+                        *head = b as u32;
+                    }
+                }
+                HeadMap::Int(heads)
+            }
+        } else {
+            let mut heads: HashMap<Key, u32> = HashMap::with_capacity(rows);
+            for (b, link) in next.iter_mut().enumerate() {
+                if let Some(k) = build.key(b) {
+                    let head = heads.entry(k).or_insert(NONE);
+                    *link = *head;
+                    *head = b as u32;
+                }
+            }
+            HeadMap::Values(heads)
+        };
+        Heads { map, next }
+    }
+
+    /// The first build row whose key equals probe row `row`'s.
+    fn first(&self, probe: &KeyReader<'_>, row: usize) -> u32 {
+        match (&self.map, probe.key(row)) {
+            (_, None) => NONE,
+            (HeadMap::Dense { min, heads }, Some(Key::Int(k))) => k
+                .checked_sub(*min)
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| heads.get(i).copied())
+                .unwrap_or(NONE),
+            (HeadMap::Int(map), Some(Key::Int(k))) => map.get(&k).copied().unwrap_or(NONE),
+            (HeadMap::Values(map), Some(k)) => map.get(&k).copied().unwrap_or(NONE),
+            _ => NONE,
+        }
+    }
 }
 
 /// Distinct values of a scan column: exact up to 64k rows, else from an

@@ -25,8 +25,11 @@ impl RowSource for Vec<Vec<Value>> {
 }
 
 /// `names.len()` columns of `source` as a table named `name`, cut into
-/// partitions of `partition_rows` rows, each column encoded by the chooser
-/// as a load encodes it. Duplicate names get `_1`, `_2`, … suffixes.
+/// partitions of `partition_rows` rows, each column in its plain codec
+/// (offsets, a dictionary or packed strings, f64, a constant: what every
+/// kernel reads in place), not the compressed ones: an intermediate result
+/// is read once or a few times, so encoding time counts more than bytes.
+/// Duplicate names get `_1`, `_2`, … suffixes.
 ///
 /// Types: a column without a value is typed `null` (as a load types it);
 /// a boolean column is stored as the strings `true`/`false` (the store has
@@ -120,7 +123,7 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => 0,
                 })
                 .collect();
-            Column::encode_ints(dtype, &values, Some(validity))
+            Column::encode_ints_plain(dtype, &values, Some(validity))
         }
         DataType::Float => {
             let values: Vec<f64> = (0..len)
@@ -131,7 +134,7 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => 0.0,
                 })
                 .collect();
-            Column::encode_floats(values, Some(validity))
+            Column::encode_floats_plain(values, Some(validity))
         }
         DataType::Str | DataType::Bool | DataType::Null => {
             let values: Vec<&str> = (0..len)
@@ -142,7 +145,7 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => "",
                 })
                 .collect();
-            Column::encode_strings(&values, Some(validity))
+            Column::encode_strings_plain(&values, Some(validity))
         }
     }
 }

@@ -198,6 +198,19 @@ impl<'e> Composer<'e> {
     /// # Errors
     /// Plan errors with the offset of the offending text; the executor's.
     pub(crate) fn run_query(&self, query: &Query, scope: &Scope<'_>) -> Result<Relation> {
+        self.run_query_for(query, scope, None)
+    }
+
+    /// [`Composer::run_query`] for a reader that uses only the output
+    /// columns named in `needed` (lower case): a lone SELECT may leave the
+    /// others out (the rest of the result is unchanged), so a subquery in
+    /// FROM computes and encodes only what its reader uses.
+    pub(crate) fn run_query_for(
+        &self,
+        query: &Query,
+        scope: &Scope<'_>,
+        needed: Option<&HashSet<String>>,
+    ) -> Result<Relation> {
         self.engine.check()?;
         let mut scope = scope.child();
         let mut scanned = 0;
@@ -213,9 +226,15 @@ impl<'e> Composer<'e> {
             ));
             scope.add(&cte.name.name, table);
         }
-        let mut rel = self.run_set(&query.body, &scope)?;
+        let plain = query.order_by.is_empty() && query.limit.is_none() && query.offset.is_none();
+        let mut rel = match (&query.body, needed) {
+            (SetExpr::Select(select), Some(needed)) if plain && !select.distinct => {
+                self.run_select(select, &scope, Some(needed))?
+            }
+            (body, _) => self.run_set(body, &scope)?,
+        };
         rel.rows_scanned += scanned;
-        if query.order_by.is_empty() && query.limit.is_none() && query.offset.is_none() {
+        if plain {
             return Ok(rel);
         }
         // ORDER BY / LIMIT of a set operation: over its rows as a table.
@@ -240,14 +259,14 @@ impl<'e> Composer<'e> {
             offset: query.offset,
             span: query.span,
         };
-        let mut out = self.run_simple(&select, &scope)?;
+        let mut out = self.run_simple(&select, &scope, None)?;
         out.rows_scanned += rel.rows_scanned;
         Ok(out)
     }
 
     fn run_set(&self, body: &SetExpr, scope: &Scope<'_>) -> Result<Relation> {
         match body {
-            SetExpr::Select(select) => self.run_select(select, scope),
+            SetExpr::Select(select) => self.run_select(select, scope, None),
             SetExpr::Operation {
                 op,
                 all,
@@ -274,7 +293,12 @@ impl<'e> Composer<'e> {
     }
 
     /// Runs one SELECT: subqueries first, then its FROM.
-    fn run_select(&self, select: &Select, scope: &Scope<'_>) -> Result<Relation> {
+    fn run_select(
+        &self,
+        select: &Select,
+        scope: &Scope<'_>,
+        needed: Option<&HashSet<String>>,
+    ) -> Result<Relation> {
         let mut select = select.clone();
         let mut scope = scope.child();
         let mut semis = Vec::new();
@@ -309,14 +333,14 @@ impl<'e> Composer<'e> {
         };
         let mut rel = match &select.from {
             Some(FromItem::Table { .. }) if !semis.is_empty() => {
-                join::run(self, select, scope, semis)?
+                join::run(self, select, scope, semis, needed)?
             }
-            None | Some(FromItem::Table { .. }) => self.run_simple(&select, scope)?,
+            None | Some(FromItem::Table { .. }) => self.run_simple(&select, scope, needed)?,
             Some(FromItem::Subquery { .. }) if semis.is_empty() => {
-                self.run_from_subquery(select, scope)?
+                self.run_from_subquery(select, scope, needed)?
             }
             Some(FromItem::Subquery { .. } | FromItem::Join(_)) => {
-                join::run(self, select, scope, semis)?
+                join::run(self, select, scope, semis, needed)?
             }
         };
         rel.rows_scanned += scanned;
@@ -345,11 +369,20 @@ impl<'e> Composer<'e> {
         Ok(rel)
     }
 
-    /// Binds and runs a SELECT over one table of `scope`.
-    fn run_simple(&self, select: &Select, scope: &Scope<'_>) -> Result<Relation> {
+    /// Binds and runs a SELECT over one table of `scope`, keeping only the
+    /// outputs in `needed` when given.
+    fn run_simple(
+        &self,
+        select: &Select,
+        scope: &Scope<'_>,
+        needed: Option<&HashSet<String>>,
+    ) -> Result<Relation> {
         self.engine.check()?;
         let start = Instant::now();
-        let plan = plan::plan_select(select, self.sql, scope)?;
+        let mut plan = plan::plan_select(select, self.sql, scope)?;
+        if let Some(needed) = needed {
+            keep_outputs(&mut plan, needed);
+        }
         let (rows, scanned) = self.engine.run_plan(&plan)?;
         let name = match &select.from {
             Some(FromItem::Table {
@@ -375,7 +408,18 @@ impl<'e> Composer<'e> {
 
     /// `SELECT … FROM (query) alias`: the query's rows as a table named by
     /// the alias.
-    fn run_from_subquery(&self, mut select: Select, scope: &Scope<'_>) -> Result<Relation> {
+    fn run_from_subquery(
+        &self,
+        mut select: Select,
+        scope: &Scope<'_>,
+        needed: Option<&HashSet<String>>,
+    ) -> Result<Relation> {
+        let uses = match &select.from {
+            Some(FromItem::Subquery { columns, .. }) if columns.is_empty() => {
+                referenced_names(&select)
+            }
+            _ => None,
+        };
         let Some(FromItem::Subquery {
             query,
             alias,
@@ -385,7 +429,7 @@ impl<'e> Composer<'e> {
         else {
             return Err(Error::Internal("expected a subquery in FROM".into()));
         };
-        let mut rel = self.nest(|| self.run_query(&query, scope))?;
+        let mut rel = self.nest(|| self.run_query_for(&query, scope, uses.as_ref()))?;
         rename_columns(&mut rel, &columns)?;
         let name = alias
             .as_ref()
@@ -397,7 +441,7 @@ impl<'e> Composer<'e> {
             table: TableRef::Named(Ident { name, span }),
             alias: None,
         });
-        let mut out = self.run_simple(&select, &scope)?;
+        let mut out = self.run_simple(&select, &scope, needed)?;
         out.rows_scanned += rel.rows_scanned;
         Ok(out)
     }
@@ -534,6 +578,74 @@ impl<'e> Composer<'e> {
         }
         Ok(())
     }
+}
+
+/// The column names `select` reads (lower case, qualified ones by their
+/// column), or `None` when it reads every column (`*`, `t.*`).
+pub(crate) fn referenced_names(select: &Select) -> Option<HashSet<String>> {
+    if select.projection.iter().any(|i| {
+        matches!(
+            i,
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. }
+        )
+    }) {
+        return None;
+    }
+    let mut names = HashSet::new();
+    for_each_expr(select, &mut |e| {
+        walk(e, &mut |x| match &x.kind {
+            ExprKind::Column(n) | ExprKind::QualifiedColumn { column: n, .. } => {
+                names.insert(n.to_ascii_lowercase());
+            }
+            _ => {}
+        })
+    });
+    Some(names)
+}
+
+/// Drops the visible outputs of `plan` not named in `needed` (keeping at
+/// least one, so the rows stay); a dropped output that orders the rows
+/// stays as a hidden sort key.
+fn keep_outputs(plan: &mut QueryPlan, needed: &HashSet<String>) {
+    let mut keep: Vec<bool> = plan
+        .names
+        .iter()
+        .map(|n| needed.contains(&n.to_ascii_lowercase()))
+        .collect();
+    if keep.iter().all(|&k| k) || plan.visible == 0 {
+        return;
+    }
+    if !keep.iter().any(|&k| k) {
+        keep[0] = true;
+    }
+    let mut map = vec![None; plan.outputs.len()];
+    let mut outputs = Vec::new();
+    let mut names = Vec::new();
+    for i in 0..plan.visible {
+        if keep[i] {
+            map[i] = Some(outputs.len());
+            outputs.push(plan.outputs[i].clone());
+            names.push(plan.names[i].clone());
+        }
+    }
+    let visible = outputs.len();
+    for (i, slot) in map.iter_mut().enumerate().skip(plan.visible) {
+        *slot = Some(outputs.len());
+        outputs.push(plan.outputs[i].clone());
+    }
+    for key in &mut plan.order_by {
+        key.column = match map[key.column] {
+            Some(j) => j,
+            None => {
+                outputs.push(plan.outputs[key.column].clone());
+                map[key.column] = Some(outputs.len() - 1);
+                outputs.len() - 1
+            }
+        };
+    }
+    plan.outputs = outputs;
+    plan.names = names;
+    plan.visible = visible;
 }
 
 /// `AS alias (a, b)`: the first columns of `rel` renamed.

@@ -20,14 +20,12 @@
 
 -- query: q1
 -- about: small inner on int: x JOIN small USING (id1).
--- pending: issue 32: JOIN … USING and subqueries in FROM
 SELECT count(*), sum(v1), sum(v2) FROM (
     SELECT x.*, small.id4 AS small_id4, v2 FROM x JOIN small USING (id1)
 ) AS ans;
 
 -- query: q2
 -- about: medium inner on int: x JOIN medium USING (id2).
--- pending: issue 32: JOIN … USING and subqueries in FROM
 SELECT count(*), sum(v1), sum(v2) FROM (
     SELECT x.*, medium.id1 AS medium_id1, medium.id4 AS medium_id4, medium.id5 AS medium_id5, v2
     FROM x JOIN medium USING (id2)
@@ -37,7 +35,6 @@ SELECT count(*), sum(v1), sum(v2) FROM (
 -- about: medium outer on int: x LEFT JOIN medium USING (id2); the 10% of
 -- x's id2 keys missing from medium keep their rows with v2 NULL (0 in
 -- ClickHouse without join_use_nulls: the sums agree).
--- pending: issue 32: JOIN … USING and subqueries in FROM
 SELECT count(*), sum(v1), sum(v2) FROM (
     SELECT x.*, medium.id1 AS medium_id1, medium.id4 AS medium_id4, medium.id5 AS medium_id5, v2
     FROM x LEFT JOIN medium USING (id2)
@@ -47,7 +44,6 @@ SELECT count(*), sum(v1), sum(v2) FROM (
 -- about: medium inner on factor: x JOIN medium USING (id5), the string
 -- key (db-benchmark's DuckDB solution makes id5 an ENUM; here every engine
 -- joins the column as it loaded it).
--- pending: issue 32: JOIN … USING and subqueries in FROM
 SELECT count(*), sum(v1), sum(v2) FROM (
     SELECT x.*, medium.id1 AS medium_id1, medium.id2 AS medium_id2, medium.id4 AS medium_id4, v2
     FROM x JOIN medium USING (id5)
@@ -55,7 +51,6 @@ SELECT count(*), sum(v1), sum(v2) FROM (
 
 -- query: q5
 -- about: big inner on int: x JOIN big USING (id3).
--- pending: issue 32: JOIN … USING and subqueries in FROM
 SELECT count(*), sum(v1), sum(v2) FROM (
     SELECT x.*, big.id1 AS big_id1, big.id2 AS big_id2, big.id4 AS big_id4, big.id5 AS big_id5, big.id6 AS big_id6, v2
     FROM x JOIN big USING (id3)

@@ -27,7 +27,6 @@
 
 -- query: q1
 -- about: pricing summary report; DELTA = 90.
--- pending: issue 32: DATE '…' literals and date ± INTERVAL
 SELECT
     l_returnflag,
     l_linestatus,
@@ -53,7 +52,6 @@ ORDER BY
 -- query: q2
 -- about: minimum cost supplier; SIZE = 15, TYPE = BRASS, REGION = EUROPE.
 -- A correlated scalar subquery.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     s_acctbal,
     s_name,
@@ -101,7 +99,6 @@ LIMIT 100;
 
 -- query: q3
 -- about: shipping priority; SEGMENT = BUILDING, DATE = 1995-03-15.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     l_orderkey,
     sum(l_extendedprice * (1 - l_discount)) AS revenue,
@@ -128,7 +125,6 @@ LIMIT 10;
 
 -- query: q4
 -- about: order priority checking; DATE = 1993-07-01. A correlated EXISTS.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     o_orderpriority,
     count(*) AS order_count
@@ -153,7 +149,6 @@ ORDER BY
 
 -- query: q5
 -- about: local supplier volume; REGION = ASIA, DATE = 1994-01-01.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     n_name,
     sum(l_extendedprice * (1 - l_discount)) AS revenue
@@ -184,7 +179,6 @@ ORDER BY
 -- QUANTITY = 24. The bounds DISCOUNT ± 0.01 written out, as DuckDB's
 -- extension does: an engine that reads decimals as doubles computes 0.06 +
 -- 0.01 = 0.06999999999999999 and drops the lines at 0.07.
--- pending: issue 32: DATE '…' literals and date ± INTERVAL
 SELECT
     sum(l_extendedprice * l_discount) AS revenue
 FROM
@@ -198,7 +192,6 @@ WHERE
 -- query: q7
 -- about: volume shipping; NATION1 = FRANCE, NATION2 = GERMANY. A
 -- subquery in FROM and a self-join of nation.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     supp_nation,
     cust_nation,
@@ -241,7 +234,6 @@ ORDER BY
 -- query: q8
 -- about: national market share; NATION = BRAZIL, REGION = AMERICA,
 -- TYPE = ECONOMY ANODIZED STEEL.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     o_year,
     sum(CASE WHEN nation = 'BRAZIL' THEN volume ELSE 0 END) / sum(volume) AS mkt_share
@@ -278,7 +270,6 @@ ORDER BY
 
 -- query: q9
 -- about: product type profit measure; COLOR = green.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     nation,
     o_year,
@@ -313,7 +304,6 @@ ORDER BY
 
 -- query: q10
 -- about: returned item reporting; DATE = 1993-10-01.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     c_custkey,
     c_name,
@@ -351,7 +341,6 @@ LIMIT 20;
 -- about: important stock identification; NATION = GERMANY, FRACTION =
 -- 0.0001 (not scaled by 1/SF, as DuckDB's extension). A scalar subquery
 -- in HAVING.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     ps_partkey,
     sum(ps_supplycost * ps_availqty) AS value
@@ -384,7 +373,6 @@ ORDER BY
 -- query: q12
 -- about: shipping modes and order priority; SHIPMODE1 = MAIL, SHIPMODE2 =
 -- SHIP, DATE = 1994-01-01.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     l_shipmode,
     sum(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH' THEN 1 ELSE 0 END) AS high_line_count,
@@ -407,7 +395,6 @@ ORDER BY
 -- query: q13
 -- about: customer distribution; WORD1 = special, WORD2 = requests. A LEFT
 -- OUTER JOIN in a subquery with column aliases.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     c_count,
     count(*) AS custdist
@@ -429,7 +416,6 @@ ORDER BY
 
 -- query: q14
 -- about: promotion effect; DATE = 1995-09-01.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END)
         / sum(l_extendedprice * (1 - l_discount)) AS promo_revenue
@@ -447,7 +433,6 @@ WHERE
 -- the WITH, so it sums each supplier's revenue twice, in a different order
 -- each time, and in doubles the maximum of one need not equal the sum of
 -- the other (it returned no row at SF 1): there it sums exact decimals.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 WITH revenue AS (
     SELECT
         l_suppkey AS supplier_no,
@@ -516,7 +501,6 @@ ORDER BY
 -- about: parts/supplier relationship; BRAND = Brand#45, TYPE = MEDIUM
 -- POLISHED, SIZE1..8 = 49, 14, 23, 45, 19, 3, 36, 9. NOT IN (SELECT …)
 -- and count(DISTINCT …).
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     p_brand,
     p_type,
@@ -551,7 +535,6 @@ ORDER BY
 -- query: q17
 -- about: small-quantity-order revenue; BRAND = Brand#23, CONTAINER = MED
 -- BOX. A correlated scalar subquery with an aggregate.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     sum(l_extendedprice) / 7.0 AS avg_yearly
 FROM
@@ -573,7 +556,6 @@ WHERE
 -- query: q18
 -- about: large volume customer; QUANTITY = 300. IN (SELECT … GROUP BY …
 -- HAVING …).
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     c_name,
     c_custkey,
@@ -612,7 +594,6 @@ LIMIT 100;
 -- query: q19
 -- about: discounted revenue; QUANTITY1..3 = 1, 10, 20, BRAND1..3 =
 -- Brand#12, Brand#23, Brand#34. A join predicate under OR.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     sum(l_extendedprice * (1 - l_discount)) AS revenue
 FROM
@@ -650,7 +631,6 @@ WHERE
 -- query: q20
 -- about: potential part promotion; COLOR = forest, DATE = 1994-01-01,
 -- NATION = CANADA. Nested IN subqueries, one correlated.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     s_name,
     s_address
@@ -692,7 +672,6 @@ ORDER BY
 -- query: q21
 -- about: suppliers who kept orders waiting; NATION = SAUDI ARABIA. EXISTS
 -- and NOT EXISTS, correlated, on a self-join of lineitem.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     s_name,
     count(*) AS numwait
@@ -737,7 +716,6 @@ LIMIT 100;
 -- query: q22
 -- about: global sales opportunity; I1..I7 = 13, 31, 23, 29, 30, 18, 17.
 -- substring, an uncorrelated scalar subquery and NOT EXISTS.
--- pending: issue 32: joins, subqueries, WITH and DATE literals
 SELECT
     cntrycode,
     count(*) AS numcust,

@@ -639,6 +639,98 @@ impl Database {
         guarded(|| self.pool.install(|| self.run_query(sql)))
     }
 
+    /// Runs one statement, which may change the tables: `CREATE [OR
+    /// REPLACE] TABLE name AS query` (the query's rows encoded into
+    /// partitions as a load encodes them; one column `count`, the rows) and
+    /// `DROP TABLE [IF EXISTS] name` (no rows); any other statement as
+    /// [`Database::query`] runs it. A statement that fails changes nothing.
+    ///
+    /// # Errors
+    /// As [`Database::query`]; [`Error::Plan`] pointing at the name when
+    /// CREATE names an existing table (without OR REPLACE) or DROP an
+    /// unknown one (without IF EXISTS); [`Error::MemoryLimit`] when the new
+    /// table does not fit.
+    pub fn execute(&mut self, sql: &str) -> Result<QueryResult> {
+        let start = Instant::now();
+        let statement = match sql::parse(sql) {
+            Ok(s @ (Statement::CreateTableAs { .. } | Statement::DropTable { .. })) => s,
+            _ => return self.query(sql),
+        };
+        self.cancel.reset();
+        match statement {
+            Statement::CreateTableAs {
+                name,
+                query,
+                replace,
+            } => {
+                if !replace && self.table(&name.name).is_some() {
+                    return Err(Error::plan_at(
+                        format!(
+                            "table \"{}\" already exists (CREATE OR REPLACE TABLE replaces it)",
+                            name.name
+                        ),
+                        name.span.start,
+                    ));
+                }
+                let table = guarded(|| {
+                    self.pool.install(|| {
+                        let composer = compose::Composer::new(self, sql);
+                        let rel = composer.run_query(&query, &compose::Scope::new(self))?;
+                        Ok(compose::materialize::table_from_rows_compressed(
+                            &name.name,
+                            &rel.names,
+                            &rel.types,
+                            &rel.rows,
+                            ingest::DEFAULT_PARTITION_ROWS,
+                        ))
+                    })
+                })?;
+                let rows = table.rows();
+                if let Some(old) = self.table(&name.name).map(|t| t.name.clone())
+                    && old != name.name
+                {
+                    // The same name in another case: one table, renamed.
+                    self.drop_table(&old)?;
+                }
+                self.add_table(table)?;
+                Ok(QueryResult {
+                    columns: vec!["count".into()],
+                    types: vec![DataType::Int],
+                    rows: vec![vec![Value::Int(rows as i64)]],
+                    rows_scanned: 0,
+                    elapsed: start.elapsed(),
+                })
+            }
+            Statement::DropTable { name, if_exists } => {
+                if self.table(&name.name).is_some() {
+                    self.drop_table(&name.name)?;
+                } else if !if_exists {
+                    return Err(Error::plan_at(
+                        format!("unknown table \"{}\"", name.name),
+                        name.span.start,
+                    ));
+                }
+                Ok(QueryResult {
+                    columns: Vec::new(),
+                    types: Vec::new(),
+                    rows: Vec::new(),
+                    rows_scanned: 0,
+                    elapsed: start.elapsed(),
+                })
+            }
+            _ => self.query(sql),
+        }
+    }
+
+    /// True when `sql` is a statement that changes the tables (`CREATE
+    /// TABLE … AS`, `DROP TABLE`), which [`Database::execute`] runs.
+    pub fn changes_tables(sql: &str) -> bool {
+        matches!(
+            sql::parse(sql),
+            Ok(Statement::CreateTableAs { .. } | Statement::DropTable { .. })
+        )
+    }
+
     /// Runs one statement and hands its rows to `sink` in batches, in result
     /// order, as partitions finish (a scan without ORDER BY streams; a sort
     /// or an aggregate delivers once it is done), stopping early when the
@@ -928,6 +1020,12 @@ impl Database {
                     tables.push((quoted, table));
                 }
                 introspect::show_tables(&tables)
+            }
+            Statement::CreateTableAs { name, .. } | Statement::DropTable { name, .. } => {
+                return Err(Error::plan_at(
+                    "CREATE TABLE and DROP TABLE change the tables: run them with Database::execute",
+                    name.span.start,
+                ));
             }
             Statement::Summarize(from) => {
                 let table = self.resolve_table(from)?;

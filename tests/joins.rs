@@ -623,3 +623,60 @@ fn bad_composed_queries_say_where() {
         vec![vec![Value::Int(1)]]
     );
 }
+
+#[test]
+fn create_table_as_keeps_a_result_and_drop_table_removes_it() {
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut rng = Rng(7);
+    let a = rows(&mut rng, 5, 1);
+    let a: Vec<Vec<Option<Cell>>> = a.iter().map(|r| r.to_vec()).collect();
+    load(&mut db, "a", "k,v,s", &a, 3);
+    let grouped = "SELECT k, count(*) AS n, sum(v) AS total, min(s) AS first FROM a GROUP BY k";
+    let expected = sorted(query(&db, grouped));
+    let created = db
+        .execute(&format!("CREATE TABLE g AS {grouped}"))
+        .expect("creates");
+    assert_eq!(created.rows, vec![vec![Value::Int(expected.len() as i64)]]);
+    assert!(Database::changes_tables(
+        "create or replace table g as select 1"
+    ));
+    assert!(!Database::changes_tables("SELECT * FROM g"));
+    // The new table answers like the query it was made from, with the
+    // query's names and types.
+    assert_eq!(sorted(query(&db, "SELECT * FROM g")), expected);
+    let described = query(&db, "DESCRIBE g");
+    let names: Vec<Value> = described.iter().map(|r| r[0].clone()).collect();
+    assert_eq!(names, ["k", "n", "total", "first"].map(Value::str).to_vec());
+    // Without OR REPLACE an existing name is refused and the table kept.
+    match db.execute("CREATE TABLE g AS SELECT 1") {
+        Err(Error::Plan { offset, message }) => {
+            assert_eq!(offset, Some("CREATE TABLE ".len()));
+            assert!(message.contains("already exists"), "{message}");
+        }
+        other => panic!("CREATE over a table: {other:?}"),
+    }
+    assert_eq!(sorted(query(&db, "SELECT * FROM g")), expected);
+    // A failing query creates nothing and keeps the old table.
+    assert!(
+        db.execute("CREATE OR REPLACE TABLE g AS SELECT nope FROM a")
+            .is_err()
+    );
+    assert_eq!(sorted(query(&db, "SELECT * FROM g")), expected);
+    db.execute("CREATE OR REPLACE TABLE g AS SELECT 42 AS answer")
+        .expect("replaces");
+    assert_eq!(query(&db, "SELECT * FROM g"), vec![vec![Value::Int(42)]]);
+    // query() leaves the tables alone and says what to use instead.
+    assert!(matches!(db.query("DROP TABLE g"), Err(Error::Plan { .. })));
+    db.execute("DROP TABLE g").expect("drops");
+    assert!(db.query("SELECT * FROM g").is_err());
+    assert!(matches!(
+        db.execute("DROP TABLE g"),
+        Err(Error::Plan { .. })
+    ));
+    db.execute("DROP TABLE IF EXISTS g").expect("no error");
+    assert_eq!(db.table_names(), vec!["a".to_string()]);
+}

@@ -940,3 +940,21 @@ fn a_duckdb_users_first_minutes() {
         "{err}"
     );
 }
+
+#[test]
+fn create_table_as_and_drop_table_change_the_session_tables() {
+    let dir = TempDir::new();
+    let file = dir.file("t.csv", &numbers_csv(10));
+    let script = "CREATE TABLE w AS SELECT word, count(*) AS n FROM t GROUP BY word;\n\
+                  SELECT sum(n) AS total FROM w;\n\
+                  .tables\n\
+                  DROP TABLE w;\n\
+                  SELECT count(*) FROM w;\n";
+    let out = run(&["--load", arg(&file), "--format", "csv"], script);
+    assert_eq!(out.status.code(), Some(1), "the last query fails");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("total\n10\n"), "{stdout}");
+    assert!(stdout.contains("w "), "{stdout}");
+    let err = text(&out.stderr);
+    assert!(err.contains("line 5: unknown table \"w\""), "{err}");
+}

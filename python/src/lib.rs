@@ -214,7 +214,12 @@ impl Connection {
         let shared = self.shared.clone();
         let text = query.clone();
         let result = run_interruptible(py, &self.shared.cancel, move || {
-            shared.db.read().map_err(poisoned)?.query(&text)
+            if Database::changes_tables(&text) {
+                // CREATE TABLE … AS, DROP TABLE change the tables.
+                shared.db.write().map_err(poisoned)?.execute(&text)
+            } else {
+                shared.db.read().map_err(poisoned)?.query(&text)
+            }
         })?;
         Ok(QueryResult::new(result, query, self.shared.clone()))
     }

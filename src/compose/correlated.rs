@@ -303,10 +303,10 @@ impl Composer<'_> {
                 let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
                 scanned += rel.rows_scanned;
                 self.note(format!(
-                    "{} subquery: {} key rows for a {}-join on {} key(s)",
+                    "{} subquery: {} key rows for {} on {} key(s)",
                     if anti { "NOT EXISTS" } else { "EXISTS" },
                     super::thousands(rel.rows.len()),
-                    if anti { "anti" } else { "semi" },
+                    if anti { "an anti-join" } else { "a semi-join" },
                     split.keys.len()
                 ));
                 let nkeys = split.keys.len();

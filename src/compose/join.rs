@@ -1591,22 +1591,6 @@ fn semi_join(
             a != b && a.is_numeric() && b.is_numeric()
         })
         .collect();
-    let norm = |v: &Value, float: bool| match v {
-        Value::Int(x) if float => Value::Float(*x as f64),
-        v => v.clone(),
-    };
-    let mut table: HashMap<Vec<Value>, Vec<u32>> = HashMap::new();
-    for (r, row) in semi.rows.iter().enumerate() {
-        if row[..keys.len()].iter().any(Value::is_null) {
-            continue;
-        }
-        let key = row[..keys.len()]
-            .iter()
-            .zip(&floats)
-            .map(|(v, &f)| norm(v, f))
-            .collect();
-        table.entry(key).or_default().push(r as u32);
-    }
     let position = |(i, col): ColRef| {
         (
             joined.inputs.iter().position(|&x| x == i).unwrap_or(0),
@@ -1622,29 +1606,59 @@ fn semi_join(
             id => &scans[i].rows[id as usize][p],
         }
     };
-    let keep: Vec<u32> = (0..joined.rows)
-        .into_par_iter()
-        .filter(|&row| {
-            let mut key = Vec::with_capacity(key_at.len());
-            for (&at, &f) in key_at.iter().zip(&floats) {
-                let v = value(at, row);
-                if v.is_null() {
-                    return semi.anti;
-                }
-                key.push(norm(v, f));
-            }
-            let hit = table.get(&key).is_some_and(|candidates| {
-                candidates.iter().any(|&r| {
-                    semi.residual
-                        .iter()
-                        .zip(&residual_at)
-                        .all(|((pos, op, _), &at)| {
-                            holds(*op, &semi.rows[r as usize][*pos], value(at, row))
-                        })
-                })
+    // A key without allocation for one integer; NULL parts match nothing.
+    fn key_of<'v>(floats: &[bool], get: impl Fn(usize) -> &'v Value) -> Option<Key> {
+        if let ([false], Value::Int(x) | Value::Timestamp(x)) = (floats, get(0)) {
+            return Some(Key::Int(*x));
+        }
+        let mut parts = Vec::with_capacity(floats.len());
+        for (k, &f) in floats.iter().enumerate() {
+            parts.push(match get(k) {
+                Value::Null => return None,
+                Value::Int(x) if f => Value::Float(*x as f64),
+                v => v.clone(),
             });
-            hit != semi.anti
-        })
+        }
+        Some(Key::Values(parts))
+    }
+    // The hash table holds the outer rows (usually the fewer: a filtered
+    // join result against a whole table's keys), and the subquery's rows
+    // stream past it, marking the outer rows they match.
+    let mut outer: HashMap<Key, Vec<u32>> = HashMap::new();
+    for row in 0..joined.rows {
+        if let Some(k) = key_of(&floats, |p| value(key_at[p], row)) {
+            outer.entry(k).or_default().push(row as u32);
+        }
+    }
+    let matched: Vec<std::sync::atomic::AtomicBool> = (0..joined.rows)
+        .map(|_| std::sync::atomic::AtomicBool::new(false))
+        .collect();
+    semi.rows.par_chunks(PROBE_CHUNK).for_each(|chunk| {
+        for row in chunk {
+            let Some(k) = key_of(&floats, |p| &row[p]) else {
+                continue;
+            };
+            let Some(candidates) = outer.get(&k) else {
+                continue;
+            };
+            for &r in candidates {
+                let done = &matched[r as usize];
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    continue;
+                }
+                let passes = semi
+                    .residual
+                    .iter()
+                    .zip(&residual_at)
+                    .all(|((pos, op, _), &at)| holds(*op, &row[*pos], value(at, r as usize)));
+                if passes {
+                    done.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    let keep: Vec<u32> = (0..joined.rows)
+        .filter(|&row| matched[row].load(std::sync::atomic::Ordering::Relaxed) != semi.anti)
         .map(|row| row as u32)
         .collect();
     let ids = joined

@@ -42,6 +42,33 @@ pub(crate) fn table_from_rows(
     source: &dyn RowSource,
     partition_rows: usize,
 ) -> Table {
+    encode_table(name, names, types, source, partition_rows, false)
+}
+
+/// [`table_from_rows`] with every column encoded by the chooser, as a load
+/// encodes it (compressed codecs, shared and table-wide dictionaries): a
+/// table the user keeps (`CREATE TABLE … AS`).
+pub(crate) fn table_from_rows_compressed(
+    name: &str,
+    names: &[String],
+    types: &[DataType],
+    source: &dyn RowSource,
+    partition_rows: usize,
+) -> Table {
+    let mut table = encode_table(name, names, types, source, partition_rows, true);
+    crate::store::share_dictionaries(&mut table.partitions);
+    crate::store::table_dictionaries(&mut table.partitions);
+    table
+}
+
+fn encode_table(
+    name: &str,
+    names: &[String],
+    types: &[DataType],
+    source: &dyn RowSource,
+    partition_rows: usize,
+    compressed: bool,
+) -> Table {
     let rows = source.rows();
     let types: Vec<DataType> = types
         .iter()
@@ -65,7 +92,7 @@ pub(crate) fn table_from_rows(
             let len = per.min(rows - start);
             let columns = (0..types.len())
                 .into_par_iter()
-                .map(|c| encode(types[c], len, |r| source.get(c, start + r)))
+                .map(|c| encode(types[c], len, compressed, |r| source.get(c, start + r)))
                 .collect();
             Partition {
                 rows: len,
@@ -110,7 +137,12 @@ pub(crate) fn unique(names: &[String]) -> Vec<String> {
 }
 
 /// One column of `len` rows of type `dtype` from `get(row)`.
-fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> Column {
+fn encode<'v>(
+    dtype: DataType,
+    len: usize,
+    compressed: bool,
+    get: impl Fn(usize) -> &'v Value,
+) -> Column {
     let validity = Bitmap::from_fn(len, |r| !get(r).is_null());
     if len == 0 || validity.none_set() || dtype == DataType::Null {
         return Column::all_null(dtype, len);
@@ -123,7 +155,11 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => 0,
                 })
                 .collect();
-            Column::encode_ints_plain(dtype, &values, Some(validity))
+            if compressed {
+                Column::encode_ints(dtype, &values, Some(validity))
+            } else {
+                Column::encode_ints_plain(dtype, &values, Some(validity))
+            }
         }
         DataType::Float => {
             let values: Vec<f64> = (0..len)
@@ -134,7 +170,11 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => 0.0,
                 })
                 .collect();
-            Column::encode_floats_plain(values, Some(validity))
+            if compressed {
+                Column::encode_floats(values, Some(validity))
+            } else {
+                Column::encode_floats_plain(values, Some(validity))
+            }
         }
         DataType::Str | DataType::Bool | DataType::Null => {
             let values: Vec<&str> = (0..len)
@@ -145,7 +185,11 @@ fn encode<'v>(dtype: DataType, len: usize, get: impl Fn(usize) -> &'v Value) -> 
                     _ => "",
                 })
                 .collect();
-            Column::encode_strings_plain(&values, Some(validity))
+            if compressed {
+                Column::encode_strings(&values, Some(validity))
+            } else {
+                Column::encode_strings_plain(&values, Some(validity))
+            }
         }
     }
 }

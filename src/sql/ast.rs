@@ -45,6 +45,23 @@ pub enum Statement {
     ShowTables,
     /// `SUMMARIZE table`: statistics of every column.
     Summarize(TableRef),
+    /// `CREATE [OR REPLACE] TABLE name AS query`: the query's rows as a
+    /// new table, encoded like a load.
+    CreateTableAs {
+        /// The new table's name.
+        name: Ident,
+        /// Its rows.
+        query: Box<Query>,
+        /// `OR REPLACE`: an existing table of that name is replaced.
+        replace: bool,
+    },
+    /// `DROP TABLE [IF EXISTS] name`.
+    DropTable {
+        /// The table.
+        name: Ident,
+        /// `IF EXISTS`: no error when there is no such table.
+        if_exists: bool,
+    },
 }
 
 /// What `DESCRIBE` describes.

@@ -37,6 +37,18 @@ impl Display for Statement {
             },
             Statement::ShowTables => f.write_str("SHOW TABLES"),
             Statement::Summarize(table) => write!(f, "SUMMARIZE {table}"),
+            Statement::CreateTableAs {
+                name,
+                query,
+                replace,
+            } => {
+                let or = if *replace { "OR REPLACE " } else { "" };
+                write!(f, "CREATE {or}TABLE {name} AS {query}")
+            }
+            Statement::DropTable { name, if_exists } => {
+                let ie = if *if_exists { "IF EXISTS " } else { "" };
+                write!(f, "DROP TABLE {ie}{name}")
+            }
         }
     }
 }
@@ -537,6 +549,11 @@ pub fn clear_spans(statement: &mut Statement) {
         },
         Statement::ShowTables => {}
         Statement::Summarize(table) => clear_table(table),
+        Statement::CreateTableAs { name, query, .. } => {
+            name.span = super::ast::Span::default();
+            clear_query(query);
+        }
+        Statement::DropTable { name, .. } => name.span = super::ast::Span::default(),
     }
 }
 

@@ -105,8 +105,6 @@ const CLAUSE_WORDS: &[&str] = &[
 
 /// Statements katydid does not run yet, by their first word.
 const STATEMENTS_NOT_YET: &[(&str, &str)] = &[
-    ("CREATE", "CREATE is"),
-    ("DROP", "DROP is"),
     ("INSERT", "INSERT is"),
     ("UPDATE", "UPDATE is"),
     ("DELETE", "DELETE is"),
@@ -686,6 +684,50 @@ impl<'a> Parser<'a> {
         } else if first.is_keyword("SHOW") {
             let tables = self.expect_keyword(first.rest, "TABLES")?;
             (tables.rest, Statement::ShowTables)
+        } else if first.is_keyword("CREATE") {
+            let mut rest = first.rest;
+            let mut replace = false;
+            if let Some(or) = self.keyword(rest, "OR")? {
+                rest = self.expect_keyword(or.rest, "REPLACE")?.rest;
+                replace = true;
+            }
+            let t = self.next(rest)?;
+            if !t.is_keyword("TABLE") {
+                return Err(failure(
+                    t.at,
+                    "only CREATE TABLE name AS SELECT … is supported",
+                ));
+            }
+            let n = self.next(t.rest)?;
+            let name = self.ident(n).ok_or_else(|| expected(n, "a table name"))?;
+            let as_ = self.next(n.rest)?;
+            if !as_.is_keyword("AS") {
+                return Err(failure(
+                    as_.at,
+                    "expected AS: tables are created from a query (CREATE TABLE name AS SELECT …)",
+                ));
+            }
+            let (i, query) = self.query(as_.rest)?;
+            let query = Box::new(query);
+            (
+                i,
+                Statement::CreateTableAs {
+                    name,
+                    query,
+                    replace,
+                },
+            )
+        } else if first.is_keyword("DROP") {
+            let t = self.expect_keyword(first.rest, "TABLE")?;
+            let mut rest = t.rest;
+            let mut if_exists = false;
+            if let Some(if_) = self.keyword(rest, "IF")? {
+                rest = self.expect_keyword(if_.rest, "EXISTS")?.rest;
+                if_exists = true;
+            }
+            let n = self.next(rest)?;
+            let name = self.ident(n).ok_or_else(|| expected(n, "a table name"))?;
+            (n.rest, Statement::DropTable { name, if_exists })
         } else if first.is_keyword("SUMMARIZE") {
             let (i, table) = self.table_ref(first.rest)?;
             (i, Statement::Summarize(table))
@@ -2173,6 +2215,10 @@ mod tests {
         "SELECT a FROM t UNION ALL SELECT b FROM u INTERSECT SELECT c FROM v EXCEPT SELECT (SELECT max(d) FROM w) ORDER BY a DESC LIMIT 5 OFFSET 1",
         "SELECT count(*) FROM (SELECT k, sum(v) AS s FROM t GROUP BY k) q CROSS JOIN r FULL JOIN s ON q.k = s.k RIGHT JOIN 'f.csv' f ON f.a = q.k INNER JOIN g ON TRUE",
         "EXPLAIN WITH x AS (SELECT 1) SELECT * FROM x",
+        "CREATE OR REPLACE TABLE t2 AS SELECT a, count(*) FROM t GROUP BY a",
+        "create table \"T 3\" as with x as (select 1) select * from x",
+        "DROP TABLE IF EXISTS t2",
+        "drop table t2;",
         "DESCRIBE WITH x AS (SELECT 1) SELECT * FROM x UNION DISTINCT SELECT 2",
         "SELECT ALL t.a FROM t t WHERE t.a NOT IN (SELECT b FROM u)",
         "SELECT substring(c FROM 1 FOR 2), substr(c, 2) FROM (SELECT c FROM t) AS x (c) WHERE d < DATE '1995-03-15' + INTERVAL '3' MONTH - INTERVAL '1' YEAR AND e = TIMESTAMP '2001-01-01 10:00:00' AND f::date = CAST(g AS DATE)",
@@ -2235,7 +2281,8 @@ mod tests {
                 Describe::Query(q) => Some(first(q)),
                 Describe::Table(_) => None,
             },
-            Statement::ShowTables | Statement::Summarize(_) => None,
+            Statement::CreateTableAs { query, .. } => Some(first(query)),
+            Statement::ShowTables | Statement::Summarize(_) | Statement::DropTable { .. } => None,
         }
     }
 

@@ -463,6 +463,26 @@ impl Session {
     fn run_sql(&mut self, sql: &str, out: &mut dyn Write) -> Result<(), CliError> {
         let to_terminal = self.redirect.is_none();
         let width = self.table_width(to_terminal);
+        if Database::changes_tables(sql) {
+            // CREATE TABLE … AS, DROP TABLE: the tables change, so the
+            // statement runs with the database to itself.
+            let busy = self.interrupt.busy();
+            let result = self.db.execute(sql);
+            drop(busy);
+            if let Some(p) = &self.progress {
+                p.finish();
+            }
+            let result = result.map_err(|error| CliError::Db {
+                error,
+                query: Some(sql.to_string()),
+            })?;
+            if !result.columns.is_empty() {
+                let shown = output::write_table(out, &result, result.rows.len() as u64, width)?;
+                let timing = self.timer.then_some((result.elapsed, result.rows_scanned));
+                writeln!(out, "{}", output::footer(&shown, timing))?;
+            }
+            return Ok(());
+        }
         // `.once x.csv`, `.output x.json`: the file's extension picks the
         // format whatever the mode; `.parquet` is written by the library.
         let extension = self.redirect.as_ref().and_then(|r| {

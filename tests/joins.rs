@@ -293,6 +293,28 @@ fn joins_agree_with_nested_loops() {
             "SELECT a_k, a_v, b_w FROM j",
             &context,
         );
+        // A subquery in FROM that only projects and filters is merged into
+        // its reader; one that groups is not.
+        same(
+            &db,
+            &format!(
+                "SELECT count(*), sum(w), max(s) FROM (SELECT a.*, b.w AS w FROM a JOIN b ON a.k = b.k WHERE b.w > {c}) AS t WHERE t.v < 50"
+            ),
+            &format!("SELECT count(*), sum(b_w), max(a_s) FROM j WHERE b_w > {c} AND a_v < 50"),
+            &context,
+        );
+        same(
+            &db,
+            "SELECT * FROM (SELECT b.t, a.v + 1 AS v1 FROM a JOIN b ON a.k = b.k) AS t ORDER BY v1 DESC, t LIMIT 4",
+            "SELECT b_t AS t, a_v + 1 AS v1 FROM j ORDER BY v1 DESC, t LIMIT 4",
+            &context,
+        );
+        same(
+            &db,
+            "SELECT count(*), sum(s) FROM (SELECT a.k, sum(b.w) AS s FROM a JOIN b ON a.k = b.k GROUP BY a.k) AS g",
+            "SELECT count(*), sum(s) FROM (SELECT a_k, sum(b_w) AS s FROM j GROUP BY a_k) AS g",
+            &context,
+        );
         same(
             &db,
             "SELECT count(*), sum(a.v * b.w) FROM b, a WHERE a.k = b.k AND a.v < b.w",

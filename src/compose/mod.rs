@@ -23,6 +23,7 @@
 mod correlated;
 mod join;
 pub(crate) mod materialize;
+mod merge;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -305,6 +306,13 @@ impl<'e> Composer<'e> {
         let mut scanned = self.decorrelate(&mut select, &mut scope, &mut semis)?;
         let scope = &scope;
         scanned += self.replace_subqueries(&mut select, scope)?;
+        while semis.is_empty() {
+            let Some(merged) = merge::merge_derived(&select, scope)? else {
+                break;
+            };
+            self.note("subquery in FROM merged into the query that reads it".into());
+            select = merged;
+        }
         // DISTINCT over plain expressions is a GROUP BY of them, which
         // the pipeline groups on codes.
         if select.distinct

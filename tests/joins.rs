@@ -461,6 +461,23 @@ fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &
         vec![vec![Value::Int(below)]],
         "{sql}: {context}"
     );
+    // With a filter of the outer table, the subquery groups only the keys
+    // that pass it (its key domain); the answer is the same.
+    let below_s1 = a
+        .iter()
+        .filter(|r| {
+            let (k, v) = (Cell::int(&r[0]), Cell::int(&r[1]));
+            r[2] == Some(Cell::Str("s1".into()))
+                && matches!((k.and_then(|k| sum_w.get(&k).copied().flatten()), v), (Some(s), Some(v)) if v < s)
+        })
+        .count() as i64;
+    let sql =
+        "SELECT count(*) FROM a WHERE s = 's1' AND a.v < (SELECT sum(w) FROM b WHERE b.k = a.k)";
+    assert_eq!(
+        query(db, sql),
+        vec![vec![Value::Int(below_s1)]],
+        "{sql}: {context}"
+    );
     // Set operations on the keys, NULLs equal to each other.
     let mut counts_b: HashMap<Option<i64>, usize> = HashMap::new();
     for k in &bk {

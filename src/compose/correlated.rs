@@ -326,6 +326,7 @@ impl Composer<'_> {
             select.selection = super::and_all(kept);
         }
         // Scalar subqueries, wherever they are.
+        let domain = Domain::of(select, scope);
         let mut error = None;
         let mut joins: Vec<DerivedJoin> = Vec::new();
         let mut tables = Vec::new();
@@ -333,7 +334,15 @@ impl Composer<'_> {
             if error.is_some() {
                 return;
             }
-            if let Err(err) = self.scalar(e, &outer, scope, &mut joins, &mut tables, &mut scanned) {
+            if let Err(err) = self.scalar(
+                e,
+                &outer,
+                &domain,
+                scope,
+                &mut joins,
+                &mut tables,
+                &mut scanned,
+            ) {
                 error = Some(err);
             }
         });
@@ -389,10 +398,12 @@ impl Composer<'_> {
 
     /// Replaces a correlated scalar subquery in `e` (or below it) by a
     /// column of a derived table it records in `joins` and `tables`.
+    #[allow(clippy::too_many_arguments)]
     fn scalar(
         &self,
         e: &mut Expr,
         outer: &[(String, Option<Arc<Table>>)],
+        domain: &Domain,
         scope: &Scope<'_>,
         joins: &mut Vec<DerivedJoin>,
         tables: &mut Vec<(String, Table)>,
@@ -431,6 +442,34 @@ impl Composer<'_> {
             projection.push(item(value, "__v".into()));
             inner.group_by = split.keys.iter().map(|(k, _)| k.clone()).collect();
             inner.projection = projection;
+            // Only the keys the outer query can have need a group: each
+            // outer key's values under its input's own filters become an
+            // IN list on the subquery's side (a semi-join reduction).
+            for (k, o) in &split.keys {
+                if let Some(list) = self.key_domain(o, domain, scope, scanned)? {
+                    let span = k.span;
+                    let restriction = Expr {
+                        kind: if list.is_empty() {
+                            ExprKind::Literal(crate::sql::ast::Literal::Bool(false))
+                        } else {
+                            ExprKind::InList {
+                                expr: Box::new(k.clone()),
+                                list,
+                                negated: false,
+                            }
+                        },
+                        span,
+                    };
+                    inner.selection = super::and_all(
+                        inner
+                            .selection
+                            .take()
+                            .into_iter()
+                            .chain([restriction])
+                            .collect(),
+                    );
+                }
+            }
             let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
             *scanned += rel.rows_scanned;
             let name = self.internal_name("scalar");
@@ -452,9 +491,168 @@ impl Composer<'_> {
             return Ok(());
         }
         for child in super::children_mut(e) {
-            self.scalar(child, outer, scope, joins, tables, scanned)?;
+            self.scalar(child, outer, domain, scope, joins, tables, scanned)?;
         }
         Ok(())
+    }
+}
+
+/// The outer query's inputs and WHERE conjuncts, for the values its
+/// columns can take.
+pub(crate) struct Domain {
+    /// Per input: its name, its FROM item (tables only) and its table.
+    inputs: Vec<DomainInput>,
+    /// Conjuncts without a scalar subquery or EXISTS.
+    conjuncts: Vec<Expr>,
+}
+
+/// An input of the outer query: name, FROM item (tables only), table.
+type DomainInput = (String, Option<FromItem>, Option<Arc<Table>>);
+
+/// Key lists longer than this are not worth an IN filter.
+const MAX_DOMAIN: usize = 100_000;
+
+impl Domain {
+    fn of(select: &Select, scope: &dyn Catalog) -> Domain {
+        let mut inputs = Vec::new();
+        fn go(f: &FromItem, scope: &dyn Catalog, out: &mut Vec<DomainInput>) {
+            match f {
+                FromItem::Table { table, alias } => {
+                    let name = match (alias, table) {
+                        (Some(a), _) => a.name.clone(),
+                        (None, TableRef::Named(n)) => n.name.clone(),
+                        (None, _) => String::new(),
+                    };
+                    out.push((name, Some(f.clone()), resolve_table(table, scope).ok()));
+                }
+                FromItem::Subquery { alias, .. } => out.push((
+                    alias.as_ref().map_or_else(String::new, |a| a.name.clone()),
+                    None,
+                    None,
+                )),
+                FromItem::Join(j) => {
+                    // The filters of an outer join's padded side do not
+                    // bound its columns; only inner joins are looked into.
+                    if matches!(j.kind, JoinKind::Inner | JoinKind::Cross | JoinKind::Comma) {
+                        go(&j.left, scope, out);
+                        go(&j.right, scope, out);
+                    }
+                }
+            }
+        }
+        if let Some(f) = &select.from {
+            go(f, scope, &mut inputs);
+        }
+        let conjuncts = select
+            .selection
+            .clone()
+            .map(super::conjuncts)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| {
+                !super::any_node(c, &|x| {
+                    matches!(x.kind, ExprKind::Subquery(_) | ExprKind::Exists(_))
+                })
+            })
+            .collect();
+        Domain { inputs, conjuncts }
+    }
+
+    /// The input column `e` names: its index in `inputs`.
+    fn input_of(&self, e: &Expr) -> Option<usize> {
+        match &e.kind {
+            ExprKind::QualifiedColumn { table, .. } => self
+                .inputs
+                .iter()
+                .position(|(q, _, _)| q.eq_ignore_ascii_case(table)),
+            ExprKind::Column(n) => {
+                let mut found = self.inputs.iter().enumerate().filter(|(_, (_, _, t))| {
+                    t.as_ref().is_some_and(|t| t.column_index(n).is_some())
+                });
+                match (found.next(), found.next()) {
+                    (Some((i, _)), None) => Some(i),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Composer<'_> {
+    /// The distinct values outer column `column` takes under its input's
+    /// own WHERE conjuncts, as literals; `None` when its input has none (no
+    /// reduction) or they are too many to be worth a list.
+    fn key_domain(
+        &self,
+        column: &Expr,
+        domain: &Domain,
+        scope: &Scope<'_>,
+        scanned: &mut usize,
+    ) -> Result<Option<Vec<Expr>>> {
+        let Some(i) = domain.input_of(column) else {
+            return Ok(None);
+        };
+        let (_, Some(from), Some(_)) = &domain.inputs[i] else {
+            return Ok(None);
+        };
+        let own: Vec<Expr> = domain
+            .conjuncts
+            .iter()
+            .filter(|c| {
+                let mut only = true;
+                walk(c, &mut |x| {
+                    if matches!(
+                        x.kind,
+                        ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
+                    ) && domain.input_of(x) != Some(i)
+                    {
+                        only = false;
+                    }
+                });
+                only
+            })
+            .cloned()
+            .collect();
+        if own.is_empty() {
+            return Ok(None);
+        }
+        let span = column.span;
+        let select = Select {
+            distinct: true,
+            projection: vec![SelectItem::Expr {
+                expr: column.clone(),
+                alias: None,
+            }],
+            from: Some(from.clone()),
+            selection: super::and_all(own),
+            group_by: Vec::new(),
+            having: None,
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            span,
+        };
+        let rel = self.nest(|| self.run_query(&Query::plain(select), scope))?;
+        *scanned += rel.rows_scanned;
+        if rel.rows.len() > MAX_DOMAIN {
+            return Ok(None);
+        }
+        self.note(format!(
+            "outer key domain: {} values",
+            super::thousands(rel.rows.len())
+        ));
+        Ok(Some(
+            rel.rows
+                .into_iter()
+                .filter_map(|r| r.into_iter().next())
+                .filter(|v| !v.is_null())
+                .map(|v| Expr {
+                    kind: super::literal_kind(&v, span),
+                    span,
+                })
+                .collect(),
+        ))
     }
 }
 

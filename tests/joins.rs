@@ -653,7 +653,10 @@ fn bad_composed_queries_say_where() {
         }
     }
     match db.query("SELECT (SELECT k FROM b) FROM a") {
-        Err(Error::Execution(m)) => assert!(m.contains("2 rows"), "{m}"),
+        Err(Error::Plan { offset, message }) => {
+            assert!(message.contains("2 rows"), "{message}");
+            assert_eq!(offset, Some("SELECT ".len()));
+        }
         other => panic!("two-row scalar subquery: {other:?}"),
     }
     // The session goes on.

@@ -519,11 +519,15 @@ impl<'e> Composer<'e> {
                 let rel = run(query, scanned)?;
                 one_column(&rel, e.span)?;
                 if rel.rows.len() > 1 {
-                    return Err(Error::Execution(format!(
-                        "the subquery at byte {} returned {} rows where one value is expected",
+                    // A plan error, so that the message points at the
+                    // subquery with a caret.
+                    return Err(Error::plan_at(
+                        format!(
+                            "this subquery returned {} rows where one value is expected",
+                            thousands(rel.rows.len())
+                        ),
                         e.span.start,
-                        thousands(rel.rows.len())
-                    )));
+                    ));
                 }
                 let value = rel
                     .rows

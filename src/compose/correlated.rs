@@ -55,7 +55,10 @@ pub(crate) struct Semi {
 
 /// The inputs of a FROM: name and table (`None` for a subquery, whose
 /// columns are not known before it runs).
-fn inputs(from: Option<&FromItem>, scope: &dyn Catalog) -> Vec<(String, Option<Arc<Table>>)> {
+pub(super) fn inputs(
+    from: Option<&FromItem>,
+    scope: &dyn Catalog,
+) -> Vec<(String, Option<Arc<Table>>)> {
     let mut out = Vec::new();
     fn walk_from(f: &FromItem, scope: &dyn Catalog, out: &mut Vec<(String, Option<Arc<Table>>)>) {
         match f {

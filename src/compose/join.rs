@@ -1675,7 +1675,6 @@ fn semi_join(
 
 /// `a op b` for a comparison, false when either is NULL.
 fn holds(op: BinaryOp, a: &Value, b: &Value) -> bool {
-    use std::cmp::Ordering;
     let ord = match (a, b) {
         (Value::Null, _) | (_, Value::Null) => return false,
         (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
@@ -1683,14 +1682,5 @@ fn holds(op: BinaryOp, a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
         (a, b) => Some(a.total_cmp(b)),
     };
-    let Some(ord) = ord else { return false };
-    match op {
-        BinaryOp::Eq => ord == Ordering::Equal,
-        BinaryOp::NotEq => ord != Ordering::Equal,
-        BinaryOp::Lt => ord == Ordering::Less,
-        BinaryOp::LtEq => ord != Ordering::Greater,
-        BinaryOp::Gt => ord == Ordering::Greater,
-        BinaryOp::GtEq => ord != Ordering::Less,
-        _ => false,
-    }
+    ord.is_some_and(|ord| crate::plan::eval::compare(op.into(), ord))
 }

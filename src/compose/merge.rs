@@ -7,13 +7,11 @@
 //! name the outer query uses is one of its outputs; anything else runs as
 //! before.
 
-use std::sync::Arc;
-
+use super::correlated::inputs;
 use super::{children_mut, contains_aggregate, for_each_expr, walk};
 use crate::error::Result;
-use crate::plan::{Catalog, resolve_table};
-use crate::sql::ast::{Expr, ExprKind, FromItem, Ident, Select, SelectItem, TableRef};
-use crate::store::Table;
+use crate::plan::Catalog;
+use crate::sql::ast::{Expr, ExprKind, FromItem, Ident, Select, SelectItem};
 
 /// The outer SELECT with its FROM subquery merged in, if it can be.
 pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Option<Select>> {
@@ -40,7 +38,7 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
         && inner.limit.is_none()
         && inner.offset.is_none()
         && inner.from.is_some();
-    if !plain || has_expression_subquery(inner) {
+    if !plain || has_expression_subquery(inner) || !named_inputs(inner.from.as_ref()) {
         return Ok(None);
     }
     // The subquery's outputs by name.
@@ -237,35 +235,18 @@ fn qualified(table: &str, name: &str, span: crate::sql::ast::Span) -> Expr {
     }
 }
 
-/// The inputs of a FROM in order: qualifier and table (`None` for a
-/// subquery).
-fn inputs(from: Option<&FromItem>, scope: &dyn Catalog) -> Vec<(String, Option<Arc<Table>>)> {
-    fn go(f: &FromItem, scope: &dyn Catalog, out: &mut Vec<(String, Option<Arc<Table>>)>) {
-        match f {
-            FromItem::Table { table, alias } => {
-                let resolved = resolve_table(table, scope).ok();
-                let name = match (alias, table) {
-                    (Some(a), _) => a.name.clone(),
-                    (None, TableRef::Named(n)) => n.name.clone(),
-                    (None, _) => String::new(),
-                };
-                out.push((name, resolved));
-            }
-            FromItem::Subquery { alias, .. } => out.push((
-                alias.as_ref().map_or_else(String::new, |a| a.name.clone()),
-                None,
-            )),
-            FromItem::Join(j) => {
-                go(&j.left, scope, out);
-                go(&j.right, scope, out);
-            }
+/// True when every table of `from` is named by a name or an alias (a file
+/// without an alias is named by the join from its path, which `*` here
+/// could not spell).
+fn named_inputs(from: Option<&FromItem>) -> bool {
+    match from {
+        None => true,
+        Some(FromItem::Table { table, alias }) => {
+            alias.is_some() || matches!(table, crate::sql::ast::TableRef::Named(_))
         }
+        Some(FromItem::Subquery { alias, .. }) => alias.is_some(),
+        Some(FromItem::Join(j)) => named_inputs(Some(&j.left)) && named_inputs(Some(&j.right)),
     }
-    let mut out = Vec::new();
-    if let Some(f) = from {
-        go(f, scope, &mut out);
-    }
-    out
 }
 
 /// True when `select` has a subquery among its expressions.

@@ -102,18 +102,28 @@ impl Display for Query {
             f.write_str(" ")?;
         }
         write!(f, "{}", self.body)?;
-        if !self.order_by.is_empty() {
-            f.write_str(" ORDER BY ")?;
-            comma_separated(f, &self.order_by)?;
-        }
-        if let Some(limit) = self.limit {
-            write!(f, " LIMIT {limit}")?;
-        }
-        if let Some(offset) = self.offset {
-            write!(f, " OFFSET {offset}")?;
-        }
-        Ok(())
+        write_tail(f, &self.order_by, self.limit, self.offset)
     }
+}
+
+/// ` ORDER BY … LIMIT n OFFSET m`, each part when present.
+fn write_tail(
+    f: &mut Formatter<'_>,
+    order_by: &[OrderByItem],
+    limit: Option<i64>,
+    offset: Option<u64>,
+) -> fmt::Result {
+    if !order_by.is_empty() {
+        f.write_str(" ORDER BY ")?;
+        comma_separated(f, order_by)?;
+    }
+    if let Some(limit) = limit {
+        write!(f, " LIMIT {limit}")?;
+    }
+    if let Some(offset) = offset {
+        write!(f, " OFFSET {offset}")?;
+    }
+    Ok(())
 }
 
 impl Display for Cte {
@@ -212,17 +222,7 @@ impl Display for Select {
         if let Some(having) = &self.having {
             write!(f, " HAVING {having}")?;
         }
-        if !self.order_by.is_empty() {
-            f.write_str(" ORDER BY ")?;
-            comma_separated(f, &self.order_by)?;
-        }
-        if let Some(limit) = self.limit {
-            write!(f, " LIMIT {limit}")?;
-        }
-        if let Some(offset) = self.offset {
-            write!(f, " OFFSET {offset}")?;
-        }
-        Ok(())
+        write_tail(f, &self.order_by, self.limit, self.offset)
     }
 }
 

@@ -621,20 +621,13 @@ impl Composer<'_> {
             return Ok(None);
         }
         let span = column.span;
+        let projection = vec![SelectItem::Expr {
+            expr: column.clone(),
+            alias: None,
+        }];
         let select = Select {
             distinct: true,
-            projection: vec![SelectItem::Expr {
-                expr: column.clone(),
-                alias: None,
-            }],
-            from: Some(from.clone()),
-            selection: super::and_all(own),
-            group_by: Vec::new(),
-            having: None,
-            order_by: Vec::new(),
-            limit: None,
-            offset: None,
-            span,
+            ..Select::over(projection, from.clone(), super::and_all(own), span)
         };
         let rel = self.nest(|| self.run_query(&Query::plain(select), scope))?;
         *scanned += rel.rows_scanned;

@@ -1003,24 +1003,14 @@ fn scan_input(
             })
             .collect(),
     );
-    let select = Select {
-        distinct: false,
-        projection,
-        from: Some(FromItem::Table {
-            table: input.source.clone(),
-            alias: Some(Ident {
-                name: input.qualifier.clone(),
-                span,
-            }),
+    let from = FromItem::Table {
+        table: input.source.clone(),
+        alias: Some(Ident {
+            name: input.qualifier.clone(),
+            span,
         }),
-        selection,
-        group_by: Vec::new(),
-        having: None,
-        order_by: Vec::new(),
-        limit: None,
-        offset: None,
-        span,
     };
+    let select = Select::over(projection, from, selection, span);
     let rel = c.run_simple(&select, scope, None)?;
     let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
     Ok((

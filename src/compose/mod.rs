@@ -242,23 +242,23 @@ impl<'e> Composer<'e> {
         let name = self.internal_name("set");
         let table = self.materialize(&name, &rel);
         scope.add(&name, table);
-        let select = Select {
-            distinct: false,
-            projection: vec![SelectItem::Wildcard(query.span)],
-            from: Some(FromItem::Table {
-                table: TableRef::Named(Ident {
-                    name,
-                    span: query.span,
-                }),
-                alias: None,
+        let from = FromItem::Table {
+            table: TableRef::Named(Ident {
+                name,
+                span: query.span,
             }),
-            selection: None,
-            group_by: Vec::new(),
-            having: None,
+            alias: None,
+        };
+        let select = Select {
             order_by: query.order_by.clone(),
             limit: query.limit,
             offset: query.offset,
-            span: query.span,
+            ..Select::over(
+                vec![SelectItem::Wildcard(query.span)],
+                from,
+                None,
+                query.span,
+            )
         };
         let mut out = self.run_simple(&select, &scope, None)?;
         out.rows_scanned += rel.rows_scanned;

@@ -354,6 +354,32 @@ pub struct Select {
     pub span: Span,
 }
 
+impl Select {
+    /// `SELECT projection FROM from [WHERE selection]` and nothing else:
+    /// the queries the planner builds for itself (a join's scans, a
+    /// subquery's key list); other clauses are set with struct update
+    /// syntax.
+    pub fn over(
+        projection: Vec<SelectItem>,
+        from: FromItem,
+        selection: Option<Expr>,
+        span: Span,
+    ) -> Select {
+        Select {
+            distinct: false,
+            projection,
+            from: Some(from),
+            selection,
+            group_by: Vec::new(),
+            having: None,
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            span,
+        }
+    }
+}
+
 /// One item of the select list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SelectItem {

@@ -1106,6 +1106,7 @@ fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
     let count = plan::AggCall {
         func: plan::AggFunc::CountStar,
         arg: None,
+        arg2: None,
         dtype: DataType::Int,
     };
     plan::QueryPlan {

@@ -1013,8 +1013,19 @@ impl QueryGen<'_> {
                 let l = self.nonzero_int();
                 (format!("({a} % {l})"), ta)
             }
-            52..72 => {
-                let f = *self.pick(&["abs", "floor", "ceil", "round"]);
+            68..72 => {
+                let (a, _) = self.num(d - 1);
+                match self.rng.gen_range(0..6) {
+                    0 => (format!("sqrt(abs({a}))"), Ty::Float),
+                    1 => (format!("ln((abs({a}) + 1))"), Ty::Float),
+                    2 => (format!("pow({a}, 2)"), Ty::Float),
+                    3 => (format!("sign({a})"), Ty::Int),
+                    4 => (format!("cbrt({a})"), Ty::Float),
+                    _ => (format!("sin({a})"), Ty::Float),
+                }
+            }
+            52..68 => {
+                let f = *self.pick(&["abs", "floor", "ceil", "round", "trunc"]);
                 let (a, ta) = self.num(d - 1);
                 if f == "round" && self.chance(0.5) {
                     let digits = self.rng.gen_range(0..=2);
@@ -1256,7 +1267,42 @@ impl QueryGen<'_> {
                 _ => g.num(2).0,
             }
         };
-        match self.rng.gen_range(0..100) {
+        let stat_arg = |g: &mut Self| -> String {
+            if g.chance(0.5) {
+                g.pick(&SAFE_INTS).to_string()
+            } else {
+                (*g.pick(&["f", "g", "e"])).to_string()
+            }
+        };
+        let ordered_arg = |g: &mut Self| -> String {
+            match g.rng.gen_range(0..4) {
+                0 => g.pick(&SAFE_INTS).to_string(),
+                1 => g.pick(&FLOATS).to_string(),
+                2 => g.pick(&TSS).to_string(),
+                _ => g.num(1).0,
+            }
+        };
+        match self.rng.gen_range(0..112) {
+            100..103 => format!(
+                "{}({})",
+                self.pick(&["var_samp", "var_pop", "stddev_samp", "stddev_pop"]),
+                stat_arg(self)
+            ),
+            103..105 => format!(
+                "{}({}, {})",
+                self.pick(&["covar_samp", "covar_pop", "corr", "regr_slope"]),
+                self.pick(&SAFE_INTS),
+                self.pick(&SAFE_INTS)
+            ),
+            105..107 => format!("median({})", ordered_arg(self)),
+            107..109 => format!(
+                "{}({}, {})",
+                self.pick(&["quantile_cont", "quantile_disc"]),
+                ordered_arg(self),
+                self.pick(&["0", "0.25", "0.5", "0.9", "1"])
+            ),
+            109..111 => format!("mode({})", any_col(self)),
+            111 => format!("count_if({})", self.pred(1)),
             0..14 => "count(*)".into(),
             14..24 => format!("count({})", any_col(self)),
             24..32 => format!("count(DISTINCT {})", any_col(self)),

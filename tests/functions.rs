@@ -303,6 +303,46 @@ fn errors_point_at_the_argument_at_fault() {
             "x)",
             "strlen() needs a string, but \"x\" is a float",
         ),
+        (
+            "SELECT quantile_cont(x, 1.5) FROM f",
+            "1.5",
+            "quantile_cont() needs a constant fraction between 0 and 1",
+        ),
+        (
+            "SELECT quantile_disc(x, x) FROM f",
+            "x) FROM",
+            "quantile_disc() needs a constant fraction between 0 and 1",
+        ),
+        (
+            "SELECT corr(x) FROM f",
+            "corr(x)",
+            "corr() takes exactly two arguments",
+        ),
+        (
+            "SELECT stddev(s) FROM f",
+            "s) FROM",
+            "stddev() needs a number, but \"s\" is a string",
+        ),
+        (
+            "SELECT median(s) FROM f",
+            "s) FROM",
+            "median() needs a number, but \"s\" is a string",
+        ),
+        (
+            "SELECT sum(median(x)) FROM f",
+            "median(x)",
+            "aggregate functions cannot be nested",
+        ),
+        (
+            "SELECT s FROM f WHERE stddev(x) > 1",
+            "stddev(x)",
+            "aggregate function stddev() is not allowed in WHERE",
+        ),
+        (
+            "SELECT sqrt(s) FROM f",
+            "s) FROM",
+            "sqrt() needs a number, but \"s\" is a string",
+        ),
     ];
     for (sql, at, message) in cases {
         match db.query(sql) {
@@ -505,4 +545,51 @@ fn long_in_lists_on_compressed_codecs_match_short_ones() {
         assert_eq!(column(&db, &sql), ints(&[Some(want)]), "{sql}");
     }
     assert!(expected > 0);
+}
+
+/// Issue 33: the statistical aggregates and math functions DuckDB has,
+/// with its answers on a small table (each checked there), on every
+/// partitioning: the moments and quantiles merge across partitions.
+#[test]
+fn statistical_aggregates_and_math_functions() {
+    let close = |a: &Value, b: f64| match a {
+        Value::Float(x) => (x - b).abs() <= 1e-12 * b.abs().max(1.0),
+        _ => false,
+    };
+    for db in &databases() {
+        let r = db
+            .query(
+                "SELECT var_samp(x), var_pop(x), stddev(x), stddev_pop(x), median(x), \
+                 quantile_cont(x, 0.25), quantile_disc(x, 0.25), mode(s), \
+                 corr(x, length(s)), regr_slope(x, length(s)), count_if(x > 0) FROM f",
+            )
+            .unwrap();
+        let row = &r.rows[0];
+        // x: 2.5, 3.5, -2.5, 0.5 (and a NULL); length(s): 27, 18, NULL, 3.
+        let want = [7.0, 5.25, 7.0f64.sqrt(), 5.25f64.sqrt(), 1.5, -0.25];
+        for (i, w) in want.iter().enumerate() {
+            assert!(close(&row[i], *w), "column {i}: {:?} vs {w}", row[i]);
+        }
+        assert_eq!(row[6], Value::Float(-2.5));
+        // Four strings once each: the smallest.
+        assert_eq!(row[7], Value::str("aaa"));
+        // Pairs (2.5, 27), (3.5, 18), (0.5, 3).
+        assert!(close(&row[8], 0.7559289460184544), "{:?}", row[8]);
+        assert!(close(&row[9], 0.0952380952380952), "{:?}", row[9]);
+        assert_eq!(row[10], Value::Int(3));
+        let r = db
+            .query("SELECT median(t), sqrt(16), pow(2, 10), ln(1), log(100), log(2, 8), sign(-2.5), trunc(-2.7), cbrt(27.0) FROM f")
+            .unwrap();
+        let row = &r.rows[0];
+        assert_eq!(
+            row[0],
+            column(db, "SELECT TIMESTAMP '2009-01-01 11:30:00'")[0]
+        );
+        for (i, w) in [4.0, 1024.0, 0.0, 2.0, 3.0].iter().enumerate() {
+            assert!(close(&row[i + 1], *w), "column {}: {:?}", i + 1, row[i + 1]);
+        }
+        assert_eq!(row[6], Value::Int(-1));
+        assert_eq!(row[7], Value::Float(-2.0));
+        assert!(close(&row[8], 3.0));
+    }
 }

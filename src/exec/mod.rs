@@ -335,6 +335,7 @@ fn aggregate_query(
                 .iter()
                 .map(|a| AggCall {
                     arg: a.arg.as_ref().map(|e| specialize(e, p)),
+                    arg2: a.arg2.as_ref().map(|e| specialize(e, p)),
                     ..a.clone()
                 })
                 .collect();

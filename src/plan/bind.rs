@@ -13,7 +13,9 @@ use crate::store::{Field, Partition, Table};
 use crate::types::{DataType, TimestampFormat, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
-use super::expr::{AggCall, AggFunc, BinaryOp, DatePart, Expr, Func, RegexpReplace, TruncUnit};
+use super::expr::{
+    AggCall, AggFunc, BinaryOp, DatePart, Expr, Fraction, Func, MathFn, RegexpReplace, TruncUnit,
+};
 use super::dedup::Deduped;
 use super::{Aggregate, Catalog, QueryPlan, SortKey};
 
@@ -182,6 +184,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                 .into_iter()
                 .map(|a| AggCall {
                     arg: a.arg.map(fold),
+                    arg2: a.arg2.map(fold),
                     ..a
                 })
                 .collect(),
@@ -489,33 +492,74 @@ impl<'a> ColumnNames<'a> {
 /// case, sorted: what "did you mean" suggests from and the REPL completes.
 pub const FUNCTION_NAMES: &[&str] = &[
     "abs",
+    "acos",
+    "any_value",
     "approx_count_distinct",
+    "approx_quantile",
+    "asin",
+    "atan",
     "avg",
+    "bool_and",
+    "bool_or",
+    "cbrt",
     "ceil",
     "ceiling",
     "char_length",
     "character_length",
+    "corr",
+    "cos",
     "count",
+    "count_if",
+    "covar_pop",
+    "covar_samp",
     "date_part",
     "date_trunc",
     "datepart",
+    "degrees",
+    "exp",
     "extract",
     "floor",
     "length",
+    "ln",
+    "log",
+    "log10",
+    "log2",
     "lower",
     "max",
     "mean",
+    "median",
     "min",
+    "mode",
+    "pow",
+    "power",
+    "quantile",
+    "quantile_cont",
+    "quantile_disc",
+    "radians",
     "regexp_replace",
+    "regr_intercept",
+    "regr_r2",
+    "regr_slope",
     "round",
+    "sign",
+    "sin",
+    "sqrt",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
     "strlen",
+    "strptime",
     "substr",
     "substring",
-    "strptime",
     "sum",
+    "tan",
     "to_year",
+    "trunc",
     "try_strptime",
     "upper",
+    "var_pop",
+    "var_samp",
+    "variance",
     "year",
 ];
 
@@ -1063,18 +1107,38 @@ impl Binder<'_> {
     ) -> Result<Expr> {
         let at = e.span.start;
         let lname = name.to_ascii_lowercase();
+        let half = Fraction::new(0.5).expect("in range");
+        // (function, arguments it takes, argument type it needs); the
+        // quantiles' second argument is their fraction.
         let agg = match lname.as_str() {
-            "count" if star => Some(AggFunc::CountStar),
-            "count" if distinct => Some(AggFunc::CountDistinct),
-            "count" => Some(AggFunc::Count),
-            "approx_count_distinct" => Some(AggFunc::ApproxCountDistinct),
-            "sum" => Some(AggFunc::Sum),
-            "avg" | "mean" => Some(AggFunc::Avg),
-            "min" => Some(AggFunc::Min),
-            "max" => Some(AggFunc::Max),
+            "count" if star => Some((AggFunc::CountStar, 0)),
+            "count" if distinct => Some((AggFunc::CountDistinct, 1)),
+            "count" | "count_if" => Some((AggFunc::Count, 1)),
+            "approx_count_distinct" => Some((AggFunc::ApproxCountDistinct, 1)),
+            "sum" => Some((AggFunc::Sum, 1)),
+            "avg" | "mean" => Some((AggFunc::Avg, 1)),
+            "min" | "any_value" | "bool_and" => Some((AggFunc::Min, 1)),
+            "max" | "bool_or" => Some((AggFunc::Max, 1)),
+            "var_samp" | "variance" => Some((AggFunc::VarSamp, 1)),
+            "var_pop" => Some((AggFunc::VarPop, 1)),
+            "stddev" | "stddev_samp" => Some((AggFunc::StddevSamp, 1)),
+            "stddev_pop" => Some((AggFunc::StddevPop, 1)),
+            "covar_samp" => Some((AggFunc::CovarSamp, 2)),
+            "covar_pop" => Some((AggFunc::CovarPop, 2)),
+            "corr" => Some((AggFunc::Corr, 2)),
+            "regr_slope" => Some((AggFunc::RegrSlope, 2)),
+            "regr_intercept" => Some((AggFunc::RegrIntercept, 2)),
+            "regr_r2" => Some((AggFunc::RegrR2, 2)),
+            "median" => Some((AggFunc::QuantileCont(half), 1)),
+            // The exact quantile is a valid approximate one.
+            "quantile" | "quantile_cont" | "approx_quantile" => {
+                Some((AggFunc::QuantileCont(half), 2))
+            }
+            "quantile_disc" => Some((AggFunc::QuantileDisc(half), 2)),
+            "mode" => Some((AggFunc::Mode, 1)),
             _ => None,
         };
-        if let Some(func) = agg {
+        if let Some((mut func, nargs)) = agg {
             match ctx {
                 Ctx::Where => {
                     return Err(Error::plan_at(
@@ -1097,41 +1161,94 @@ impl Binder<'_> {
                 return Ok(Expr::Agg(Box::new(AggCall {
                     func,
                     arg: None,
+                    arg2: None,
                     dtype: DataType::Int,
                 })));
             }
-            if args.len() != 1 {
-                return Err(Error::plan_at(
-                    format!("{lname}() takes exactly one argument"),
-                    at,
-                ));
+            if args.len() != nargs {
+                let n = if nargs == 1 { "one argument" } else { "two arguments" };
+                return Err(Error::plan_at(format!("{lname}() takes exactly {n}"), at));
             }
-            let arg = self.bind(&args[0], Ctx::Where).map_err(|err| match err {
-                Error::Plan { message, offset } if message.contains("not allowed in WHERE") => {
-                    Error::Plan {
-                        message: "aggregate functions cannot be nested".into(),
-                        offset,
+            let bind_arg = |a: &ast::Expr| {
+                self.bind(a, Ctx::Where).map_err(|err| match err {
+                    Error::Plan { message, offset } if message.contains("not allowed in WHERE") => {
+                        Error::Plan {
+                            message: "aggregate functions cannot be nested".into(),
+                            offset,
+                        }
                     }
-                }
-                err => err,
-            })?;
+                    err => err,
+                })
+            };
+            let mut arg = bind_arg(&args[0])?;
+            if lname == "count_if" {
+                // count_if(p) counts the rows where p is true.
+                let p = self.expect_type(arg, DataType::Bool, &args[0], "count_if()")?;
+                arg = Expr::Case {
+                    branches: vec![(p, Expr::literal(Value::Bool(true), DataType::Bool))],
+                    else_result: Box::new(Expr::literal(Value::Null, DataType::Bool)),
+                    dtype: DataType::Bool,
+                };
+            }
+            if matches!(lname.as_str(), "bool_and" | "bool_or") {
+                arg = self.expect_type(arg, DataType::Bool, &args[0], &format!("{lname}()"))?;
+            }
             let t = arg.dtype();
-            if matches!(func, AggFunc::Sum | AggFunc::Avg)
-                && !t.is_numeric()
-                && !is_null_literal(&arg)
-            {
-                return Err(Error::plan_at(
+            let numeric = |e: &Expr| e.dtype().is_numeric() || is_null_literal(e);
+            let needs_number = |e: &Expr, text: &ast::Expr| -> Result<()> {
+                if numeric(e) {
+                    return Ok(());
+                }
+                Err(Error::plan_at(
                     format!(
-                        "{lname}() needs a number, but \"{}\" is a {t}",
-                        self.text(&args[0])
+                        "{lname}() needs a number, but \"{}\" is a {}",
+                        self.text(text),
+                        e.dtype()
                     ),
-                    args[0].span.start,
-                ));
+                    text.span.start,
+                ))
+            };
+            let mut arg2 = None;
+            match func {
+                AggFunc::Sum
+                | AggFunc::Avg
+                | AggFunc::VarSamp
+                | AggFunc::VarPop
+                | AggFunc::StddevSamp
+                | AggFunc::StddevPop => needs_number(&arg, &args[0])?,
+                AggFunc::QuantileCont(_) if t != DataType::Timestamp => {
+                    needs_number(&arg, &args[0])?
+                }
+                _ => {}
+            }
+            if func.takes_pair() {
+                needs_number(&arg, &args[0])?;
+                let second = bind_arg(&args[1])?;
+                needs_number(&second, &args[1])?;
+                arg2 = Some(second);
+            } else if nargs == 2 {
+                let f = &args[1];
+                let fraction = match bind_arg(f)?.as_literal() {
+                    Some(Value::Int(i)) => Some(*i as f64),
+                    Some(Value::Float(x)) => Some(*x),
+                    _ => None,
+                };
+                let Some(fraction) = fraction.and_then(Fraction::new) else {
+                    return Err(Error::plan_at(
+                        format!("{lname}() needs a constant fraction between 0 and 1"),
+                        f.span.start,
+                    ));
+                };
+                func = match func {
+                    AggFunc::QuantileDisc(_) => AggFunc::QuantileDisc(fraction),
+                    _ => AggFunc::QuantileCont(fraction),
+                };
             }
             return Ok(Expr::Agg(Box::new(AggCall {
                 func,
                 dtype: func.result_type(t),
                 arg: Some(arg),
+                arg2,
             })));
         }
         if star || distinct {
@@ -1188,15 +1305,47 @@ impl Binder<'_> {
                 bound = vec![ts];
                 (Func::DateTrunc(unit), DataType::Timestamp)
             }
-            "floor" | "ceil" | "ceiling" | "abs" => {
+            "floor" | "ceil" | "ceiling" | "abs" | "trunc" => {
                 arity(1..=1)?;
                 let t = self.numeric_arg(&mut bound[0], &args[0], &lname)?;
                 let f = match lname.as_str() {
                     "floor" => Func::Floor,
                     "abs" => Func::Abs,
+                    "trunc" => Func::Trunc,
                     _ => Func::Ceil,
                 };
                 (f, t)
+            }
+            "sign" => {
+                arity(1..=1)?;
+                self.numeric_arg(&mut bound[0], &args[0], &lname)?;
+                (Func::Sign, DataType::Int)
+            }
+            "pow" | "power" => {
+                arity(2..=2)?;
+                for (k, a) in bound.iter_mut().enumerate() {
+                    self.numeric_arg(a, &args[k], &lname)?;
+                }
+                (Func::Pow, DataType::Float)
+            }
+            "log" if bound.len() == 2 => {
+                // log(b, x) = ln(x) / ln(b).
+                for (k, a) in bound.iter_mut().enumerate() {
+                    self.numeric_arg(a, &args[k], &lname)?;
+                }
+                let ln = |e: Expr| Expr::Call {
+                    func: Func::Math(MathFn::Ln),
+                    args: vec![e],
+                    dtype: DataType::Float,
+                };
+                let x = ln(bound.pop().expect("two"));
+                let b = ln(bound.pop().expect("two"));
+                return Ok(Expr::binary(BinaryOp::Divide, x, b, DataType::Float));
+            }
+            name if MathFn::parse(name).is_some() => {
+                arity(1..=1)?;
+                self.numeric_arg(&mut bound[0], &args[0], &lname)?;
+                (Func::Math(MathFn::parse(name).expect("matched")), DataType::Float)
             }
             "round" => {
                 arity(1..=2)?;

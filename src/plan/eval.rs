@@ -421,6 +421,23 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
             std::borrow::Cow::Borrowed(_) => arg.clone(),
             std::borrow::Cow::Owned(replaced) => Value::str(&replaced),
         },
+        (Func::Trunc, Value::Float(f)) => Value::Float(f.trunc()),
+        (Func::Trunc, Value::Int(_) | Value::HugeInt(_)) => arg.clone(),
+        (Func::Sign, v) => Value::Int(match v {
+            Value::Int(i) => i.signum(),
+            Value::HugeInt(i) => i.signum() as i64,
+            Value::Float(f) if *f > 0.0 => 1,
+            Value::Float(f) if *f < 0.0 => -1,
+            _ => 0,
+        }),
+        (Func::Math(m), v) => match v.as_f64() {
+            Some(x) => Value::Float(m.apply(x)),
+            None => Value::Null,
+        },
+        (Func::Pow, v) => match (v.as_f64(), args.get(1).and_then(Value::as_f64)) {
+            (Some(x), Some(y)) => Value::Float(x.powf(y)),
+            _ => Value::Null,
+        },
         (Func::Floor, Value::Float(f)) => Value::Float(f.floor()),
         (Func::Ceil, Value::Float(f)) => Value::Float(f.ceil()),
         (Func::Floor | Func::Ceil | Func::Round, Value::HugeInt(i)) => Value::HugeInt(*i),

@@ -137,6 +137,16 @@ pub enum Func {
     Round,
     /// `abs(x)`.
     Abs,
+    /// `trunc(x)`: x rounded toward zero; keeps the argument's type.
+    Trunc,
+    /// `sign(x)`: -1, 0 or 1 (an integer; 0 for a NaN).
+    Sign,
+    /// `pow(x, y)` / `power(x, y)`: x to the power y, a float.
+    Pow,
+    /// A float function of one float (`sqrt`, `ln`, `sin`, …); integers
+    /// are converted. Outside a function's domain the answer is IEEE's
+    /// (`sqrt(-1)` is NaN, `ln(0)` is -inf), as ClickHouse and Polars give.
+    Math(MathFn),
     /// `lower(s)`.
     Lower,
     /// `upper(s)`.
@@ -646,6 +656,124 @@ impl TruncUnit {
     }
 }
 
+/// A quantile's fraction, in [0, 1], kept as the bits of its `f64` so
+/// that an aggregate stays `Eq + Hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fraction(u64);
+
+impl Fraction {
+    /// The fraction `f`; `None` unless `0 <= f <= 1`.
+    pub fn new(f: f64) -> Option<Fraction> {
+        (0.0..=1.0).contains(&f).then(|| Fraction(f.to_bits()))
+    }
+
+    /// The fraction as a float.
+    pub fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+/// A float function of one float argument: [`Func::Math`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `sqrt(x)`.
+    Sqrt,
+    /// `cbrt(x)`: the cube root.
+    Cbrt,
+    /// `exp(x)`: e to the power x.
+    Exp,
+    /// `ln(x)`: the natural logarithm.
+    Ln,
+    /// `log10(x)`, and `log(x)` as DuckDB reads it.
+    Log10,
+    /// `log2(x)`.
+    Log2,
+    /// `sin(x)`, radians.
+    Sin,
+    /// `cos(x)`.
+    Cos,
+    /// `tan(x)`.
+    Tan,
+    /// `asin(x)`.
+    Asin,
+    /// `acos(x)`.
+    Acos,
+    /// `atan(x)`.
+    Atan,
+    /// `degrees(x)`: radians to degrees.
+    Degrees,
+    /// `radians(x)`: degrees to radians.
+    Radians,
+}
+
+impl MathFn {
+    const ALL: [MathFn; 14] = [
+        MathFn::Sqrt,
+        MathFn::Cbrt,
+        MathFn::Exp,
+        MathFn::Ln,
+        MathFn::Log10,
+        MathFn::Log2,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Asin,
+        MathFn::Acos,
+        MathFn::Atan,
+        MathFn::Degrees,
+        MathFn::Radians,
+    ];
+
+    /// The function called `name` (lower case; `log` is `log10`).
+    pub fn parse(name: &str) -> Option<MathFn> {
+        if name == "log" {
+            return Some(MathFn::Log10);
+        }
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Cbrt => "cbrt",
+            MathFn::Exp => "exp",
+            MathFn::Ln => "ln",
+            MathFn::Log10 => "log10",
+            MathFn::Log2 => "log2",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Asin => "asin",
+            MathFn::Acos => "acos",
+            MathFn::Atan => "atan",
+            MathFn::Degrees => "degrees",
+            MathFn::Radians => "radians",
+        }
+    }
+
+    /// The function at `x`.
+    #[inline]
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            MathFn::Sqrt => x.sqrt(),
+            MathFn::Cbrt => x.cbrt(),
+            MathFn::Exp => x.exp(),
+            MathFn::Ln => x.ln(),
+            MathFn::Log10 => x.log10(),
+            MathFn::Log2 => x.log2(),
+            MathFn::Sin => x.sin(),
+            MathFn::Cos => x.cos(),
+            MathFn::Tan => x.tan(),
+            MathFn::Asin => x.asin(),
+            MathFn::Acos => x.acos(),
+            MathFn::Atan => x.atan(),
+            MathFn::Degrees => x.to_degrees(),
+            MathFn::Radians => x.to_radians(),
+        }
+    }
+}
+
 /// An aggregate function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggFunc {
@@ -665,11 +793,42 @@ pub enum AggFunc {
     Min,
     /// `max(x)`.
     Max,
+    /// `var_samp(x)` (`variance`): the sample variance, a float; NULL
+    /// below two values.
+    VarSamp,
+    /// `var_pop(x)`: the population variance; NULL without values.
+    VarPop,
+    /// `stddev_samp(x)` (`stddev`): the square root of `var_samp`.
+    StddevSamp,
+    /// `stddev_pop(x)`: the square root of `var_pop`.
+    StddevPop,
+    /// `covar_samp(y, x)`: sample covariance of the pairs where both are
+    /// non-NULL (as every two-argument aggregate below).
+    CovarSamp,
+    /// `covar_pop(y, x)`: population covariance.
+    CovarPop,
+    /// `corr(y, x)`: Pearson's correlation coefficient (NaN when either
+    /// variance is 0, as DuckDB gives).
+    Corr,
+    /// `regr_slope(y, x)`: the least-squares slope of y on x.
+    RegrSlope,
+    /// `regr_intercept(y, x)`: the least-squares intercept.
+    RegrIntercept,
+    /// `regr_r2(y, x)`: the coefficient of determination.
+    RegrR2,
+    /// `quantile_cont(x, f)` (`median(x)` is f = 0.5): interpolated between
+    /// the two nearest values (a float; a timestamp for timestamps).
+    QuantileCont(Fraction),
+    /// `quantile_disc(x, f)`: the value at position ⌈f·n⌉ in order (the
+    /// first when f = 0), of x's type.
+    QuantileDisc(Fraction),
+    /// `mode(x)`: the most frequent value (the smallest of equally frequent
+    /// ones).
+    Mode,
 }
 
 impl AggFunc {
-    /// Names that call an aggregate (case-insensitive): `count`,
-    /// `approx_count_distinct`, `sum`, `avg`/`mean`, `min`, `max`.
+    /// Names that call an aggregate (case-insensitive).
     pub const NAMES: &'static [&'static str] = &[
         "count",
         "approx_count_distinct",
@@ -678,6 +837,28 @@ impl AggFunc {
         "mean",
         "min",
         "max",
+        "var_samp",
+        "variance",
+        "var_pop",
+        "stddev",
+        "stddev_samp",
+        "stddev_pop",
+        "covar_samp",
+        "covar_pop",
+        "corr",
+        "regr_slope",
+        "regr_intercept",
+        "regr_r2",
+        "median",
+        "quantile",
+        "quantile_cont",
+        "quantile_disc",
+        "approx_quantile",
+        "mode",
+        "bool_and",
+        "bool_or",
+        "any_value",
+        "count_if",
     ];
 
     /// True when `name` calls an aggregate.
@@ -694,7 +875,33 @@ impl AggFunc {
             AggFunc::Avg => "avg",
             AggFunc::Min => "min",
             AggFunc::Max => "max",
+            AggFunc::VarSamp => "var_samp",
+            AggFunc::VarPop => "var_pop",
+            AggFunc::StddevSamp => "stddev_samp",
+            AggFunc::StddevPop => "stddev_pop",
+            AggFunc::CovarSamp => "covar_samp",
+            AggFunc::CovarPop => "covar_pop",
+            AggFunc::Corr => "corr",
+            AggFunc::RegrSlope => "regr_slope",
+            AggFunc::RegrIntercept => "regr_intercept",
+            AggFunc::RegrR2 => "regr_r2",
+            AggFunc::QuantileCont(_) => "quantile_cont",
+            AggFunc::QuantileDisc(_) => "quantile_disc",
+            AggFunc::Mode => "mode",
         }
+    }
+
+    /// True for the aggregates of two arguments (`corr(y, x)`, …).
+    pub fn takes_pair(self) -> bool {
+        matches!(
+            self,
+            AggFunc::CovarSamp
+                | AggFunc::CovarPop
+                | AggFunc::Corr
+                | AggFunc::RegrSlope
+                | AggFunc::RegrIntercept
+                | AggFunc::RegrR2
+        )
     }
 
     /// The result type for an argument of type `arg`.
@@ -704,8 +911,24 @@ impl AggFunc {
             | AggFunc::Count
             | AggFunc::CountDistinct
             | AggFunc::ApproxCountDistinct => DataType::Int,
-            AggFunc::Avg => DataType::Float,
-            AggFunc::Sum | AggFunc::Min | AggFunc::Max => arg,
+            AggFunc::Avg
+            | AggFunc::VarSamp
+            | AggFunc::VarPop
+            | AggFunc::StddevSamp
+            | AggFunc::StddevPop
+            | AggFunc::CovarSamp
+            | AggFunc::CovarPop
+            | AggFunc::Corr
+            | AggFunc::RegrSlope
+            | AggFunc::RegrIntercept
+            | AggFunc::RegrR2 => DataType::Float,
+            AggFunc::QuantileCont(_) if arg == DataType::Timestamp => DataType::Timestamp,
+            AggFunc::QuantileCont(_) => DataType::Float,
+            AggFunc::Sum
+            | AggFunc::Min
+            | AggFunc::Max
+            | AggFunc::QuantileDisc(_)
+            | AggFunc::Mode => arg,
         }
     }
 }
@@ -717,6 +940,9 @@ pub struct AggCall {
     pub func: AggFunc,
     /// The argument; `None` only for `count(*)`.
     pub arg: Option<Expr>,
+    /// The second argument of an aggregate that
+    /// [takes a pair](AggFunc::takes_pair) (`x` of `corr(y, x)`).
+    pub arg2: Option<Expr>,
     /// The result type.
     pub dtype: DataType,
 }
@@ -726,6 +952,12 @@ impl fmt::Display for AggCall {
         match (&self.func, &self.arg) {
             (AggFunc::CountStar, _) => f.write_str("count(*)"),
             (AggFunc::CountDistinct, Some(a)) => write!(f, "count(DISTINCT {a})"),
+            (AggFunc::QuantileCont(q) | AggFunc::QuantileDisc(q), Some(a)) => {
+                write!(f, "{}({a}, {})", self.func.name(), q.get())
+            }
+            (func, Some(a)) if self.arg2.is_some() => {
+                write!(f, "{}({a}, {})", func.name(), self.arg2.as_ref().expect("checked"))
+            }
             (func, Some(a)) => write!(f, "{}({a})", func.name()),
             (func, None) => write!(f, "{}()", func.name()),
         }
@@ -915,7 +1147,7 @@ impl Expr {
                 v
             }
             Expr::Call { args, .. } => args.iter().collect(),
-            Expr::Agg(a) => a.arg.iter().collect(),
+            Expr::Agg(a) => a.arg.iter().chain(&a.arg2).collect(),
         }
     }
 
@@ -988,10 +1220,16 @@ impl Expr {
                 dtype,
             },
             Expr::Agg(a) => {
-                let AggCall { func, arg, dtype } = *a;
+                let AggCall {
+                    func,
+                    arg,
+                    arg2,
+                    dtype,
+                } = *a;
                 Expr::Agg(Box::new(AggCall {
                     func,
                     arg: arg.map(&mut *f).transpose()?,
+                    arg2: arg2.map(&mut *f).transpose()?,
                     dtype,
                 }))
             }
@@ -1046,6 +1284,10 @@ fn func_name(func: &Func) -> &'static str {
         Func::Ceil => "ceil",
         Func::Round => "round",
         Func::Abs => "abs",
+        Func::Trunc => "trunc",
+        Func::Sign => "sign",
+        Func::Pow => "pow",
+        Func::Math(m) => m.name(),
         Func::Lower => "lower",
         Func::Substring => "substring",
         Func::Upper => "upper",

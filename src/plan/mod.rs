@@ -118,7 +118,7 @@ impl QueryPlan {
             || self.outputs.iter().any(column)
             || self.having.iter().any(column)
             || self.aggregate.as_ref().is_some_and(|a| {
-                a.keys.iter().any(column) || a.aggs.iter().filter_map(|c| c.arg.as_ref()).any(column)
+                a.keys.iter().any(column) || a.aggs.iter().flat_map(|c| c.arg.iter().chain(&c.arg2)).any(column)
             })
     }
 

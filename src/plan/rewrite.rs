@@ -316,6 +316,7 @@ fn linear_sums(plan: &mut QueryPlan) {
             let sum = aggs.insert(AggCall {
                 func: AggFunc::Sum,
                 arg: Some(column.clone()),
+                arg2: None,
                 dtype: t,
             });
             let sum = Expr::AggResult {
@@ -337,6 +338,7 @@ fn linear_sums(plan: &mut QueryPlan) {
             let count = aggs.insert(AggCall {
                 func: AggFunc::Count,
                 arg: Some(form.terms[0].0.clone()),
+                arg2: None,
                 dtype: DataType::Int,
             });
             let count = Expr::AggResult {

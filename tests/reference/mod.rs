@@ -95,7 +95,26 @@ pub fn load_rows(table: &Table) -> Vec<Vec<Value>> {
     rows
 }
 
-const AGGREGATES: [&str; 5] = ["count", "sum", "avg", "min", "max"];
+const AGGREGATES: [&str; 18] = [
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "var_samp",
+    "var_pop",
+    "stddev_samp",
+    "stddev_pop",
+    "covar_samp",
+    "covar_pop",
+    "corr",
+    "regr_slope",
+    "median",
+    "quantile_cont",
+    "quantile_disc",
+    "mode",
+    "count_if",
+];
 
 fn is_aggregate_name(name: &str) -> bool {
     AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
@@ -343,8 +362,16 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
         ExprKind::Function { name, args, .. } => {
             let name = name.to_ascii_lowercase();
             match name.as_str() {
-                "count" | "year" | "strlen" | "length" => Some(DataType::Int),
-                "avg" => Some(DataType::Float),
+                "count" | "year" | "strlen" | "length" | "count_if" | "sign" => Some(DataType::Int),
+                "avg" | "sqrt" | "cbrt" | "ln" | "sin" | "pow" | "power" | "var_samp"
+                | "var_pop" | "stddev_samp" | "stddev_pop" | "covar_samp" | "covar_pop"
+                | "corr" | "regr_slope" => Some(DataType::Float),
+                "median" | "quantile_cont" => {
+                    match args.first().and_then(|a| static_type(a, table)) {
+                        Some(DataType::Timestamp) => Some(DataType::Timestamp),
+                        _ => Some(DataType::Float),
+                    }
+                }
                 "date_part" => match args.first().map(|a| &a.kind) {
                     Some(ExprKind::Literal(Literal::String(p)))
                         if p.eq_ignore_ascii_case("epoch") =>
@@ -888,6 +915,30 @@ impl Evaluator<'_> {
                         .checked_abs()
                         .ok_or_else(|| "integer overflow".to_string())?),
                     ("abs", [Float(f)]) => Float(f.abs()),
+                    ("trunc", [Int(i)]) => Int(*i),
+                    ("trunc", [Float(f)]) => Float(f.trunc()),
+                    ("sign", [Int(i)]) => Int(i.signum()),
+                    ("sign", [Float(f)]) => Int(if *f > 0.0 {
+                        1
+                    } else if *f < 0.0 {
+                        -1
+                    } else {
+                        0
+                    }),
+                    ("pow" | "power", [_, Null]) => Null,
+                    ("pow" | "power", [x, y]) => match (x.as_f64(), y.as_f64()) {
+                        (Some(x), Some(y)) => Float(x.powf(y)),
+                        _ => return Err(format!("pow of {x:?}, {y:?}")),
+                    },
+                    ("sqrt" | "cbrt" | "ln" | "sin", [x]) => {
+                        let x = x.as_f64().ok_or_else(|| format!("{lname} of {x:?}"))?;
+                        Float(match lname.as_str() {
+                            "sqrt" => x.sqrt(),
+                            "cbrt" => x.cbrt(),
+                            "ln" => x.ln(),
+                            _ => x.sin(),
+                        })
+                    }
                     ("floor", [Int(i)]) | ("ceil" | "ceiling", [Int(i)]) => Int(*i),
                     ("floor", [Float(f)]) => Float(f.floor()),
                     ("ceil" | "ceiling", [Float(f)]) => Float(f.ceil()),
@@ -938,9 +989,22 @@ impl Evaluator<'_> {
         if star {
             return Ok(Value::Int(rows.len() as i64));
         }
+        if matches!(
+            name,
+            "covar_samp" | "covar_pop" | "corr" | "regr_slope" | "quantile_cont" | "quantile_disc"
+        ) {
+            return self.aggregate_of_two(name, args, rows);
+        }
         let [arg] = args else {
             return Err(format!("{name}() takes one argument"));
         };
+        if name == "count_if" {
+            let mut n = 0;
+            for r in rows {
+                n += (truth(&self.eval(arg, Ctx::Row(r))?)? == Some(true)) as i64;
+            }
+            return Ok(Value::Int(n));
+        }
         let mut vals = Vec::new();
         for r in rows {
             let v = self.eval(arg, Ctx::Row(r))?;
@@ -970,6 +1034,44 @@ impl Evaluator<'_> {
                 .into_iter()
                 .max_by(|a, b| a.total_cmp(b))
                 .expect("non-empty")),
+            "var_samp" | "var_pop" | "stddev_samp" | "stddev_pop" => {
+                let xs = floats(&vals)?;
+                let n = xs.len() as f64;
+                let mean = xs.iter().sum::<f64>() / n;
+                let m2: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+                let var = if name.ends_with("samp") {
+                    if xs.len() < 2 {
+                        return Ok(Value::Null);
+                    }
+                    m2 / (n - 1.0)
+                } else {
+                    m2 / n
+                };
+                Ok(Value::Float(if name.starts_with("stddev") {
+                    var.sqrt()
+                } else {
+                    var
+                }))
+            }
+            "median" => quantile(vals, 0.5, false),
+            "mode" => {
+                // The most frequent value, the smallest of equally frequent ones.
+                let mut sorted = vals;
+                sorted.sort_by(|a, b| a.total_cmp(b));
+                let mut best: (usize, usize) = (0, 0);
+                let mut i = 0;
+                while i < sorted.len() {
+                    let mut j = i + 1;
+                    while j < sorted.len() && sorted[j].total_cmp(&sorted[i]).is_eq() {
+                        j += 1;
+                    }
+                    if j - i > best.1 {
+                        best = (i, j - i);
+                    }
+                    i = j;
+                }
+                Ok(sorted.swap_remove(best.0))
+            }
             "sum" | "avg" => {
                 let n = vals.len() as f64;
                 if vals.iter().all(|v| matches!(v, Value::Int(_))) {
@@ -996,12 +1098,104 @@ impl Evaluator<'_> {
         }
     }
 
+    /// The aggregates of two arguments: pairs (`corr(y, x)`), or a value
+    /// and a constant fraction (`quantile_cont(x, 0.3)`).
+    fn aggregate_of_two(
+        &self,
+        name: &str,
+        args: &[Expr],
+        rows: &[&[Value]],
+    ) -> Result<Value, RefError> {
+        let [a, b] = args else {
+            return Err(format!("{name}() takes two arguments"));
+        };
+        if name.starts_with("quantile") {
+            let f = match self.eval(b, Ctx::Row(&[]))? {
+                Value::Float(f) => f,
+                Value::Int(i) => i as f64,
+                v => return Err(format!("fraction {v:?}")),
+            };
+            let mut vals = Vec::new();
+            for r in rows {
+                let v = self.eval(a, Ctx::Row(r))?;
+                if !v.is_null() {
+                    vals.push(v);
+                }
+            }
+            return quantile(vals, f, name == "quantile_disc");
+        }
+        let mut pairs = Vec::new();
+        for r in rows {
+            let (y, x) = (self.eval(a, Ctx::Row(r))?, self.eval(b, Ctx::Row(r))?);
+            if let (Some(y), Some(x)) = (y.as_f64(), x.as_f64()) {
+                pairs.push((y, x));
+            }
+        }
+        if pairs.is_empty() {
+            return Ok(Value::Null);
+        }
+        let n = pairs.len() as f64;
+        let my = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+        let mx = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+        let c: f64 = pairs.iter().map(|(y, x)| (y - my) * (x - mx)).sum();
+        let vx: f64 = pairs.iter().map(|(_, x)| (x - mx) * (x - mx)).sum();
+        let vy: f64 = pairs.iter().map(|(y, _)| (y - my) * (y - my)).sum();
+        Ok(Value::Float(match name {
+            "covar_pop" => c / n,
+            "covar_samp" if pairs.len() < 2 => return Ok(Value::Null),
+            "covar_samp" => c / (n - 1.0),
+            "corr" => c / (vx * vy).sqrt(),
+            _ => c / vx,
+        }))
+    }
+
     fn predicate(&self, e: &Expr, ctx: Ctx) -> Result<bool, RefError> {
         Ok(truth(&self.eval(e, ctx)?)? == Some(true))
     }
 }
 
 /// Compares two values in ORDER BY order for one key.
+/// The numbers of `vals` as floats.
+fn floats(vals: &[Value]) -> Result<Vec<f64>, RefError> {
+    vals.iter()
+        .map(|v| match v {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Float(x) => Ok(*x),
+            v => Err(format!("not a number: {v:?}")),
+        })
+        .collect()
+}
+
+/// SQL's continuous or discrete quantile `f` of `vals` (non-NULL), by
+/// sorting: the discrete one is the value at ⌈f·n⌉ (1-based, at least the
+/// first), the continuous one interpolates at position f·(n − 1).
+fn quantile(mut vals: Vec<Value>, f: f64, discrete: bool) -> Result<Value, RefError> {
+    if vals.is_empty() {
+        return Ok(Value::Null);
+    }
+    vals.sort_by(|a, b| a.total_cmp(b));
+    let n = vals.len();
+    if discrete {
+        let k = ((f * n as f64).ceil() as usize).clamp(1, n) - 1;
+        return Ok(vals.swap_remove(k));
+    }
+    let pos = f * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    let num = |v: &Value| match v {
+        Value::Int(i) | Value::Timestamp(i) => Ok(*i as f64),
+        Value::Float(x) => Ok(*x),
+        v => Err(format!("quantile of {v:?}")),
+    };
+    let (a, b) = (num(&vals[lo])?, num(&vals[hi])?);
+    let frac = pos - lo as f64;
+    let at = if frac > 0.0 { a + (b - a) * frac } else { a };
+    Ok(match vals[lo] {
+        Value::Timestamp(_) => Value::Timestamp(at.round() as i64),
+        _ => Value::Float(at),
+    })
+}
+
 pub fn order_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,

@@ -29,6 +29,7 @@ use crate::types::{DataType, Value, cmp_f64};
 
 use super::distinct::{DistinctKey, DistinctSet};
 use super::hll::{HyperLogLog, pair_of, update_dense};
+use super::statistics::{CoMoments, Holistic, Moments};
 use crate::exec::codecs::{self, GroupSums};
 use crate::exec::vector::{Array, Data, Rows, Strs};
 
@@ -93,6 +94,24 @@ pub trait Accumulator: Send + Sync {
     /// # Errors
     /// An input the accumulator does not take (a bug in the caller).
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()>;
+
+    /// Folds a batch of pairs, for an aggregate that
+    /// [takes a pair](AggFunc::takes_pair): row `j` of `y` and of `x`
+    /// belong to group `gids[j]`.
+    ///
+    /// # Errors
+    /// An accumulator of one argument (a bug in the caller).
+    fn update_pair(
+        &mut self,
+        _y: Input<'_, '_>,
+        _x: Input<'_, '_>,
+        _gids: Gids<'_>,
+        _groups: usize,
+    ) -> Result<()> {
+        Err(Error::Internal(
+            "a pair offered to an aggregate of one argument".into(),
+        ))
+    }
 
     /// Says that the next updates of this single-group accumulator bring
     /// `rows` rows in all (a partition's, batch after batch), so that a
@@ -279,6 +298,22 @@ pub fn new_accumulator(call: &AggCall) -> Result<Box<dyn Accumulator>> {
             _ => Box::new(Distinct::<u64>::default()),
         },
         AggFunc::ApproxCountDistinct => Box::new(Approx::default()),
+        AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+            Box::new(Moments::new(call.func))
+        }
+        AggFunc::CovarSamp
+        | AggFunc::CovarPop
+        | AggFunc::Corr
+        | AggFunc::RegrSlope
+        | AggFunc::RegrIntercept
+        | AggFunc::RegrR2 => Box::new(CoMoments::new(call.func)),
+        AggFunc::QuantileCont(_) | AggFunc::QuantileDisc(_) | AggFunc::Mode => {
+            match arg.ok_or_else(need)? {
+                DataType::Float => Box::new(Holistic::<f64>::new(call.func, DataType::Float)),
+                DataType::Str => Box::new(Holistic::<Box<str>>::new(call.func, DataType::Str)),
+                t => Box::new(Holistic::<i64>::new(call.func, t)),
+            }
+        }
     })
 }
 
@@ -1724,6 +1759,7 @@ mod tests {
                 name: "x".into(),
                 dtype,
             }),
+            arg2: None,
             dtype: func.result_type(dtype),
         }
     }

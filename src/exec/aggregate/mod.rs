@@ -22,6 +22,7 @@ pub mod distinct;
 pub mod hll;
 pub mod keys;
 pub mod merge;
+pub mod statistics;
 
 use hashbrown::HashTable;
 
@@ -428,8 +429,9 @@ fn distinct_tuples(per_key: &[Vec<u64>], rows: usize) -> usize {
 /// for partition-sized vectors (perf).
 const ARG_BATCH_ROWS: usize = 4096;
 
-/// Evaluates `arg` at `rows` [`ARG_BATCH_ROWS`] rows at a time and adds
-/// each batch to `acc`; true when the argument is constant (a scalar).
+/// Evaluates `arg` (and `arg2`, for an aggregate of pairs) at `rows`
+/// [`ARG_BATCH_ROWS`] rows at a time and adds each batch to `acc`; true when
+/// the argument is constant (a scalar).
 /// `all_rows` holds `0..n` as a selection once made, so that a batch of an
 /// unselected partition is a slice of it (a [`Rows::run`], decoded as a
 /// range).
@@ -439,7 +441,7 @@ const ARG_BATCH_ROWS: usize = 4096;
 /// reference evaluator reports them.
 fn update_in_batches(
     acc: &mut dyn Accumulator,
-    arg: &Expr,
+    (arg, arg2): (&Expr, Option<&Expr>),
     part: &Partition,
     rows: Rows<'_>,
     gids: Gids<'_>,
@@ -460,6 +462,11 @@ fn update_in_batches(
         acc.expect_rows(rows.len);
     }
     let mut update = |rows: Rows<'_>, gids: Gids<'_>| -> Result<bool> {
+        if let Some(arg2) = arg2 {
+            let (y, x) = (eval(arg, part, rows)?, eval(arg2, part, rows)?);
+            acc.update_pair(datum_input(&y), datum_input(&x), gids, groups)?;
+            return Ok(matches!((y, x), (Datum::Scalar(_), Datum::Scalar(_))));
+        }
         match eval(arg, part, rows)? {
             Datum::Scalar(v) => {
                 acc.update(Input::Scalar(&v), gids, groups)?;
@@ -489,6 +496,14 @@ fn update_in_batches(
         constant = update(batch, batch_gids)?;
     }
     Ok(constant)
+}
+
+/// An evaluated argument as an accumulator's input.
+fn datum_input<'x, 'a>(d: &'x Datum<'a>) -> Input<'x, 'a> {
+    match d {
+        Datum::Scalar(v) => Input::Scalar(v),
+        Datum::Array(a) => Input::Array(a),
+    }
 }
 
 /// Aggregates the selected rows of one partition into a [`Partial`].
@@ -550,7 +565,7 @@ pub fn aggregate_partition<'a>(
                 acc.update(Input::Scalar(bound), Gids::Single(1), groups)?;
             }
             (func, Some(Expr::Column { index, .. }))
-                if reads_in_place(func, &part.columns[*index]) =>
+                if call.arg2.is_none() && reads_in_place(func, &part.columns[*index]) =>
             {
                 trace.add(
                     format!(
@@ -562,8 +577,15 @@ pub fn aggregate_partition<'a>(
                 acc.update(Input::Column(&part.columns[*index], rows), gids, groups)?;
             }
             (func, Some(arg)) => {
-                let constant =
-                    update_in_batches(acc.as_mut(), arg, part, rows, gids, groups, &mut all_rows)?;
+                let constant = update_in_batches(
+                    acc.as_mut(),
+                    (arg, call.arg2.as_ref()),
+                    part,
+                    rows,
+                    gids,
+                    groups,
+                    &mut all_rows,
+                )?;
                 trace.add(
                     format!(
                         "aggregate {}: {}",

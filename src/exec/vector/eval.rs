@@ -1018,7 +1018,18 @@ fn call<'a>(
         (Func::Ceil, Data::Float(v)) => {
             Data::Float(Cow::Owned(v.iter().map(|x| x.ceil()).collect()))
         }
-        (Func::Floor | Func::Ceil, Data::Int(_)) => return Ok(Some(Datum::Array(a))),
+        (Func::Floor | Func::Ceil | Func::Trunc, Data::Int(_)) => {
+            return Ok(Some(Datum::Array(a)));
+        }
+        (Func::Trunc, Data::Float(v)) => {
+            Data::Float(Cow::Owned(v.iter().map(|x| x.trunc()).collect()))
+        }
+        (Func::Math(m), Data::Float(v)) => {
+            Data::Float(Cow::Owned(v.iter().map(|&x| m.apply(x)).collect()))
+        }
+        (Func::Math(m), Data::Int(v)) => {
+            Data::Float(Cow::Owned(v.iter().map(|&x| m.apply(x as f64)).collect()))
+        }
         (Func::Round, Data::Float(v)) => {
             let digits = match rest.first() {
                 Some(Value::Int(d)) => *d,

@@ -1,0 +1,752 @@
+//! Statistical accumulators: variance and standard deviation, covariance,
+//! correlation and linear regression, quantiles and the mode.
+//!
+//! # Design
+//! Moments are kept per group as a count, a mean and a sum of squared
+//! deviations, updated with Welford's method (Welford, "Note on a method
+//! for calculating corrected sums of squares and products",
+//! Technometrics 1962) and merged across partitions with the pairwise
+//! formula of Chan, Golub and LeVeque ("Algorithms for computing the sample
+//! variance", 1983); the co-moments of two arguments the same way. Both are
+//! numerically stable where a sum of squares minus a squared sum is not.
+//!
+//! Quantiles and the mode are holistic: each group keeps its values (moved,
+//! not copied, when partials merge), and the answer is found once, after
+//! the last merge, by selection (`select_nth_unstable`, expected linear
+//! time) for a quantile, and by sorting the group's values for the mode.
+
+use std::any::Any;
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::exec::vector::{Array, Data};
+use crate::plan::AggFunc;
+use crate::types::{DataType, Value, cmp_f64};
+
+use super::accumulator::{Accumulator, Buckets, Gids, Input};
+
+/// `x` of input row `j` as a float, `None` when NULL.
+#[inline]
+fn f64_at(a: &Array<'_>, j: usize) -> Option<f64> {
+    if a.validity.as_ref().is_some_and(|v| !v.get(j)) {
+        return None;
+    }
+    match &a.data {
+        Data::Int(v) => Some(v[j] as f64),
+        Data::Float(v) => Some(v[j]),
+        Data::Bool(b) => Some(b.get(j) as u8 as f64),
+        Data::Str(_) => None,
+    }
+}
+
+/// The float value of a constant input, `None` when NULL or not a number.
+fn scalar_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) | Value::Timestamp(i) => Some(*i as f64),
+        Value::HugeInt(i) => Some(*i as f64),
+        Value::Float(x) => Some(*x),
+        Value::Bool(b) => Some(*b as u8 as f64),
+        Value::Null | Value::Str(_) => None,
+    }
+}
+
+/// Calls `f(group, x)` for every non-NULL input value.
+fn each_f64(input: Input<'_, '_>, gids: Gids<'_>, mut f: impl FnMut(usize, f64)) -> Result<()> {
+    match input {
+        Input::Array(a) => {
+            for j in 0..gids.len() {
+                if let Some(x) = f64_at(a, j) {
+                    f(gids_at(gids, j), x);
+                }
+            }
+        }
+        Input::Scalar(v) => {
+            if let Some(x) = scalar_f64(v) {
+                for j in 0..gids.len() {
+                    f(gids_at(gids, j), x);
+                }
+            }
+        }
+        _ => return Err(Error::Internal("statistical aggregate input".into())),
+    }
+    Ok(())
+}
+
+#[inline]
+fn gids_at(gids: Gids<'_>, j: usize) -> usize {
+    match gids {
+        Gids::Single(_) => 0,
+        Gids::Ids(ids) => ids[j] as usize,
+    }
+}
+
+fn grow<T: Clone>(v: &mut Vec<T>, groups: usize, fill: T) {
+    if v.len() < groups {
+        v.resize(groups, fill);
+    }
+}
+
+fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
+    other
+        .into_any()
+        .downcast::<T>()
+        .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
+}
+
+// ---------------------------------------------------------------------------
+// var_samp, var_pop, stddev_samp, stddev_pop
+
+/// Count, mean and sum of squared deviations of one group's values.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moment {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moment {
+    #[inline]
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    fn merge(&mut self, o: &Moment) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        let (na, nb) = (self.n as f64, o.n as f64);
+        let n = na + nb;
+        let d = o.mean - self.mean;
+        self.mean += d * nb / n;
+        self.m2 += o.m2 + d * d * na * nb / n;
+        self.n += o.n;
+    }
+}
+
+/// `var_samp`, `var_pop`, `stddev_samp` or `stddev_pop` per group.
+pub(super) struct Moments {
+    func: AggFunc,
+    states: Vec<Moment>,
+}
+
+impl Moments {
+    pub(super) fn new(func: AggFunc) -> Moments {
+        Moments {
+            func,
+            states: Vec::new(),
+        }
+    }
+}
+
+impl Accumulator for Moments {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        grow(&mut self.states, groups, Moment::default());
+        let states = &mut self.states;
+        each_f64(input, gids, |g, x| states[g].add(x))
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        let states = idx
+            .iter()
+            .map(|&i| {
+                self.states
+                    .get_mut(i as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
+        Box::new(Moments {
+            func: self.func,
+            states,
+        })
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        let states = std::mem::take(&mut self.states)
+            .into_iter()
+            .chain(std::iter::repeat(Moment::default()));
+        buckets
+            .scatter(states)
+            .into_iter()
+            .map(|states| {
+                Box::new(Moments {
+                    func: self.func,
+                    states,
+                }) as Box<dyn Accumulator>
+            })
+            .collect()
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Moments>(other)?;
+        grow(&mut self.states, groups, Moment::default());
+        for (s, &g) in other.states.iter().zip(into) {
+            self.states[g as usize].merge(s);
+        }
+        Ok(())
+    }
+
+    fn value(&self, g: usize) -> Value {
+        let m = self.states.get(g).copied().unwrap_or_default();
+        let var = match self.func {
+            AggFunc::VarSamp | AggFunc::StddevSamp if m.n >= 2 => m.m2 / (m.n - 1) as f64,
+            AggFunc::VarPop | AggFunc::StddevPop if m.n >= 1 => m.m2 / m.n as f64,
+            _ => return Value::Null,
+        };
+        // Rounding can leave a tiny negative sum of squares.
+        let var = var.max(0.0);
+        Value::Float(match self.func {
+            AggFunc::StddevSamp | AggFunc::StddevPop => var.sqrt(),
+            _ => var,
+        })
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.states.capacity() * std::mem::size_of::<Moment>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// covar_samp, covar_pop, corr, regr_slope, regr_intercept, regr_r2
+
+/// Count, means, sums of squared deviations and the sum of co-deviations
+/// of one group's pairs `(y, x)`.
+#[derive(Debug, Clone, Copy, Default)]
+struct CoMoment {
+    n: u64,
+    mean_y: f64,
+    mean_x: f64,
+    m2_y: f64,
+    m2_x: f64,
+    c: f64,
+}
+
+impl CoMoment {
+    #[inline]
+    fn add(&mut self, y: f64, x: f64) {
+        self.n += 1;
+        let n = self.n as f64;
+        let dx = x - self.mean_x;
+        let dy = y - self.mean_y;
+        self.mean_x += dx / n;
+        self.mean_y += dy / n;
+        self.m2_x += dx * (x - self.mean_x);
+        self.m2_y += dy * (y - self.mean_y);
+        self.c += dx * (y - self.mean_y);
+    }
+
+    fn merge(&mut self, o: &CoMoment) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        let (na, nb) = (self.n as f64, o.n as f64);
+        let n = na + nb;
+        let dx = o.mean_x - self.mean_x;
+        let dy = o.mean_y - self.mean_y;
+        let w = na * nb / n;
+        self.mean_x += dx * nb / n;
+        self.mean_y += dy * nb / n;
+        self.m2_x += o.m2_x + dx * dx * w;
+        self.m2_y += o.m2_y + dy * dy * w;
+        self.c += o.c + dx * dy * w;
+        self.n += o.n;
+    }
+
+    /// The aggregate `func` of these pairs.
+    fn finish(&self, func: AggFunc) -> Value {
+        let n = self.n as f64;
+        let v = match func {
+            _ if self.n == 0 => return Value::Null,
+            AggFunc::CovarPop => self.c / n,
+            AggFunc::CovarSamp if self.n >= 2 => self.c / (n - 1.0),
+            AggFunc::Corr => self.c / (self.m2_x * self.m2_y).sqrt(),
+            // 0/0 is NaN for a constant x, as DuckDB gives.
+            AggFunc::RegrSlope => self.c / self.m2_x,
+            AggFunc::RegrIntercept if self.m2_x != 0.0 => {
+                self.mean_y - self.c / self.m2_x * self.mean_x
+            }
+            AggFunc::RegrR2 if self.m2_x != 0.0 => {
+                if self.m2_y == 0.0 {
+                    1.0
+                } else {
+                    self.c * self.c / (self.m2_x * self.m2_y)
+                }
+            }
+            _ => return Value::Null,
+        };
+        Value::Float(v)
+    }
+}
+
+/// An aggregate of pairs per group (see [`AggFunc::takes_pair`]).
+pub(super) struct CoMoments {
+    func: AggFunc,
+    states: Vec<CoMoment>,
+}
+
+impl CoMoments {
+    pub(super) fn new(func: AggFunc) -> CoMoments {
+        CoMoments {
+            func,
+            states: Vec::new(),
+        }
+    }
+}
+
+/// The float value of input row `j` (`None` when NULL), for either shape of
+/// input.
+#[inline]
+fn input_f64(input: &Input<'_, '_>, j: usize) -> Option<f64> {
+    match input {
+        Input::Array(a) => f64_at(a, j),
+        Input::Scalar(v) => scalar_f64(v),
+        _ => None,
+    }
+}
+
+impl Accumulator for CoMoments {
+    /// Only sizes the states (a NULL offered to an empty aggregate): the
+    /// values come in pairs, through [`Accumulator::update_pair`].
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        if !matches!(input, Input::Scalar(Value::Null)) && gids.len() > 0 {
+            return Err(Error::Internal(format!(
+                "{}() takes two arguments",
+                self.func.name()
+            )));
+        }
+        grow(&mut self.states, groups, CoMoment::default());
+        Ok(())
+    }
+
+    fn update_pair(
+        &mut self,
+        y: Input<'_, '_>,
+        x: Input<'_, '_>,
+        gids: Gids<'_>,
+        groups: usize,
+    ) -> Result<()> {
+        if !matches!(y, Input::Array(_) | Input::Scalar(_))
+            || !matches!(x, Input::Array(_) | Input::Scalar(_))
+        {
+            return Err(Error::Internal("pair aggregate input".into()));
+        }
+        grow(&mut self.states, groups, CoMoment::default());
+        for j in 0..gids.len() {
+            if let (Some(yv), Some(xv)) = (input_f64(&y, j), input_f64(&x, j)) {
+                self.states[gids_at(gids, j)].add(yv, xv);
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        let states = idx
+            .iter()
+            .map(|&i| {
+                self.states
+                    .get_mut(i as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
+        Box::new(CoMoments {
+            func: self.func,
+            states,
+        })
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        let states = std::mem::take(&mut self.states)
+            .into_iter()
+            .chain(std::iter::repeat(CoMoment::default()));
+        buckets
+            .scatter(states)
+            .into_iter()
+            .map(|states| {
+                Box::new(CoMoments {
+                    func: self.func,
+                    states,
+                }) as Box<dyn Accumulator>
+            })
+            .collect()
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<CoMoments>(other)?;
+        grow(&mut self.states, groups, CoMoment::default());
+        for (s, &g) in other.states.iter().zip(into) {
+            self.states[g as usize].merge(s);
+        }
+        Ok(())
+    }
+
+    fn value(&self, g: usize) -> Value {
+        self.states
+            .get(g)
+            .copied()
+            .unwrap_or_default()
+            .finish(self.func)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.states.capacity() * std::mem::size_of::<CoMoment>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
+// quantile_cont, quantile_disc, median, mode
+
+/// A value a holistic aggregate keeps: ordered, and turned back into a
+/// [`Value`] of the argument's type.
+pub(super) trait Sample: Clone + Send + Sync + 'static {
+    /// Total order (floats by [`cmp_f64`], strings by bytes).
+    fn order(&self, other: &Self) -> Ordering;
+    /// The value, of type `dtype`.
+    fn to_value(&self, dtype: DataType) -> Value;
+    /// As a float, for interpolation; `None` for strings.
+    fn as_f64(&self) -> Option<f64>;
+    /// Appends the non-NULL values of input row range `0..rows` (each with
+    /// its group) to `push`.
+    fn each(input: Input<'_, '_>, gids: Gids<'_>, push: impl FnMut(usize, Self)) -> Result<()>;
+}
+
+impl Sample for i64 {
+    fn order(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    fn to_value(&self, dtype: DataType) -> Value {
+        match dtype {
+            DataType::Timestamp => Value::Timestamp(*self),
+            DataType::Bool => Value::Bool(*self != 0),
+            _ => Value::Int(*self),
+        }
+    }
+    fn as_f64(&self) -> Option<f64> {
+        Some(*self as f64)
+    }
+    fn each(input: Input<'_, '_>, gids: Gids<'_>, mut push: impl FnMut(usize, i64)) -> Result<()> {
+        match input {
+            Input::Array(a) => {
+                let valid = |j: usize| a.validity.as_ref().is_none_or(|v| v.get(j));
+                match &a.data {
+                    Data::Int(v) => {
+                        for (j, &x) in v.iter().enumerate().take(gids.len()) {
+                            if valid(j) {
+                                push(gids_at(gids, j), x);
+                            }
+                        }
+                    }
+                    Data::Bool(b) => {
+                        for j in 0..gids.len() {
+                            if valid(j) {
+                                push(gids_at(gids, j), b.get(j) as i64);
+                            }
+                        }
+                    }
+                    _ => return Err(Error::Internal("quantile of unexpected type".into())),
+                }
+            }
+            Input::Scalar(Value::Int(x) | Value::Timestamp(x)) => {
+                for j in 0..gids.len() {
+                    push(gids_at(gids, j), *x);
+                }
+            }
+            Input::Scalar(Value::Bool(b)) => {
+                for j in 0..gids.len() {
+                    push(gids_at(gids, j), *b as i64);
+                }
+            }
+            Input::Scalar(_) => {}
+            _ => return Err(Error::Internal("quantile input".into())),
+        }
+        Ok(())
+    }
+}
+
+impl Sample for f64 {
+    fn order(&self, other: &Self) -> Ordering {
+        cmp_f64(*self, *other)
+    }
+    fn to_value(&self, _: DataType) -> Value {
+        Value::Float(*self)
+    }
+    fn as_f64(&self) -> Option<f64> {
+        Some(*self)
+    }
+    fn each(input: Input<'_, '_>, gids: Gids<'_>, push: impl FnMut(usize, f64)) -> Result<()> {
+        each_f64(input, gids, push)
+    }
+}
+
+impl Sample for Box<str> {
+    fn order(&self, other: &Self) -> Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+    fn to_value(&self, _: DataType) -> Value {
+        Value::str(self)
+    }
+    fn as_f64(&self) -> Option<f64> {
+        None
+    }
+    fn each(
+        input: Input<'_, '_>,
+        gids: Gids<'_>,
+        mut push: impl FnMut(usize, Box<str>),
+    ) -> Result<()> {
+        match input {
+            Input::Array(a) => {
+                let Data::Str(s) = &a.data else {
+                    return Err(Error::Internal("mode of unexpected type".into()));
+                };
+                for j in 0..gids.len() {
+                    if a.validity.as_ref().is_none_or(|v| v.get(j)) {
+                        push(gids_at(gids, j), s.get(j).into());
+                    }
+                }
+            }
+            Input::Scalar(Value::Str(x)) => {
+                for j in 0..gids.len() {
+                    push(gids_at(gids, j), x.as_ref().into());
+                }
+            }
+            Input::Scalar(_) => {}
+            _ => return Err(Error::Internal("mode input".into())),
+        }
+        Ok(())
+    }
+}
+
+/// A quantile or the mode per group, over the group's values kept whole.
+pub(super) struct Holistic<T: Sample> {
+    func: AggFunc,
+    /// The argument's type (the result's, but for an interpolated integer).
+    dtype: DataType,
+    values: Vec<Vec<T>>,
+    /// Each group's answer, once [`Accumulator::finish`] found them.
+    answers: Vec<Value>,
+}
+
+impl<T: Sample> Holistic<T> {
+    pub(super) fn new(func: AggFunc, dtype: DataType) -> Holistic<T> {
+        Holistic {
+            func,
+            dtype,
+            values: Vec::new(),
+            answers: Vec::new(),
+        }
+    }
+
+    fn with(&self, values: Vec<Vec<T>>) -> Box<dyn Accumulator> {
+        Box::new(Holistic {
+            func: self.func,
+            dtype: self.dtype,
+            values,
+            answers: Vec::new(),
+        })
+    }
+}
+
+/// The answer of `func` over `v` (reordered in place), of argument type
+/// `dtype`; NULL when `v` is empty.
+fn holistic_answer<T: Sample>(func: AggFunc, dtype: DataType, v: &mut [T]) -> Value {
+    if v.is_empty() {
+        return Value::Null;
+    }
+    let n = v.len();
+    match func {
+        AggFunc::QuantileDisc(q) => {
+            // The first value whose share of values at or below it is at
+            // least q (SQL's percentile_disc).
+            let k = ((q.get() * n as f64).ceil() as usize).clamp(1, n) - 1;
+            let (_, x, _) = v.select_nth_unstable_by(k, T::order);
+            x.to_value(dtype)
+        }
+        AggFunc::QuantileCont(q) => {
+            let pos = q.get() * (n - 1) as f64;
+            let lo = (pos.floor() as usize).min(n - 1);
+            let (_, x, above) = v.select_nth_unstable_by(lo, T::order);
+            let x = x.clone();
+            let frac = pos - lo as f64;
+            let (Some(a), true) = (x.as_f64(), frac > 0.0 && !above.is_empty()) else {
+                return interpolated(x.as_f64(), &x, dtype);
+            };
+            let next = above
+                .iter()
+                .min_by(|p, q| p.order(q))
+                .and_then(Sample::as_f64)
+                .unwrap_or(a);
+            let at = a + (next - a) * frac;
+            interpolated(Some(at), &x, dtype)
+        }
+        _ => {
+            // The mode: the longest run in order, the first of equal ones.
+            v.sort_unstable_by(T::order);
+            let (mut best, mut best_len) = (0, 0);
+            let mut i = 0;
+            while i < n {
+                let mut j = i + 1;
+                while j < n && v[j].order(&v[i]).is_eq() {
+                    j += 1;
+                }
+                if j - i > best_len {
+                    (best, best_len) = (i, j - i);
+                }
+                i = j;
+            }
+            v[best].to_value(dtype)
+        }
+    }
+}
+
+/// A continuous quantile's value `at` of a column of type `dtype`: a
+/// timestamp stays a timestamp (rounded to the microsecond), a number is a
+/// float; `x` is the value below it, for a string (never interpolated).
+fn interpolated<T: Sample>(at: Option<f64>, x: &T, dtype: DataType) -> Value {
+    match (at, dtype) {
+        (Some(at), DataType::Timestamp) => Value::Timestamp(at.round() as i64),
+        (Some(at), _) => Value::Float(at),
+        (None, _) => x.to_value(dtype),
+    }
+}
+
+impl<T: Sample> Accumulator for Holistic<T> {
+    fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
+        grow(&mut self.values, groups, Vec::new());
+        let values = &mut self.values;
+        T::each(input, gids, |g, x| values[g].push(x))
+    }
+
+    fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
+        let values = idx
+            .iter()
+            .map(|&i| {
+                self.values
+                    .get_mut(i as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            })
+            .collect();
+        self.with(values)
+    }
+
+    fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
+        let states = std::mem::take(&mut self.values)
+            .into_iter()
+            .chain(std::iter::repeat_with(Vec::new));
+        buckets
+            .scatter(states)
+            .into_iter()
+            .map(|values| self.with(values))
+            .collect()
+    }
+
+    fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
+        let other = downcast::<Holistic<T>>(other)?;
+        grow(&mut self.values, groups, Vec::new());
+        for (v, &g) in other.values.into_iter().zip(into) {
+            let mine = &mut self.values[g as usize];
+            if mine.is_empty() {
+                *mine = v;
+            } else {
+                mine.extend(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        let (func, dtype) = (self.func, self.dtype);
+        self.answers = self
+            .values
+            .par_iter_mut()
+            .map(|v| holistic_answer(func, dtype, v))
+            .collect();
+    }
+
+    fn value(&self, g: usize) -> Value {
+        if let Some(v) = self.answers.get(g) {
+            return v.clone();
+        }
+        let mut v = self.values.get(g).cloned().unwrap_or_default();
+        holistic_answer(self.func, self.dtype, &mut v)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.values.capacity() * 24
+            + self
+                .values
+                .iter()
+                .map(|v| v.capacity() * std::mem::size_of::<T>())
+                .sum::<usize>()
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::expr::Fraction;
+
+    fn q(f: f64) -> Fraction {
+        Fraction::new(f).unwrap()
+    }
+
+    #[test]
+    fn quantiles_follow_sql_positions() {
+        let cont = |f: f64, v: &[i64]| {
+            holistic_answer(AggFunc::QuantileCont(q(f)), DataType::Int, &mut v.to_vec())
+        };
+        let disc = |f: f64, v: &[i64]| {
+            holistic_answer(AggFunc::QuantileDisc(q(f)), DataType::Int, &mut v.to_vec())
+        };
+        assert_eq!(cont(0.5, &[4, 1, 3, 2]), Value::Float(2.5));
+        assert_eq!(cont(0.3, &[4, 1, 3, 2]), Value::Float(1.9));
+        assert_eq!(cont(1.0, &[4, 1, 3, 2]), Value::Float(4.0));
+        assert_eq!(disc(0.3, &[4, 1, 3, 2]), Value::Int(2));
+        assert_eq!(disc(0.0, &[4, 1, 3, 2]), Value::Int(1));
+        assert_eq!(disc(0.5, &[2, 1]), Value::Int(1));
+        assert_eq!(cont(0.5, &[]), Value::Null);
+        let mode = holistic_answer(AggFunc::Mode, DataType::Int, &mut [3i64, 1, 3, 1, 2]);
+        assert_eq!(mode, Value::Int(1));
+    }
+
+    #[test]
+    fn merged_moments_equal_one_pass() {
+        let xs: Vec<f64> = (0..100)
+            .map(|i| (i * 37 % 101) as f64 * 0.5 + 1e6)
+            .collect();
+        let mut whole = Moment::default();
+        xs.iter().for_each(|&x| whole.add(x));
+        let (mut a, mut b) = (Moment::default(), Moment::default());
+        xs[..30].iter().for_each(|&x| a.add(x));
+        xs[30..].iter().for_each(|&x| b.add(x));
+        a.merge(&b);
+        assert_eq!(a.n, whole.n);
+        assert!((a.m2 - whole.m2).abs() <= 1e-9 * whole.m2);
+        assert!((a.mean - whole.mean).abs() <= 1e-9 * whole.mean);
+    }
+}

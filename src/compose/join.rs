@@ -369,6 +369,8 @@ pub(super) fn run(
             .as_ref()
             .map(|e| rewrite(e, false))
             .transpose()?,
+        windows: Vec::new(),
+        qualify: None,
         order_by: select
             .order_by
             .iter()

@@ -37,7 +37,8 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
         && inner.order_by.is_empty()
         && inner.limit.is_none()
         && inner.offset.is_none()
-        && inner.from.is_some();
+        && inner.from.is_some()
+        && !super::window::has_windows(inner);
     if !plain || has_expression_subquery(inner) || !named_inputs(inner.from.as_ref()) {
         return Ok(None);
     }

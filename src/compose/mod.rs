@@ -24,6 +24,7 @@ mod correlated;
 mod join;
 pub(crate) mod materialize;
 mod merge;
+mod window;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -71,7 +72,7 @@ pub(crate) struct Relation {
 /// True when `select` needs this module: a FROM that is not one table, a
 /// subquery in an expression, or DISTINCT.
 pub(crate) fn needs_composition(select: &Select) -> bool {
-    if select.distinct {
+    if select.distinct || window::has_windows(select) {
         return true;
     }
     if !matches!(select.from, None | Some(FromItem::Table { .. })) {
@@ -312,6 +313,12 @@ impl<'e> Composer<'e> {
             };
             self.note("subquery in FROM merged into the query that reads it".into());
             select = merged;
+        }
+        if window::has_windows(&select) {
+            return self.run_windowed(select, scope, needed).map(|mut rel| {
+                rel.rows_scanned += scanned;
+                rel
+            });
         }
         // DISTINCT over plain expressions is a GROUP BY of them, which
         // the pipeline groups on codes.
@@ -953,6 +960,12 @@ pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             v
         }
         ExprKind::Function { args, .. } => args.iter_mut().collect(),
+        ExprKind::Window { call, window } => {
+            let mut v = vec![call.as_mut()];
+            v.extend(window.partition_by.iter_mut());
+            v.extend(window.order_by.iter_mut().map(|o| &mut o.expr));
+            v
+        }
     }
 }
 
@@ -998,6 +1011,12 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             v
         }
         ExprKind::Function { args, .. } => args.iter().collect(),
+        ExprKind::Window { call, window } => {
+            let mut v = vec![call.as_ref()];
+            v.extend(window.partition_by.iter());
+            v.extend(window.order_by.iter().map(|o| &o.expr));
+            v
+        }
     }
 }
 

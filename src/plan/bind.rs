@@ -628,6 +628,20 @@ impl Binder<'_> {
     fn bind(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
         let at = e.span.start;
         Ok(match &e.kind {
+            // The composer computes window functions before binding; one
+            // left here stands where none may.
+            ExprKind::Window { .. } => {
+                let clause = match ctx {
+                    Ctx::Where => "WHERE",
+                    Ctx::GroupBy => "GROUP BY",
+                    Ctx::Having => "HAVING",
+                    Ctx::Select | Ctx::OrderBy => "an aggregate's argument",
+                };
+                return Err(Error::plan_at(
+                    format!("window functions are not allowed in {clause}"),
+                    at,
+                ));
+            }
             ExprKind::QualifiedColumn { table, column } => {
                 self.check_qualifier(table, at)?;
                 match self.columns.index(column) {
@@ -1518,7 +1532,7 @@ fn describe_arity(n: &std::ops::RangeInclusive<usize>) -> String {
 }
 
 /// ` (did you mean "x"?)` for the closest names by edit distance, or "".
-fn suggest(name: &str, candidates: &[String]) -> String {
+pub(crate) fn suggest(name: &str, candidates: &[String]) -> String {
     let lname = name.to_ascii_lowercase();
     let mut scored: Vec<(f64, &String)> = candidates
         .iter()

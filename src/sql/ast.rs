@@ -327,7 +327,8 @@ pub enum JoinConstraint {
     None,
 }
 
-/// `SELECT [DISTINCT] projection FROM from [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT] [OFFSET]`.
+/// `SELECT [DISTINCT] projection FROM from [WHERE] [GROUP BY] [HAVING]
+/// [WINDOW] [QUALIFY] [ORDER BY] [LIMIT] [OFFSET]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Select {
     /// `SELECT DISTINCT`: duplicate result rows are removed.
@@ -343,6 +344,10 @@ pub struct Select {
     pub group_by: Vec<Expr>,
     /// The `HAVING` predicate.
     pub having: Option<Expr>,
+    /// `WINDOW name AS (…), …`.
+    pub windows: Vec<NamedWindow>,
+    /// The `QUALIFY` predicate: a filter after the window functions.
+    pub qualify: Option<Expr>,
     /// `ORDER BY` keys; an integer literal is an ordinal as in `GROUP BY`.
     pub order_by: Vec<OrderByItem>,
     /// `LIMIT n`; negative `n` means the last `-n` rows in load order
@@ -372,6 +377,8 @@ impl Select {
             selection,
             group_by: Vec::new(),
             having: None,
+            windows: Vec::new(),
+            qualify: None,
             order_by: Vec::new(),
             limit: None,
             offset: None,
@@ -399,6 +406,75 @@ pub enum SelectItem {
         /// The output name given by the user.
         alias: Option<Ident>,
     },
+}
+
+/// A window: `OVER name` or `OVER ([name] [PARTITION BY …] [ORDER BY …]
+/// [frame])`, or the body of `WINDOW name AS (…)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowSpec {
+    /// A named window this one refines (`OVER w`, `OVER (w ORDER BY x)`).
+    pub base: Option<Ident>,
+    /// `PARTITION BY` expressions.
+    pub partition_by: Vec<Expr>,
+    /// `ORDER BY` keys.
+    pub order_by: Vec<OrderByItem>,
+    /// `ROWS|RANGE BETWEEN … AND …`.
+    pub frame: Option<WindowFrame>,
+    /// From `OVER` to the end of the window.
+    pub span: Span,
+}
+
+/// A window frame: which rows around the current one a window aggregate
+/// reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowFrame {
+    /// `ROWS` (positions) when true, `RANGE` (values of the ORDER BY key)
+    /// when false.
+    pub rows: bool,
+    /// Where the frame starts.
+    pub start: FrameBound,
+    /// Where it ends (`CURRENT ROW` when only a start is written).
+    pub end: FrameBound,
+    /// The frame's text.
+    pub span: Span,
+}
+
+/// One end of a [`WindowFrame`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameBound {
+    /// `UNBOUNDED PRECEDING`: the partition's first row.
+    UnboundedPreceding,
+    /// `n PRECEDING`.
+    Preceding(u64),
+    /// `CURRENT ROW` (with `RANGE`, the current row's peers too).
+    CurrentRow,
+    /// `n FOLLOWING`.
+    Following(u64),
+    /// `UNBOUNDED FOLLOWING`: the partition's last row.
+    UnboundedFollowing,
+}
+
+impl FrameBound {
+    /// The bound as a signed offset from the current row (unbounded ones
+    /// at the extremes), for ordering two bounds.
+    pub fn offset(self) -> i128 {
+        match self {
+            FrameBound::UnboundedPreceding => i128::MIN,
+            FrameBound::Preceding(n) => -i128::from(n),
+            FrameBound::CurrentRow => 0,
+            FrameBound::Following(n) => i128::from(n),
+            FrameBound::UnboundedFollowing => i128::MAX,
+        }
+    }
+}
+
+/// `WINDOW name AS (spec)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedWindow {
+    /// The name.
+    pub name: Ident,
+    /// The window.
+    pub spec: WindowSpec,
 }
 
 /// One `ORDER BY` key.
@@ -529,6 +605,14 @@ pub enum ExprKind {
         star: bool,
         /// `count(DISTINCT x)`.
         distinct: bool,
+    },
+    /// `call OVER window`: a window function (`row_number()`, `lag(x)`, an
+    /// aggregate) evaluated over the rows of its window partition.
+    Window {
+        /// The function call, an [`ExprKind::Function`].
+        call: Box<Expr>,
+        /// Its window.
+        window: Box<WindowSpec>,
     },
     /// `EXTRACT(field FROM x)`: a part of a timestamp (the field is checked
     /// by the planner, which points at it when it is unknown).

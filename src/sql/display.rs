@@ -19,9 +19,9 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::ast::{
-    BinaryOp, Cte, Describe, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal,
-    OrderByItem, Query, Select, SelectItem, SetExpr, Statement, TableArg, TableArgValue, TableRef,
-    TypeName, UnaryOp,
+    BinaryOp, Cte, Describe, Expr, ExprKind, FrameBound, FromItem, Ident, JoinConstraint, JoinKind,
+    Literal, OrderByItem, Query, Select, SelectItem, SetExpr, Statement, TableArg, TableArgValue,
+    TableRef, TypeName, UnaryOp, WindowSpec,
 };
 use super::parser::is_reserved;
 
@@ -222,8 +222,54 @@ impl Display for Select {
         if let Some(having) = &self.having {
             write!(f, " HAVING {having}")?;
         }
+        for (i, w) in self.windows.iter().enumerate() {
+            f.write_str(if i == 0 { " WINDOW " } else { ", " })?;
+            write!(f, "{} AS (", w.name)?;
+            write_window_body(f, &w.spec)?;
+            f.write_str(")")?;
+        }
+        if let Some(qualify) = &self.qualify {
+            write!(f, " QUALIFY {qualify}")?;
+        }
         write_tail(f, &self.order_by, self.limit, self.offset)
     }
+}
+
+/// A window's parts inside its parentheses: `[name] [PARTITION BY …]
+/// [ORDER BY …] [frame]`.
+fn write_window_body(f: &mut Formatter<'_>, w: &WindowSpec) -> fmt::Result {
+    let mut sep = "";
+    if let Some(base) = &w.base {
+        write!(f, "{base}")?;
+        sep = " ";
+    }
+    if !w.partition_by.is_empty() {
+        write!(f, "{sep}PARTITION BY ")?;
+        comma_separated(f, &w.partition_by)?;
+        sep = " ";
+    }
+    if !w.order_by.is_empty() {
+        write!(f, "{sep}ORDER BY ")?;
+        comma_separated(f, &w.order_by)?;
+        sep = " ";
+    }
+    if let Some(frame) = &w.frame {
+        let bound = |b: FrameBound| match b {
+            FrameBound::UnboundedPreceding => "UNBOUNDED PRECEDING".to_string(),
+            FrameBound::Preceding(n) => format!("{n} PRECEDING"),
+            FrameBound::CurrentRow => "CURRENT ROW".to_string(),
+            FrameBound::Following(n) => format!("{n} FOLLOWING"),
+            FrameBound::UnboundedFollowing => "UNBOUNDED FOLLOWING".to_string(),
+        };
+        write!(
+            f,
+            "{sep}{} BETWEEN {} AND {}",
+            if frame.rows { "ROWS" } else { "RANGE" },
+            bound(frame.start),
+            bound(frame.end)
+        )?;
+    }
+    Ok(())
 }
 
 impl Display for SelectItem {
@@ -498,6 +544,20 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             comma_separated(f, args)?;
             f.write_str(")")
         }
+        ExprKind::Window { call, window } => {
+            write!(f, "{call} OVER ")?;
+            let bare = window.partition_by.is_empty()
+                && window.order_by.is_empty()
+                && window.frame.is_none();
+            match &window.base {
+                Some(base) if bare => write!(f, "{base}"),
+                _ => {
+                    f.write_str("(")?;
+                    write_window_body(f, window)?;
+                    f.write_str(")")
+                }
+            }
+        }
         ExprKind::Extract { field, expr } => write!(f, "EXTRACT({field} FROM {expr})"),
         ExprKind::Cast {
             expr,
@@ -646,10 +706,15 @@ fn clear_select(select: &mut Select) {
     let order_keys = select.order_by.iter_mut().map(|o| &mut o.expr);
     let exprs = (select.selection.iter_mut())
         .chain(select.having.iter_mut())
+        .chain(select.qualify.iter_mut())
         .chain(select.group_by.iter_mut())
         .chain(order_keys);
     for expr in exprs {
         clear_expr(expr);
+    }
+    for w in &mut select.windows {
+        w.name.span = super::ast::Span::default();
+        clear_window(&mut w.spec);
     }
 }
 
@@ -730,6 +795,25 @@ fn clear_expr(e: &mut Expr) {
             }
         }
         ExprKind::Function { args, .. } => args.iter_mut().for_each(clear_expr),
+        ExprKind::Window { call, window } => {
+            clear_expr(call);
+            clear_window(window);
+        }
+    }
+}
+
+#[cfg(any(test, feature = "internals"))]
+fn clear_window(w: &mut WindowSpec) {
+    w.span = super::ast::Span::default();
+    if let Some(base) = &mut w.base {
+        base.span = super::ast::Span::default();
+    }
+    w.partition_by.iter_mut().for_each(clear_expr);
+    for o in &mut w.order_by {
+        clear_expr(&mut o.expr);
+    }
+    if let Some(frame) = &mut w.frame {
+        frame.span = super::ast::Span::default();
     }
 }
 

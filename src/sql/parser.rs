@@ -61,9 +61,9 @@ use nom::{
 };
 
 use super::ast::{
-    BinaryOp, Cte, Describe, Expr, ExprKind, FromItem, Ident, Join, JoinConstraint, JoinKind,
-    Literal, OrderByItem, Query, Select, SelectItem, SetExpr, SetOp, Span, Statement, TableArg,
-    TableArgValue, TableRef, TypeName, UnaryOp,
+    BinaryOp, Cte, Describe, Expr, ExprKind, FrameBound, FromItem, Ident, Join, JoinConstraint,
+    JoinKind, Literal, NamedWindow, OrderByItem, Query, Select, SelectItem, SetExpr, SetOp, Span,
+    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp, WindowFrame, WindowSpec,
 };
 use crate::error::{Error, Result};
 
@@ -88,9 +88,6 @@ const RESERVED: &[&str] = &[
 /// are not supported yet" rather than "expected end of statement, found
 /// \"(\"").
 const NOT_YET: &[(&str, &str)] = &[
-    ("OVER", "window functions (OVER) are"),
-    ("WINDOW", "named windows (WINDOW) are"),
-    ("QUALIFY", "QUALIFY is"),
     ("FILTER", "aggregate FILTER clauses are"),
     ("WITHIN", "WITHIN GROUP is"),
     ("NATURAL", "NATURAL joins are"),
@@ -522,6 +519,12 @@ fn height(e: &Expr) -> usize {
             expr, low, high, ..
         } => height(expr).max(height(low)).max(height(high)),
         ExprKind::Like { expr, pattern, .. } => height(expr).max(height(pattern)),
+        ExprKind::Window { call, window } => window
+            .partition_by
+            .iter()
+            .chain(window.order_by.iter().map(|o| &o.expr))
+            .map(height)
+            .fold(height(call), usize::max),
         ExprKind::Case {
             operand,
             branches,
@@ -1086,6 +1089,22 @@ impl<'a> Parser<'a> {
             let (rest, e) = self.expr(t.rest)?;
             (i, having) = (rest, Some(e));
         }
+        let mut windows = Vec::new();
+        if let Some(t) = self.keyword(i, "WINDOW")? {
+            (i, windows) = self.comma_list(t.rest, |i| {
+                let t = self.next(i)?;
+                let name = self.ident(t).ok_or_else(|| expected(t, "a window name"))?;
+                let as_ = self.expect_keyword(t.rest, "AS")?;
+                let open = self.expect_sym(as_.rest, "(")?;
+                let (rest, spec) = self.window_body(open.rest, open.at)?;
+                Ok((rest, NamedWindow { name, spec }))
+            })?;
+        }
+        let mut qualify = None;
+        if let Some(t) = self.keyword(i, "QUALIFY")? {
+            let (rest, e) = self.expr(t.rest)?;
+            (i, qualify) = (rest, Some(e));
+        }
         let span = self.span(select.at, i);
         let select = Select {
             distinct,
@@ -1094,6 +1113,8 @@ impl<'a> Parser<'a> {
             selection,
             group_by,
             having,
+            windows,
+            qualify,
             order_by: Vec::new(),
             limit: None,
             offset: None,
@@ -1587,14 +1608,116 @@ impl<'a> Parser<'a> {
                 if star { "\")\"" } else { "\",\" or \")\"" },
             ));
         }
-        let span = Span::new(name.span.start, self.pos(close.rest));
+        let i = close.rest;
+        let span = Span::new(name.span.start, self.pos(i));
         let kind = ExprKind::Function {
             name: name.name,
             args,
             star,
             distinct,
         };
-        Ok((close.rest, Expr { kind, span }))
+        let call = Expr { kind, span };
+        let Some(over) = self.keyword(i, "OVER")? else {
+            return Ok((i, call));
+        };
+        let (rest, window) = if let Some(open) = self.sym(over.rest, "(")? {
+            self.window_body(open.rest, over.at)?
+        } else {
+            let t = self.next(over.rest)?;
+            let base = self.ident(t).ok_or_else(|| expected(t, "\"(\" or a window name"))?;
+            let spec = WindowSpec {
+                base: Some(base),
+                partition_by: Vec::new(),
+                order_by: Vec::new(),
+                frame: None,
+                span: self.span(over.at, t.rest),
+            };
+            (t.rest, spec)
+        };
+        let span = Span::new(name.span.start, self.pos(rest));
+        let kind = ExprKind::Window {
+            call: Box::new(call),
+            window: Box::new(window),
+        };
+        Ok((rest, Expr { kind, span }))
+    }
+
+    /// `[name] [PARTITION BY …] [ORDER BY …] [frame] )` after a window's
+    /// `(`; the span starts at `start`.
+    fn window_body(&self, i: &'a str, start: &'a str) -> PResult<'a, WindowSpec> {
+        let mut i = i;
+        let mut base = None;
+        let t = self.next(i)?;
+        let clause = ["PARTITION", "ORDER", "ROWS", "RANGE"]
+            .iter()
+            .any(|k| t.is_keyword(k));
+        if let (false, Some(name)) = (clause, self.ident(t)) {
+            (i, base) = (t.rest, Some(name));
+        }
+        let mut partition_by = Vec::new();
+        if let Some(t) = self.keyword(i, "PARTITION")? {
+            let by = self.expect_keyword(t.rest, "BY")?;
+            (i, partition_by) = self.comma_list(by.rest, |i| self.expr(i))?;
+        }
+        let mut order_by = Vec::new();
+        if let Some(t) = self.keyword(i, "ORDER")? {
+            let by = self.expect_keyword(t.rest, "BY")?;
+            (i, order_by) = self.comma_list(by.rest, |i| self.order_item(i))?;
+        }
+        let mut frame = None;
+        let t = self.next(i)?;
+        if t.is_keyword("ROWS") || t.is_keyword("RANGE") {
+            let rows = t.is_keyword("ROWS");
+            let (rest, (start, end)) = if let Some(between) = self.keyword(t.rest, "BETWEEN")? {
+                let (rest, start) = self.frame_bound(between.rest)?;
+                let and = self.expect_keyword(rest, "AND")?;
+                let (rest, end) = self.frame_bound(and.rest)?;
+                (rest, (start, end))
+            } else {
+                let (rest, start) = self.frame_bound(t.rest)?;
+                (rest, (start, FrameBound::CurrentRow))
+            };
+            frame = Some(WindowFrame {
+                rows,
+                start,
+                end,
+                span: self.span(t.at, rest),
+            });
+            i = rest;
+        }
+        let close = self.expect_sym(i, ")")?;
+        let spec = WindowSpec {
+            base,
+            partition_by,
+            order_by,
+            frame,
+            span: self.span(start, close.rest),
+        };
+        Ok((close.rest, spec))
+    }
+
+    /// `UNBOUNDED PRECEDING|FOLLOWING`, `CURRENT ROW`, `n PRECEDING|FOLLOWING`.
+    fn frame_bound(&self, i: &'a str) -> PResult<'a, FrameBound> {
+        let t = self.next(i)?;
+        if t.is_keyword("CURRENT") {
+            let row = self.expect_keyword(t.rest, "ROW")?;
+            return Ok((row.rest, FrameBound::CurrentRow));
+        }
+        let (rest, n) = if t.is_keyword("UNBOUNDED") {
+            (t.rest, None)
+        } else {
+            let (rest, n) = self.integer(i, 0, u64::MAX.into(), "frame offset")?;
+            (rest, Some(n as u64))
+        };
+        let dir = self.next(rest)?;
+        let bound = match (n, dir.is_keyword("PRECEDING"), dir.is_keyword("FOLLOWING")) {
+            (None, true, _) => FrameBound::UnboundedPreceding,
+            (None, _, true) => FrameBound::UnboundedFollowing,
+            (Some(n), true, _) => FrameBound::Preceding(n),
+            (Some(n), _, true) => FrameBound::Following(n),
+            _ => return Err(expected(dir, "PRECEDING or FOLLOWING")),
+        };
+        Ok((dir.rest, bound))
     }
 
     /// `substring(s FROM start [FOR length])` (SQL's form) or
@@ -1794,6 +1917,8 @@ fn empty_select() -> Select {
         selection: None,
         group_by: Vec::new(),
         having: None,
+        windows: Vec::new(),
+        qualify: None,
         order_by: Vec::new(),
         limit: None,
         offset: None,
@@ -2138,10 +2263,17 @@ mod tests {
         ("INSERT INTO t", 0, "INSERT is not supported yet"),
         // SQL katydid does not run yet says what it is (issue 30, item 8).
         (
-            "SELECT row_number() OVER (ORDER BY a) FROM t",
-            20,
-            "window functions (OVER) are not supported yet",
+            "SELECT count(*) FILTER (WHERE a) FROM t",
+            16,
+            "aggregate FILTER clauses are not supported yet",
         ),
+        (
+            "SELECT rank() OVER (ORDER BY a ROWS 2 AFTER) FROM t",
+            38,
+            "expected PRECEDING or FOLLOWING, found \"AFTER\"",
+        ),
+        ("SELECT rank() OVER (PARTITION a) FROM t", 30, "expected BY, found \"a\""),
+        ("SELECT rank() OVER FROM t", 19, "expected \"(\" or a window name, found \"FROM\""),
         ("SELECT a FROM t GROUP BY ALL", 25, "GROUP BY ALL is not supported yet"),
         ("SELECT a FROM t ORDER BY ALL", 25, "ORDER BY ALL is not supported yet"),
         ("SELECT a FROM t JOIN u", 22, "expected ON or USING, found end of input"),
@@ -2211,6 +2343,8 @@ mod tests {
 
     /// More statements for the round-trip and span properties.
     const STATEMENTS: &[&str] = &[
+        "SELECT g, row_number() OVER (PARTITION BY g, h ORDER BY x DESC NULLS FIRST) AS rn, sum(x) OVER w, lag(x, 2, 0) OVER (w ORDER BY t ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING), count(*) OVER (), avg(x) OVER (ORDER BY x RANGE 5 PRECEDING) FROM t WHERE x > 0 GROUP BY g HAVING count(*) > 1 WINDOW w AS (PARTITION BY g), v AS (w ORDER BY x) QUALIFY rn <= 2 ORDER BY 1",
+        "SELECT count(*) OVER (ORDER BY t RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), max(x) OVER (ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM t",
         "WITH a AS (SELECT x FROM t), b AS (SELECT * FROM a) SELECT DISTINCT a.x, b.* FROM a JOIN b ON a.x = b.x LEFT OUTER JOIN c AS cc USING (y, z), d WHERE x IN (SELECT y FROM u) AND NOT EXISTS (SELECT 1) ORDER BY 1 LIMIT 3",
         "SELECT a FROM t UNION ALL SELECT b FROM u INTERSECT SELECT c FROM v EXCEPT SELECT (SELECT max(d) FROM w) ORDER BY a DESC LIMIT 5 OFFSET 1",
         "SELECT count(*) FROM (SELECT k, sum(v) AS s FROM t GROUP BY k) q CROSS JOIN r FULL JOIN s ON q.k = s.k RIGHT JOIN 'f.csv' f ON f.a = q.k INNER JOIN g ON TRUE",
@@ -2362,6 +2496,11 @@ mod tests {
                     else_result.iter().for_each(|e| walk(e, out));
                 }
                 ExprKind::Function { args, .. } => args.iter().for_each(|e| walk(e, out)),
+                ExprKind::Window { call, window } => {
+                    walk(call, out);
+                    window.partition_by.iter().for_each(|e| walk(e, out));
+                    window.order_by.iter().for_each(|o| walk(&o.expr, out));
+                }
             }
         }
         let mut out = Vec::new();

@@ -157,6 +157,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         ExprKind::Column(_)
         | ExprKind::Literal(_)
         | ExprKind::QualifiedColumn { .. }
+        | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::Exists(_) => vec![],
         ExprKind::InSubquery { expr, .. } => vec![expr],
@@ -208,6 +209,7 @@ fn canonical(e: &Expr) -> Expr {
         ExprKind::Column(n) => ExprKind::Column(n.to_ascii_lowercase()),
         // One table, one SELECT: the reference has no joins or subqueries.
         k @ (ExprKind::QualifiedColumn { .. }
+        | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::InSubquery { .. }
         | ExprKind::Exists(_)) => k.clone(),
@@ -307,6 +309,7 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
     match &e.kind {
         ExprKind::Column(n) => table.column_index(n).map(|i| table.fields[i].dtype),
         ExprKind::QualifiedColumn { .. }
+        | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::InSubquery { .. }
         | ExprKind::Exists(_) => None,
@@ -712,6 +715,7 @@ impl Evaluator<'_> {
         use Value::*;
         Ok(match &e.kind {
             ExprKind::QualifiedColumn { .. }
+            | ExprKind::Window { .. }
             | ExprKind::Subquery(_)
             | ExprKind::InSubquery { .. }
             | ExprKind::Exists(_) => {

@@ -1,0 +1,1151 @@
+//! Window functions and `QUALIFY`.
+//!
+//! A SELECT with window functions runs in three steps:
+//! ```text
+//! 1. SELECT <inputs> FROM … WHERE … GROUP BY … HAVING …   (the query below
+//!    the windows: every window's arguments, PARTITION BY and ORDER BY
+//!    keys, and what the select list needs besides the windows)
+//! 2. per window: its rows sorted by (partition keys, order keys), then one
+//!    pass per partition computing the function for every row
+//! 3. SELECT <items, windows read as columns> FROM <1 + 2> QUALIFY → WHERE,
+//!    ORDER BY, LIMIT, DISTINCT
+//! ```
+//! Step 1 and 3 are ordinary SELECTs (the single-table pipeline or a join
+//! below, grouping and top-n above). Step 2 follows Leis et al.,
+//! "Efficient Processing of Window Functions in Analytical SQL Queries"
+//! (VLDB 2015) in its simplest form: a sort per window specification,
+//! ranking functions from partition and peer boundaries, and frame
+//! aggregates by moving the frame's two ends forward (sums added and
+//! removed, min and max in a monotonic deque), as every frame's start and
+//! end only move forward from one row to the next.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{Composer, Relation, Scope, any_node, children_mut, ms, thousands};
+use crate::error::{Error, Result};
+use crate::plan::AggFunc;
+use crate::sql::ast::{
+    Expr, ExprKind, FrameBound, FromItem, Ident, Literal, OrderByItem, Select, SelectItem, Span,
+    TableRef, UnaryOp, WindowFrame, WindowSpec,
+};
+use crate::types::{DataType, Value};
+
+/// True when `select` has a window function or a QUALIFY clause.
+pub(crate) fn has_windows(select: &Select) -> bool {
+    if select.qualify.is_some() || !select.windows.is_empty() {
+        return true;
+    }
+    let is_window = |e: &Expr| any_node(e, &|x| matches!(x.kind, ExprKind::Window { .. }));
+    select.projection.iter().any(|item| match item {
+        SelectItem::Expr { expr, .. } => is_window(expr),
+        _ => false,
+    }) || select.order_by.iter().any(|o| is_window(&o.expr))
+}
+
+/// A window function, its window resolved, and where its inputs are in
+/// step 1's columns.
+struct Call {
+    /// The function name, lower case.
+    name: String,
+    /// Input columns of its arguments (`count(*)` has none); constant
+    /// arguments (`lag`'s offset, `ntile`'s count) are in `constant`.
+    args: Vec<usize>,
+    /// `lag`/`lead` offset, `ntile` buckets, `nth_value` position.
+    constant: Option<i64>,
+    /// Input columns of the PARTITION BY keys.
+    partition: Vec<usize>,
+    /// Input columns of the ORDER BY keys, with direction and NULL order.
+    order: Vec<(usize, bool, bool)>,
+    /// The frame (the default one filled in).
+    frame: WindowFrame,
+    /// Where the call is, for errors.
+    span: Span,
+}
+
+/// The expressions step 1 computes, each once.
+#[derive(Default)]
+struct Inputs {
+    exprs: Vec<Expr>,
+    by_text: HashMap<String, usize>,
+}
+
+impl Inputs {
+    fn add(&mut self, e: &Expr) -> usize {
+        let text = e.to_string();
+        if let Some(&i) = self.by_text.get(&text) {
+            return i;
+        }
+        self.exprs.push(e.clone());
+        self.by_text.insert(text, self.exprs.len() - 1);
+        self.exprs.len() - 1
+    }
+}
+
+fn input_name(i: usize) -> String {
+    format!("__in{i}")
+}
+
+fn window_name(i: usize) -> String {
+    format!("__win{i}")
+}
+
+fn column(name: String, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Column(name),
+        span,
+    }
+}
+
+/// True for the aggregates a window may compute over its frame.
+fn frame_aggregate(name: &str) -> bool {
+    matches!(name, "count" | "sum" | "avg" | "mean" | "min" | "max")
+}
+
+/// Every function that may stand before `OVER`.
+const WINDOW_FUNCTIONS: &[&str] = &[
+    "row_number",
+    "rank",
+    "dense_rank",
+    "percent_rank",
+    "cume_dist",
+    "ntile",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "nth_value",
+];
+
+/// True when `e` has an aggregate call outside window functions (or in a
+/// window's arguments or keys, which step 1 computes).
+fn has_plain_aggregate(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Window { call, window } => {
+            let ExprKind::Function { args, .. } = &call.kind else {
+                return false;
+            };
+            args.iter()
+                .chain(&window.partition_by)
+                .chain(window.order_by.iter().map(|o| &o.expr))
+                .any(super::contains_aggregate)
+        }
+        ExprKind::Function { name, .. } if AggFunc::is_aggregate_name(name) => true,
+        _ => super::children(e).into_iter().any(has_plain_aggregate),
+    }
+}
+
+/// Where the first window function in `e` starts, if it has one.
+fn first_window(e: &Expr) -> Option<usize> {
+    let mut at = None;
+    super::walk(e, &mut |x| {
+        if at.is_none() && matches!(x.kind, ExprKind::Window { .. }) {
+            at = Some(x.span.start);
+        }
+    });
+    at
+}
+
+/// A constant integer argument (`2`, `-1`), else `None`.
+fn constant_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Literal(Literal::Int(i)) => Some(*i),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            expr,
+        } => constant_int(expr).and_then(i64::checked_neg),
+        _ => None,
+    }
+}
+
+impl Composer<'_> {
+    /// Runs a SELECT with window functions or QUALIFY (see the module
+    /// docs).
+    ///
+    /// # Errors
+    /// Plan errors with carets (an unknown window, a frame that ends
+    /// before it starts, nested windows); the steps' own errors.
+    pub(super) fn run_windowed(
+        &self,
+        select: Select,
+        scope: &Scope<'_>,
+        needed: Option<&std::collections::HashSet<String>>,
+    ) -> Result<Relation> {
+        let aggregate = !select.group_by.is_empty()
+            || select.having.is_some()
+            || select.projection.iter().any(|item| match item {
+                SelectItem::Expr { expr, .. } => has_plain_aggregate(expr),
+                _ => false,
+            })
+            || select.qualify.iter().any(has_plain_aggregate)
+            || select.order_by.iter().any(|o| has_plain_aggregate(&o.expr));
+        let mut inputs = Inputs::default();
+        let mut calls: Vec<Call> = Vec::new();
+        let mut call_ids: HashMap<String, usize> = HashMap::new();
+        let group_by: Vec<Expr> = select
+            .group_by
+            .iter()
+            .map(|g| match constant_int(g) {
+                // An ordinal names a select item; step 1 has other items.
+                Some(n) if !matches!(g.kind, ExprKind::Unary { .. }) => {
+                    match usize::try_from(n)
+                        .ok()
+                        .and_then(|n| select.projection.get(n.checked_sub(1)?))
+                    {
+                        Some(SelectItem::Expr { expr, .. }) => Ok(expr.clone()),
+                        _ => Err(Error::plan_at(
+                            format!("GROUP BY position {n} is not in the select list"),
+                            g.span.start,
+                        )),
+                    }
+                }
+                _ => Ok(g.clone()),
+            })
+            .collect::<Result<_>>()?;
+        let group_texts: HashSet<String> = group_by.iter().map(|g| g.to_string()).collect();
+        let aliases: Vec<(String, Expr)> = select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                SelectItem::Expr {
+                    expr,
+                    alias: Some(a),
+                } => Some((a.name.to_ascii_lowercase(), expr.clone())),
+                _ => None,
+            })
+            .collect();
+
+        // Step 3's expressions: windows become columns, the rest of what
+        // they read becomes inputs of step 1.
+        let mut rewrite = |e: &Expr, aliases_ok: bool| -> Result<Expr> {
+            let mut e = e.clone();
+            self.hoist(
+                &mut e,
+                &mut Hoist {
+                    select: &select,
+                    aggregate,
+                    group_texts: &group_texts,
+                    inputs: &mut inputs,
+                    calls: &mut calls,
+                    call_ids: &mut call_ids,
+                    aliases: if aliases_ok { &aliases } else { &[] },
+                },
+            )?;
+            Ok(e)
+        };
+        let mut projection = Vec::with_capacity(select.projection.len());
+        let mut wildcards = Vec::new();
+        for item in &select.projection {
+            match item {
+                SelectItem::Expr { expr, alias } => {
+                    let name = alias.clone().unwrap_or_else(|| Ident {
+                        name: match &expr.kind {
+                            ExprKind::Column(c) => c.clone(),
+                            ExprKind::QualifiedColumn { column, .. } => column.clone(),
+                            _ => self.sql[expr.span.start..expr.span.end].to_string(),
+                        },
+                        span: expr.span,
+                    });
+                    projection.push(Some(SelectItem::Expr {
+                        expr: rewrite(expr, false)?,
+                        alias: Some(name),
+                    }));
+                }
+                SelectItem::Wildcard(span) | SelectItem::QualifiedWildcard { span, .. } => {
+                    if aggregate {
+                        return Err(Error::plan_at(
+                            "* with window functions needs a query without GROUP BY",
+                            span.start,
+                        ));
+                    }
+                    if !wildcards.is_empty() {
+                        return Err(Error::NotSupported(
+                            "more than one * beside window functions".into(),
+                        ));
+                    }
+                    wildcards.push(item.clone());
+                    projection.push(None);
+                }
+            }
+        }
+        // QUALIFY may name a select item by its alias: it reads the item.
+        let qualify = match &select.qualify {
+            Some(q) => Some(rewrite(&substitute_aliases(q, &aliases), false)?),
+            None => None,
+        };
+        let mut order_by = Vec::with_capacity(select.order_by.len());
+        for o in &select.order_by {
+            order_by.push(OrderByItem {
+                expr: rewrite(&o.expr, true)?,
+                ..o.clone()
+            });
+        }
+
+        // Step 1.
+        let span = select.span;
+        let mut below = Select {
+            distinct: false,
+            projection: wildcards.clone(),
+            windows: Vec::new(),
+            qualify: None,
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            ..select.clone()
+        };
+        below.group_by = group_by;
+        for (i, e) in inputs.exprs.iter().enumerate() {
+            below.projection.push(SelectItem::Expr {
+                expr: e.clone(),
+                alias: Some(Ident {
+                    name: input_name(i),
+                    span: e.span,
+                }),
+            });
+        }
+        if below.projection.is_empty() {
+            // Only windows of no argument (row_number() OVER ()): one
+            // column still counts the rows.
+            below.projection.push(SelectItem::Expr {
+                expr: Expr {
+                    kind: ExprKind::Literal(Literal::Null),
+                    span,
+                },
+                alias: Some(Ident {
+                    name: "__rows".into(),
+                    span,
+                }),
+            });
+        }
+        // A window left in step 1 is inside an aggregate (the only place
+        // hoisting keeps whole): refused, as it would recurse.
+        for item in &below.projection {
+            if let SelectItem::Expr { expr, .. } = item
+                && let Some(at) = first_window(expr)
+            {
+                return Err(Error::plan_at(
+                    "window functions are not allowed in an aggregate's argument",
+                    at,
+                ));
+            }
+        }
+        let mut rel = self.nest(|| self.run_select(&below, scope, None))?;
+        let first_input = rel.names.len() - inputs.exprs.len().min(rel.names.len());
+        let wildcard_names: Vec<String> = rel.names[..first_input].to_vec();
+
+        // Step 2.
+        let start = Instant::now();
+        for (j, call) in calls.iter().enumerate() {
+            self.engine.check()?;
+            let (values, dtype) = compute(call, &rel, first_input)?;
+            for (row, v) in rel.rows.iter_mut().zip(values) {
+                row.push(v);
+            }
+            rel.names.push(window_name(j));
+            rel.types.push(dtype);
+        }
+        self.note(format!(
+            "window functions: {} over {} rows ({})",
+            calls.len(),
+            thousands(rel.rows.len()),
+            ms(start)
+        ));
+
+        // Step 3.
+        let name = self.internal_name("window");
+        let mut scope = scope.child();
+        let table = self.materialize(&name, &rel);
+        scope.add(&name, table);
+        let projection = projection
+            .into_iter()
+            .flat_map(|item| match item {
+                Some(item) => vec![item],
+                None => wildcard_names
+                    .iter()
+                    .map(|n| SelectItem::Expr {
+                        expr: column(n.clone(), span),
+                        alias: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let above = Select {
+            distinct: select.distinct,
+            projection,
+            from: Some(FromItem::Table {
+                table: TableRef::Named(Ident { name, span }),
+                alias: None,
+            }),
+            selection: qualify,
+            group_by: Vec::new(),
+            having: None,
+            windows: Vec::new(),
+            qualify: None,
+            order_by,
+            limit: select.limit,
+            offset: select.offset,
+            span,
+        };
+        let mut out = self.run_select(&above, &scope, needed)?;
+        out.rows_scanned += rel.rows_scanned;
+        Ok(out)
+    }
+
+    /// Replaces, in `e`, window calls by their result columns and what
+    /// step 1 computes by its input columns.
+    fn hoist(&self, e: &mut Expr, h: &mut Hoist<'_>) -> Result<()> {
+        match &e.kind {
+            ExprKind::Window { call, window } => {
+                let id = h.window_call(call, window, e.span)?;
+                *e = column(window_name(id), e.span);
+                return Ok(());
+            }
+            ExprKind::Column(name)
+                if h.aliases.iter().any(|(a, _)| a.eq_ignore_ascii_case(name)) =>
+            {
+                // An output name (ORDER BY x where x is an alias): step 3
+                // has the same aliases.
+                return Ok(());
+            }
+            ExprKind::Column(_) | ExprKind::QualifiedColumn { .. } => {
+                let i = h.inputs.add(e);
+                *e = column(input_name(i), e.span);
+                return Ok(());
+            }
+            ExprKind::Function { name, .. } if h.aggregate && AggFunc::is_aggregate_name(name) => {
+                let i = h.inputs.add(e);
+                *e = column(input_name(i), e.span);
+                return Ok(());
+            }
+            _ if h.aggregate && h.group_texts.contains(&e.to_string()) => {
+                let i = h.inputs.add(e);
+                *e = column(input_name(i), e.span);
+                return Ok(());
+            }
+            _ => {}
+        }
+        for c in children_mut(e) {
+            self.hoist(c, h)?;
+        }
+        Ok(())
+    }
+}
+
+/// What [`Composer::hoist`] collects.
+struct Hoist<'h> {
+    select: &'h Select,
+    aggregate: bool,
+    group_texts: &'h HashSet<String>,
+    inputs: &'h mut Inputs,
+    calls: &'h mut Vec<Call>,
+    call_ids: &'h mut HashMap<String, usize>,
+    aliases: &'h [(String, Expr)],
+}
+
+impl Hoist<'_> {
+    /// The index of the window call `call OVER window` (at `span`),
+    /// registering it and its inputs the first time.
+    fn window_call(&mut self, call: &Expr, window: &WindowSpec, span: Span) -> Result<usize> {
+        let ExprKind::Function {
+            name,
+            args,
+            star,
+            distinct,
+        } = &call.kind
+        else {
+            return Err(Error::plan_at(
+                "expected a function before OVER",
+                span.start,
+            ));
+        };
+        let lname = name.to_ascii_lowercase();
+        let window = resolve(window, &self.select.windows, 0)?;
+        let key = Expr {
+            kind: ExprKind::Window {
+                call: Box::new(call.clone()),
+                window: Box::new(window.clone()),
+            },
+            span,
+        }
+        .to_string();
+        if let Some(&id) = self.call_ids.get(&key) {
+            return Ok(id);
+        }
+        if *distinct {
+            return Err(Error::plan_at(
+                format!("{lname}(DISTINCT …) OVER is not supported"),
+                span.start,
+            ));
+        }
+        let nested = |e: &Expr| any_node(e, &|x| matches!(x.kind, ExprKind::Window { .. }));
+        if let Some(inner) = args
+            .iter()
+            .chain(&window.partition_by)
+            .chain(window.order_by.iter().map(|o| &o.expr))
+            .find(|e| nested(e))
+        {
+            return Err(Error::plan_at(
+                "window functions cannot be nested",
+                inner.span.start,
+            ));
+        }
+        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+            if n.contains(&args.len()) {
+                Ok(())
+            } else {
+                Err(Error::plan_at(
+                    format!(
+                        "{lname}() takes {} argument(s), found {}",
+                        if n.start() == n.end() {
+                            n.start().to_string()
+                        } else {
+                            format!("{} to {}", n.start(), n.end())
+                        },
+                        args.len()
+                    ),
+                    span.start,
+                ))
+            }
+        };
+        let positive = |e: &Expr, what: &str| -> Result<i64> {
+            match constant_int(e) {
+                Some(n) if n > 0 => Ok(n),
+                _ => Err(Error::plan_at(
+                    format!("{lname}() needs {what}: a positive integer constant"),
+                    e.span.start,
+                )),
+            }
+        };
+        let mut inputs = Vec::new();
+        let mut constant = None;
+        match lname.as_str() {
+            "row_number" | "rank" | "dense_rank" | "percent_rank" | "cume_dist" => arity(0..=0)?,
+            "ntile" => {
+                arity(1..=1)?;
+                constant = Some(positive(&args[0], "a number of buckets")?);
+            }
+            "lag" | "lead" => {
+                arity(1..=3)?;
+                inputs.push(&args[0]);
+                if let Some(off) = args.get(1) {
+                    constant = Some(constant_int(off).ok_or_else(|| {
+                        Error::plan_at(
+                            format!("{lname}() needs an integer constant offset"),
+                            off.span.start,
+                        )
+                    })?);
+                }
+                if let Some(default) = args.get(2) {
+                    inputs.push(default);
+                }
+            }
+            "first_value" | "last_value" => {
+                arity(1..=1)?;
+                inputs.push(&args[0]);
+            }
+            "nth_value" => {
+                arity(2..=2)?;
+                inputs.push(&args[0]);
+                constant = Some(positive(&args[1], "a position")?);
+            }
+            "count" if *star => {}
+            name if frame_aggregate(name) => {
+                arity(1..=1)?;
+                inputs.push(&args[0]);
+            }
+            name if AggFunc::is_aggregate_name(name) => {
+                return Err(Error::plan_at(
+                    format!(
+                        "{name}() OVER is not supported yet (window aggregates: count, sum, avg, min, max)"
+                    ),
+                    span.start,
+                ));
+            }
+            _ => {
+                let names: Vec<String> = WINDOW_FUNCTIONS
+                    .iter()
+                    .chain(["count", "sum", "avg", "min", "max"].iter())
+                    .map(|s| s.to_string())
+                    .collect();
+                let hint = crate::plan::bind::suggest(&lname, &names).replace('"', "");
+                return Err(Error::plan_at(
+                    format!("{lname}() is not a window function{hint}"),
+                    span.start,
+                ));
+            }
+        }
+        let frame = match &window.frame {
+            Some(f) => {
+                check_frame(f, &window)?;
+                f.clone()
+            }
+            None if window.order_by.is_empty() => WindowFrame {
+                rows: true,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::UnboundedFollowing,
+                span,
+            },
+            None => WindowFrame {
+                rows: false,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::CurrentRow,
+                span,
+            },
+        };
+        let call = Call {
+            name: lname,
+            args: inputs.into_iter().map(|e| self.inputs.add(e)).collect(),
+            constant,
+            partition: window
+                .partition_by
+                .iter()
+                .map(|e| self.inputs.add(e))
+                .collect(),
+            order: window
+                .order_by
+                .iter()
+                .map(|o| {
+                    (
+                        self.inputs.add(&o.expr),
+                        o.desc,
+                        o.nulls_first.unwrap_or(false),
+                    )
+                })
+                .collect(),
+            frame,
+            span,
+        };
+        self.calls.push(call);
+        self.call_ids.insert(key, self.calls.len() - 1);
+        Ok(self.calls.len() - 1)
+    }
+}
+
+/// `window` with its named base window's parts filled in.
+fn resolve(
+    window: &WindowSpec,
+    named: &[crate::sql::ast::NamedWindow],
+    depth: usize,
+) -> Result<WindowSpec> {
+    let Some(base) = &window.base else {
+        return Ok(window.clone());
+    };
+    let found = named
+        .iter()
+        .find(|w| w.name.name.eq_ignore_ascii_case(&base.name))
+        .ok_or_else(|| {
+            Error::plan_at(format!("unknown window \"{}\"", base.name), base.span.start)
+        })?;
+    if depth > named.len() {
+        return Err(Error::plan_at(
+            "windows refer to each other in a cycle",
+            base.span.start,
+        ));
+    }
+    let base_spec = resolve(&found.spec, named, depth + 1)?;
+    if !window.partition_by.is_empty() {
+        return Err(Error::plan_at(
+            format!(
+                "a window based on \"{}\" cannot have its own PARTITION BY",
+                base.name
+            ),
+            window.partition_by[0].span.start,
+        ));
+    }
+    Ok(WindowSpec {
+        base: None,
+        partition_by: base_spec.partition_by,
+        order_by: if window.order_by.is_empty() {
+            base_spec.order_by
+        } else {
+            window.order_by.clone()
+        },
+        frame: window.frame.clone().or(base_spec.frame),
+        span: window.span,
+    })
+}
+
+/// A frame must start before it ends, and RANGE offsets need one numeric
+/// ORDER BY key.
+fn check_frame(f: &WindowFrame, window: &WindowSpec) -> Result<()> {
+    if f.start == FrameBound::UnboundedFollowing || f.end == FrameBound::UnboundedPreceding {
+        return Err(Error::plan_at(
+            "a frame cannot start at UNBOUNDED FOLLOWING or end at UNBOUNDED PRECEDING",
+            f.span.start,
+        ));
+    }
+    if f.start.offset() > f.end.offset() {
+        return Err(Error::plan_at(
+            "the frame starts after it ends",
+            f.span.start,
+        ));
+    }
+    let offsets = |b: FrameBound| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_));
+    if !f.rows && (offsets(f.start) || offsets(f.end)) && window.order_by.len() != 1 {
+        return Err(Error::plan_at(
+            "a RANGE frame with an offset needs exactly one ORDER BY key",
+            f.span.start,
+        ));
+    }
+    Ok(())
+}
+
+/// `e` with every bare name of a select alias replaced by the item's
+/// expression.
+fn substitute_aliases(e: &Expr, aliases: &[(String, Expr)]) -> Expr {
+    let mut e = e.clone();
+    fn walk(e: &mut Expr, aliases: &[(String, Expr)]) {
+        if let ExprKind::Column(name) = &e.kind
+            && let Some((_, x)) = aliases.iter().find(|(a, _)| a.eq_ignore_ascii_case(name))
+        {
+            *e = x.clone();
+            return;
+        }
+        for c in children_mut(e) {
+            walk(c, aliases);
+        }
+    }
+    walk(&mut e, aliases);
+    e
+}
+
+// ---------------------------------------------------------------------------
+// Step 2: computing one window function
+
+/// Orders two keys as ORDER BY does: NULLs last unless `nulls_first`.
+fn cmp_key(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (false, true) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (false, false) => {
+            let o = a.total_cmp(b);
+            if desc { o.reverse() } else { o }
+        }
+    }
+}
+
+/// The values of `call` for every row of `rel` (in its row order), and
+/// their type; the inputs start at column `base`.
+fn compute(call: &Call, rel: &Relation, base: usize) -> Result<(Vec<Value>, DataType)> {
+    let rows = &rel.rows;
+    let n = rows.len();
+    let col = |i: usize| base + i;
+    // Rows in (partition, order) order; equal rows keep their order.
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let cmp_partition = |a: &[Value], b: &[Value]| -> Ordering {
+        for &p in &call.partition {
+            let o = a[col(p)].total_cmp(&b[col(p)]);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    let cmp_order = |a: &[Value], b: &[Value]| -> Ordering {
+        for &(k, desc, nulls_first) in &call.order {
+            let o = cmp_key(&a[col(k)], &b[col(k)], desc, nulls_first);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    if !call.partition.is_empty() || !call.order.is_empty() {
+        order.par_sort_by(|&a, &b| {
+            let (a, b) = (&rows[a as usize], &rows[b as usize]);
+            cmp_partition(a, b).then_with(|| cmp_order(a, b))
+        });
+    }
+    let arg_type = call.args.first().map(|&a| rel.types[col(a)]);
+    if matches!(call.name.as_str(), "sum" | "avg" | "mean")
+        && arg_type.is_some_and(|t| !t.is_numeric() && t != DataType::Null)
+    {
+        return Err(Error::plan_at(
+            format!("{}() OVER needs a number", call.name),
+            call.span.start,
+        ));
+    }
+    let dtype = result_type(call, arg_type, call.args.get(1).map(|&a| rel.types[col(a)]));
+    let mut out = vec![Value::Null; n];
+    let mut start = 0;
+    while start < n {
+        let mut end = start + 1;
+        while end < n
+            && cmp_partition(&rows[order[start] as usize], &rows[order[end] as usize]).is_eq()
+        {
+            end += 1;
+        }
+        let part = &order[start..end];
+        // Peer groups: [peer_start[p], peer_end[p]) for position p.
+        let mut peer_start = vec![0usize; part.len()];
+        let mut peer_end = vec![0usize; part.len()];
+        let mut g = 0;
+        while g < part.len() {
+            let mut h = g + 1;
+            while h < part.len()
+                && cmp_order(&rows[part[g] as usize], &rows[part[h] as usize]).is_eq()
+            {
+                h += 1;
+            }
+            for p in g..h {
+                peer_start[p] = g;
+                peer_end[p] = h;
+            }
+            g = h;
+        }
+        let values = partition_values(call, rows, part, &peer_start, &peer_end, base, dtype)?;
+        for (&r, v) in part.iter().zip(values) {
+            out[r as usize] = v;
+        }
+        start = end;
+    }
+    Ok((out, dtype))
+}
+
+fn result_type(call: &Call, arg: Option<DataType>, default: Option<DataType>) -> DataType {
+    match call.name.as_str() {
+        "row_number" | "rank" | "dense_rank" | "ntile" | "count" => DataType::Int,
+        "percent_rank" | "cume_dist" | "avg" | "mean" => DataType::Float,
+        "sum" => match arg {
+            Some(DataType::Int) => DataType::Int,
+            Some(DataType::Null) => DataType::Null,
+            _ => DataType::Float,
+        },
+        "lag" | "lead" => match (arg, default) {
+            (Some(DataType::Int), Some(DataType::Float)) => DataType::Float,
+            (Some(DataType::Null), Some(d)) => d,
+            (Some(a), _) => a,
+            (None, _) => DataType::Null,
+        },
+        _ => arg.unwrap_or(DataType::Null),
+    }
+}
+
+/// A value converted to the window's result type where they differ
+/// (an integer `lag` default in a float column).
+fn conform(v: Value, dtype: DataType) -> Value {
+    match (v, dtype) {
+        (Value::Int(i), DataType::Float) => Value::Float(i as f64),
+        (v, _) => v,
+    }
+}
+
+/// The function's values for the rows of one partition, in `part`'s order.
+fn partition_values(
+    call: &Call,
+    rows: &[Vec<Value>],
+    part: &[u32],
+    peer_start: &[usize],
+    peer_end: &[usize],
+    base: usize,
+    dtype: DataType,
+) -> Result<Vec<Value>> {
+    let m = part.len();
+    let arg = |p: usize, k: usize| -> &Value { &rows[part[p] as usize][base + call.args[k]] };
+    Ok(match call.name.as_str() {
+        "row_number" => (1..=m as i64).map(Value::Int).collect(),
+        "rank" => (0..m)
+            .map(|p| Value::Int(peer_start[p] as i64 + 1))
+            .collect(),
+        "dense_rank" => {
+            let mut rank = 0;
+            (0..m)
+                .map(|p| {
+                    if peer_start[p] == p {
+                        rank += 1;
+                    }
+                    Value::Int(rank)
+                })
+                .collect()
+        }
+        "percent_rank" => (0..m)
+            .map(|p| {
+                Value::Float(if m > 1 {
+                    peer_start[p] as f64 / (m - 1) as f64
+                } else {
+                    0.0
+                })
+            })
+            .collect(),
+        "cume_dist" => (0..m)
+            .map(|p| Value::Float(peer_end[p] as f64 / m as f64))
+            .collect(),
+        "ntile" => {
+            let k = call.constant.unwrap_or(1).max(1) as usize;
+            let (q, r) = (m / k, m % k);
+            (0..m)
+                .map(|p| {
+                    // The first r buckets have q + 1 rows, the rest q.
+                    let bucket = if p < r * (q + 1) {
+                        p / (q + 1)
+                    } else {
+                        r + (p - r * (q + 1)) / q.max(1)
+                    };
+                    Value::Int(bucket as i64 + 1)
+                })
+                .collect()
+        }
+        "lag" | "lead" => {
+            let off = call.constant.unwrap_or(1);
+            let off = if call.name == "lag" { -off } else { off };
+            (0..m)
+                .map(|p| {
+                    let at = i128::try_from(p).unwrap_or(i128::MAX) + i128::from(off);
+                    if (0..m as i128).contains(&at) {
+                        conform(arg(at as usize, 0).clone(), dtype)
+                    } else if call.args.len() > 1 {
+                        conform(arg(p, 1).clone(), dtype)
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect()
+        }
+        _ => {
+            let frames = frames(call, rows, part, peer_start, peer_end, base)?;
+            match call.name.as_str() {
+                "first_value" => frames
+                    .iter()
+                    .map(|&(s, e)| {
+                        if s < e {
+                            arg(s, 0).clone()
+                        } else {
+                            Value::Null
+                        }
+                    })
+                    .collect(),
+                "last_value" => frames
+                    .iter()
+                    .map(|&(s, e)| {
+                        if s < e {
+                            arg(e - 1, 0).clone()
+                        } else {
+                            Value::Null
+                        }
+                    })
+                    .collect(),
+                "nth_value" => {
+                    let k = call.constant.unwrap_or(1).max(1) as usize;
+                    frames
+                        .iter()
+                        .map(|&(s, e)| {
+                            if s + k - 1 < e {
+                                arg(s + k - 1, 0).clone()
+                            } else {
+                                Value::Null
+                            }
+                        })
+                        .collect()
+                }
+                _ => frame_aggregates(
+                    call,
+                    &frames,
+                    |p| {
+                        if call.args.is_empty() {
+                            &Value::Bool(true)
+                        } else {
+                            arg(p, 0)
+                        }
+                    },
+                    dtype,
+                )?,
+            }
+        }
+    })
+}
+
+/// Each row's frame as positions `[start, end)` in the partition.
+fn frames(
+    call: &Call,
+    rows: &[Vec<Value>],
+    part: &[u32],
+    peer_start: &[usize],
+    peer_end: &[usize],
+    base: usize,
+) -> Result<Vec<(usize, usize)>> {
+    let m = part.len();
+    let f = &call.frame;
+    let clamp = |x: i128| x.clamp(0, m as i128) as usize;
+    if f.rows {
+        let pos = |b: FrameBound, p: usize, end: bool| -> usize {
+            let p = p as i128;
+            let x = match b {
+                FrameBound::UnboundedPreceding => 0,
+                FrameBound::Preceding(k) => p - i128::from(k),
+                FrameBound::CurrentRow => p,
+                FrameBound::Following(k) => p + i128::from(k),
+                FrameBound::UnboundedFollowing => m as i128,
+            };
+            // The end bound includes its row.
+            let x = if end && b != FrameBound::UnboundedFollowing {
+                x + 1
+            } else {
+                x
+            };
+            clamp(x)
+        };
+        return Ok((0..m)
+            .map(|p| {
+                let (s, e) = (pos(f.start, p, false), pos(f.end, p, true));
+                (s, e.max(s))
+            })
+            .collect());
+    }
+    // RANGE: by values of the one ORDER BY key when there are offsets.
+    let key = |p: usize| -> Option<f64> {
+        call.order
+            .first()
+            .and_then(|&(k, _, _)| rows[part[p] as usize][base + k].as_f64())
+    };
+    let desc = call.order.first().is_some_and(|o| o.1);
+    // The rows with a key: one run (NULLs sort to one end).
+    let (nn_s, nn_e) = match (0..m).position(|p| key(p).is_some()) {
+        Some(s) => (s, (s..m).find(|&p| key(p).is_none()).unwrap_or(m)),
+        None => (m, m),
+    };
+    let offset_bound = |p: usize, delta: f64, end: bool| -> usize {
+        let Some(x) = key(p) else {
+            return if end { peer_end[p] } else { peer_start[p] };
+        };
+        let target = x + delta;
+        let slice = nn_s..nn_e;
+        // First position whose key is past the target (exclusive end) or
+        // at/after it (start), in the partition's direction.
+        let past = |q: usize| -> bool {
+            let v = key(q).unwrap_or(f64::NAN);
+            match (desc, end) {
+                (false, false) => v < target,
+                (false, true) => v <= target,
+                (true, false) => v > target,
+                (true, true) => v >= target,
+            }
+        };
+        let mut lo = slice.start;
+        let mut hi = slice.end;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if past(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let bound = |b: FrameBound, p: usize, end: bool| -> usize {
+        let sign = if desc { -1.0 } else { 1.0 };
+        match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::UnboundedFollowing => m,
+            FrameBound::CurrentRow => {
+                if end {
+                    peer_end[p]
+                } else {
+                    peer_start[p]
+                }
+            }
+            FrameBound::Preceding(k) => offset_bound(p, -sign * k as f64, end),
+            FrameBound::Following(k) => offset_bound(p, sign * k as f64, end),
+        }
+    };
+    Ok((0..m)
+        .map(|p| {
+            let (s, e) = (bound(f.start, p, false), bound(f.end, p, true));
+            (s, e.max(s))
+        })
+        .collect())
+}
+
+/// `count`, `sum`, `avg`, `min` or `max` over each frame, moving its two
+/// ends forward (both only ever move forward).
+fn frame_aggregates<'v>(
+    call: &Call,
+    frames: &[(usize, usize)],
+    value: impl Fn(usize) -> &'v Value,
+    dtype: DataType,
+) -> Result<Vec<Value>> {
+    let name = call.name.as_str();
+    let mut out = Vec::with_capacity(frames.len());
+    let (mut s, mut e) = (0usize, 0usize);
+    let (mut count, mut int_sum, mut float_sum) = (0i64, 0i128, 0f64);
+    // Positions whose values may still be the frame's min (max), their
+    // values increasing (decreasing) from the front.
+    let mut deque: VecDeque<usize> = VecDeque::new();
+    let better = |a: &Value, b: &Value| -> bool {
+        let o = a.total_cmp(b);
+        if name == "min" { o.is_le() } else { o.is_ge() }
+    };
+    let add = |p: usize,
+               count: &mut i64,
+               int_sum: &mut i128,
+               float_sum: &mut f64,
+               deque: &mut VecDeque<usize>| {
+        let v = value(p);
+        if v.is_null() {
+            return;
+        }
+        *count += 1;
+        match v {
+            Value::Int(i) => *int_sum += i128::from(*i),
+            Value::Float(x) => *float_sum += x,
+            _ => {}
+        }
+        if matches!(name, "min" | "max") {
+            while deque.back().is_some_and(|&b| better(v, value(b))) {
+                deque.pop_back();
+            }
+            deque.push_back(p);
+        }
+    };
+    for &(fs, fe) in frames {
+        if fs > e {
+            // The frame skipped ahead past everything held.
+            (s, e, count, int_sum, float_sum) = (fs, fs, 0, 0, 0.0);
+            deque.clear();
+        }
+        while e < fe {
+            add(e, &mut count, &mut int_sum, &mut float_sum, &mut deque);
+            e += 1;
+        }
+        while s < fs {
+            let v = value(s);
+            if !v.is_null() {
+                count -= 1;
+                match v {
+                    Value::Int(i) => int_sum -= i128::from(*i),
+                    Value::Float(x) => float_sum -= x,
+                    _ => {}
+                }
+            }
+            s += 1;
+        }
+        while deque.front().is_some_and(|&f| f < s) {
+            deque.pop_front();
+        }
+        out.push(match name {
+            "count" => Value::Int(count),
+            _ if count == 0 => Value::Null,
+            "sum" if dtype == DataType::Int => Value::from_i128(int_sum),
+            "sum" => Value::Float(float_sum + int_sum as f64),
+            "avg" | "mean" => Value::Float((float_sum + int_sum as f64) / count as f64),
+            _ => deque.front().map_or(Value::Null, |&f| value(f).clone()),
+        });
+    }
+    Ok(out)
+}

@@ -1250,8 +1250,21 @@ impl QueryGen<'_> {
         }
     }
 
-    /// An aggregate item (an aggregate call or an expression over them).
+    /// An aggregate item (an aggregate call or an expression over them),
+    /// sometimes an aggregate with a FILTER.
     fn agg_item(&mut self) -> String {
+        if self.chance(0.06) {
+            let call = self.agg_call();
+            if call.ends_with(')') && !call.starts_with('(') {
+                return format!("{call} FILTER (WHERE {})", self.pred(1));
+            }
+            return call;
+        }
+        self.agg_call()
+    }
+
+    /// An aggregate call or an expression over them.
+    fn agg_call(&mut self) -> String {
         let any_col = |g: &mut Self| -> String {
             if g.chance(0.8) {
                 g.pick(&ALL_COLS).to_string()

@@ -369,6 +369,7 @@ pub(super) fn run(
             .as_ref()
             .map(|e| rewrite(e, false))
             .transpose()?,
+        group_by_all: false,
         windows: Vec::new(),
         qualify: None,
         order_by: select

@@ -72,7 +72,7 @@ pub(crate) struct Relation {
 /// True when `select` needs this module: a FROM that is not one table, a
 /// subquery in an expression, or DISTINCT.
 pub(crate) fn needs_composition(select: &Select) -> bool {
-    if select.distinct || window::has_windows(select) {
+    if select.distinct || select.group_by_all || window::has_windows(select) {
         return true;
     }
     if !matches!(select.from, None | Some(FromItem::Table { .. })) {
@@ -302,6 +302,27 @@ impl<'e> Composer<'e> {
         needed: Option<&HashSet<String>>,
     ) -> Result<Relation> {
         let mut select = select.clone();
+        if std::mem::take(&mut select.group_by_all) {
+            // GROUP BY ALL: by position, each item without an aggregate or
+            // a window function.
+            select.group_by = select
+                .projection
+                .iter()
+                .enumerate()
+                .filter_map(|(n, item)| match item {
+                    SelectItem::Expr { expr, .. }
+                        if !contains_aggregate(expr)
+                            && !any_node(expr, &|x| matches!(x.kind, ExprKind::Window { .. })) =>
+                    {
+                        Some(Expr {
+                            kind: ExprKind::Literal(Literal::Int(n as i64 + 1)),
+                            span: expr.span,
+                        })
+                    }
+                    _ => None,
+                })
+                .collect();
+        }
         let mut scope = scope.child();
         let mut semis = Vec::new();
         let mut scanned = self.decorrelate(&mut select, &mut scope, &mut semis)?;
@@ -959,7 +980,10 @@ pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             }
             v
         }
-        ExprKind::Function { args, .. } => args.iter_mut().collect(),
+        ExprKind::Function { args, filter, .. } => args
+            .iter_mut()
+            .chain(filter.iter_mut().map(|p| p.as_mut()))
+            .collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_mut()];
             v.extend(window.partition_by.iter_mut());
@@ -1010,7 +1034,7 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             }
             v
         }
-        ExprKind::Function { args, .. } => args.iter().collect(),
+        ExprKind::Function { args, filter, .. } => args.iter().chain(filter.as_deref()).collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_ref()];
             v.extend(window.partition_by.iter());

@@ -381,6 +381,7 @@ impl Composer<'_> {
             }),
             selection: qualify,
             group_by: Vec::new(),
+            group_by_all: false,
             having: None,
             windows: Vec::new(),
             qualify: None,
@@ -454,6 +455,7 @@ impl Hoist<'_> {
             args,
             star,
             distinct,
+            filter,
         } = &call.kind
         else {
             return Err(Error::plan_at(
@@ -474,9 +476,9 @@ impl Hoist<'_> {
         if let Some(&id) = self.call_ids.get(&key) {
             return Ok(id);
         }
-        if *distinct {
+        if *distinct || filter.is_some() {
             return Err(Error::plan_at(
-                format!("{lname}(DISTINCT …) OVER is not supported"),
+                format!("{lname}(DISTINCT …) and FILTER with OVER are not supported"),
                 span.start,
             ));
         }

@@ -800,7 +800,42 @@ impl Binder<'_> {
                 args,
                 star,
                 distinct,
+                filter: None,
             } => self.bind_function(e, name, args, *star, *distinct, ctx)?,
+            ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+                filter: Some(p),
+            } => {
+                // agg(x) FILTER (WHERE p) is agg(CASE WHEN p THEN x END);
+                // count(*) counts CASE WHEN p THEN 1 END.
+                if !AggFunc::is_aggregate_name(name) {
+                    return Err(Error::plan_at(
+                        format!("FILTER applies to aggregates, and {name}() is not one"),
+                        p.span.start,
+                    ));
+                }
+                let when = |value: ast::Expr| ast::Expr {
+                    span: value.span,
+                    kind: ExprKind::Case {
+                        operand: None,
+                        branches: vec![((**p).clone(), value)],
+                        else_result: None,
+                    },
+                };
+                let mut args = args.clone();
+                if *star {
+                    args = vec![when(ast::Expr {
+                        kind: ExprKind::Literal(Literal::Int(1)),
+                        span: p.span,
+                    })];
+                } else if let Some(first) = args.first_mut() {
+                    *first = when(first.clone());
+                }
+                self.bind_function(e, name, &args, false, *distinct, ctx)?
+            }
             ExprKind::Extract { field, expr } => {
                 let part = DatePart::parse(&field.name)
                     .ok_or_else(|| Error::plan_at(unknown_part(&field.name), field.span.start))?;

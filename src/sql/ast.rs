@@ -342,6 +342,9 @@ pub struct Select {
     /// `GROUP BY` items: expressions, names (possibly aliases) or ordinals
     /// (an integer literal `n` means the n-th select item, 1-based).
     pub group_by: Vec<Expr>,
+    /// `GROUP BY ALL`: grouped by every select item without an aggregate
+    /// (`group_by` is then empty).
+    pub group_by_all: bool,
     /// The `HAVING` predicate.
     pub having: Option<Expr>,
     /// `WINDOW name AS (…), …`.
@@ -376,6 +379,7 @@ impl Select {
             from: Some(from),
             selection,
             group_by: Vec::new(),
+            group_by_all: false,
             having: None,
             windows: Vec::new(),
             qualify: None,
@@ -605,6 +609,9 @@ pub enum ExprKind {
         star: bool,
         /// `count(DISTINCT x)`.
         distinct: bool,
+        /// `FILTER (WHERE p)` after an aggregate: only the rows where `p`
+        /// is true are aggregated.
+        filter: Option<Box<Expr>>,
     },
     /// `call OVER window`: a window function (`row_number()`, `lag(x)`, an
     /// aggregate) evaluated over the rows of its window partition.

@@ -215,7 +215,9 @@ impl Display for Select {
         if let Some(selection) = &self.selection {
             write!(f, " WHERE {selection}")?;
         }
-        if !self.group_by.is_empty() {
+        if self.group_by_all {
+            f.write_str(" GROUP BY ALL")?;
+        } else if !self.group_by.is_empty() {
             f.write_str(" GROUP BY ")?;
             comma_separated(f, &self.group_by)?;
         }
@@ -532,6 +534,7 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             args,
             star,
             distinct,
+            filter,
         } => {
             write_name(f, name)?;
             f.write_str("(")?;
@@ -542,7 +545,11 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
                 f.write_str("DISTINCT ")?;
             }
             comma_separated(f, args)?;
-            f.write_str(")")
+            f.write_str(")")?;
+            match filter {
+                Some(p) => write!(f, " FILTER (WHERE {p})"),
+                None => Ok(()),
+            }
         }
         ExprKind::Window { call, window } => {
             write!(f, "{call} OVER ")?;
@@ -794,7 +801,10 @@ fn clear_expr(e: &mut Expr) {
                 clear_expr(else_result);
             }
         }
-        ExprKind::Function { args, .. } => args.iter_mut().for_each(clear_expr),
+        ExprKind::Function { args, filter, .. } => {
+            args.iter_mut().for_each(clear_expr);
+            filter.iter_mut().for_each(|p| clear_expr(p));
+        }
         ExprKind::Window { call, window } => {
             clear_expr(call);
             clear_window(window);

@@ -88,7 +88,6 @@ const RESERVED: &[&str] = &[
 /// are not supported yet" rather than "expected end of statement, found
 /// \"(\"").
 const NOT_YET: &[(&str, &str)] = &[
-    ("FILTER", "aggregate FILTER clauses are"),
     ("WITHIN", "WITHIN GROUP is"),
     ("NATURAL", "NATURAL joins are"),
 ];
@@ -536,7 +535,12 @@ fn height(e: &Expr) -> usize {
             }
             h.max(else_result.as_deref().map_or(0, height))
         }
-        ExprKind::Function { args, .. } => args.iter().map(height).max().unwrap_or(0),
+        ExprKind::Function { args, filter, .. } => args
+            .iter()
+            .chain(filter.as_deref())
+            .map(height)
+            .max()
+            .unwrap_or(0),
     };
     children + 1
 }
@@ -771,7 +775,21 @@ impl<'a> Parser<'a> {
         // ORDER BY, LIMIT and OFFSET belong to a lone SELECT, or else to
         // the whole set operation.
         let mut tail = empty_select();
-        let i = self.select_tail(i, &mut tail)?;
+        // ORDER BY ALL: every output column, when the leftmost SELECT's
+        // items are not `*`.
+        let mut leftmost = &body;
+        while let SetExpr::Operation { left, .. } = leftmost {
+            leftmost = left;
+        }
+        let width = match leftmost {
+            SetExpr::Select(s) => s
+                .projection
+                .iter()
+                .all(|p| matches!(p, SelectItem::Expr { .. }))
+                .then_some(s.projection.len()),
+            SetExpr::Operation { .. } => None,
+        };
+        let i = self.select_tail(i, &mut tail, width)?;
         let mut query = Query::plain(empty_select());
         if let SetExpr::Select(select) = &mut body {
             select.order_by = tail.order_by;
@@ -1077,12 +1095,14 @@ impl<'a> Parser<'a> {
             (i, selection) = (rest, Some(e));
         }
         let mut group_by = Vec::new();
+        let mut group_by_all = false;
         if let Some(t) = self.keyword(i, "GROUP")? {
             let by = self.expect_keyword(t.rest, "BY")?;
             if let Some(all) = self.keyword(by.rest, "ALL")? {
-                return Err(failure(all.at, "GROUP BY ALL is not supported yet"));
+                (i, group_by_all) = (all.rest, true);
+            } else {
+                (i, group_by) = self.comma_list(by.rest, |i| self.expr(i))?;
             }
-            (i, group_by) = self.comma_list(by.rest, |i| self.expr(i))?;
         }
         let mut having = None;
         if let Some(t) = self.keyword(i, "HAVING")? {
@@ -1112,6 +1132,7 @@ impl<'a> Parser<'a> {
             from,
             selection,
             group_by,
+            group_by_all,
             having,
             windows,
             qualify,
@@ -1124,15 +1145,34 @@ impl<'a> Parser<'a> {
     }
 
     /// `[ORDER BY …] [LIMIT n] [OFFSET n]` into `select`.
-    fn select_tail(&self, i: &'a str, select: &mut Select) -> Res<&'a str> {
+    /// `ORDER BY ALL [ASC|DESC] [NULLS …]` orders by each of the `width`
+    /// output columns in turn (`None`: a select list with `*`, refused).
+    fn select_tail(&self, i: &'a str, select: &mut Select, width: Option<usize>) -> Res<&'a str> {
         let mut i = i;
         let mut order_by = Vec::new();
         if let Some(t) = self.keyword(i, "ORDER")? {
             let by = self.expect_keyword(t.rest, "BY")?;
             if let Some(all) = self.keyword(by.rest, "ALL")? {
-                return Err(failure(all.at, "ORDER BY ALL is not supported yet"));
+                let Some(width) = width else {
+                    return Err(failure(all.at, "ORDER BY ALL needs a select list without *"));
+                };
+                // ALL followed by ASC/DESC/NULLS reads as an order item
+                // whose expression is the word; its direction applies to all.
+                let (rest, item) = self.order_item(by.rest)?;
+                let span = self.span(all.at, all.rest);
+                order_by = (1..=width as i64)
+                    .map(|n| OrderByItem {
+                        expr: Expr {
+                            kind: ExprKind::Literal(Literal::Int(n)),
+                            span,
+                        },
+                        ..item.clone()
+                    })
+                    .collect();
+                i = rest;
+            } else {
+                (i, order_by) = self.comma_list(by.rest, |i| self.order_item(i))?;
             }
-            (i, order_by) = self.comma_list(by.rest, |i| self.order_item(i))?;
         }
         let mut limit = None;
         if let Some(t) = self.keyword(i, "LIMIT")? {
@@ -1608,13 +1648,22 @@ impl<'a> Parser<'a> {
                 if star { "\")\"" } else { "\",\" or \")\"" },
             ));
         }
-        let i = close.rest;
+        let mut i = close.rest;
+        let mut filter = None;
+        if let Some(t) = self.keyword(i, "FILTER")? {
+            let open = self.expect_sym(t.rest, "(")?;
+            let where_ = self.expect_keyword(open.rest, "WHERE")?;
+            let (rest, p) = self.expr(where_.rest)?;
+            let close = self.expect_sym(rest, ")")?;
+            (i, filter) = (close.rest, Some(Box::new(p)));
+        }
         let span = Span::new(name.span.start, self.pos(i));
         let kind = ExprKind::Function {
             name: name.name,
             args,
             star,
             distinct,
+            filter,
         };
         let call = Expr { kind, span };
         let Some(over) = self.keyword(i, "OVER")? else {
@@ -1742,6 +1791,7 @@ impl<'a> Parser<'a> {
             args,
             star: false,
             distinct: false,
+            filter: None,
         };
         Ok((close.rest, Expr { kind, span }))
     }
@@ -1916,6 +1966,7 @@ fn empty_select() -> Select {
         from: None,
         selection: None,
         group_by: Vec::new(),
+        group_by_all: false,
         having: None,
         windows: Vec::new(),
         qualify: None,
@@ -2263,9 +2314,9 @@ mod tests {
         ("INSERT INTO t", 0, "INSERT is not supported yet"),
         // SQL katydid does not run yet says what it is (issue 30, item 8).
         (
-            "SELECT count(*) FILTER (WHERE a) FROM t",
-            16,
-            "aggregate FILTER clauses are not supported yet",
+            "SELECT count(*) FILTER (a) FROM t",
+            24,
+            "expected WHERE, found \"a\"",
         ),
         (
             "SELECT rank() OVER (ORDER BY a ROWS 2 AFTER) FROM t",
@@ -2274,8 +2325,7 @@ mod tests {
         ),
         ("SELECT rank() OVER (PARTITION a) FROM t", 30, "expected BY, found \"a\""),
         ("SELECT rank() OVER FROM t", 19, "expected \"(\" or a window name, found \"FROM\""),
-        ("SELECT a FROM t GROUP BY ALL", 25, "GROUP BY ALL is not supported yet"),
-        ("SELECT a FROM t ORDER BY ALL", 25, "ORDER BY ALL is not supported yet"),
+        ("SELECT * FROM t ORDER BY ALL", 25, "ORDER BY ALL needs a select list without *"),
         ("SELECT a FROM t JOIN u", 22, "expected ON or USING, found end of input"),
         (
             "SELECT a FROM t NATURAL JOIN u",
@@ -2345,6 +2395,8 @@ mod tests {
     const STATEMENTS: &[&str] = &[
         "SELECT g, row_number() OVER (PARTITION BY g, h ORDER BY x DESC NULLS FIRST) AS rn, sum(x) OVER w, lag(x, 2, 0) OVER (w ORDER BY t ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING), count(*) OVER (), avg(x) OVER (ORDER BY x RANGE 5 PRECEDING) FROM t WHERE x > 0 GROUP BY g HAVING count(*) > 1 WINDOW w AS (PARTITION BY g), v AS (w ORDER BY x) QUALIFY rn <= 2 ORDER BY 1",
         "SELECT count(*) OVER (ORDER BY t RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), max(x) OVER (ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM t",
+        "SELECT count(*) FILTER (WHERE x > 1), sum(y) FILTER (WHERE z AND y < 2) AS s FROM t GROUP BY g",
+        "SELECT a, b, count(*) FROM t GROUP BY ALL ORDER BY 1, 2, 3 DESC",
         "WITH a AS (SELECT x FROM t), b AS (SELECT * FROM a) SELECT DISTINCT a.x, b.* FROM a JOIN b ON a.x = b.x LEFT OUTER JOIN c AS cc USING (y, z), d WHERE x IN (SELECT y FROM u) AND NOT EXISTS (SELECT 1) ORDER BY 1 LIMIT 3",
         "SELECT a FROM t UNION ALL SELECT b FROM u INTERSECT SELECT c FROM v EXCEPT SELECT (SELECT max(d) FROM w) ORDER BY a DESC LIMIT 5 OFFSET 1",
         "SELECT count(*) FROM (SELECT k, sum(v) AS s FROM t GROUP BY k) q CROSS JOIN r FULL JOIN s ON q.k = s.k RIGHT JOIN 'f.csv' f ON f.a = q.k INNER JOIN g ON TRUE",
@@ -2495,7 +2547,10 @@ mod tests {
                     }
                     else_result.iter().for_each(|e| walk(e, out));
                 }
-                ExprKind::Function { args, .. } => args.iter().for_each(|e| walk(e, out)),
+                ExprKind::Function { args, filter, .. } => {
+                    args.iter().for_each(|e| walk(e, out));
+                    filter.iter().for_each(|e| walk(e, out));
+                }
                 ExprKind::Window { call, window } => {
                     walk(call, out);
                     window.partition_by.iter().for_each(|e| walk(e, out));
@@ -2739,6 +2794,7 @@ mod tests {
             args,
             star: true,
             distinct: false,
+            ..
         } = call
         else {
             panic!("not count(*): {call:?}");

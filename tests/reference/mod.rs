@@ -273,11 +273,13 @@ fn canonical(e: &Expr) -> Expr {
             args,
             star,
             distinct,
+            filter,
         } => ExprKind::Function {
             name: name.to_ascii_lowercase(),
             args: args.iter().map(canonical).collect(),
             star: *star,
             distinct: *distinct,
+            filter: filter.as_deref().map(b),
         },
         ExprKind::Cast { expr, to, try_cast } => ExprKind::Cast {
             expr: b(expr),
@@ -899,13 +901,24 @@ impl Evaluator<'_> {
                 args,
                 star,
                 distinct,
+                filter,
             } => {
                 let lname = name.to_ascii_lowercase();
                 if is_aggregate_name(&lname) {
                     let Ctx::Group { rows, .. } = ctx else {
                         return Err(format!("aggregate {lname}() outside a group"));
                     };
-                    return self.aggregate(&lname, args, *star, *distinct, rows);
+                    let Some(p) = filter else {
+                        return self.aggregate(&lname, args, *star, *distinct, rows);
+                    };
+                    // FILTER (WHERE p): the group's rows where p is true.
+                    let mut kept = Vec::new();
+                    for r in rows {
+                        if self.predicate(p, Ctx::Row(r))? {
+                            kept.push(*r);
+                        }
+                    }
+                    return self.aggregate(&lname, args, *star, *distinct, &kept);
                 }
                 let vals = args
                     .iter()

@@ -35,8 +35,9 @@
 //! `null`.
 //!
 //! # Load peak
-//! `katydid-bench --load-peak FILE [--threads N]` loads one CSV file into a
-//! fresh process's database and prints `{"rows", "csv_bytes", "mem_bytes",
+//! `katydid-bench --load-peak FILE [--threads N] [--partition-rows N]`
+//! loads one CSV file into a fresh process's database (with N rows a
+//! partition when given) and prints `{"rows", "csv_bytes", "mem_bytes",
 //! "partitions", "partition_rows", "threads", "load_s", "rss_before_bytes",
 //! "peak_rss_bytes", "loader_peak_bytes"}`: the resident set before the
 //! load and its high-water mark after it (`VmRSS` and `VmHWM` of
@@ -67,6 +68,10 @@ struct Args {
     /// Threads for --load-peak (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Rows per partition for --load-peak (default: the loader's,
+    /// 65,536).
+    #[arg(long, value_name = "N", requires = "load_peak")]
+    partition_rows: Option<usize>,
     /// Write the JSON here instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -83,7 +88,7 @@ fn main() {
     alloc::for_queries();
     let args = Args::parse();
     let result = match &args.load_peak {
-        Some(path) => load_peak(path, args.threads, args.out.as_deref()),
+        Some(path) => load_peak(path, &args, args.out.as_deref()),
         None => run(&args),
     };
     match result {
@@ -166,15 +171,18 @@ fn write_json(doc: &Json, out: Option<&std::path::Path>) -> Result<(), String> {
 /// before it and its high-water mark after it.
 fn load_peak(
     path: &std::path::Path,
-    threads: usize,
+    args: &Args,
     out: Option<&std::path::Path>,
 ) -> Result<(), String> {
     let mut db = Database::new(DatabaseOptions {
-        threads,
+        threads: args.threads,
         ..DatabaseOptions::default()
     })
     .map_err(|e| e.to_string())?;
-    let options = LoadOptions::default();
+    let mut options = LoadOptions::default();
+    if let Some(rows) = args.partition_rows {
+        options.partition_rows = rows;
+    }
     let before = proc_status_bytes("VmRSS");
     let start = Instant::now();
     let _loading = alloc::Loading::start();

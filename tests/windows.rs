@@ -485,6 +485,10 @@ fn qualify_and_subquery_filters_keep_the_top_rows_per_group() {
         let c = top(
             "SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY x DESC, id) AS rn FROM w QUALIFY rn <= 2 ORDER BY g, id",
         );
+        // Not the top-k shape: every row numbered, then filtered.
+        let d = top(
+            "SELECT g, id FROM w QUALIFY 2 >= row_number() OVER (PARTITION BY g ORDER BY x DESC, id) ORDER BY g, id",
+        );
         // The oracle: per g, the two rows of largest x (NULLs last), ties by id.
         let mut want: Vec<(Value, i64)> = Vec::new();
         let mut groups: Vec<Value> = data.iter().map(|r| r.get("g")).collect();
@@ -508,6 +512,7 @@ fn qualify_and_subquery_filters_keep_the_top_rows_per_group() {
             .collect();
         assert_eq!(a, want);
         assert_eq!(b, want);
+        assert_eq!(d, want);
         let c: Vec<Vec<Value>> = c.into_iter().map(|r| r[..2].to_vec()).collect();
         assert_eq!(c, want);
     }

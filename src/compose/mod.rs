@@ -335,6 +335,9 @@ impl<'e> Composer<'e> {
             self.note("subquery in FROM merged into the query that reads it".into());
             select = merged;
         }
+        if semis.is_empty() {
+            window::push_filter_into_windows(&mut select);
+        }
         if window::has_windows(&select) {
             return self.run_windowed(select, scope, needed).map(|mut rel| {
                 rel.rows_scanned += scanned;

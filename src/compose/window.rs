@@ -138,6 +138,121 @@ fn has_plain_aggregate(e: &Expr) -> bool {
     }
 }
 
+/// Moves the WHERE of a query over one subquery with window functions
+/// into that subquery's QUALIFY (`SELECT … FROM (SELECT …, row_number()
+/// OVER (…) AS rn FROM x) WHERE rn <= 2`): filtering the subquery's rows
+/// after its windows is what QUALIFY does, and there the top-k path can
+/// see it. Not when the subquery cuts its rows (LIMIT, DISTINCT) or renames
+/// its columns.
+pub(super) fn push_filter_into_windows(select: &mut Select) {
+    let Some(FromItem::Subquery {
+        query,
+        alias,
+        columns,
+        ..
+    }) = &mut select.from
+    else {
+        return;
+    };
+    let plain_query = query.order_by.is_empty() && query.limit.is_none() && query.offset.is_none();
+    let crate::sql::ast::SetExpr::Select(inner) = &mut query.body else {
+        return;
+    };
+    let cuts = inner.distinct
+        || inner.limit.is_some()
+        || inner.offset.is_some()
+        || !inner.order_by.is_empty();
+    if !plain_query || cuts || !columns.is_empty() || !has_windows(inner) {
+        return;
+    }
+    let Some(mut filter) = select.selection.take() else {
+        return;
+    };
+    // `sub.rn` names the subquery's output `rn`.
+    fn unqualify(e: &mut Expr, alias: Option<&str>) {
+        if let ExprKind::QualifiedColumn { table, column } = &e.kind
+            && alias.is_some_and(|a| a.eq_ignore_ascii_case(table))
+        {
+            e.kind = ExprKind::Column(column.clone());
+        }
+        for c in children_mut(e) {
+            unqualify(c, alias);
+        }
+    }
+    unqualify(&mut filter, alias.as_ref().map(|a| a.name.as_str()));
+    inner.qualify = Some(match inner.qualify.take() {
+        None => filter,
+        Some(q) => {
+            let span = q.span.union(filter.span);
+            Expr {
+                kind: ExprKind::Binary {
+                    op: crate::sql::ast::BinaryOp::And,
+                    left: Box::new(q),
+                    right: Box::new(filter),
+                },
+                span,
+            }
+        }
+    });
+}
+
+/// `k` when the rewritten QUALIFY is `__win0 <= k`, `__win0 < k + 1` or
+/// `__win0 = 1` (k = 1): the rows it keeps are each partition's first k.
+fn top_k_limit(qualify: &Expr) -> Option<usize> {
+    let ExprKind::Binary { op, left, right } = &qualify.kind else {
+        return None;
+    };
+    if !matches!(&left.kind, ExprKind::Column(c) if *c == window_name(0)) {
+        return None;
+    }
+    let n = constant_int(right)?;
+    let k = match op {
+        crate::sql::ast::BinaryOp::LtEq => n,
+        crate::sql::ast::BinaryOp::Lt => n - 1,
+        crate::sql::ast::BinaryOp::Eq if n == 1 => 1,
+        _ => return None,
+    };
+    // A bound on what is kept, not an allocation size: k rows are kept
+    // per partition only as they occur.
+    usize::try_from(k).ok().filter(|&k| k >= 1)
+}
+
+/// The rows of each partition of `call`'s window that come first in its
+/// order (ties by row order), at most `k` a partition, with their row
+/// numbers: a candidate list per partition cut back to k by selection
+/// whenever it reaches 2k, so the work is linear in the rows.
+fn top_k(call: &Call, rel: &Relation, base: usize, k: usize) -> (Vec<u32>, Vec<i64>) {
+    let rows = &rel.rows;
+    let cmp = |a: u32, b: u32| -> Ordering {
+        let (ra, rb) = (&rows[a as usize], &rows[b as usize]);
+        for &(c, desc, nulls_first) in &call.order {
+            let o = cmp_key(&ra[base + c], &rb[base + c], desc, nulls_first);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        a.cmp(&b)
+    };
+    let mut groups: HashMap<Vec<&Value>, Vec<u32>> = HashMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        let key: Vec<&Value> = call.partition.iter().map(|&p| &row[base + p]).collect();
+        let list = groups.entry(key).or_default();
+        list.push(i as u32);
+        if list.len() >= 2 * k.min(1 << 20) && list.len() > k {
+            list.select_nth_unstable_by(k - 1, |&a, &b| cmp(a, b));
+            list.truncate(k);
+        }
+    }
+    let (mut kept, mut numbers) = (Vec::new(), Vec::new());
+    for (_, mut list) in groups {
+        list.sort_unstable_by(|&a, &b| cmp(a, b));
+        list.truncate(k);
+        numbers.extend(1..=list.len() as i64);
+        kept.extend(list);
+    }
+    (kept, numbers)
+}
+
 /// Where the first window function in `e` starts, if it has one.
 fn first_window(e: &Expr) -> Option<usize> {
     let mut at = None;
@@ -336,9 +451,34 @@ impl Composer<'_> {
         let first_input = rel.names.len() - inputs.exprs.len().min(rel.names.len());
         let wildcard_names: Vec<String> = rel.names[..first_input].to_vec();
 
-        // Step 2.
+        // Step 2. A top-k per group (`QUALIFY row_number() OVER (…) <= k`
+        // as the only window) keeps each partition's k first rows with a
+        // selection instead of sorting all of them.
         let start = Instant::now();
-        for (j, call) in calls.iter().enumerate() {
+        let limit = qualify.as_ref().and_then(top_k_limit);
+        if let (Some(k), [call]) = (limit, calls.as_slice())
+            && call.name == "row_number"
+        {
+            let (rows, numbers) = top_k(call, &rel, first_input, k);
+            rel.rows = rows
+                .into_iter()
+                .zip(numbers)
+                .map(|(r, n)| {
+                    let mut row = std::mem::take(&mut rel.rows[r as usize]);
+                    row.push(Value::Int(n));
+                    row
+                })
+                .collect();
+            rel.names.push(window_name(0));
+            rel.types.push(DataType::Int);
+            self.note(format!(
+                "top {k} per window partition: {} rows kept ({})",
+                thousands(rel.rows.len()),
+                ms(start)
+            ));
+        }
+        let computed = rel.names.len() > first_input + inputs.exprs.len();
+        for (j, call) in calls.iter().enumerate().filter(|_| !computed) {
             self.engine.check()?;
             let (values, dtype) = compute(call, &rel, first_input)?;
             for (row, v) in rel.rows.iter_mut().zip(values) {
@@ -347,12 +487,14 @@ impl Composer<'_> {
             rel.names.push(window_name(j));
             rel.types.push(dtype);
         }
-        self.note(format!(
-            "window functions: {} over {} rows ({})",
-            calls.len(),
-            thousands(rel.rows.len()),
-            ms(start)
-        ));
+        if !computed {
+            self.note(format!(
+                "window functions: {} over {} rows ({})",
+                calls.len(),
+                thousands(rel.rows.len()),
+                ms(start)
+            ));
+        }
 
         // Step 3.
         let name = self.internal_name("window");

@@ -287,7 +287,7 @@ impl JoinData {
 
 /// Appends `micro / 1e6` as decimal text without trailing zeros:
 /// `61478361` → `61.478361`, `5000000` → `5`, `120000` → `0.12`.
-fn decimal6(micro: u32, out: &mut Vec<u8>) {
+pub(crate) fn decimal6(micro: u32, out: &mut Vec<u8>) {
     let mut b = itoa::Buffer::new();
     out.extend_from_slice(b.format(micro / 1_000_000).as_bytes());
     let frac = micro % 1_000_000;

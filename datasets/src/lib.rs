@@ -1,14 +1,15 @@
 //! Deterministic generators of the synthetic CSV data sets katydid is tested
 //! and benchmarked on.
 //!
-//! Seven data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
+//! Eight data sets ([`Dataset`]): `taxi` (NYC taxi trips, 51 columns, the
 //! layout of the real 2013 sample), `taxi-f32` (the same trips with float32
 //! coordinates, as the real sample has them), `iot` (TSBS-style truck readings),
 //! `numbers` (four identical counters), `kv` (unique random ids with random
 //! floats), `hits` (web analytics page views with the columns of
-//! ClickBench's queries) and `shapes` (a column for each query shape of the
-//! `shapes` benchmark). See [`describe`] and the module docs of each
-//! generator for the exact shapes.
+//! ClickBench's queries), `shapes` (a column for each query shape of the
+//! `shapes` benchmark) and `groupby` (the H2O db-benchmark groupby task's
+//! table, a port of its `groupby-datagen.R`). See [`describe`] and the
+//! module docs of each generator for the exact shapes.
 //!
 //! Two multi-table sets write a directory of CSV files instead: [`tpch`]
 //! (the 8 TPC-H tables at a scale factor, dbgen's rows through the
@@ -49,6 +50,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+mod groupby;
 mod hits;
 mod iot;
 pub mod join;
@@ -89,11 +91,15 @@ pub enum Dataset {
     /// Columns for the `shapes` benchmark: unique and 4-valued sort keys,
     /// string keys of 10k, 100k and 1M values, sparse keys, numbers.
     Shapes,
+    /// The H2O db-benchmark groupby task's table `x` (its G1 data at K =
+    /// 100, no NAs, unsorted): `id1`–`id6` keys of 100 and N/100 values,
+    /// `v1`, `v2` small integers, `v3` a 6-decimal float.
+    Groupby,
 }
 
 impl Dataset {
     /// Every data set, in documentation order.
-    pub const ALL: [Dataset; 7] = [
+    pub const ALL: [Dataset; 8] = [
         Dataset::Taxi,
         Dataset::TaxiF32,
         Dataset::Iot,
@@ -101,10 +107,11 @@ impl Dataset {
         Dataset::Kv,
         Dataset::Hits,
         Dataset::Shapes,
+        Dataset::Groupby,
     ];
 
     /// The name used on the command line: `taxi`, `taxi-f32`, `iot`,
-    /// `numbers`, `kv`, `hits` or `shapes`.
+    /// `numbers`, `kv`, `hits`, `shapes` or `groupby`.
     pub fn name(self) -> &'static str {
         match self {
             Dataset::Taxi => "taxi",
@@ -114,6 +121,7 @@ impl Dataset {
             Dataset::Kv => "kv",
             Dataset::Hits => "hits",
             Dataset::Shapes => "shapes",
+            Dataset::Groupby => "groupby",
         }
     }
 
@@ -137,7 +145,7 @@ impl fmt::Display for UnknownDataset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown data set '{}' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes)",
+            "unknown data set '{}' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes, groupby)",
             self.0
         )
     }
@@ -183,6 +191,10 @@ pub fn describe(dataset: Dataset) -> &'static str {
             "id, u (unique), k4 and s4 (4 values), g1000, s10k/s100k/s1m (strings of 10k, \
              100k, 1M values), a/b/c (sparse keys), x, y"
         }
+        Dataset::Groupby => {
+            "db-benchmark's groupby table x: id1, id2 (100 strings), id3 (N/100 strings), \
+             id4, id5 (1..100), id6 (1..N/100), v1 (1..5), v2 (1..15), v3 (0..100, 6 decimals)"
+        }
     }
 }
 
@@ -194,6 +206,7 @@ fn header(dataset: Dataset) -> &'static str {
         Dataset::Kv => "id,value\n",
         Dataset::Hits => hits::HEADER,
         Dataset::Shapes => shapes::HEADER,
+        Dataset::Groupby => groupby::HEADER,
     }
 }
 
@@ -205,6 +218,7 @@ enum Generator {
     Kv { key: u64 },
     Hits(Box<hits::Hits>),
     Shapes(shapes::Shapes),
+    Groupby(groupby::Groupby),
 }
 
 impl Generator {
@@ -219,6 +233,7 @@ impl Generator {
             },
             Dataset::Hits => Generator::Hits(Box::new(hits::Hits::new(rows, seed))),
             Dataset::Shapes => Generator::Shapes(shapes::Shapes::new(seed)),
+            Dataset::Groupby => Generator::Groupby(groupby::Groupby::new(rows)),
         }
     }
 
@@ -230,6 +245,7 @@ impl Generator {
             Generator::Kv { .. } => 40,
             Generator::Hits(_) => hits::ROW_BYTES,
             Generator::Shapes(_) => shapes::ROW_BYTES,
+            Generator::Groupby(_) => groupby::ROW_BYTES,
         }
     }
 
@@ -248,6 +264,7 @@ impl Generator {
             Generator::Iot(g) => g.rows(first, n, &mut rng, &mut out),
             Generator::Hits(g) => g.rows(first, n, &mut rng, &mut out),
             Generator::Shapes(g) => g.rows(first, n, &mut rng, &mut out),
+            Generator::Groupby(g) => g.rows(n, &mut rng, &mut out),
             Generator::Numbers => {
                 for i in first + 1..=first + n {
                     let mut b = itoa::Buffer::new();

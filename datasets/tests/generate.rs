@@ -51,7 +51,7 @@ fn names_parse_and_print() {
     let err = "trips".parse::<Dataset>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown data set 'trips' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes)"
+        "unknown data set 'trips' (expected one of taxi, taxi-f32, iot, numbers, kv, hits, shapes, groupby)"
     );
 }
 
@@ -76,6 +76,7 @@ fn thread_count_does_not_change_output() {
         Dataset::Kv,
         Dataset::Hits,
         Dataset::Shapes,
+        Dataset::Groupby,
     ] {
         let one = in_pool(1, || generate_bytes(d, rows, 9));
         let two = in_pool(2, || generate_bytes(d, rows, 9));
@@ -95,6 +96,7 @@ fn every_row_has_the_header_width() {
         (Dataset::Kv, 2),
         (Dataset::Hits, 25),
         (Dataset::Shapes, 13),
+        (Dataset::Groupby, 9),
     ];
     for (d, width) in widths {
         let csv = text(d, 5000, 1);
@@ -766,6 +768,88 @@ fn shapes_has_the_documented_columns() {
         let (i, f) = r[col("y")].split_once('.').expect("two decimals");
         assert!(f.len() == 2 && i.parse::<u32>().unwrap() < 1000);
     }
+}
+
+/// The groupby table has the columns of db-benchmark's groupby-datagen.R at
+/// K = 100: every id drawn uniformly from its range, v3 on [0, 100] with at
+/// most 6 decimals.
+#[test]
+fn groupby_has_the_shapes_of_groupby_datagen() {
+    let rows = 200_000;
+    let csv = text(Dataset::Groupby, rows, 5);
+    let (h, records) = parse(&csv);
+    assert_eq!(h.join(","), "id1,id2,id3,id4,id5,id6,v1,v2,v3");
+    let kinds = column_kinds(&h, &records);
+    assert_eq!(
+        kinds,
+        [
+            [Some(Kind::Str); 3].as_slice(),
+            &[Some(Kind::Int); 5],
+            &[Some(Kind::Float)]
+        ]
+        .concat()
+    );
+    // (column, zero-padded digits of a string id or 0, the largest value).
+    let groups = rows / 100;
+    let columns = [
+        ("id1", 3, 100),
+        ("id2", 3, 100),
+        ("id3", 10, groups),
+        ("id4", 0, 100),
+        ("id5", 0, 100),
+        ("id6", 0, groups),
+        ("v1", 0, 5),
+        ("v2", 0, 15),
+    ];
+    let n = records.len() as f64;
+    for (i, (name, width, most)) in columns.into_iter().enumerate() {
+        assert_eq!(h[i], name);
+        let c = counts(records.iter().map(|r| r[i]));
+        for v in c.keys() {
+            let digits = if width > 0 {
+                let digits = v.strip_prefix("id").expect("id prefix");
+                assert_eq!(digits.len(), width, "{name} = {v}");
+                digits
+            } else {
+                v
+            };
+            let value: u64 = digits.parse().unwrap();
+            assert!((1..=most).contains(&value), "{name} = {v}");
+        }
+        // Uniform with replacement: about most·(1 − e^(−n/most)) distinct.
+        let want = most as f64 * (1.0 - (-n / most as f64).exp());
+        let got = c.len() as f64;
+        assert!(
+            (got / want - 1.0).abs() < 0.01,
+            "{name}: {got} distinct, ~{want} expected"
+        );
+        if most <= 100 {
+            // Every value about equally often.
+            let least = *c.values().min().unwrap() as f64;
+            assert!(least > 0.8 * n / most as f64, "{name}: {least}");
+        }
+    }
+    let mut sum = 0.0;
+    for r in &records {
+        let v3 = r[8];
+        if let Some((_, fraction)) = v3.split_once('.') {
+            // Exact decimal text, no trailing zeros.
+            assert!(fraction.len() <= 6 && !fraction.ends_with('0'), "{v3}");
+        }
+        let v: f64 = v3.parse().unwrap();
+        assert!((0.0..=100.0).contains(&v), "{v3}");
+        sum += v;
+    }
+    let mean = sum / n;
+    assert!((mean - 50.0).abs() < 0.5, "v3 mean {mean}");
+    // N/K is at least one group.
+    let tiny = text(Dataset::Groupby, 50, 5);
+    let (_, records) = parse(&tiny);
+    assert!(
+        records
+            .iter()
+            .all(|r| r[2] == "id0000000001" && r[5] == "1")
+    );
 }
 
 /// The TLC-like months: the schema drifts as the module docs' table says,

@@ -41,15 +41,15 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench, tpch, join "
-               "(benches/workloads/), and ingestion (loads of taxi and iot only). tpch's size is "
-               "lineitem's rows (--rows tpch=6m is scale factor 1; see bench_lib/data.py), "
-               "join's the rows of x. "
+        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench, tpch, join, "
+               "groupby (benches/workloads/), and ingestion (loads of taxi and iot only). tpch's "
+               "size is lineitem's rows (--rows tpch=6m is scale factor 1; see "
+               "bench_lib/data.py), join's the rows of x. "
                "Results: bench-results/<timestamp>.{json,md,svg}.")
     ap.add_argument("--scale", choices=["small", "default", "large"], default="default",
                     help="data sizes (default: %(default)s; see bench_lib/data.py)")
     ap.add_argument("--rows", help="rows for every data set (N, 500k, 2m) or per set "
-                                   "(taxi=1m,iot=2m,tpch=6m,join=10m); overrides --scale")
+                                   "(taxi=1m,iot=2m,tpch=6m,join=10m,groupby=1m); overrides --scale")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads for every engine (default: all cores, %(default)s)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per query (default 5)")

@@ -22,16 +22,20 @@ SEED = 42
 # Rows per data set for each scale. `default` fits a 2-core, 24 GiB machine
 # and, with all three peers, finishes in a few minutes.
 # `tpch` counts lineitem rows (SF 0.01, 0.1, 1, 10); `join` the rows of x
-# (the issue's targets: SF 1 and x at 10M, the default scale).
+# (the issue's targets: SF 1 and x at 10M, the default scale); `groupby` the
+# rows of db-benchmark's groupby table (issue 33's targets: 10M, the default).
 SCALES = {
     "smoke": {"taxi": 3_000, "taxi-f32": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000, "hits": 3_000,
-              "shapes": 3_000, "tpch": 60_000, "join": 10_000},
+              "shapes": 3_000, "tpch": 60_000, "join": 10_000, "groupby": 10_000},
     "small": {"taxi": 200_000, "taxi-f32": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000,
-              "hits": 1_000_000, "shapes": 1_000_000, "tpch": 600_000, "join": 1_000_000},
+              "hits": 1_000_000, "shapes": 1_000_000, "tpch": 600_000, "join": 1_000_000,
+              "groupby": 1_000_000},
     "default": {"taxi": 2_000_000, "taxi-f32": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000,
-                "hits": 10_000_000, "shapes": 10_000_000, "tpch": 6_000_000, "join": 10_000_000},
+                "hits": 10_000_000, "shapes": 10_000_000, "tpch": 6_000_000, "join": 10_000_000,
+                "groupby": 10_000_000},
     "large": {"taxi": 20_000_000, "taxi-f32": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000,
-              "hits": 50_000_000, "shapes": 50_000_000, "tpch": 60_000_000, "join": 100_000_000},
+              "hits": 50_000_000, "shapes": 50_000_000, "tpch": 60_000_000, "join": 100_000_000,
+              "groupby": 100_000_000},
 }
 
 # Lineitem rows per TPC-H scale factor (clause 4.2.5: about 6,000,000 × SF).

@@ -1,4 +1,4 @@
-"""The targets of issues 7 and 10 and the before/after comparison, from a
+"""The targets of issues 7, 10, 32 and 33 and the before/after comparison, from a
 run's summary and benches/workloads/targets.json (the limits and the load
 baseline live there, not in code).
 
@@ -142,6 +142,26 @@ def _geomean(summary, workload, ref, limit):
                  f"{g:.2f} over {len(ratios)} of {total} queries")
 
 
+def _sum_vs_fastest(summary, workload, ratio, count):
+    """katydid's summed times over `workload` at most `ratio` of the fastest
+    peer's sum (`count` names the queries when the workload did not run)."""
+    peers = _peers(summary)
+    qs = _queries(summary, workload)
+    name = (f"{workload}: the sum of the {len(qs) or count} ≤ {fraction(ratio)} "
+            "of the fastest peer's sum")
+    k_times = [_k(q).get("min_s") for q in qs]
+    sums = {p: sum(q["engines"][p]["min_s"] for q in qs)
+            for p in peers if qs and all(q["engines"].get(p, {}).get("min_s") for q in qs)}
+    if not qs or not peers:
+        return _item(name, None, f"needs the {workload} workload and --peers")
+    if None in k_times or not sums:
+        return _item(name, None, "katydid or every peer lacks a time for some query")
+    k_sum = sum(k_times)
+    best = min(sums, key=sums.get)
+    return _item(name, k_sum <= ratio * sums[best],
+                 f"katydid {_ms(k_sum)}, {best} {_ms(sums[best])} ({k_sum / sums[best]:.2f}×)")
+
+
 def issue7(doc, summary, targets):
     """The issue 7 targets: taxi, shapes and clickbench."""
     t7 = targets["issue7"]
@@ -151,21 +171,7 @@ def issue7(doc, summary, targets):
     # taxi
     items.append(_per_query(summary, targets, "taxi"))
     taxi = _queries(summary, "taxi")
-    ratio = t7["taxi_sum_vs_fastest_peer_sum"]
-    name = f"taxi: the sum of the {len(taxi) or 'nine'} ≤ {fraction(ratio)} of the fastest peer's sum"
-    k_times = [_k(q).get("min_s") for q in taxi]
-    sums = {p: sum(q["engines"][p]["min_s"] for q in taxi)
-            for p in peers if taxi and all(q["engines"][p].get("min_s") for q in taxi)}
-    if not taxi or not peers:
-        items.append(_item(name, None, "needs the taxi workload and --peers"))
-    elif None in k_times or not sums:
-        items.append(_item(name, None, "katydid or every peer lacks a time for some query"))
-    else:
-        k_sum = sum(k_times)
-        best = min(sums, key=sums.get)
-        items.append(_item(name, k_sum <= ratio * sums[best],
-                           f"katydid {_ms(k_sum)}, {best} {_ms(sums[best])} "
-                           f"({k_sum / sums[best]:.2f}×)"))
+    items.append(_sum_vs_fastest(summary, "taxi", t7["taxi_sum_vs_fastest_peer_sum"], "nine"))
     spec = t7["taxi_query_vs_peer"]
     name = f"taxi: {spec['query']} ≤ {fraction(spec['ratio'])}× {spec['peer']}"
     q = next((q for q in taxi if q["name"] == spec["query"]), None)
@@ -264,6 +270,17 @@ def issue32(doc, summary, targets):
     items.append(_agree(doc, summary, "join", t["join_agree_with"]))
     items.append(_per_query(summary, targets, "join"))
     return items
+
+
+def issue33(doc, summary, targets):
+    """The issue 33 targets for groupby: all 10 run and agree with DuckDB,
+    each within the fastest peer's time, the sum of the ten within half of
+    the fastest peer's sum."""
+    t = targets["issue33"]
+    return [_all_run(summary, "groupby"),
+            _agree(doc, summary, "groupby", t["groupby_agree_with"]),
+            _per_query(summary, targets, "groupby"),
+            _sum_vs_fastest(summary, "groupby", t["groupby_sum_vs_fastest_peer_sum"], "ten")]
 
 
 def _result(doc, engine, qid):

@@ -19,7 +19,7 @@ class WorkloadFiles(unittest.TestCase):
         found = workloads.load_all(WORKLOADS)
         self.assertEqual([w.name for w in found],
                          ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench",
-                          "tpch", "join"])
+                          "tpch", "join", "groupby"])
         for w in found:
             self.assertEqual(len(w.tables), {"tpch": 8, "join": 4}.get(w.name, 1), w.name)
             for q in w.queries:
@@ -101,6 +101,28 @@ class WorkloadFiles(unittest.TestCase):
             self.assertTrue(query.default.endswith(") AS ans"), query.id)
             self.assertEqual(query.check_mode(), ("rows",))
 
+    def test_groupby_wraps_the_ten_questions_into_one_row(self):
+        groupby = {w.name: w for w in workloads.load_all(WORKLOADS)}["groupby"]
+        self.assertEqual(groupby.tables, [("x", "groupby")])
+        self.assertEqual([q.name for q in groupby.queries], [f"q{i}" for i in range(1, 11)])
+        by = ["GROUP BY id1 )", "GROUP BY id1, id2 )", "GROUP BY id3 )", "GROUP BY id4 )",
+              "GROUP BY id6 )", "GROUP BY id4, id5 )", "GROUP BY id3 )",
+              "PARTITION BY id6 ORDER BY v3 DESC", "GROUP BY id2, id4 )",
+              "GROUP BY id1, id2, id3, id4, id5, id6 )"]
+        for query, group in zip(groupby.queries, by):
+            self.assertTrue(query.default.startswith("SELECT count(*), sum("), query.id)
+            self.assertIn(group, query.default)
+            self.assertTrue(query.default.endswith(") AS ans"), query.id)
+            self.assertEqual(query.check_mode(), ("rows",))
+            self.assertTrue(query.about, query.id)
+        q = {q.name: q for q in groupby.queries}
+        # DuckDB's solution text; ClickHouse's exact interpolated median.
+        self.assertIn("quantile_cont(v3, 0.5) AS median_v3, stddev(v3) AS sd_v3", q["q6"].default)
+        self.assertEqual(q["q6"].by_engine["clickhouse"][0], "sql")
+        self.assertIn("quantileExactInclusive(0.5)(v3)", q["q6"].by_engine["clickhouse"][1])
+        self.assertIn("WHERE order_v3 <= 2", q["q8"].default)
+        self.assertIn("pow(corr(v1, v2), 2) AS r2", q["q9"].default)
+
     def test_shapes_pairs_each_tied_top_n_with_a_unique_one(self):
         shapes = {w.name: w for w in workloads.load_all(WORKLOADS)}["shapes"]
         q = {q.name: q for q in shapes.queries}
@@ -176,9 +198,12 @@ class WorkloadFiles(unittest.TestCase):
         for scale in data.SCALES:
             self.assertIn("tpch", data.SCALES[scale])
             self.assertIn("join", data.SCALES[scale])
+            self.assertIn("groupby", data.SCALES[scale])
         self.assertEqual(data.tpch_scale_factor(data.SCALES["default"]["tpch"]),
                          targets.load()["issue32"]["tpch_scale_factor"])
         self.assertEqual(data.SCALES["default"]["join"], targets.load()["issue32"]["join_x_rows"])
+        self.assertEqual(data.SCALES["default"]["groupby"],
+                         targets.load()["issue33"]["groupby_rows"])
         self.assertTrue(data.set_dir("d", "tpch", 60_000).endswith("tpch-sf0.01"))
         self.assertTrue(data.set_dir("d", "join", 5).endswith("join-10"))
         self.assertEqual(data.base("tpch/lineitem"), "tpch")
@@ -370,6 +395,34 @@ class Targets(unittest.TestCase):
         self.assertTrue(items["join: every query ≤ 1× the fastest peer"]["met"])
         # ClickHouse did not run: the agreement target is not measured.
         self.assertIsNone(items["join: answers agree with duckdb, polars, clickhouse"]["met"])
+
+    def test_issue33_groupby_against_duckdb_and_the_fastest_peer(self):
+        qs = [_query("groupby", f"q{i}", {"katydid": 0.010, "duckdb": 0.030, "polars": 0.025})
+              for i in range(1, 10)]
+        qs.append(_query("groupby", "q10", {"katydid": 0.040, "duckdb": 0.030, "polars": 0.035}))
+        for q in qs:
+            k, fastest = q["engines"]["katydid"]["min_s"], 0.025 if q["name"] != "q10" else 0.030
+            q["target"] = {"met": k <= fastest, "ratio": k / fastest,
+                           "fastest_peer": "polars" if q["name"] != "q10" else "duckdb"}
+        ok = {"ok": True, "columns": ["c"], "rows": [[1]]}
+        doc = {"engines": {e: {"workloads": [{"queries": [dict(ok, id=q["id"]) for q in qs]}]}
+                           for e in ("katydid", "duckdb", "polars")}}
+        summary = {"engines": ["katydid", "duckdb", "polars"], "queries": qs, "loads": []}
+        items = {i["target"]: i for i in targets.issue33(doc, summary, self.goals)}
+        self.assertTrue(items["groupby: all 10 queries run in katydid"]["met"])
+        self.assertTrue(items["groupby: answers agree with duckdb"]["met"])
+        every = items["groupby: every query ≤ 1× the fastest peer"]
+        self.assertFalse(every["met"])
+        self.assertIn("not met: q10 1.33× duckdb", every["detail"])
+        # katydid 0.13 s against polars' 0.26 s: exactly half.
+        total = items["groupby: the sum of the 10 ≤ ½ of the fastest peer's sum"]
+        self.assertTrue(total["met"])
+        self.assertIn("polars", total["detail"])
+        self.assertIn("(0.50×)", total["detail"])
+        # Without peers nothing is measured but that katydid ran.
+        alone = {"engines": ["katydid"], "queries": qs, "loads": []}
+        items = targets.issue33(doc, alone, self.goals)
+        self.assertEqual([i["met"] for i in items], [True, None, None, None])
 
     def test_issue10_memory_peak_and_rate(self):
         peak = {"rows": 1000, "csv_bytes": 400_000, "mem_bytes": 100_000, "threads": 2,

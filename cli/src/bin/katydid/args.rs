@@ -154,8 +154,8 @@ pub enum Sub {
     /// (x of N rows, small, medium, big), as CSV files in the directory
     /// FILE.
     Generate {
-        /// The data set: taxi, iot, numbers, kv, hits, shapes, tlc, tpch or
-        /// join.
+        /// The data set: taxi, iot, numbers, kv, hits, shapes, groupby, tlc,
+        /// tpch or join.
         dataset: String,
         /// Number of rows (every data set but tpch).
         #[arg(long, value_name = "N", value_parser = parse_count)]

@@ -876,27 +876,7 @@ fn substitute_aliases(e: &Expr, aliases: &[(String, Expr)]) -> Expr {
 
 /// Orders two keys as ORDER BY does: NULLs last unless `nulls_first`.
 fn cmp_key(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => {
-            if nulls_first {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        }
-        (false, true) => {
-            if nulls_first {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        }
-        (false, false) => {
-            let o = a.total_cmp(b);
-            if desc { o.reverse() } else { o }
-        }
-    }
+    crate::exec::vector::order_values(a, b, desc, nulls_first)
 }
 
 /// The values of `call` for every row of `rel` (in its row order), and

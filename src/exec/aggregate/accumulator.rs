@@ -64,8 +64,9 @@ impl Gids<'_> {
         }
     }
 
+    /// The group of row `j`.
     #[inline]
-    fn get(&self, j: usize) -> usize {
+    pub(super) fn get(&self, j: usize) -> usize {
         match self {
             Gids::Single(_) => 0,
             Gids::Ids(ids) => ids[j] as usize,
@@ -178,20 +179,27 @@ pub trait Accumulator: Send + Sync {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
-fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
+/// `other` as the concrete accumulator `T`.
+///
+/// # Errors
+/// An accumulator of another kind (a bug).
+pub(super) fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
     other
         .into_any()
         .downcast::<T>()
         .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
 }
 
-fn resize<T: Clone>(v: &mut Vec<T>, groups: usize, fill: T) {
+/// Grows the states `v` to `groups`, new ones `fill`.
+pub(super) fn resize<T: Clone>(v: &mut Vec<T>, groups: usize, fill: T) {
     if v.len() < groups {
         v.resize(groups, fill);
     }
 }
 
-fn take_vec<T: Clone + Default>(v: &mut [T], idx: &[u32]) -> Vec<T> {
+/// The states of groups `idx` moved out, in that order; defaults are
+/// left behind.
+pub(super) fn take_vec<T: Clone + Default>(v: &mut [T], idx: &[u32]) -> Vec<T> {
     idx.iter()
         .map(|&i| std::mem::take(&mut v[i as usize]))
         .collect()
@@ -254,7 +262,7 @@ impl Buckets {
 
 /// [`Accumulator::split`] of one state vector: `v` emptied into a vector
 /// per bucket (states the vector never grew to are defaults).
-fn split_vec<T: Default>(v: &mut Vec<T>, buckets: &Buckets) -> Vec<Vec<T>> {
+pub(super) fn split_vec<T: Default>(v: &mut Vec<T>, buckets: &Buckets) -> Vec<Vec<T>> {
     let states = std::mem::take(v)
         .into_iter()
         .chain(std::iter::repeat_with(T::default));

@@ -25,7 +25,9 @@ use crate::exec::vector::{Array, Data};
 use crate::plan::AggFunc;
 use crate::types::{DataType, Value, cmp_f64};
 
-use super::accumulator::{Accumulator, Buckets, Gids, Input};
+use super::accumulator::{
+    Accumulator, Buckets, Gids, Input, downcast, resize, split_vec, take_vec,
+};
 
 /// `x` of input row `j` as a float, `None` when NULL.
 #[inline]
@@ -58,41 +60,20 @@ fn each_f64(input: Input<'_, '_>, gids: Gids<'_>, mut f: impl FnMut(usize, f64))
         Input::Array(a) => {
             for j in 0..gids.len() {
                 if let Some(x) = f64_at(a, j) {
-                    f(gids_at(gids, j), x);
+                    f(gids.get(j), x);
                 }
             }
         }
         Input::Scalar(v) => {
             if let Some(x) = scalar_f64(v) {
                 for j in 0..gids.len() {
-                    f(gids_at(gids, j), x);
+                    f(gids.get(j), x);
                 }
             }
         }
         _ => return Err(Error::Internal("statistical aggregate input".into())),
     }
     Ok(())
-}
-
-#[inline]
-fn gids_at(gids: Gids<'_>, j: usize) -> usize {
-    match gids {
-        Gids::Single(_) => 0,
-        Gids::Ids(ids) => ids[j] as usize,
-    }
-}
-
-fn grow<T: Clone>(v: &mut Vec<T>, groups: usize, fill: T) {
-    if v.len() < groups {
-        v.resize(groups, fill);
-    }
-}
-
-fn downcast<T: 'static>(other: Box<dyn Accumulator>) -> Result<Box<T>> {
-    other
-        .into_any()
-        .downcast::<T>()
-        .map_err(|_| Error::Internal("merging accumulators of different kinds".into()))
 }
 
 // ---------------------------------------------------------------------------
@@ -149,46 +130,29 @@ impl Moments {
 
 impl Accumulator for Moments {
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
-        grow(&mut self.states, groups, Moment::default());
+        resize(&mut self.states, groups, Moment::default());
         let states = &mut self.states;
         each_f64(input, gids, |g, x| states[g].add(x))
     }
 
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
-        let states = idx
-            .iter()
-            .map(|&i| {
-                self.states
-                    .get_mut(i as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-            })
-            .collect();
         Box::new(Moments {
             func: self.func,
-            states,
+            states: take_vec(&mut self.states, idx),
         })
     }
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
-        let states = std::mem::take(&mut self.states)
+        let func = self.func;
+        split_vec(&mut self.states, buckets)
             .into_iter()
-            .chain(std::iter::repeat(Moment::default()));
-        buckets
-            .scatter(states)
-            .into_iter()
-            .map(|states| {
-                Box::new(Moments {
-                    func: self.func,
-                    states,
-                }) as Box<dyn Accumulator>
-            })
+            .map(|states| Box::new(Moments { func, states }) as Box<dyn Accumulator>)
             .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<Moments>(other)?;
-        grow(&mut self.states, groups, Moment::default());
+        resize(&mut self.states, groups, Moment::default());
         for (s, &g) in other.states.iter().zip(into) {
             self.states[g as usize].merge(s);
         }
@@ -331,7 +295,7 @@ impl Accumulator for CoMoments {
                 self.func.name()
             )));
         }
-        grow(&mut self.states, groups, CoMoment::default());
+        resize(&mut self.states, groups, CoMoment::default());
         Ok(())
     }
 
@@ -347,50 +311,33 @@ impl Accumulator for CoMoments {
         {
             return Err(Error::Internal("pair aggregate input".into()));
         }
-        grow(&mut self.states, groups, CoMoment::default());
+        resize(&mut self.states, groups, CoMoment::default());
         for j in 0..gids.len() {
             if let (Some(yv), Some(xv)) = (input_f64(&y, j), input_f64(&x, j)) {
-                self.states[gids_at(gids, j)].add(yv, xv);
+                self.states[gids.get(j)].add(yv, xv);
             }
         }
         Ok(())
     }
 
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
-        let states = idx
-            .iter()
-            .map(|&i| {
-                self.states
-                    .get_mut(i as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-            })
-            .collect();
         Box::new(CoMoments {
             func: self.func,
-            states,
+            states: take_vec(&mut self.states, idx),
         })
     }
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
-        let states = std::mem::take(&mut self.states)
+        let func = self.func;
+        split_vec(&mut self.states, buckets)
             .into_iter()
-            .chain(std::iter::repeat(CoMoment::default()));
-        buckets
-            .scatter(states)
-            .into_iter()
-            .map(|states| {
-                Box::new(CoMoments {
-                    func: self.func,
-                    states,
-                }) as Box<dyn Accumulator>
-            })
+            .map(|states| Box::new(CoMoments { func, states }) as Box<dyn Accumulator>)
             .collect()
     }
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<CoMoments>(other)?;
-        grow(&mut self.states, groups, CoMoment::default());
+        resize(&mut self.states, groups, CoMoment::default());
         for (s, &g) in other.states.iter().zip(into) {
             self.states[g as usize].merge(s);
         }
@@ -453,14 +400,14 @@ impl Sample for i64 {
                     Data::Int(v) => {
                         for (j, &x) in v.iter().enumerate().take(gids.len()) {
                             if valid(j) {
-                                push(gids_at(gids, j), x);
+                                push(gids.get(j), x);
                             }
                         }
                     }
                     Data::Bool(b) => {
                         for j in 0..gids.len() {
                             if valid(j) {
-                                push(gids_at(gids, j), b.get(j) as i64);
+                                push(gids.get(j), b.get(j) as i64);
                             }
                         }
                     }
@@ -469,12 +416,12 @@ impl Sample for i64 {
             }
             Input::Scalar(Value::Int(x) | Value::Timestamp(x)) => {
                 for j in 0..gids.len() {
-                    push(gids_at(gids, j), *x);
+                    push(gids.get(j), *x);
                 }
             }
             Input::Scalar(Value::Bool(b)) => {
                 for j in 0..gids.len() {
-                    push(gids_at(gids, j), *b as i64);
+                    push(gids.get(j), *b as i64);
                 }
             }
             Input::Scalar(_) => {}
@@ -521,13 +468,13 @@ impl Sample for Box<str> {
                 };
                 for j in 0..gids.len() {
                     if a.validity.as_ref().is_none_or(|v| v.get(j)) {
-                        push(gids_at(gids, j), s.get(j).into());
+                        push(gids.get(j), s.get(j).into());
                     }
                 }
             }
             Input::Scalar(Value::Str(x)) => {
                 for j in 0..gids.len() {
-                    push(gids_at(gids, j), x.as_ref().into());
+                    push(gids.get(j), x.as_ref().into());
                 }
             }
             Input::Scalar(_) => {}
@@ -632,30 +579,18 @@ fn interpolated<T: Sample>(at: Option<f64>, x: &T, dtype: DataType) -> Value {
 
 impl<T: Sample> Accumulator for Holistic<T> {
     fn update(&mut self, input: Input<'_, '_>, gids: Gids<'_>, groups: usize) -> Result<()> {
-        grow(&mut self.values, groups, Vec::new());
+        resize(&mut self.values, groups, Vec::new());
         let values = &mut self.values;
         T::each(input, gids, |g, x| values[g].push(x))
     }
 
     fn take(&mut self, idx: &[u32]) -> Box<dyn Accumulator> {
-        let values = idx
-            .iter()
-            .map(|&i| {
-                self.values
-                    .get_mut(i as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-            })
-            .collect();
+        let values = take_vec(&mut self.values, idx);
         self.with(values)
     }
 
     fn split(&mut self, buckets: &Buckets) -> Vec<Box<dyn Accumulator>> {
-        let states = std::mem::take(&mut self.values)
-            .into_iter()
-            .chain(std::iter::repeat_with(Vec::new));
-        buckets
-            .scatter(states)
+        split_vec(&mut self.values, buckets)
             .into_iter()
             .map(|values| self.with(values))
             .collect()
@@ -663,7 +598,7 @@ impl<T: Sample> Accumulator for Holistic<T> {
 
     fn merge(&mut self, other: Box<dyn Accumulator>, into: &[u32], groups: usize) -> Result<()> {
         let other = downcast::<Holistic<T>>(other)?;
-        grow(&mut self.values, groups, Vec::new());
+        resize(&mut self.values, groups, Vec::new());
         for (v, &g) in other.values.into_iter().zip(into) {
             let mine = &mut self.values[g as usize];
             if mine.is_empty() {

@@ -1178,6 +1178,16 @@ impl compose::Engine for Database {
         Ok((rows, out.rows_scanned))
     }
 
+    fn run_plan_columns(&self, plan: &plan::QueryPlan) -> Result<compose::Columns> {
+        let ctx = self.context(plan);
+        let (arrays, rows, out) = exec::execute_columns(plan, &ctx)?;
+        Ok(compose::Columns {
+            arrays,
+            rows,
+            rows_scanned: out.rows_scanned,
+        })
+    }
+
     fn check(&self) -> Result<()> {
         self.cancel.check()
     }

@@ -24,13 +24,14 @@ use std::sync::Arc;
 
 use super::{Composer, Scope, for_each_expr, walk};
 use crate::error::{Error, Result};
+use crate::exec::vector::Array;
 use crate::plan::{Catalog, resolve_table};
 use crate::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Ident, Join, JoinConstraint, JoinKind, Query, Select,
     SelectItem, Span, TableRef,
 };
 use crate::store::Table;
-use crate::types::{DataType, Value};
+use crate::types::DataType;
 
 /// A derived table replacing a correlated scalar subquery: its name in the
 /// scope, the outer columns equal to its keys `__k0, __k1, …`, and where the
@@ -41,9 +42,11 @@ type DerivedJoin = (String, Vec<Expr>, Span);
 pub(crate) struct Semi {
     /// The outer columns compared with the keys, in key order.
     pub outer: Vec<Expr>,
-    /// The subquery's rows: its key values first, then the values of
-    /// `residual`'s inner sides.
-    pub rows: Vec<Vec<Value>>,
+    /// The subquery's rows as columns: its key values first, then the
+    /// values of `residual`'s inner sides.
+    pub columns: Vec<Array<'static>>,
+    /// The subquery's row count.
+    pub rows: usize,
     /// Further comparisons `row[position] op outer`, all of which a
     /// matching subquery row must pass.
     pub residual: Vec<(usize, BinaryOp, Expr)>,
@@ -299,23 +302,34 @@ impl Composer<'_> {
                     ));
                 }
                 inner.projection = projection;
-                inner.distinct = true;
                 inner.order_by.clear();
                 inner.limit = None;
                 inner.offset = None;
-                let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
-                scanned += rel.rows_scanned;
+                // A plain scan goes to columns as it is (a repeated key
+                // only marks the same outer rows again); anything else
+                // runs composed, its duplicates removed.
+                let (types, columns) = if super::needs_composition(&inner) {
+                    inner.distinct = true;
+                    let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
+                    let columns =
+                        super::Columns::from_rows(&rel.types, &rel.rows, rel.rows_scanned);
+                    (rel.types, columns)
+                } else {
+                    self.nest(|| self.run_simple_columns(&inner, scope))?
+                };
+                scanned += columns.rows_scanned;
                 self.note(format!(
                     "{} subquery: {} key rows for {} on {} key(s)",
                     if anti { "NOT EXISTS" } else { "EXISTS" },
-                    super::thousands(rel.rows.len()),
+                    super::thousands(columns.rows),
                     if anti { "an anti-join" } else { "a semi-join" },
                     split.keys.len()
                 ));
                 let nkeys = split.keys.len();
                 semis.push(Semi {
                     outer: split.keys.into_iter().map(|(_, o)| o).collect(),
-                    rows: rel.rows,
+                    rows: columns.rows,
+                    columns: columns.arrays,
                     residual: split
                         .residual
                         .into_iter()
@@ -323,7 +337,7 @@ impl Composer<'_> {
                         .map(|(i, (_, op, o))| (nkeys + i, op, o))
                         .collect(),
                     anti,
-                    types: rel.types,
+                    types,
                 });
             }
             select.selection = super::and_all(kept);

@@ -28,20 +28,21 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::correlated::Semi;
-use super::materialize::{self, RowSource};
+use super::materialize;
 use super::{Composer, Relation, Scope, and_all, conjuncts, thousands, walk};
 use crate::error::{Error, Result};
+use crate::exec::vector::{Array, Data};
 use crate::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal, Select,
     SelectItem, Span, TableRef,
 };
 use crate::store::Table;
-use crate::types::{DataType, Value};
+use crate::types::{DataType, Value, canonical_f64_bits};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// A row id standing for "no row" (the NULL padding of an outer join).
-const NONE: u32 = u32::MAX;
+const NONE: u32 = crate::exec::vector::NO_ROW;
 
 /// Rows per parallel probe task.
 const PROBE_CHUNK: usize = 16 * 1024;
@@ -77,10 +78,12 @@ enum Node {
 /// A column of an input: `(input, column of its table)`.
 type ColRef = (usize, usize);
 
-/// An input's scanned rows and where its used columns are in them.
+/// An input's scanned rows, as whole columns, and where its used columns
+/// are among them.
 struct Scan {
-    rows: Vec<Vec<Value>>,
-    /// Table column → position in `rows`.
+    columns: Vec<Array<'static>>,
+    rows: usize,
+    /// Table column → position in `columns`.
     positions: HashMap<usize, usize>,
     types: Vec<DataType>,
 }
@@ -295,36 +298,32 @@ pub(super) fn run(
         })
         .collect();
     let names = materialize::unique(&names);
-    let types: Vec<DataType> = used
-        .iter()
-        .map(|&(i, col)| {
-            let s = &scans[i];
-            s.positions
-                .get(&col)
-                .map_or(DataType::Null, |&p| s.types[p])
+    let types: Vec<DataType> = used.iter().map(|&c| type_of(&scans, c)).collect();
+    // The used columns gathered through the row ids, in parallel.
+    let columns: Vec<Array<'static>> = used
+        .par_iter()
+        .map(|&c| {
+            let k = joined.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
+            column_of(&scans, c).take_or_null(&joined.ids[k])
         })
         .collect();
-    let source = Gather {
-        joined: &joined,
-        scans: &scans,
-        columns: used
-            .iter()
-            .map(|&(i, col)| {
-                let k = joined.inputs.iter().position(|&x| x == i).unwrap_or(0);
-                (k, i, scans[i].positions.get(&col).copied().unwrap_or(0))
-            })
-            .collect(),
-    };
+    drop(scans);
     let name = c.internal_name("join");
-    let table =
-        materialize::table_from_rows(&name, &names, &types, &source, c.engine.partition_rows());
+    let table = materialize::table_from_arrays(
+        &name,
+        &names,
+        &types,
+        &columns,
+        joined.rows,
+        c.engine.partition_rows(),
+    );
+    drop(columns);
     c.note(format!(
         "joined rows: {} × {} columns, encoded as a table ({})",
         thousands(joined.rows),
         names.len(),
         super::ms(start)
     ));
-    drop(scans);
     scope.add(&name, table);
     let rename: HashMap<ColRef, String> = used.iter().copied().zip(names).collect();
     let rewrite = |e: &Expr, order: bool| -> Result<Expr> {
@@ -1014,15 +1013,16 @@ fn scan_input(
         }),
     };
     let select = Select::over(projection, from, selection, span);
-    let rel = c.run_simple(&select, scope, None)?;
+    let (types, scanned) = c.run_simple_columns(&select, scope)?;
     let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
     Ok((
         Scan {
-            rows: rel.rows,
+            columns: scanned.arrays,
+            rows: scanned.rows,
             positions,
-            types: rel.types,
+            types,
         },
-        rel.rows_scanned,
+        scanned.rows_scanned,
     ))
 }
 
@@ -1037,7 +1037,16 @@ fn unqualify(e: &mut Expr) {
     }
 }
 
-/// Joins an inner-join tree's inputs in a greedy order.
+/// Joins an inner-join tree's inputs in a greedy order: Greedy Operator
+/// Ordering (Fegaras, DEXA 1998). Every input starts as its own cluster;
+/// each step joins the two connected clusters whose join is estimated
+/// smallest, `|L|·|R| / max(d(L), d(R))` where `d` is a side's distinct
+/// keys (the product over the edges' columns, at most the side's rows; a
+/// column's distinct values in a cluster at most its rows), so that
+/// many-to-many joins through a low-cardinality key (TPC-H Q5's supplier
+/// and customer on their nation) wait until selective ones have shrunk
+/// both sides, and plans may be bushy. Clusters with no edge between them
+/// are crossed last, the smallest first.
 fn greedy(
     c: &Composer<'_>,
     inputs: &[Input],
@@ -1045,79 +1054,96 @@ fn greedy(
     edges: &[(ColRef, ColRef)],
 ) -> Result<Joined> {
     let n = inputs.len();
-    let mut distinct: HashMap<ColRef, f64> = HashMap::new();
-    let mut distinct_of = |col: ColRef| -> f64 {
-        *distinct
-            .entry(col)
-            .or_insert_with(|| estimate_distinct(&scans[col.0], col.1))
-    };
-    let mut remaining: Vec<usize> = (0..n).collect();
-    let first = *remaining
+    let distinct: Vec<HashMap<usize, f64>> = scans
         .iter()
-        .min_by_key(|&&i| scans[i].rows.len())
-        .ok_or_else(|| Error::Internal("a join without inputs".into()))?;
-    remaining.retain(|&i| i != first);
-    let mut joined = Joined::of_input(first, scans[first].rows.len());
-    c.note(format!(
-        "join order starts at {} ({} rows)",
-        inputs[first].qualifier,
-        thousands(joined.rows)
-    ));
-    while !remaining.is_empty() {
-        c.engine.check()?;
-        // (input, estimated rows, keys)
-        type Candidate = (usize, f64, Vec<(ColRef, ColRef)>);
-        let mut best: Option<Candidate> = None;
-        for &cand in &remaining {
-            let keys: Vec<(ColRef, ColRef)> = edges
+        .enumerate()
+        .map(|(i, scan)| {
+            edges
                 .iter()
-                .filter_map(|&(a, b)| {
-                    if joined.inputs.contains(&a.0) && b.0 == cand {
-                        Some((a, b))
-                    } else if joined.inputs.contains(&b.0) && a.0 == cand {
-                        Some((b, a))
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            let rows = scans[cand].rows.len() as f64;
-            let estimate = if keys.is_empty() {
-                f64::INFINITY
-            } else {
-                keys.iter()
-                    .map(|&(a, b)| {
-                        joined.rows as f64 * rows / distinct_of(a).max(distinct_of(b)).max(1.0)
+                .flat_map(|&(a, b)| [a, b])
+                .filter(|col| col.0 == i)
+                .map(|col| (col.1, estimate_distinct(scan, col.1)))
+                .collect()
+        })
+        .collect();
+    let distinct_in = |col: ColRef, cluster: &Joined| -> f64 {
+        distinct[col.0]
+            .get(&col.1)
+            .copied()
+            .unwrap_or(1.0)
+            .min(cluster.rows as f64)
+            .max(1.0)
+    };
+    let mut clusters: Vec<Joined> = (0..n).map(|i| Joined::of_input(i, scans[i].rows)).collect();
+    if clusters.is_empty() {
+        return Err(Error::Internal("a join without inputs".into()));
+    }
+    while clusters.len() > 1 {
+        c.engine.check()?;
+        // (left cluster, right cluster, estimated rows, keys)
+        type Pair = (usize, usize, f64, Vec<(ColRef, ColRef)>);
+        let mut best: Option<Pair> = None;
+        for i in 0..clusters.len() {
+            for j in i + 1..clusters.len() {
+                let (l, r) = (&clusters[i], &clusters[j]);
+                let keys: Vec<(ColRef, ColRef)> = edges
+                    .iter()
+                    .filter_map(|&(a, b)| {
+                        if l.inputs.contains(&a.0) && r.inputs.contains(&b.0) {
+                            Some((a, b))
+                        } else if l.inputs.contains(&b.0) && r.inputs.contains(&a.0) {
+                            Some((b, a))
+                        } else {
+                            None
+                        }
                     })
-                    .fold(f64::INFINITY, f64::min)
-            };
-            let better = match &best {
-                None => true,
-                Some((b, e, _)) => {
-                    estimate < *e || (estimate == *e && rows < scans[*b].rows.len() as f64)
+                    .collect();
+                let product = l.rows as f64 * r.rows as f64;
+                // A key of several columns has at most as many distinct
+                // values as its side has rows (TPC-H Q9's partsupp key,
+                // (partkey, suppkey), is not 20,000 × 1,000 values).
+                let estimate = if keys.is_empty() {
+                    f64::INFINITY
+                } else {
+                    let (dl, dr) = keys.iter().fold((1.0f64, 1.0f64), |(dl, dr), &(a, b)| {
+                        (dl * distinct_in(a, l), dr * distinct_in(b, r))
+                    });
+                    let dl = dl.min(l.rows as f64).max(1.0);
+                    let dr = dr.min(r.rows as f64).max(1.0);
+                    product / dl.max(dr)
+                };
+                let better = match &best {
+                    None => true,
+                    Some((bi, bj, e, _)) => {
+                        estimate < *e
+                            || (estimate == *e
+                                && product < clusters[*bi].rows as f64 * clusters[*bj].rows as f64)
+                    }
+                };
+                if better {
+                    best = Some((i, j, estimate, keys));
                 }
-            };
-            if better {
-                best = Some((cand, estimate, keys));
             }
         }
-        let Some((next, _, keys)) = best else { break };
-        remaining.retain(|&i| i != next);
-        let right = Joined::of_input(next, scans[next].rows.len());
+        let Some((i, j, _, keys)) = best else { break };
+        // `j > i`: remove it first so that `i` stays where it is.
+        let right = clusters.remove(j);
+        let left = clusters.remove(i);
         let kind = if keys.is_empty() {
             JoinKind::Cross
         } else {
             JoinKind::Inner
         };
-        joined = join_step(c, inputs, scans, joined, right, &keys, kind)?;
+        clusters.push(join_step(c, inputs, scans, left, right, &keys, kind)?);
     }
-    Ok(joined)
+    clusters
+        .pop()
+        .ok_or_else(|| Error::Internal("a join without inputs".into()))
 }
 
-/// Joins a tree with outer joins in its written order.
 fn run_tree(c: &Composer<'_>, node: &Node, inputs: &[Input], scans: &[Scan]) -> Result<Joined> {
     match node {
-        Node::Input(i) => Ok(Joined::of_input(*i, scans[*i].rows.len())),
+        Node::Input(i) => Ok(Joined::of_input(*i, scans[*i].rows)),
         Node::Join {
             kind,
             left,
@@ -1220,57 +1246,97 @@ fn cross(left: Joined, right: Joined) -> Result<Joined> {
     Ok(Joined { inputs, ids, rows })
 }
 
-/// A join key: one integer, or a tuple of values.
+/// A join key: one integer, or a tuple of parts borrowed from the
+/// scanned columns.
 #[derive(Clone, PartialEq, Eq, Hash)]
-enum Key {
+enum Key<'a> {
     Int(i64),
-    Values(Vec<Value>),
+    Parts(Vec<Part<'a>>),
+}
+
+/// One non-NULL value of a key, as it compares: integers and floats meet
+/// as floats when the two sides' types differ; floats by their canonical
+/// bits (`-0.0` = `0.0`, one NaN).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Part<'a> {
+    Int(i64),
+    Timestamp(i64),
+    Float(u64),
+    Bool(bool),
+    Str(&'a str),
+}
+
+impl<'a> Part<'a> {
+    /// Row `row` of `a`; `None` when NULL.
+    #[inline]
+    fn of_array(a: &'a Array<'static>, row: usize, float: bool) -> Option<Part<'a>> {
+        if !a.is_valid(row) {
+            return None;
+        }
+        Some(match &a.data {
+            Data::Int(v) if float => Part::Float(canonical_f64_bits(v[row] as f64)),
+            Data::Int(v) if a.dtype == DataType::Timestamp => Part::Timestamp(v[row]),
+            Data::Int(v) => Part::Int(v[row]),
+            Data::Float(v) => Part::Float(canonical_f64_bits(v[row])),
+            Data::Bool(b) => Part::Bool(b.get(row)),
+            Data::Str(s) => Part::Str(s.get(row)),
+        })
+    }
 }
 
 /// Reads the key of a row of one side; `None` when a part is NULL (which
 /// matches nothing).
 struct KeyReader<'a> {
-    scans: &'a [Scan],
     joined: &'a Joined,
-    /// Per key part: (position of the input in `joined`, input, position
-    /// in its scan rows, read as float).
-    parts: Vec<(usize, usize, usize, bool)>,
+    /// Per key part: (position of the input in `joined`, its column, read
+    /// as float).
+    parts: Vec<(usize, &'a Array<'static>, bool)>,
     int: bool,
 }
 
-impl KeyReader<'_> {
-    fn value(&self, part: &(usize, usize, usize, bool), row: usize) -> Option<Value> {
-        let &(k, input, pos, float) = part;
-        let id = self.joined.ids[k][row];
-        if id == NONE {
-            return None;
-        }
-        let v = &self.scans[input].rows[id as usize][pos];
-        match v {
-            Value::Null => None,
-            Value::Int(x) if float => Some(Value::Float(*x as f64)),
-            v => Some(v.clone()),
-        }
-    }
-
-    fn key(&self, row: usize) -> Option<Key> {
+impl<'a> KeyReader<'a> {
+    #[inline]
+    fn key(&self, row: usize) -> Option<Key<'a>> {
         if self.int {
-            let &(k, input, pos, _) = &self.parts[0];
+            let (k, a, _) = self.parts[0];
+            let id = self.joined.ids[k][row];
+            if id == NONE || !a.is_valid(id as usize) {
+                return None;
+            }
+            return match &a.data {
+                Data::Int(v) => Some(Key::Int(v[id as usize])),
+                _ => None,
+            };
+        }
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for &(k, a, float) in &self.parts {
             let id = self.joined.ids[k][row];
             if id == NONE {
                 return None;
             }
-            return match &self.scans[input].rows[id as usize][pos] {
-                Value::Int(x) | Value::Timestamp(x) => Some(Key::Int(*x)),
-                _ => None,
-            };
+            parts.push(Part::of_array(a, id as usize, float)?);
         }
-        let mut values = Vec::with_capacity(self.parts.len());
-        for p in &self.parts {
-            values.push(self.value(p, row)?);
-        }
-        Some(Key::Values(values))
+        Some(Key::Parts(parts))
     }
+}
+
+/// The column of `col` in its input's scan (an empty one when the scan
+/// did not read it, which cannot happen for a key).
+fn column_of(scans: &[Scan], (i, col): ColRef) -> &Array<'static> {
+    static EMPTY: std::sync::OnceLock<Array<'static>> = std::sync::OnceLock::new();
+    scans[i]
+        .positions
+        .get(&col)
+        .and_then(|&p| scans[i].columns.get(p))
+        .unwrap_or_else(|| EMPTY.get_or_init(|| Array::from_values(DataType::Null, &[])))
+}
+
+/// The type of `col` in its input's scan.
+fn type_of(scans: &[Scan], (i, col): ColRef) -> DataType {
+    let s = &scans[i];
+    s.positions
+        .get(&col)
+        .map_or(DataType::Null, |&p| s.types[p])
 }
 
 /// The key readers of both sides for `keys` (left side column, right side
@@ -1281,24 +1347,17 @@ fn readers<'a>(
     right: &'a Joined,
     keys: &[(ColRef, ColRef)],
 ) -> (KeyReader<'a>, KeyReader<'a>) {
-    let type_of = |(i, col): ColRef| {
-        let s = &scans[i];
-        s.positions
-            .get(&col)
-            .map_or(DataType::Null, |&p| s.types[p])
-    };
     let mut lparts = Vec::new();
     let mut rparts = Vec::new();
     let mut int = keys.len() == 1;
     for &(a, b) in keys {
-        let (ta, tb) = (type_of(a), type_of(b));
+        let (ta, tb) = (type_of(scans, a), type_of(scans, b));
         let float = ta != tb && ta.is_numeric() && tb.is_numeric();
         int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp);
-        let part = |j: &Joined, (i, col): ColRef| {
+        let part = |j: &Joined, c: ColRef| {
             (
-                j.inputs.iter().position(|&x| x == i).unwrap_or(0),
-                i,
-                scans[i].positions.get(&col).copied().unwrap_or(0),
+                j.inputs.iter().position(|&x| x == c.0).unwrap_or(0),
+                column_of(scans, c),
                 float,
             )
         };
@@ -1307,13 +1366,11 @@ fn readers<'a>(
     }
     (
         KeyReader {
-            scans,
             joined: left,
             parts: lparts,
             int,
         },
         KeyReader {
-            scans,
             joined: right,
             parts: rparts,
             int,
@@ -1427,12 +1484,12 @@ fn hash_join(
 
 /// A join's hash table: per key, its first build row; `next` chains the
 /// build rows of equal keys.
-struct Heads {
-    map: HeadMap,
+struct Heads<'a> {
+    map: HeadMap<'a>,
     next: Vec<u32>,
 }
 
-enum HeadMap {
+enum HeadMap<'a> {
     /// A single integer key whose build values span at most 4× the build
     /// rows: an array indexed by `key - min`, no hashing (the perfect hash
     /// join of dense keys).
@@ -1440,11 +1497,11 @@ enum HeadMap {
     /// A single integer key otherwise.
     Int(HashMap<i64, u32>),
     /// Any other key.
-    Values(HashMap<Key, u32>),
+    Values(HashMap<Key<'a>, u32>),
 }
 
-impl Heads {
-    fn build(build: &KeyReader<'_>, rows: usize) -> Heads {
+impl<'a> Heads<'a> {
+    fn build(build: &KeyReader<'a>, rows: usize) -> Heads<'a> {
         let mut next = vec![NONE; rows];
         let map = if build.int {
             let keys: Vec<Option<i64>> = (0..rows)
@@ -1480,7 +1537,7 @@ impl Heads {
                 HeadMap::Int(heads)
             }
         } else {
-            let mut heads: HashMap<Key, u32> = HashMap::with_capacity(rows);
+            let mut heads: HashMap<Key<'a>, u32> = HashMap::with_capacity(rows);
             for (b, link) in next.iter_mut().enumerate() {
                 if let Some(k) = build.key(b) {
                     let head = heads.entry(k).or_insert(NONE);
@@ -1515,12 +1572,13 @@ fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
     let Some(&pos) = scan.positions.get(&col) else {
         return 1.0;
     };
-    let rows = scan.rows.len();
+    let rows = scan.rows;
     let step = rows.div_ceil(1 << 16).max(1);
-    let mut seen: HashSet<&Value> = HashSet::new();
+    let column = &scan.columns[pos];
+    let mut seen: HashSet<Option<Part<'_>>> = HashSet::new();
     let mut sampled = 0usize;
-    for row in scan.rows.iter().step_by(step) {
-        seen.insert(&row[pos]);
+    for row in (0..rows).step_by(step) {
+        seen.insert(Part::of_array(column, row, false));
         sampled += 1;
     }
     let d = seen.len() as f64;
@@ -1528,31 +1586,6 @@ fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
         d
     } else {
         d * rows as f64 / sampled.max(1) as f64
-    }
-}
-
-/// The joined rows' used columns, read through the row ids.
-struct Gather<'a> {
-    joined: &'a Joined,
-    scans: &'a [Scan],
-    /// Per output column: (position of its input in `joined`, input,
-    /// position in the input's scan rows).
-    columns: Vec<(usize, usize, usize)>,
-}
-
-static NULL: Value = Value::Null;
-
-impl RowSource for Gather<'_> {
-    fn rows(&self) -> usize {
-        self.joined.rows
-    }
-
-    fn get(&self, column: usize, row: usize) -> &Value {
-        let (k, input, pos) = self.columns[column];
-        match self.joined.ids[k][row] {
-            NONE => &NULL,
-            id => &self.scans[input].rows[id as usize][pos],
-        }
     }
 }
 
@@ -1566,90 +1599,91 @@ fn semi_join(
     keys: &[ColRef],
     residual: &[ColRef],
 ) -> Joined {
-    let type_of = |(i, col): ColRef| {
-        let s = &scans[i];
-        s.positions
-            .get(&col)
-            .map_or(DataType::Null, |&p| s.types[p])
-    };
     // Integer and float keys meet as floats.
     let floats: Vec<bool> = keys
         .iter()
         .enumerate()
         .map(|(k, &c)| {
             let (a, b) = (
-                type_of(c),
+                type_of(scans, c),
                 semi.types.get(k).copied().unwrap_or(DataType::Null),
             );
             a != b && a.is_numeric() && b.is_numeric()
         })
         .collect();
-    let position = |(i, col): ColRef| {
+    let position = |c: ColRef| {
         (
-            joined.inputs.iter().position(|&x| x == i).unwrap_or(0),
-            i,
-            scans[i].positions.get(&col).copied().unwrap_or(0),
+            joined.inputs.iter().position(|&x| x == c.0).unwrap_or(0),
+            column_of(scans, c),
         )
     };
-    let key_at: Vec<(usize, usize, usize)> = keys.iter().map(|&c| position(c)).collect();
-    let residual_at: Vec<(usize, usize, usize)> = residual.iter().map(|&c| position(c)).collect();
-    let value = |(k, i, p): (usize, usize, usize), row: usize| -> &Value {
+    let key_at: Vec<(usize, &Array<'static>)> = keys.iter().map(|&c| position(c)).collect();
+    let residual_at: Vec<(usize, &Array<'static>)> =
+        residual.iter().map(|&c| position(c)).collect();
+    let value = |(k, a): (usize, &Array<'static>), row: usize| -> Value {
         match joined.ids[k][row] {
-            NONE => &NULL,
-            id => &scans[i].rows[id as usize][p],
+            NONE => Value::Null,
+            id => a.value(id as usize),
         }
     };
-    // A key without allocation for one integer; NULL parts match nothing.
-    fn key_of<'v>(floats: &[bool], get: impl Fn(usize) -> &'v Value) -> Option<Key> {
-        if let ([false], Value::Int(x) | Value::Timestamp(x)) = (floats, get(0)) {
-            return Some(Key::Int(*x));
+    // The outer key of a row; NULL parts match nothing. One integer key
+    // (the same type on both sides) is `Key::Int`, as `key_of` makes it.
+    let outer_key = |row: usize| -> Option<Key<'_>> {
+        let mut parts = Vec::with_capacity(key_at.len());
+        for (&(k, a), &f) in key_at.iter().zip(&floats) {
+            match joined.ids[k][row] {
+                NONE => return None,
+                id => parts.push(Part::of_array(a, id as usize, f)?),
+            }
         }
-        let mut parts = Vec::with_capacity(floats.len());
-        for (k, &f) in floats.iter().enumerate() {
-            parts.push(match get(k) {
-                Value::Null => return None,
-                Value::Int(x) if f => Value::Float(*x as f64),
-                v => v.clone(),
-            });
-        }
-        Some(Key::Values(parts))
-    }
+        Some(key_of_parts(parts))
+    };
     // The hash table holds the outer rows (usually the fewer: a filtered
     // join result against a whole table's keys), and the subquery's rows
     // stream past it, marking the outer rows they match.
-    let mut outer: HashMap<Key, Vec<u32>> = HashMap::new();
+    let mut outer: HashMap<Key<'_>, Vec<u32>> = HashMap::new();
     for row in 0..joined.rows {
-        if let Some(k) = key_of(&floats, |p| value(key_at[p], row)) {
+        if let Some(k) = outer_key(row) {
             outer.entry(k).or_default().push(row as u32);
         }
     }
     let matched: Vec<std::sync::atomic::AtomicBool> = (0..joined.rows)
         .map(|_| std::sync::atomic::AtomicBool::new(false))
         .collect();
-    semi.rows.par_chunks(PROBE_CHUNK).for_each(|chunk| {
-        for row in chunk {
-            let Some(k) = key_of(&floats, |p| &row[p]) else {
-                continue;
-            };
-            let Some(candidates) = outer.get(&k) else {
-                continue;
-            };
-            for &r in candidates {
-                let done = &matched[r as usize];
-                if done.load(std::sync::atomic::Ordering::Relaxed) {
-                    continue;
-                }
-                let passes = semi
-                    .residual
+    (0..semi.rows.div_ceil(PROBE_CHUNK))
+        .into_par_iter()
+        .for_each(|chunk| {
+            let lo = chunk * PROBE_CHUNK;
+            for row in lo..(lo + PROBE_CHUNK).min(semi.rows) {
+                let parts: Option<Vec<Part<'_>>> = floats
                     .iter()
-                    .zip(&residual_at)
-                    .all(|((pos, op, _), &at)| holds(*op, &row[*pos], value(at, r as usize)));
-                if passes {
-                    done.store(true, std::sync::atomic::Ordering::Relaxed);
+                    .zip(&semi.columns)
+                    .map(|(&f, column)| Part::of_array(column, row, f))
+                    .collect();
+                let Some(k) = parts.map(key_of_parts) else {
+                    continue;
+                };
+                let Some(candidates) = outer.get(&k) else {
+                    continue;
+                };
+                for &r in candidates {
+                    let done = &matched[r as usize];
+                    if done.load(std::sync::atomic::Ordering::Relaxed) {
+                        continue;
+                    }
+                    let passes =
+                        semi.residual
+                            .iter()
+                            .zip(&residual_at)
+                            .all(|((pos, op, _), &at)| {
+                                holds(*op, &semi.columns[*pos].value(row), &value(at, r as usize))
+                            });
+                    if passes {
+                        done.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
-        }
-    });
+        });
     let keep: Vec<u32> = (0..joined.rows)
         .filter(|&row| matched[row].load(std::sync::atomic::Ordering::Relaxed) != semi.anti)
         .map(|row| row as u32)
@@ -1663,6 +1697,14 @@ fn semi_join(
         inputs: joined.inputs,
         ids,
         rows: keep.len(),
+    }
+}
+
+/// A key of `parts`: `Key::Int` for one integer.
+fn key_of_parts(parts: Vec<Part<'_>>) -> Key<'_> {
+    match parts.as_slice() {
+        [Part::Int(x)] => Key::Int(*x),
+        _ => Key::Parts(parts),
     }
 }
 

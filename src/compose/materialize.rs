@@ -2,7 +2,11 @@
 //! the single-table pipeline (filters on codes, fixed-array group-bys,
 //! top-n) runs on it as it runs on a loaded table.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
+
+use crate::exec::vector::{Array, Data};
 
 use crate::store::{Bitmap, Column, Field, Partition, SourceFormat, Table};
 use crate::types::{DataType, Value};
@@ -101,6 +105,11 @@ fn encode_table(
             }
         })
         .collect();
+    table(name, names, types, partitions)
+}
+
+/// A table of `partitions` with fields `names` (made unique) of `types`.
+fn table(name: &str, names: &[String], types: Vec<DataType>, partitions: Vec<Partition>) -> Table {
     Table {
         name: name.to_string(),
         fields: unique(names)
@@ -115,6 +124,93 @@ fn encode_table(
         partitions,
         source_bytes: 0,
         source_format: SourceFormat::None,
+    }
+}
+
+/// [`table_from_rows`] from whole columns (`rows` each): the join's
+/// gathered columns, encoded partition by partition straight from their
+/// buffers, with no `Value` per cell. Types as [`table_from_rows`].
+pub(crate) fn table_from_arrays(
+    name: &str,
+    names: &[String],
+    types: &[DataType],
+    arrays: &[Array<'static>],
+    rows: usize,
+    partition_rows: usize,
+) -> Table {
+    let types: Vec<DataType> = types
+        .iter()
+        .zip(arrays)
+        .map(|(&t, a)| match t {
+            // No value (no row, or every row NULL): no evidence for a
+            // type, as in `table_from_rows`.
+            _ if rows == 0 || a.validity.as_ref().is_some_and(|v| v.none_set()) => DataType::Null,
+            DataType::Bool => DataType::Str,
+            // A sum past i64 made the column float.
+            DataType::Int if a.dtype == DataType::Float => DataType::Float,
+            t => t,
+        })
+        .collect();
+    let per = partition_rows.max(1);
+    let starts: Vec<usize> = (0..rows).step_by(per).collect();
+    let partitions: Vec<Partition> = starts
+        .par_iter()
+        .map(|&start| {
+            let range = start..per.min(rows - start) + start;
+            let columns = (0..types.len())
+                .into_par_iter()
+                .map(|c| encode_array(types[c], &arrays[c], range.clone()))
+                .collect();
+            Partition {
+                rows: range.len(),
+                first_row: start,
+                columns,
+            }
+        })
+        .collect();
+    table(name, names, types, partitions)
+}
+
+/// Rows `range` of `a` as one plain-codec column of type `dtype`.
+fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usize>) -> Column {
+    let len = range.len();
+    let validity = match &a.validity {
+        Some(v) => {
+            let v = v.dense();
+            Bitmap::from_fn(len, |j| v.get(range.start + j))
+        }
+        None => Bitmap::new(len, true),
+    };
+    if len == 0 || validity.none_set() || dtype == DataType::Null {
+        return Column::all_null(dtype, len);
+    }
+    match (dtype, &a.data) {
+        (DataType::Int | DataType::Timestamp, Data::Int(v)) => {
+            Column::encode_ints_plain(dtype, &v[range], Some(validity))
+        }
+        (DataType::Float, Data::Float(v)) => {
+            Column::encode_floats_plain(v[range].to_vec(), Some(validity))
+        }
+        (DataType::Float, Data::Int(v)) => Column::encode_floats_plain(
+            v[range].iter().map(|&x| x as f64).collect(),
+            Some(validity),
+        ),
+        (_, Data::Str(s)) => {
+            let values: Vec<&str> = range.map(|i| s.get(i)).collect();
+            Column::encode_strings_plain(&values, Some(validity))
+        }
+        (_, Data::Bool(b)) => {
+            let values: Vec<&str> = range
+                .map(|i| if b.get(i) { "true" } else { "false" })
+                .collect();
+            Column::encode_strings_plain(&values, Some(validity))
+        }
+        // A buffer of another kind than the type (not made by the
+        // executor): through values.
+        _ => {
+            let values: Vec<Value> = range.map(|i| a.value(i)).collect();
+            encode(dtype, len, false, |r| &values[r])
+        }
     }
 }
 

@@ -48,6 +48,12 @@ pub(crate) trait Engine: Sync {
     /// # Errors
     /// The executor's errors (overflow, cancellation, the memory limit).
     fn run_plan(&self, plan: &QueryPlan) -> Result<(Vec<Vec<Value>>, usize)>;
+    /// Runs `plan` to whole columns ([`exec::execute_columns`]): the
+    /// arrays, the row count and the table rows read.
+    ///
+    /// # Errors
+    /// As [`Engine::run_plan`].
+    fn run_plan_columns(&self, plan: &QueryPlan) -> Result<Columns>;
     /// [`Error::Cancelled`] once the statement is cancelled.
     fn check(&self) -> Result<()>;
     /// Rows per partition of an encoded intermediate result.
@@ -67,6 +73,39 @@ pub(crate) struct Relation {
     pub rows: Vec<Vec<Value>>,
     /// Table rows read to make them, over every scan.
     pub rows_scanned: usize,
+}
+
+/// A relation as whole columns: one array per column, `rows` each.
+pub(crate) struct Columns {
+    /// The columns.
+    pub arrays: Vec<exec::vector::Array<'static>>,
+    /// Row count.
+    pub rows: usize,
+    /// Table rows read to make them.
+    pub rows_scanned: usize,
+}
+
+impl Columns {
+    /// Rows (`types.len()` values each) as columns.
+    pub(crate) fn from_rows(
+        types: &[DataType],
+        rows: &[Vec<Value>],
+        rows_scanned: usize,
+    ) -> Columns {
+        let arrays = types
+            .iter()
+            .enumerate()
+            .map(|(c, &t)| {
+                let values: Vec<Value> = rows.iter().map(|r| r[c].clone()).collect();
+                exec::vector::Array::from_result_values(t, &values)
+            })
+            .collect();
+        Columns {
+            arrays,
+            rows: rows.len(),
+            rows_scanned,
+        }
+    }
 }
 
 /// True when `select` needs this module: a FROM that is not one table, a
@@ -443,6 +482,31 @@ impl<'e> Composer<'e> {
             rows,
             rows_scanned: scanned,
         })
+    }
+
+    /// [`Composer::run_simple`] into whole columns (the scan under a
+    /// join): its column types and columns.
+    pub(crate) fn run_simple_columns(
+        &self,
+        select: &Select,
+        scope: &Scope<'_>,
+    ) -> Result<(Vec<DataType>, Columns)> {
+        self.engine.check()?;
+        let start = Instant::now();
+        let plan = plan::plan_select(select, self.sql, scope)?;
+        let columns = self.engine.run_plan_columns(&plan)?;
+        let name = match &select.from {
+            Some(from) => from.to_string(),
+            None => "no table".to_string(),
+        };
+        self.note(format!(
+            "scan of {name}: {} table rows → {} rows × {} columns ({})",
+            thousands(plan.table.rows()),
+            thousands(columns.rows),
+            columns.arrays.len(),
+            ms(start)
+        ));
+        Ok((exec::output_types(&plan), columns))
     }
 
     /// `SELECT … FROM (query) alias`: the query's rows as a table named by

@@ -242,10 +242,21 @@ pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Ou
     }
     let access = access::access_path(plan, ctx.indexes);
     let mut notes = Vec::new();
-    let mut runs = match &plan.aggregate {
+    let runs = match &plan.aggregate {
         Some(agg) => aggregate_query(plan, agg, ctx, &access.units, sink, &mut notes)?,
         None => project::run(plan, ctx, &access.units, sink)?,
     };
+    Ok(output(plan, ctx, access, runs, notes))
+}
+
+/// What a run read, from its partitions' records.
+fn output(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    access: access::Access,
+    mut runs: Vec<PartRun>,
+    notes: Vec<String>,
+) -> Output {
     // Rows of partitions that were read: none when no column is (the
     // rows are counted from the partitions' lengths).
     let rows_scanned = if plan.reads_columns() {
@@ -265,12 +276,47 @@ pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Ou
         traces = runs.into_iter().map(|r| (r.part, r.trace)).collect();
     }
     let result_rows = ctx.state.result_rows.lock().ok().and_then(|t| *t);
-    Ok(Output {
+    Output {
         rows_scanned,
         traces,
         notes,
         result_rows,
-    })
+    }
+}
+
+/// Runs a plan into whole columns: one array per visible output, every
+/// result row in order. A scan (no aggregate, ORDER BY, LIMIT or OFFSET)
+/// goes straight to columns ([`project::scan_columns`]); other plans'
+/// rows, few after an aggregate or a LIMIT, are turned into columns.
+///
+/// # Errors
+/// As [`execute`].
+pub fn execute_columns(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+) -> Result<(Vec<vector::Array<'static>>, usize, Output)> {
+    let scan = plan.aggregate.is_none()
+        && plan.order_by.is_empty()
+        && plan.limit.is_none()
+        && plan.offset == 0;
+    if !scan {
+        let (rows, out) = execute_collect(plan, ctx)?;
+        let arrays = output_types(plan)
+            .into_par_iter()
+            .enumerate()
+            .map(|(c, t)| {
+                let values: Vec<Value> = rows.iter().map(|r| r[c].clone()).collect();
+                vector::Array::from_result_values(t, &values)
+            })
+            .collect();
+        return Ok((arrays, rows.len(), out));
+    }
+    let access = access::access_path(plan, ctx.indexes);
+    let (arrays, runs) = project::scan_columns(plan, ctx, &access.units)?;
+    let rows = arrays
+        .first()
+        .map_or_else(|| runs.iter().map(|r| r.scanned).sum(), vector::Array::len);
+    Ok((arrays, rows, output(plan, ctx, access, runs, Vec::new())))
 }
 
 /// Runs a plan and collects its rows.

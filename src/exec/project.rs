@@ -35,7 +35,7 @@ use super::topn::{
     Candidate, KeyHistogram, collect_slices, histogram_fits, keep_best, key_histogram,
     partition_top, partition_top_normalized, window_candidates, window_slices,
 };
-use super::vector::{Datum, Rows, eval, order_values};
+use super::vector::{Array, Datum, Rows, eval, order_values};
 use super::{Context, PartRun, Sink, filter_partition, finish};
 
 /// Evaluates the visible outputs of `plan` at `rows` of `part`, as rows.
@@ -154,6 +154,71 @@ fn scan(
         );
     }
     Ok(runs)
+}
+
+/// Runs a plan without aggregates, ORDER BY, LIMIT or OFFSET into whole
+/// columns, one [`Array`] per visible output holding every result row in
+/// load order: per partition the outputs are evaluated at the selected
+/// rows and made owned (strings copied into one buffer, never a `Value`
+/// per cell), then the pieces are joined. The scan under a join or a
+/// window, which reads millions of rows that a row-at-a-time result would
+/// box one by one.
+///
+/// # Errors
+/// Filter and output errors; [`crate::Error::Cancelled`];
+/// [`crate::Error::MemoryLimit`] as the pieces grow.
+pub fn scan_columns(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+) -> Result<(Vec<Array<'static>>, Vec<PartRun>)> {
+    let types = super::output_types(plan);
+    let mut pieces: Vec<Vec<Array<'static>>> = vec![Vec::new(); plan.visible];
+    let mut runs = Vec::new();
+    let mut held = 0usize;
+    let order: Vec<&Unit> = units.iter().collect();
+    for wave in order.chunks(wave_size(false)) {
+        let filtered = filter_wave(plan, ctx, wave)?;
+        let mut work: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (run, sel) in filtered {
+            let part = run.part;
+            runs.push(run);
+            if let Some(sel) = sel.filter(|s| !s.is_empty()) {
+                work.push((part, sel));
+            }
+        }
+        let columns: Vec<Vec<Array<'static>>> = work
+            .par_iter()
+            .map(|(part, sel)| {
+                let p = &plan.table.partitions[*part];
+                let rows = Rows::some(sel);
+                plan.outputs[..plan.visible]
+                    .iter()
+                    .zip(&types)
+                    .map(|(e, &t)| {
+                        Ok(match eval(&specialize(e, p), p, rows)? {
+                            Datum::Scalar(v) => Array::repeat(t, &v, rows.len),
+                            Datum::Array(a) => a.into_static(),
+                        })
+                    })
+                    .collect()
+            })
+            .collect::<Result<_>>()?;
+        let bytes: usize = columns.iter().flatten().map(Array::heap_bytes).sum();
+        held += bytes;
+        ctx.reserve(bytes, || format!("{} MB of scanned columns", held >> 20))?;
+        for part in columns {
+            for (c, a) in part.into_iter().enumerate() {
+                pieces[c].push(a);
+            }
+        }
+    }
+    let arrays = pieces
+        .into_par_iter()
+        .zip(types)
+        .map(|(parts, t)| Array::concat(t, parts))
+        .collect();
+    Ok((arrays, runs))
 }
 
 /// `LIMIT -n`: the last `n` rows in load order, found from the end.

@@ -431,6 +431,25 @@ impl<'a> Array<'a> {
         }
     }
 
+    /// A result column of `dtype` from its rows' values: as
+    /// [`Array::from_values`], but an integer column holding a sum past
+    /// i64 ([`Value::HugeInt`]) becomes a float column, as an encoded
+    /// intermediate result stores it.
+    pub fn from_result_values(dtype: DataType, values: &[Value]) -> Array<'static> {
+        if dtype == DataType::Int && values.iter().any(|v| matches!(v, Value::HugeInt(_))) {
+            let floats: Vec<Value> = values
+                .iter()
+                .map(|v| match v {
+                    Value::HugeInt(x) => Value::Float(*x as f64),
+                    Value::Int(x) => Value::Float(*x as f64),
+                    v => v.clone(),
+                })
+                .collect();
+            return Array::from_values(DataType::Float, &floats);
+        }
+        Array::from_values(dtype, values)
+    }
+
     /// An array of `dtype` from values (NULLs allowed): the bridge from the
     /// row-at-a-time reference semantics.
     pub fn from_values(dtype: DataType, values: &[Value]) -> Array<'static> {
@@ -478,6 +497,210 @@ impl<'a> Array<'a> {
             data,
             validity,
         }
+    }
+}
+
+/// Row id standing for "no row" in [`Array::take_or_null`]: the NULL
+/// padding of an outer join.
+pub const NO_ROW: u32 = u32::MAX;
+
+impl Array<'_> {
+    /// The same values owning their buffers: borrowed floats copied,
+    /// strings (views, dictionary entries, codes) copied into one
+    /// [`StrBuf`]; a whole result column that outlives its partition.
+    pub fn into_static(self) -> Array<'static> {
+        let data = match self.data {
+            Data::Int(v) => Data::Int(v),
+            Data::Float(v) => Data::Float(Cow::Owned(v.into_owned())),
+            Data::Bool(b) => Data::Bool(b),
+            Data::Str(Strs::Owned(b)) => Data::Str(Strs::Owned(b)),
+            Data::Str(s) => Data::Str(Strs::Owned(owned_strings(&s, 0..s.len()))),
+        };
+        Array {
+            dtype: self.dtype,
+            data,
+            validity: self.validity,
+        }
+    }
+
+    /// Approximate heap bytes (for the memory reservation).
+    pub fn heap_bytes(&self) -> usize {
+        let n = self.len();
+        let data = match &self.data {
+            Data::Int(_) | Data::Float(_) => 8 * n,
+            Data::Bool(_) => n.div_ceil(8),
+            Data::Str(Strs::Owned(b)) => 8 * n + b.bytes.len(),
+            Data::Str(_) => 16 * n,
+        };
+        data + self.validity.as_ref().map_or(0, |_| n.div_ceil(8))
+    }
+
+    /// The rows at `idx`, [`NO_ROW`] giving NULL: the columns of a join's
+    /// result gathered through its row ids. Owned (strings copied once,
+    /// sized before copying).
+    pub fn take_or_null(&self, idx: &[u32]) -> Array<'static> {
+        let n = idx.len();
+        let padded = idx.contains(&NO_ROW);
+        let at = |i: u32| if i == NO_ROW { 0 } else { i as usize };
+        let data = match &self.data {
+            Data::Int(v) => Data::Int(
+                idx.iter()
+                    .map(|&i| v.get(at(i)).copied().unwrap_or(0))
+                    .collect(),
+            ),
+            Data::Float(v) => Data::Float(Cow::Owned(
+                idx.iter()
+                    .map(|&i| v.get(at(i)).copied().unwrap_or(0.0))
+                    .collect(),
+            )),
+            Data::Bool(b) => Data::Bool(Bitmap::from_fn(n, |j| {
+                idx[j] != NO_ROW && b.get(idx[j] as usize)
+            })),
+            Data::Str(s) => {
+                let bytes = idx
+                    .iter()
+                    .filter(|&&i| i != NO_ROW)
+                    .map(|&i| s.get(i as usize).len())
+                    .sum();
+                let mut out = StrBuf::with_capacity_bytes(n, bytes);
+                for &i in idx {
+                    out.push(if i == NO_ROW { "" } else { s.get(i as usize) });
+                }
+                Data::Str(Strs::Owned(out))
+            }
+        };
+        let validity = match &self.validity {
+            None if !padded => None,
+            None => Some(Bitmap::from_fn(n, |j| idx[j] != NO_ROW)),
+            Some(v) => {
+                let v = v.dense();
+                Some(Bitmap::from_fn(n, |j| {
+                    idx[j] != NO_ROW && v.get(idx[j] as usize)
+                }))
+            }
+        };
+        Array {
+            dtype: self.dtype,
+            data,
+            validity,
+        }
+    }
+}
+
+/// Rows `range` of `s` copied into one buffer, sized before copying.
+fn owned_strings(s: &Strs<'_>, range: Range<usize>) -> StrBuf {
+    let bytes = range.clone().map(|i| s.get(i).len()).sum();
+    let mut out = StrBuf::with_capacity_bytes(range.len(), bytes);
+    for i in range {
+        out.push(s.get(i));
+    }
+    out
+}
+
+impl Array<'static> {
+    /// One array of type `dtype` holding `parts` one after another (the
+    /// per-partition pieces of a result column, in partition order).
+    /// Parts must be of `dtype`'s buffer kind; an empty list gives an
+    /// empty array.
+    pub fn concat(dtype: DataType, parts: Vec<Array<'static>>) -> Array<'static> {
+        if parts.len() == 1 {
+            return parts
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Array::from_values(dtype, &[]));
+        }
+        let n: usize = parts.iter().map(Array::len).sum();
+        let validity = parts.iter().any(|p| p.validity.is_some()).then(|| {
+            let mut bits = Vec::with_capacity(n);
+            for p in &parts {
+                match &p.validity {
+                    Some(v) => {
+                        let v = v.dense();
+                        bits.extend((0..p.len()).map(|i| v.get(i)));
+                    }
+                    None => bits.extend(std::iter::repeat_n(true, p.len())),
+                }
+            }
+            Bitmap::from_bools(&bits)
+        });
+        let Some(first) = parts.first() else {
+            return Array::from_values(dtype, &[]);
+        };
+        let kind = std::mem::discriminant(&first.data);
+        if parts
+            .iter()
+            .any(|p| std::mem::discriminant(&p.data) != kind)
+        {
+            // Pieces of different buffer kinds (a NULL constant beside
+            // evaluated strings): through values, rare.
+            let values: Vec<Value> = parts
+                .iter()
+                .flat_map(|p| (0..p.len()).map(move |i| p.value(i)))
+                .collect();
+            return Array::from_values(dtype, &values);
+        }
+        let data = match &first.data {
+            Data::Int(_) => {
+                let mut out = Vec::with_capacity(n);
+                for p in &parts {
+                    if let Data::Int(v) = &p.data {
+                        out.extend_from_slice(v);
+                    }
+                }
+                Data::Int(out)
+            }
+            Data::Float(_) => {
+                let mut out = Vec::with_capacity(n);
+                for p in &parts {
+                    if let Data::Float(v) = &p.data {
+                        out.extend_from_slice(v);
+                    }
+                }
+                Data::Float(Cow::Owned(out))
+            }
+            Data::Bool(_) => {
+                let mut bits = Vec::with_capacity(n);
+                for p in &parts {
+                    if let Data::Bool(b) = &p.data {
+                        bits.extend((0..b.len()).map(|i| b.get(i)));
+                    }
+                }
+                Data::Bool(Bitmap::from_bools(&bits))
+            }
+            Data::Str(_) => {
+                let bytes = parts
+                    .iter()
+                    .map(|p| match &p.data {
+                        Data::Str(Strs::Owned(b)) => b.bytes.len(),
+                        _ => 0,
+                    })
+                    .sum();
+                let mut out = StrBuf::with_capacity_bytes(n, bytes);
+                for p in &parts {
+                    if let Data::Str(s) = &p.data {
+                        for i in 0..s.len() {
+                            out.push(s.get(i));
+                        }
+                    }
+                }
+                Data::Str(Strs::Owned(out))
+            }
+        };
+        debug_assert_eq!(data_len(&data), n, "parts of one buffer kind");
+        Array {
+            dtype,
+            data,
+            validity,
+        }
+    }
+}
+
+fn data_len(d: &Data<'_>) -> usize {
+    match d {
+        Data::Int(v) => v.len(),
+        Data::Float(v) => v.len(),
+        Data::Bool(v) => v.len(),
+        Data::Str(v) => v.len(),
     }
 }
 

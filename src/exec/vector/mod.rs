@@ -4,5 +4,5 @@
 mod array;
 mod eval;
 
-pub use array::{Array, Data, Datum, Rows, StrBuf, Strs};
+pub use array::{Array, Data, Datum, NO_ROW, Rows, StrBuf, Strs};
 pub use eval::{eval, order_values, true_positions};

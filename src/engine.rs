@@ -1182,6 +1182,8 @@ impl compose::Engine for Database {
         let ctx = self.context(plan);
         let (arrays, rows, out) = exec::execute_columns(plan, &ctx)?;
         Ok(compose::Columns {
+            names: plan.names.clone(),
+            types: exec::output_types(plan),
             arrays,
             rows,
             rows_scanned: out.rows_scanned,

@@ -475,46 +475,79 @@ fn qualify_and_subquery_filters_keep_the_top_rows_per_group() {
         let top = |sql: &str| -> Vec<Vec<Value>> {
             db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).rows
         };
-        let a = top(
-            "SELECT g, id FROM w QUALIFY row_number() OVER (PARTITION BY g ORDER BY x DESC, id) <= 2 ORDER BY g, id",
-        );
-        let b = top(
-            "SELECT g, id FROM (SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY x DESC, id) AS rn FROM w) t \
-             WHERE rn <= 2 ORDER BY g, id",
-        );
-        let c = top(
-            "SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY x DESC, id) AS rn FROM w QUALIFY rn <= 2 ORDER BY g, id",
-        );
-        // Not the top-k shape: every row numbered, then filtered.
-        let d = top(
-            "SELECT g, id FROM w QUALIFY 2 >= row_number() OVER (PARTITION BY g ORDER BY x DESC, id) ORDER BY g, id",
-        );
-        // The oracle: per g, the two rows of largest x (NULLs last), ties by id.
-        let mut want: Vec<(Value, i64)> = Vec::new();
-        let mut groups: Vec<Value> = data.iter().map(|r| r.get("g")).collect();
-        groups.sort_by(|a, b| a.total_cmp(b));
-        groups.dedup();
-        for g in &groups {
-            let mut members: Vec<&Row> = data
-                .iter()
-                .filter(|r| r.get("g").total_cmp(g).is_eq())
-                .collect();
-            members.sort_by(|a, b| {
-                cmp_key(&a.get("x"), &b.get("x"), true, false).then(a.id.cmp(&b.id))
-            });
-            let mut ids: Vec<i64> = members.iter().take(2).map(|r| r.id).collect();
-            ids.sort();
-            want.extend(ids.into_iter().map(|id| (g.clone(), id)));
+        // Partition keys of each kind (an integer, a string, both, none),
+        // two orders, and k on both sides of the top-k's small-k path.
+        for keys in [&["g"][..], &["h"], &["g", "h"], &[]] {
+            for (order, by, desc) in [("x DESC, id", "x", true), ("f, id", "f", false)] {
+                for k in [1usize, 2, 20] {
+                    let partition = if keys.is_empty() {
+                        String::new()
+                    } else {
+                        format!("PARTITION BY {}", keys.join(", "))
+                    };
+                    let shown = if keys.is_empty() {
+                        "id".to_string()
+                    } else {
+                        format!("{}, id", keys.join(", "))
+                    };
+                    let window = format!("row_number() OVER ({partition} ORDER BY {order})");
+                    let a = top(&format!(
+                        "SELECT {shown} FROM w QUALIFY {window} <= {k} ORDER BY {shown}"
+                    ));
+                    let b = top(&format!(
+                        "SELECT {shown} FROM (SELECT *, {window} AS rn FROM w) t \
+                         WHERE rn <= {k} ORDER BY {shown}"
+                    ));
+                    // Not the top-k shape: every row numbered, then filtered.
+                    let d = top(&format!(
+                        "SELECT {shown} FROM w QUALIFY {k} >= {window} ORDER BY {shown}"
+                    ));
+                    // The oracle: per key, the k rows first by the order
+                    // (NULLs last), ties by id.
+                    let key = |r: &Row| -> Vec<Value> { keys.iter().map(|c| r.get(c)).collect() };
+                    let mut groups: Vec<Vec<Value>> = data.iter().map(key).collect();
+                    let cmp_rows = |x: &Vec<Value>, y: &Vec<Value>| {
+                        x.iter()
+                            .zip(y)
+                            .map(|(a, b)| a.total_cmp(b))
+                            .find(|o| o.is_ne())
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    };
+                    groups.sort_by(cmp_rows);
+                    groups.dedup();
+                    let mut want: Vec<Vec<Value>> = Vec::new();
+                    for g in &groups {
+                        let mut members: Vec<&Row> = data
+                            .iter()
+                            .filter(|r| cmp_rows(&key(r), g).is_eq())
+                            .collect();
+                        members.sort_by(|a, b| {
+                            cmp_key(&a.get(by), &b.get(by), desc, false).then(a.id.cmp(&b.id))
+                        });
+                        want.extend(members.iter().take(k).map(|r| {
+                            let mut row = g.clone();
+                            row.push(Value::Int(r.id));
+                            row
+                        }));
+                    }
+                    want.sort_by(cmp_rows);
+                    let context = format!("keys {keys:?}, order {order}, k {k}");
+                    assert_eq!(a, want, "{context}");
+                    assert_eq!(b, want, "{context}");
+                    assert_eq!(d, want, "{context}");
+                }
+            }
         }
-        let want: Vec<Vec<Value>> = want
-            .into_iter()
-            .map(|(g, id)| vec![g, Value::Int(id)])
-            .collect();
-        assert_eq!(a, want);
-        assert_eq!(b, want);
-        assert_eq!(d, want);
-        let c: Vec<Vec<Value>> = c.into_iter().map(|r| r[..2].to_vec()).collect();
-        assert_eq!(c, want);
+        // The window's number as an output beside the top-k.
+        let c = top(
+            "SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY x DESC, id) AS rn FROM w QUALIFY rn <= 2 ORDER BY g, rn",
+        );
+        for pair in c.windows(2) {
+            if pair[0][0] == pair[1][0] {
+                assert_eq!(pair[1][2], Value::Int(2));
+            }
+        }
+        assert!(c.iter().all(|r| matches!(r[2], Value::Int(1 | 2))));
     }
 }
 

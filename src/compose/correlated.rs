@@ -308,12 +308,10 @@ impl Composer<'_> {
                 // A plain scan goes to columns as it is (a repeated key
                 // only marks the same outer rows again); anything else
                 // runs composed, its duplicates removed.
-                let (types, columns) = if super::needs_composition(&inner) {
+                let columns = if super::needs_composition(&inner) {
                     inner.distinct = true;
                     let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
-                    let columns =
-                        super::Columns::from_rows(&rel.types, &rel.rows, rel.rows_scanned);
-                    (rel.types, columns)
+                    super::Columns::from_relation(&rel)
                 } else {
                     self.nest(|| self.run_simple_columns(&inner, scope))?
                 };
@@ -337,7 +335,7 @@ impl Composer<'_> {
                         .map(|(i, (_, op, o))| (nkeys + i, op, o))
                         .collect(),
                     anti,
-                    types,
+                    types: columns.types,
                 });
             }
             select.selection = super::and_all(kept);

@@ -28,6 +28,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::correlated::Semi;
+use super::keys::{Key, Part, key_of_parts};
 use super::materialize;
 use super::{Composer, Relation, Scope, and_all, conjuncts, thousands, walk};
 use crate::error::{Error, Result};
@@ -37,7 +38,7 @@ use crate::sql::ast::{
     SelectItem, Span, TableRef,
 };
 use crate::store::Table;
-use crate::types::{DataType, Value, canonical_f64_bits};
+use crate::types::{DataType, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -1013,14 +1014,14 @@ fn scan_input(
         }),
     };
     let select = Select::over(projection, from, selection, span);
-    let (types, scanned) = c.run_simple_columns(&select, scope)?;
+    let scanned = c.run_simple_columns(&select, scope)?;
     let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
     Ok((
         Scan {
             columns: scanned.arrays,
             rows: scanned.rows,
             positions,
-            types,
+            types: scanned.types,
         },
         scanned.rows_scanned,
     ))
@@ -1244,44 +1245,6 @@ fn cross(left: Joined, right: Joined) -> Result<Joined> {
     let mut inputs = left.inputs;
     inputs.extend(right.inputs);
     Ok(Joined { inputs, ids, rows })
-}
-
-/// A join key: one integer, or a tuple of parts borrowed from the
-/// scanned columns.
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum Key<'a> {
-    Int(i64),
-    Parts(Vec<Part<'a>>),
-}
-
-/// One non-NULL value of a key, as it compares: integers and floats meet
-/// as floats when the two sides' types differ; floats by their canonical
-/// bits (`-0.0` = `0.0`, one NaN).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Part<'a> {
-    Int(i64),
-    Timestamp(i64),
-    Float(u64),
-    Bool(bool),
-    Str(&'a str),
-}
-
-impl<'a> Part<'a> {
-    /// Row `row` of `a`; `None` when NULL.
-    #[inline]
-    fn of_array(a: &'a Array<'static>, row: usize, float: bool) -> Option<Part<'a>> {
-        if !a.is_valid(row) {
-            return None;
-        }
-        Some(match &a.data {
-            Data::Int(v) if float => Part::Float(canonical_f64_bits(v[row] as f64)),
-            Data::Int(v) if a.dtype == DataType::Timestamp => Part::Timestamp(v[row]),
-            Data::Int(v) => Part::Int(v[row]),
-            Data::Float(v) => Part::Float(canonical_f64_bits(v[row])),
-            Data::Bool(b) => Part::Bool(b.get(row)),
-            Data::Str(s) => Part::Str(s.get(row)),
-        })
-    }
 }
 
 /// Reads the key of a row of one side; `None` when a part is NULL (which
@@ -1697,14 +1660,6 @@ fn semi_join(
         inputs: joined.inputs,
         ids,
         rows: keep.len(),
-    }
-}
-
-/// A key of `parts`: `Key::Int` for one integer.
-fn key_of_parts(parts: Vec<Part<'_>>) -> Key<'_> {
-    match parts.as_slice() {
-        [Part::Int(x)] => Key::Int(*x),
-        _ => Key::Parts(parts),
     }
 }
 

@@ -22,6 +22,7 @@
 
 mod correlated;
 mod join;
+mod keys;
 pub(crate) mod materialize;
 mod merge;
 mod window;
@@ -77,6 +78,10 @@ pub(crate) struct Relation {
 
 /// A relation as whole columns: one array per column, `rows` each.
 pub(crate) struct Columns {
+    /// Column names.
+    pub names: Vec<String>,
+    /// Column types.
+    pub types: Vec<DataType>,
     /// The columns.
     pub arrays: Vec<exec::vector::Array<'static>>,
     /// Row count.
@@ -87,11 +92,8 @@ pub(crate) struct Columns {
 
 impl Columns {
     /// Rows (`types.len()` values each) as columns.
-    pub(crate) fn from_rows(
-        types: &[DataType],
-        rows: &[Vec<Value>],
-        rows_scanned: usize,
-    ) -> Columns {
+    pub(crate) fn from_relation(rel: &Relation) -> Columns {
+        let (types, rows) = (&rel.types, &rel.rows);
         let arrays = types
             .iter()
             .enumerate()
@@ -101,9 +103,11 @@ impl Columns {
             })
             .collect();
         Columns {
+            names: rel.names.clone(),
+            types: rel.types.clone(),
             arrays,
             rows: rows.len(),
-            rows_scanned,
+            rows_scanned: rel.rows_scanned,
         }
     }
 }
@@ -485,16 +489,12 @@ impl<'e> Composer<'e> {
     }
 
     /// [`Composer::run_simple`] into whole columns (the scan under a
-    /// join): its column types and columns.
-    pub(crate) fn run_simple_columns(
-        &self,
-        select: &Select,
-        scope: &Scope<'_>,
-    ) -> Result<(Vec<DataType>, Columns)> {
+    /// join, a semi-join or a top-k per group).
+    pub(crate) fn run_simple_columns(&self, select: &Select, scope: &Scope<'_>) -> Result<Columns> {
         self.engine.check()?;
         let start = Instant::now();
         let plan = plan::plan_select(select, self.sql, scope)?;
-        let columns = self.engine.run_plan_columns(&plan)?;
+        let mut columns = self.engine.run_plan_columns(&plan)?;
         let name = match &select.from {
             Some(from) => from.to_string(),
             None => "no table".to_string(),
@@ -506,7 +506,9 @@ impl<'e> Composer<'e> {
             columns.arrays.len(),
             ms(start)
         ));
-        Ok((exec::output_types(&plan), columns))
+        columns.types = exec::output_types(&plan);
+        columns.names = plan.names;
+        Ok(columns)
     }
 
     /// `SELECT … FROM (query) alias`: the query's rows as a table named by

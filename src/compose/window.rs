@@ -25,8 +25,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{Composer, Relation, Scope, any_node, children_mut, ms, thousands};
+use super::keys::Part;
+use super::{Composer, Relation, Scope, any_node, children_mut, materialize, ms, thousands};
 use crate::error::{Error, Result};
+use crate::exec::vector::{Array, Data};
 use crate::plan::AggFunc;
 use crate::sql::ast::{
     Expr, ExprKind, FrameBound, FromItem, Ident, Literal, OrderByItem, Select, SelectItem, Span,
@@ -219,8 +221,7 @@ fn top_k_limit(qualify: &Expr) -> Option<usize> {
 
 /// The rows of each partition of `call`'s window that come first in its
 /// order (ties by row order), at most `k` a partition, with their row
-/// numbers: a candidate list per partition cut back to k by selection
-/// whenever it reaches 2k, so the work is linear in the rows.
+/// numbers. `rel`'s inputs start at column `base`.
 fn top_k(call: &Call, rel: &Relation, base: usize, k: usize) -> (Vec<u32>, Vec<i64>) {
     let rows = &rel.rows;
     let cmp = |a: u32, b: u32| -> Ordering {
@@ -236,23 +237,107 @@ fn top_k(call: &Call, rel: &Relation, base: usize, k: usize) -> (Vec<u32>, Vec<i
     // Each partition's candidates, found by its key: one value looked up
     // by reference (perf: a vector of references allocated per row was
     // most of db-benchmark q8's time), or the key's values.
-    let mut lists: Vec<Vec<u32>> = Vec::new();
     let mut one: hashbrown::HashMap<&Value, usize> = hashbrown::HashMap::new();
     let mut many: hashbrown::HashMap<Vec<&Value>, usize> = hashbrown::HashMap::new();
-    let cap = k.saturating_mul(2).max(k + 1);
-    for (i, row) in rows.iter().enumerate() {
-        let slot = match call.partition.as_slice() {
+    let slot = |i: usize, next: usize| -> usize {
+        let row = &rows[i];
+        match call.partition.as_slice() {
             [] => 0,
-            [p] => *one.entry(&row[base + p]).or_insert(lists.len()),
+            [p] => *one.entry(&row[base + p]).or_insert(next),
             ps => *many
                 .entry(ps.iter().map(|&p| &row[base + p]).collect())
-                .or_insert(lists.len()),
-        };
+                .or_insert(next),
+        }
+    };
+    top_k_by(rows.len(), slot, cmp, k)
+}
+
+/// [`top_k`] over whole columns (`columns`' inputs start at `base`): the
+/// partition key read from the buffers (one integer column hashed as
+/// `i64`), the order compared in them; no value is made per row.
+fn top_k_columns(
+    call: &Call,
+    columns: &[Array<'static>],
+    rows: usize,
+    base: usize,
+    k: usize,
+) -> (Vec<u32>, Vec<i64>) {
+    let cmp = |a: u32, b: u32| -> Ordering {
+        for &(c, desc, nulls_first) in &call.order {
+            let o = columns[base + c].order_rows(a as usize, b as usize, desc, nulls_first);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        a.cmp(&b)
+    };
+    let keys: Vec<&Array<'static>> = call.partition.iter().map(|&p| &columns[base + p]).collect();
+    match keys.as_slice() {
+        [] => top_k_by(rows, |_, _| 0, cmp, k),
+        [
+            Array {
+                data: Data::Int(v),
+                validity,
+                ..
+            },
+        ] => {
+            let mut slots: hashbrown::HashMap<Option<i64>, usize> = hashbrown::HashMap::new();
+            let slot = |i: usize, next: usize| {
+                let key = validity.as_ref().is_none_or(|b| b.get(i)).then(|| v[i]);
+                *slots.entry(key).or_insert(next)
+            };
+            top_k_by(rows, slot, cmp, k)
+        }
+        keys => {
+            let mut slots: hashbrown::HashMap<Vec<Option<Part<'_>>>, usize> =
+                hashbrown::HashMap::new();
+            let slot = |i: usize, next: usize| {
+                let key = keys.iter().map(|a| Part::of_array(a, i, false)).collect();
+                *slots.entry(key).or_insert(next)
+            };
+            top_k_by(rows, slot, cmp, k)
+        }
+    }
+}
+
+/// Up to this `k`, a partition's candidates are its best `k` kept in order
+/// (an insertion); above it, a list cut back by selection.
+const SMALL_K: usize = 16;
+
+/// The top-k core: row `i` of `n` belongs to partition `slot(i, next)`
+/// (`next` is the number a new partition gets); each partition keeps its
+/// `k` first by `cmp` in order (small `k`), or a candidate list cut back
+/// to them with a selection whenever it reaches 2k, so the work is linear
+/// in the rows. The kept
+/// rows partition by partition in order of first appearance, each
+/// partition's in order, with their row numbers.
+fn top_k_by(
+    n: usize,
+    mut slot: impl FnMut(usize, usize) -> usize,
+    cmp: impl Fn(u32, u32) -> Ordering,
+    k: usize,
+) -> (Vec<u32>, Vec<i64>) {
+    let mut lists: Vec<Vec<u32>> = Vec::new();
+    let cap = k.saturating_mul(2).max(k + 1);
+    for i in 0..n {
+        let slot = slot(i, lists.len());
         if slot == lists.len() {
             lists.push(Vec::new());
         }
         let list = &mut lists[slot];
-        list.push(i as u32);
+        let row = i as u32;
+        if k <= SMALL_K {
+            // Kept sorted: a row that does not beat the k-th is one
+            // comparison (most rows, once a partition has k).
+            if list.len() == k && list.last().is_some_and(|&last| cmp(row, last).is_ge()) {
+                continue;
+            }
+            let at = list.partition_point(|&x| cmp(x, row).is_lt());
+            list.insert(at, row);
+            list.truncate(k);
+            continue;
+        }
+        list.push(row);
         if list.len() >= cap {
             list.select_nth_unstable_by(k - 1, |&a, &b| cmp(a, b));
             list.truncate(k);
@@ -462,59 +547,103 @@ impl Composer<'_> {
                 ));
             }
         }
-        let mut rel = self.nest(|| self.run_select(&below, scope, None))?;
-        let first_input = rel.names.len() - inputs.exprs.len().min(rel.names.len());
-        let wildcard_names: Vec<String> = rel.names[..first_input].to_vec();
-
-        // Step 2. A top-k per group (`QUALIFY row_number() OVER (…) <= k`
-        // as the only window) keeps each partition's k first rows with a
-        // selection instead of sorting all of them.
-        let start = Instant::now();
+        let name = self.internal_name("window");
         let limit = qualify.as_ref().and_then(top_k_limit);
-        if let (Some(k), [call]) = (limit, calls.as_slice())
-            && call.name == "row_number"
-        {
-            let (rows, numbers) = top_k(call, &rel, first_input, k);
-            rel.rows = rows
-                .into_iter()
-                .zip(numbers)
-                .map(|(r, n)| {
-                    let mut row = std::mem::take(&mut rel.rows[r as usize]);
-                    row.push(Value::Int(n));
-                    row
-                })
-                .collect();
-            rel.names.push(window_name(0));
-            rel.types.push(DataType::Int);
-            self.note(format!(
-                "top {k} per window partition: {} rows kept ({})",
-                thousands(rel.rows.len()),
-                ms(start)
-            ));
-        }
-        let computed = rel.names.len() > first_input + inputs.exprs.len();
-        for (j, call) in calls.iter().enumerate().filter(|_| !computed) {
-            self.engine.check()?;
-            let (values, dtype) = compute(call, &rel, first_input)?;
-            for (row, v) in rel.rows.iter_mut().zip(values) {
-                row.push(v);
+        let top_k_call = match (limit, calls.as_slice()) {
+            (Some(k), [call]) if call.name == "row_number" => Some((k, call)),
+            _ => None,
+        };
+        let (table, wildcard_names, rows_scanned) = match top_k_call {
+            // A top-k per group over a plain scan: the scan's columns, the
+            // kept rows gathered from them.
+            Some((k, call)) if !aggregate && !super::needs_composition(&below) => {
+                let cols = self.nest(|| self.run_simple_columns(&below, scope))?;
+                let start = Instant::now();
+                let first_input = cols.names.len() - inputs.exprs.len().min(cols.names.len());
+                let (kept, numbers) = top_k_columns(call, &cols.arrays, cols.rows, first_input, k);
+                let mut arrays: Vec<Array<'static>> = cols
+                    .arrays
+                    .par_iter()
+                    .map(|a| a.take_or_null(&kept))
+                    .collect();
+                arrays.push(Array::new(DataType::Int, Data::Int(numbers)));
+                let mut names = cols.names.clone();
+                names.push(window_name(0));
+                let mut types = cols.types.clone();
+                types.push(DataType::Int);
+                let table = materialize::table_from_arrays(
+                    &name,
+                    &names,
+                    &types,
+                    &arrays,
+                    kept.len(),
+                    self.engine.partition_rows(),
+                );
+                self.note(format!(
+                    "top {k} per window partition: {} of {} rows kept ({})",
+                    thousands(kept.len()),
+                    thousands(cols.rows),
+                    ms(start)
+                ));
+                (table, cols.names[..first_input].to_vec(), cols.rows_scanned)
             }
-            rel.names.push(window_name(j));
-            rel.types.push(dtype);
-        }
-        if !computed {
-            self.note(format!(
-                "window functions: {} over {} rows ({})",
-                calls.len(),
-                thousands(rel.rows.len()),
-                ms(start)
-            ));
-        }
+            _ => {
+                let mut rel = self.nest(|| self.run_select(&below, scope, None))?;
+                let first_input = rel.names.len() - inputs.exprs.len().min(rel.names.len());
+                let wildcard_names: Vec<String> = rel.names[..first_input].to_vec();
+
+                // Step 2. A top-k per group (`QUALIFY row_number() OVER (…) <= k`
+                // as the only window) keeps each partition's k first rows with a
+                // selection instead of sorting all of them.
+                let start = Instant::now();
+                if let Some((k, call)) = top_k_call {
+                    let (rows, numbers) = top_k(call, &rel, first_input, k);
+                    rel.rows = rows
+                        .into_iter()
+                        .zip(numbers)
+                        .map(|(r, n)| {
+                            let mut row = std::mem::take(&mut rel.rows[r as usize]);
+                            row.push(Value::Int(n));
+                            row
+                        })
+                        .collect();
+                    rel.names.push(window_name(0));
+                    rel.types.push(DataType::Int);
+                    self.note(format!(
+                        "top {k} per window partition: {} rows kept ({})",
+                        thousands(rel.rows.len()),
+                        ms(start)
+                    ));
+                }
+                let computed = rel.names.len() > first_input + inputs.exprs.len();
+                for (j, call) in calls.iter().enumerate().filter(|_| !computed) {
+                    self.engine.check()?;
+                    let (values, dtype) = compute(call, &rel, first_input)?;
+                    for (row, v) in rel.rows.iter_mut().zip(values) {
+                        row.push(v);
+                    }
+                    rel.names.push(window_name(j));
+                    rel.types.push(dtype);
+                }
+                if !computed {
+                    self.note(format!(
+                        "window functions: {} over {} rows ({})",
+                        calls.len(),
+                        thousands(rel.rows.len()),
+                        ms(start)
+                    ));
+                }
+
+                (
+                    self.materialize(&name, &rel),
+                    wildcard_names,
+                    rel.rows_scanned,
+                )
+            }
+        };
 
         // Step 3.
-        let name = self.internal_name("window");
         let mut scope = scope.child();
-        let table = self.materialize(&name, &rel);
         scope.add(&name, table);
         let projection = projection
             .into_iter()
@@ -548,7 +677,7 @@ impl Composer<'_> {
             span,
         };
         let mut out = self.run_select(&above, &scope, needed)?;
-        out.rows_scanned += rel.rows_scanned;
+        out.rows_scanned += rows_scanned;
         Ok(out)
     }
 

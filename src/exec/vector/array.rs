@@ -15,6 +15,7 @@
 //! owned in one buffer when computed (`Owned`).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -520,6 +521,29 @@ impl Array<'_> {
             dtype: self.dtype,
             data,
             validity: self.validity,
+        }
+    }
+
+    /// Orders rows `i` and `j` as ORDER BY does ([`super::order_values`]
+    /// of their values, without making them): NULLs last unless
+    /// `nulls_first`, whatever `desc`.
+    #[inline]
+    pub fn order_rows(&self, i: usize, j: usize, desc: bool, nulls_first: bool) -> Ordering {
+        match (self.is_valid(i), self.is_valid(j)) {
+            (false, false) => Ordering::Equal,
+            (false, true) if nulls_first => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (true, false) if nulls_first => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (true, true) => {
+                let o = match &self.data {
+                    Data::Int(v) => v[i].cmp(&v[j]),
+                    Data::Float(v) => crate::types::cmp_f64(v[i], v[j]),
+                    Data::Bool(b) => b.get(i).cmp(&b.get(j)),
+                    Data::Str(s) => s.get(i).as_bytes().cmp(s.get(j).as_bytes()),
+                };
+                if desc { o.reverse() } else { o }
+            }
         }
     }
 

@@ -28,7 +28,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use super::correlated::Semi;
-use super::keys::{Key, Part, key_of_parts};
+use super::keys::{Key, Part};
 use super::materialize;
 use super::{Composer, Relation, Scope, and_all, conjuncts, thousands, walk};
 use crate::error::{Error, Result};
@@ -1271,15 +1271,13 @@ impl<'a> KeyReader<'a> {
                 _ => None,
             };
         }
-        let mut parts = Vec::with_capacity(self.parts.len());
-        for &(k, a, float) in &self.parts {
-            let id = self.joined.ids[k][row];
-            if id == NONE {
-                return None;
+        Key::of(self.parts.len(), |i| {
+            let (k, a, float) = self.parts[i];
+            match self.joined.ids[k][row] {
+                NONE => None,
+                id => Part::of_array(a, id as usize, float),
             }
-            parts.push(Part::of_array(a, id as usize, float)?);
-        }
-        Some(Key::Parts(parts))
+        })
     }
 }
 
@@ -1530,7 +1528,13 @@ impl<'a> Heads<'a> {
 }
 
 /// Distinct values of a scan column: exact up to 64k rows, else from an
-/// even sample, scaled up when the sample is mostly distinct.
+/// even sample of 64k by Chao's estimator, `d + f1(f1 − 1) / (2(f2 + 1))`
+/// with `f1`, `f2` the values seen once and twice (Chao, "Nonparametric
+/// Estimation of the Number of Classes in a Population", Scand. J. Stat.
+/// 1984, bias-corrected form), at most the rows. Scaling the sample's
+/// count by the sampling rate, as before, took TPC-H's `l_partkey`
+/// (200k values, 30 rows each) for 54k at SF 1 and joined lineitem with
+/// partsupp first in Q9.
 fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
     let Some(&pos) = scan.positions.get(&col) else {
         return 1.0;
@@ -1538,18 +1542,20 @@ fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
     let rows = scan.rows;
     let step = rows.div_ceil(1 << 16).max(1);
     let column = &scan.columns[pos];
-    let mut seen: HashSet<Option<Part<'_>>> = HashSet::new();
-    let mut sampled = 0usize;
+    let mut seen: HashMap<Option<Part<'_>>, u32> = HashMap::new();
     for row in (0..rows).step_by(step) {
-        seen.insert(Part::of_array(column, row, false));
-        sampled += 1;
+        *seen.entry(Part::of_array(column, row, false)).or_insert(0) += 1;
     }
     let d = seen.len() as f64;
-    if step == 1 || d < 0.9 * sampled as f64 {
-        d
-    } else {
-        d * rows as f64 / sampled.max(1) as f64
+    if step == 1 {
+        return d;
     }
+    let (f1, f2) = seen.values().fold((0f64, 0f64), |(f1, f2), &n| match n {
+        1 => (f1 + 1.0, f2),
+        2 => (f1, f2 + 1.0),
+        _ => (f1, f2),
+    });
+    (d + f1 * (f1 - 1.0).max(0.0) / (2.0 * (f2 + 1.0))).min(rows as f64)
 }
 
 /// The rows of `joined` that some row of `semi` matches (none, for an
@@ -1590,16 +1596,15 @@ fn semi_join(
         }
     };
     // The outer key of a row; NULL parts match nothing. One integer key
-    // (the same type on both sides) is `Key::Int`, as `key_of` makes it.
+    // (the same type on both sides) is `Key::Int`, on both sides.
     let outer_key = |row: usize| -> Option<Key<'_>> {
-        let mut parts = Vec::with_capacity(key_at.len());
-        for (&(k, a), &f) in key_at.iter().zip(&floats) {
+        Key::of(key_at.len(), |i| {
+            let (k, a) = key_at[i];
             match joined.ids[k][row] {
-                NONE => return None,
-                id => parts.push(Part::of_array(a, id as usize, f)?),
+                NONE => None,
+                id => Part::of_array(a, id as usize, floats[i]),
             }
-        }
-        Some(key_of_parts(parts))
+        })
     };
     // The hash table holds the outer rows (usually the fewer: a filtered
     // join result against a whole table's keys), and the subquery's rows
@@ -1618,12 +1623,9 @@ fn semi_join(
         .for_each(|chunk| {
             let lo = chunk * PROBE_CHUNK;
             for row in lo..(lo + PROBE_CHUNK).min(semi.rows) {
-                let parts: Option<Vec<Part<'_>>> = floats
-                    .iter()
-                    .zip(&semi.columns)
-                    .map(|(&f, column)| Part::of_array(column, row, f))
-                    .collect();
-                let Some(k) = parts.map(key_of_parts) else {
+                let Some(k) = Key::of(floats.len(), |i| {
+                    Part::of_array(&semi.columns[i], row, floats[i])
+                }) else {
                     continue;
                 };
                 let Some(candidates) = outer.get(&k) else {

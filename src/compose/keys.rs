@@ -6,14 +6,34 @@
 use crate::exec::vector::{Array, Data};
 use crate::types::{DataType, canonical_f64_bits};
 
-/// A join key: one integer, or a tuple of parts borrowed from the
-/// scanned columns.
+/// A key: one integer, or one, two or more parts borrowed from the
+/// scanned columns (no allocation up to two parts).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Key<'a> {
     /// One integer.
     Int(i64),
-    /// Several parts, or one that is not an integer.
-    Parts(Vec<Part<'a>>),
+    /// One part that is not an integer.
+    One(Part<'a>),
+    /// Two parts.
+    Two(Part<'a>, Part<'a>),
+    /// Three or more parts.
+    Many(Vec<Part<'a>>),
+}
+
+impl<'a> Key<'a> {
+    /// The key of `n` parts, part `i` being `part(i)`; `None` when a part
+    /// is NULL (which matches nothing). One integer part is `Key::Int`.
+    #[inline]
+    pub(crate) fn of(n: usize, mut part: impl FnMut(usize) -> Option<Part<'a>>) -> Option<Key<'a>> {
+        Some(match n {
+            1 => match part(0)? {
+                Part::Int(x) => Key::Int(x),
+                p => Key::One(p),
+            },
+            2 => Key::Two(part(0)?, part(1)?),
+            _ => Key::Many((0..n).map(part).collect::<Option<Vec<_>>>()?),
+        })
+    }
 }
 
 /// One non-NULL value of a key, as it compares: integers and floats meet
@@ -43,13 +63,5 @@ impl<'a> Part<'a> {
             Data::Bool(b) => Part::Bool(b.get(row)),
             Data::Str(s) => Part::Str(s.get(row)),
         })
-    }
-}
-
-/// A key of `parts`: `Key::Int` for one integer.
-pub(crate) fn key_of_parts(parts: Vec<Part<'_>>) -> Key<'_> {
-    match parts.as_slice() {
-        [Part::Int(x)] => Key::Int(*x),
-        _ => Key::Parts(parts),
     }
 }

@@ -439,6 +439,23 @@ fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &
         );
         assert_eq!(col(query(db, &sql)), vals(expected), "{sql}: {context}");
     }
+    // A string key, and a key of two parts (an integer and a string).
+    let same_s = |ra: &Row, rb: &Row| matches!((&ra[2], &rb[2]), (Some(x), Some(y)) if x == y);
+    for (not, keep) in [("", true), ("NOT ", false)] {
+        for (on, two) in [("b.t = a.s", false), ("b.k = a.k AND b.t = a.s", true)] {
+            let expected: Vec<Option<i64>> = a
+                .iter()
+                .filter(|ra| {
+                    b.iter()
+                        .any(|rb| same_s(ra, rb) && (!two || same_key(ra, rb)))
+                        == keep
+                })
+                .map(|r| Cell::int(&r[1]))
+                .collect();
+            let sql = format!("SELECT v FROM a WHERE {not}EXISTS (SELECT * FROM b WHERE {on})");
+            assert_eq!(col(query(db, &sql)), vals(expected), "{sql}: {context}");
+        }
+    }
     let mut sum_w: HashMap<i64, Option<i64>> = HashMap::new();
     for r in b {
         if let Some(k) = Cell::int(&r[0]) {

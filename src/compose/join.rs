@@ -1250,19 +1250,20 @@ fn cross(left: Joined, right: Joined) -> Result<Joined> {
 /// Reads the key of a row of one side; `None` when a part is NULL (which
 /// matches nothing).
 struct KeyReader<'a> {
-    joined: &'a Joined,
-    /// Per key part: (position of the input in `joined`, its column, read
-    /// as float).
-    parts: Vec<(usize, &'a Array<'static>, bool)>,
+    /// Per key part: the row ids of its input in the joined rows (`None`:
+    /// row `i` is row `i` of the column), its column, read as float.
+    parts: Vec<(Option<&'a [u32]>, &'a Array<'static>, bool)>,
+    /// One integer part, the same type on both sides: `Key::Int`.
     int: bool,
 }
 
 impl<'a> KeyReader<'a> {
     #[inline]
     fn key(&self, row: usize) -> Option<Key<'a>> {
+        let id = |ids: Option<&[u32]>| ids.map_or(row as u32, |ids| ids[row]);
         if self.int {
-            let (k, a, _) = self.parts[0];
-            let id = self.joined.ids[k][row];
+            let (ids, a, _) = self.parts[0];
+            let id = id(ids);
             if id == NONE || !a.is_valid(id as usize) {
                 return None;
             }
@@ -1272,8 +1273,8 @@ impl<'a> KeyReader<'a> {
             };
         }
         Key::of(self.parts.len(), |i| {
-            let (k, a, float) = self.parts[i];
-            match self.joined.ids[k][row] {
+            let (ids, a, float) = self.parts[i];
+            match id(ids) {
                 NONE => None,
                 id => Part::of_array(a, id as usize, float),
             }
@@ -1315,27 +1316,16 @@ fn readers<'a>(
         let (ta, tb) = (type_of(scans, a), type_of(scans, b));
         let float = ta != tb && ta.is_numeric() && tb.is_numeric();
         int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp);
-        let part = |j: &Joined, c: ColRef| {
-            (
-                j.inputs.iter().position(|&x| x == c.0).unwrap_or(0),
-                column_of(scans, c),
-                float,
-            )
+        let part = |j: &'a Joined, c: ColRef| {
+            let k = j.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
+            (Some(j.ids[k].as_slice()), column_of(scans, c), float)
         };
         lparts.push(part(left, a));
         rparts.push(part(right, b));
     }
     (
-        KeyReader {
-            joined: left,
-            parts: lparts,
-            int,
-        },
-        KeyReader {
-            joined: right,
-            parts: rparts,
-            int,
-        },
+        KeyReader { parts: lparts, int },
+        KeyReader { parts: rparts, int },
     )
 }
 
@@ -1595,26 +1585,36 @@ fn semi_join(
             id => a.value(id as usize),
         }
     };
-    // The outer key of a row; NULL parts match nothing. One integer key
-    // (the same type on both sides) is `Key::Int`, on both sides.
-    let outer_key = |row: usize| -> Option<Key<'_>> {
-        Key::of(key_at.len(), |i| {
-            let (k, a) = key_at[i];
-            match joined.ids[k][row] {
-                NONE => None,
-                id => Part::of_array(a, id as usize, floats[i]),
-            }
-        })
+    // The outer rows' keys go into a hash table (usually the fewer: a
+    // filtered join result against a whole table's keys; an array when
+    // they are dense integers), and the subquery's rows stream past it,
+    // marking the outer rows they match. One integer key of the same
+    // type on both sides is read as `Key::Int` on both.
+    let int = key_at.len() == 1
+        && !floats[0]
+        && matches!(
+            semi.types.first(),
+            Some(DataType::Int | DataType::Timestamp)
+        )
+        && semi.types.first() == Some(&type_of(scans, keys[0]));
+    let outer = KeyReader {
+        parts: key_at
+            .iter()
+            .zip(&floats)
+            .map(|(&(k, a), &f)| (Some(joined.ids[k].as_slice()), a, f))
+            .collect(),
+        int,
     };
-    // The hash table holds the outer rows (usually the fewer: a filtered
-    // join result against a whole table's keys), and the subquery's rows
-    // stream past it, marking the outer rows they match.
-    let mut outer: HashMap<Key<'_>, Vec<u32>> = HashMap::new();
-    for row in 0..joined.rows {
-        if let Some(k) = outer_key(row) {
-            outer.entry(k).or_default().push(row as u32);
-        }
-    }
+    let inner = KeyReader {
+        parts: semi
+            .columns
+            .iter()
+            .zip(&floats)
+            .map(|(a, &f)| (None, a, f))
+            .collect(),
+        int,
+    };
+    let heads = Heads::build(&outer, joined.rows);
     let matched: Vec<std::sync::atomic::AtomicBool> = (0..joined.rows)
         .map(|_| std::sync::atomic::AtomicBool::new(false))
         .collect();
@@ -1623,15 +1623,10 @@ fn semi_join(
         .for_each(|chunk| {
             let lo = chunk * PROBE_CHUNK;
             for row in lo..(lo + PROBE_CHUNK).min(semi.rows) {
-                let Some(k) = Key::of(floats.len(), |i| {
-                    Part::of_array(&semi.columns[i], row, floats[i])
-                }) else {
-                    continue;
-                };
-                let Some(candidates) = outer.get(&k) else {
-                    continue;
-                };
-                for &r in candidates {
+                let mut at = heads.first(&inner, row);
+                while at != NONE {
+                    let r = at;
+                    at = heads.next[r as usize];
                     let done = &matched[r as usize];
                     if done.load(std::sync::atomic::Ordering::Relaxed) {
                         continue;

@@ -329,6 +329,17 @@ fn joins_agree_with_nested_loops() {
             &format!("SELECT count(*), sum(a_v) FROM j WHERE a_v > {c} OR b_w < {c} OR a_s = 's1'"),
             &context,
         );
+        // Every branch names each side: filters derived for both scans.
+        same(
+            &db,
+            &format!(
+                "SELECT count(*), sum(a.v) FROM a, b WHERE a.k = b.k AND ((a.v > {c} AND b.w < {c}) OR (a.s = 's1' AND b.t <> 's2' AND a.v < b.w))"
+            ),
+            &format!(
+                "SELECT count(*), sum(a_v) FROM j WHERE (a_v > {c} AND b_w < {c}) OR (a_s = 's1' AND b_t <> 's2' AND a_v < b_w)"
+            ),
+            &context,
+        );
         same(
             &db,
             "SELECT count(*), sum(y) FROM (SELECT k, v FROM a) AS t (x, y) WHERE x IS NOT NULL",

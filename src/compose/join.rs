@@ -196,7 +196,12 @@ pub(super) fn run(
             match (used.len(), equality(&r, &e)?) {
                 (_, Some((a, b))) if a.0 != b.0 && complete => edges.push((a, b)),
                 (1, _) if complete => pushed[*used.iter().next().unwrap_or(&0)].push(e),
-                _ => residual.push(e),
+                _ => {
+                    for (i, derived) in derived_filters(&e, &r, inputs.len())? {
+                        pushed[i].push(derived);
+                    }
+                    residual.push(e)
+                }
             }
         }
     } else {
@@ -660,6 +665,63 @@ fn with_common_factors(conjuncts: Vec<Expr>) -> Vec<Expr> {
     let mut out = conjuncts;
     out.extend(extra);
     out
+}
+
+/// Filters an OR across inputs implies on single inputs: when every
+/// disjunct has conjuncts on input `i` alone, the OR of those (per
+/// disjunct, their AND) holds for every row the OR keeps, so `i`'s scan
+/// may apply it too (the OR itself stays after the joins). TPC-H Q7's
+/// `(n1.n_name = 'FRANCE' AND n2.n_name = 'GERMANY') OR (n1.n_name =
+/// 'GERMANY' AND n2.n_name = 'FRANCE')` keeps two nations of each of n1
+/// and n2, and so about a tenth of suppliers and customers, before any
+/// join.
+fn derived_filters(e: &Expr, r: &Resolver<'_>, inputs: usize) -> Result<Vec<(usize, Expr)>> {
+    let mut branches = Vec::new();
+    disjuncts(e, &mut branches);
+    if branches.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let mut split: Vec<Vec<(BTreeSet<usize>, Expr)>> = Vec::with_capacity(branches.len());
+    for b in &branches {
+        let mut parts = Vec::new();
+        for c in super::conjuncts((*b).clone()) {
+            let (used, complete) = r.inputs_of(&c)?;
+            if complete && used.len() == 1 {
+                parts.push((used, c));
+            }
+        }
+        split.push(parts);
+    }
+    let mut out = Vec::new();
+    for i in 0..inputs {
+        let per_branch: Option<Vec<Expr>> = split
+            .iter()
+            .map(|parts| {
+                and_all(
+                    parts
+                        .iter()
+                        .filter(|(used, _)| used.contains(&i))
+                        .map(|(_, c)| c.clone())
+                        .collect(),
+                )
+            })
+            .collect();
+        if let Some(per_branch) = per_branch {
+            let derived = per_branch.into_iter().reduce(|a, b| {
+                let span = a.span.union(b.span);
+                Expr {
+                    kind: ExprKind::Binary {
+                        op: BinaryOp::Or,
+                        left: Box::new(a),
+                        right: Box::new(b),
+                    },
+                    span,
+                }
+            });
+            out.extend(derived.map(|d| (i, d)));
+        }
+    }
+    Ok(out)
 }
 
 fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {

@@ -5,9 +5,13 @@
 ///
 /// # Design
 /// Patterns without `_` and with `%` only at the ends (the common forms
-/// `abc`, `abc%`, `%abc`, `%abc%`) compile to a plain string test; anything
-/// else runs the general matcher, a greedy backtracking walk over characters
-/// that is linear for patterns with one `%` and O(n·m) in the worst case.
+/// `abc`, `abc%`, `%abc`, `%abc%`) compile to a plain string test; other
+/// patterns without `_` (`%special%requests%`, `a%b%c`) to a prefix, a
+/// suffix and the pieces between, each found after the previous one with
+/// a substring finder (leftmost first, which finds a match whenever one
+/// exists, since `%` takes any run); patterns with `_` run the general
+/// matcher, a greedy backtracking walk over characters that is linear for
+/// patterns with one `%` and O(n·m) in the worst case.
 #[derive(Debug, Clone)]
 pub enum LikePattern {
     /// No wildcard: equality.
@@ -19,6 +23,17 @@ pub enum LikePattern {
     /// `%abc%`, searched with a precompiled SIMD substring finder
     /// (`memchr::memmem`, Two-Way with a vectorized prefilter).
     Contains(Box<memchr::memmem::Finder<'static>>),
+    /// `p%a%b%s` (no `_`, an inner `%`): the string starts with `prefix`,
+    /// ends with `suffix` (not overlapping it), and holds the `inner`
+    /// pieces in order between them.
+    Pieces {
+        /// Before the first `%` (may be empty).
+        prefix: String,
+        /// Between `%`s, each a non-empty piece.
+        inner: Vec<memchr::memmem::Finder<'static>>,
+        /// After the last `%` (may be empty).
+        suffix: String,
+    },
     /// Anything else, as characters.
     General(Vec<char>),
 }
@@ -41,6 +56,23 @@ impl LikePattern {
                     )),
                 };
             }
+            let mut pieces: Vec<&str> = pattern.split('%').collect();
+            let suffix = pieces.pop().unwrap_or_default().to_string();
+            let prefix = if pieces.is_empty() {
+                String::new()
+            } else {
+                pieces.remove(0).to_string()
+            };
+            let inner = pieces
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned())
+                .collect();
+            return LikePattern::Pieces {
+                prefix,
+                inner,
+                suffix,
+            };
         }
         LikePattern::General(pattern.chars().collect())
     }
@@ -54,6 +86,11 @@ impl LikePattern {
             LikePattern::Prefix(p) => s.starts_with(p.as_bytes()),
             LikePattern::Suffix(p) => s.ends_with(p.as_bytes()),
             LikePattern::Contains(f) => f.find(s).is_some(),
+            LikePattern::Pieces {
+                prefix,
+                inner,
+                suffix,
+            } => pieces_match(s, prefix.as_bytes(), inner, suffix.as_bytes()),
             LikePattern::General(_) => std::str::from_utf8(s).is_ok_and(|s| self.matches(s)),
         }
     }
@@ -113,9 +150,34 @@ impl LikePattern {
             LikePattern::Prefix(p) => s.starts_with(p.as_str()),
             LikePattern::Suffix(p) => s.ends_with(p.as_str()),
             LikePattern::Contains(f) => f.find(s.as_bytes()).is_some(),
+            LikePattern::Pieces { .. } => self.matches_bytes(s.as_bytes()),
             LikePattern::General(p) => general_match(p, &s.chars().collect::<Vec<_>>()),
         }
     }
+}
+
+/// `s` starts with `prefix`, ends with `suffix` after it, and holds the
+/// `inner` pieces in order in between, each searched from the end of the
+/// previous one.
+fn pieces_match(
+    s: &[u8],
+    prefix: &[u8],
+    inner: &[memchr::memmem::Finder<'static>],
+    suffix: &[u8],
+) -> bool {
+    let Some(rest) = s.strip_prefix(prefix) else {
+        return false;
+    };
+    let Some(mut body) = rest.strip_suffix(suffix) else {
+        return false;
+    };
+    for f in inner {
+        match f.find(body) {
+            Some(at) => body = &body[at + f.needle().len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 fn general_match(p: &[char], s: &[char]) -> bool {
@@ -168,6 +230,37 @@ mod tests {
         let mut none = Vec::new();
         LikePattern::compile("%x%").for_each_match(b"", &[], |j| none.push(j));
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn pieces_agree_with_the_general_matcher() {
+        // Every pattern of up to five symbols over {a, b, %} against every
+        // string of up to five letters over {a, b}: the `%`-only forms
+        // (prefix, suffix, contains, pieces) must match as the character
+        // walk does.
+        fn all(alphabet: &[char], max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                let next: Vec<String> = last
+                    .iter()
+                    .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                    .collect();
+                out.extend(next.iter().cloned());
+                last = next;
+            }
+            out
+        }
+        let strings = all(&['a', 'b'], 5);
+        for p in all(&['a', 'b', '%'], 5) {
+            let compiled = LikePattern::compile(&p);
+            let chars: Vec<char> = p.chars().collect();
+            for s in &strings {
+                let want = general_match(&chars, &s.chars().collect::<Vec<_>>());
+                assert_eq!(compiled.matches(s), want, "{s} LIKE {p}");
+                assert_eq!(compiled.matches_bytes(s.as_bytes()), want, "{s} LIKE {p}");
+            }
+        }
     }
 
     #[test]

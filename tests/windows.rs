@@ -478,7 +478,16 @@ fn qualify_and_subquery_filters_keep_the_top_rows_per_group() {
         // Partition keys of each kind (an integer, a string, both, none),
         // two orders, and k on both sides of the top-k's small-k path.
         for keys in [&["g"][..], &["h"], &["g", "h"], &[]] {
-            for (order, by, desc) in [("x DESC, id", "x", true), ("f, id", "f", false)] {
+            // Ties go to the earlier row (load order is id order), so one
+            // sort key alone is a total order too.
+            for (order, by, desc, nulls_first) in [
+                ("x DESC, id", "x", true, false),
+                ("f, id", "f", false, false),
+                ("x DESC", "x", true, false),
+                ("f", "f", false, false),
+                ("f DESC NULLS FIRST", "f", true, true),
+                ("x NULLS FIRST", "x", false, true),
+            ] {
                 for k in [1usize, 2, 20] {
                     let partition = if keys.is_empty() {
                         String::new()
@@ -522,7 +531,7 @@ fn qualify_and_subquery_filters_keep_the_top_rows_per_group() {
                             .filter(|r| cmp_rows(&key(r), g).is_eq())
                             .collect();
                         members.sort_by(|a, b| {
-                            cmp_key(&a.get(by), &b.get(by), desc, false).then(a.id.cmp(&b.id))
+                            cmp_key(&a.get(by), &b.get(by), desc, nulls_first).then(a.id.cmp(&b.id))
                         });
                         want.extend(members.iter().take(k).map(|r| {
                             let mut row = g.clone();

@@ -251,10 +251,12 @@ fn canonical(e: &Expr) -> Expr {
             expr,
             pattern,
             negated,
+            case_insensitive,
         } => ExprKind::Like {
             expr: b(expr),
             pattern: b(pattern),
             negated: *negated,
+            case_insensitive: *case_insensitive,
         },
         ExprKind::Case {
             operand,
@@ -858,8 +860,12 @@ impl Evaluator<'_> {
                 expr,
                 pattern,
                 negated,
+                case_insensitive,
             } => match (self.eval(expr, ctx)?, self.eval(pattern, ctx)?) {
                 (Null, _) | (_, Null) => Null,
+                (Str(s), Str(p)) if *case_insensitive => {
+                    Bool(like(&s.to_lowercase(), &p.to_lowercase()) != *negated)
+                }
                 (Str(s), Str(p)) => Bool(like(&s, &p) != *negated),
                 (a, b) => return Err(format!("cannot LIKE {a:?} with {b:?}")),
             },

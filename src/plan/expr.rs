@@ -1524,7 +1524,7 @@ fn func_name(func: &Func) -> &'static str {
             try_parse: true, ..
         } => "try_strptime",
         Func::Str(f) => f.name(),
-        Func::Concat => "concat",
+        Func::Concat => "||",
         Func::ConcatWs => "concat_ws",
         Func::Greatest => "greatest",
         Func::Least => "least",
@@ -1591,6 +1591,21 @@ impl fmt::Display for Expr {
                     write!(f, " WHEN {w} THEN {t}")?;
                 }
                 write!(f, " ELSE {else_result} END")
+            }
+            Expr::Call {
+                func: Func::Concat,
+                args,
+                ..
+            } => {
+                // `||`, whose NULL semantics differ from concat()'s.
+                f.write_str("(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" || ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
             }
             Expr::Call { func, args, .. } => {
                 write!(f, "{}(", func_name(func))?;

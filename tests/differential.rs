@@ -978,6 +978,7 @@ impl QueryGen<'_> {
                     let part = *self.pick(&SMALL_PARTS);
                     (format!("extract({part} FROM {})", self.pick(&TSS)), Ty::Int)
                 }
+                97..99 => self.num_fn(),
                 _ => {
                     let f = *self.pick(&["strlen", "length", "STRLEN"]);
                     (format!("{f}({})", self.pick(&STRS)), Ty::Int)
@@ -1034,9 +1035,15 @@ impl QueryGen<'_> {
                     (format!("{f}({a})"), ta)
                 }
             }
-            72..80 => {
+            72..77 => {
                 let (a, ta) = self.num(d - 1);
                 (format!("(-({a}))"), ta)
+            }
+            77..80 => {
+                let f = *self.pick(&["greatest", "least", "coalesce", "GREATEST", "ifnull"]);
+                let (a, ta) = self.num(d - 1);
+                let (b, tb) = self.num(d - 1);
+                (format!("{f}({a}, {b})"), join(ta, tb))
             }
             _ => {
                 let p = self.pred(1);
@@ -1139,7 +1146,14 @@ impl QueryGen<'_> {
                     "alpha%",
                 ]);
                 let not = if self.chance(0.3) { " NOT" } else { "" };
-                format!("{col}{not} LIKE {}", sql_str(pat))
+                let like = *self.pick(&["LIKE", "LIKE", "ILIKE", "ilike"]);
+                if self.chance(0.15) {
+                    let f = *self.pick(&["starts_with", "ends_with", "contains", "prefix"]);
+                    let p = *self.pick(&FEW_STRINGS);
+                    format!("{f}({col}, {})", sql_str(p))
+                } else {
+                    format!("{col}{not} {like} {}", sql_str(pat))
+                }
             }
             82..90 => {
                 let col = *self.pick(&TSS);
@@ -1196,6 +1210,83 @@ impl QueryGen<'_> {
         )
     }
 
+    /// An integer function at a leaf of [`Self::num`]: small values only.
+    fn num_fn(&mut self) -> (String, Ty) {
+        let col = *self.pick(&STRS);
+        let lit = sql_str(self.pick::<&str>(&FEW_STRINGS));
+        match self.rng.gen_range(0..4) {
+            0 => (format!("strpos({col}, {lit})"), Ty::Int),
+            1 => (format!("ascii({col})"), Ty::Int),
+            2 => {
+                let part = *self.pick(&["year", "quarter", "month", "'YEAR'"]);
+                let part = part.trim_matches('\'');
+                let f = *self.pick(&["date_diff", "datediff"]);
+                let (a, b) = (self.pick(&TSS), self.pick(&TSS));
+                (format!("{f}('{part}', {a}, {b})"), Ty::Int)
+            }
+            _ => {
+                let a = self.pick(&SAFE_INTS);
+                let l = self.nonzero_int();
+                (format!("mod({a}, {l})"), Ty::Int)
+            }
+        }
+    }
+
+    /// A string-valued call of the string functions (or `||`) over string
+    /// columns, small counts only.
+    fn str_fn(&mut self) -> String {
+        let col = *self.pick(&STRS);
+        let other = *self.pick(&STRS);
+        let lit = sql_str(self.pick::<&str>(&FEW_STRINGS));
+        let lit2 = sql_str(self.pick::<&str>(&FEW_STRINGS));
+        match self.rng.gen_range(0..17) {
+            0 => format!("({col} || {lit})"),
+            1 => format!("({lit} || {col} || {other})"),
+            2 => format!("concat({col}, {lit}, {})", self.pick(&SAFE_INTS)),
+            3 => format!("concat_ws({lit}, {col}, {other}, NULL)"),
+            4 => format!("coalesce({col}, {other}, {lit})"),
+            5 => format!("replace({col}, {lit}, {lit2})"),
+            6 => {
+                let f = *self.pick(&["lpad", "rpad"]);
+                let n = self.rng.gen_range(-2..12);
+                let fill = sql_str(self.pick::<&str>(&["*", "ab", "é", "😈x"]));
+                format!("{f}({col}, {n}, {fill})")
+            }
+            7 => {
+                let f = *self.pick(&["left", "right", "LEFT"]);
+                let n = self.rng.gen_range(-5..6);
+                format!("{f}({col}, {n})")
+            }
+            8 => format!("reverse({col})"),
+            9 => format!("repeat({col}, {})", self.rng.gen_range(-1..3)),
+            10 => {
+                let sep = sql_str(self.pick::<&str>(&["a", "/", "", "an", "é", "."]));
+                let i = self.rng.gen_range(-3..4);
+                format!("split_part({col}, {sep}, {i})")
+            }
+            11 => {
+                let f = *self.pick(&["ltrim", "rtrim", "trim"]);
+                if self.chance(0.5) {
+                    format!("{f}({col})")
+                } else {
+                    let chars = sql_str(self.pick::<&str>(&["a", "ab", "h/", "é😈"]));
+                    format!("{f}({col}, {chars})")
+                }
+            }
+            12 => format!("nullif({col}, {lit})"),
+            13 => {
+                let f = *self.pick(&["greatest", "least"]);
+                format!("{f}({col}, {lit}, {other})")
+            }
+            14 => {
+                let format = sql_str(self.pick::<&str>(&["%Y-%m-%d", "%H:%M:%S", "%Y/%m/%d %H"]));
+                format!("strftime({}, {format})", self.pick(&TSS))
+            }
+            15 => format!("ifnull({col}, {lit})"),
+            _ => format!("concat({col}, NULL, {other})"),
+        }
+    }
+
     /// The value of a literal generated by `lit_for(col)`, for ordering
     /// BETWEEN bounds.
     fn lit_value(&self, col: &str, lit: &str) -> Value {
@@ -1244,7 +1335,8 @@ impl QueryGen<'_> {
                     self.pick(&TSS)
                 ),
             },
-            84..92 => self.pred(1),
+            84..89 => self.pred(1),
+            89..92 => self.str_fn(),
             92..96 => (*self.pick(&["(w + 1)", "(w - 1)", "abs(w)", "(-(w))"])).to_string(),
             _ => (*self.pick(&["1", "'x'", "NULL", "2.5"])).to_string(),
         }

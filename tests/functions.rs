@@ -630,3 +630,581 @@ fn group_by_all_order_by_all_and_filter_equal_their_long_forms() {
         }
     }
 }
+
+fn bools(xs: &[Option<bool>]) -> Vec<Value> {
+    xs.iter()
+        .map(|x| x.map_or(Value::Null, Value::Bool))
+        .collect()
+}
+
+fn floats(xs: &[Option<f64>]) -> Vec<Value> {
+    xs.iter()
+        .map(|x| x.map_or(Value::Null, Value::Float))
+        .collect()
+}
+
+/// `||`, ILIKE, the NULL-handling, string and timestamp functions DuckDB
+/// users reach for first, over every partitioning. The expected columns
+/// are DuckDB 1.x's answers on the same table (`read_csv` with the columns
+/// typed TIMESTAMP, VARCHAR, DOUBLE), obtained with its Python package;
+/// only `chr`'s argument is cast to INTEGER there (DuckDB has no
+/// `chr(BIGINT)`).
+#[test]
+fn everyday_scalar_functions_answer_as_duckdb() {
+    let cases: Vec<(&str, Vec<Value>)> = vec![
+        (
+            "s || '!'",
+            strs(&[
+                Some("https://www.example.com/a/b!"),
+                Some("http://example.org!"),
+                None,
+                Some("日本語 text!"),
+                Some("aaa!"),
+            ]),
+        ),
+        (
+            "'<' || s || '>'",
+            strs(&[
+                Some("<https://www.example.com/a/b>"),
+                Some("<http://example.org>"),
+                None,
+                Some("<日本語 text>"),
+                Some("<aaa>"),
+            ]),
+        ),
+        (
+            "s ILIKE '%EXAMPLE%'",
+            bools(&[Some(true), Some(true), None, Some(false), Some(false)]),
+        ),
+        (
+            "s NOT ILIKE 'AAA'",
+            bools(&[Some(true), Some(true), None, Some(true), Some(false)]),
+        ),
+        (
+            "s ILIKE 'HTTP_://%'",
+            bools(&[Some(true), Some(false), None, Some(false), Some(false)]),
+        ),
+        (
+            "coalesce(s, 'none')",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                Some("none"),
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "ifnull(x, 0)",
+            floats(&[Some(2.5), Some(3.5), Some(-2.5), Some(0.0), Some(0.5)]),
+        ),
+        (
+            "coalesce(NULL, x, 1)",
+            floats(&[Some(2.5), Some(3.5), Some(-2.5), Some(1.0), Some(0.5)]),
+        ),
+        (
+            "nullif(x, 2.5)",
+            floats(&[None, Some(3.5), Some(-2.5), None, Some(0.5)]),
+        ),
+        (
+            "nullif(s, 'aaa')",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                None,
+            ]),
+        ),
+        (
+            "greatest(x, 1)",
+            floats(&[Some(2.5), Some(3.5), Some(1.0), Some(1.0), Some(1.0)]),
+        ),
+        (
+            "least(x, 1, NULL)",
+            floats(&[Some(1.0), Some(1.0), Some(-2.5), Some(1.0), Some(0.5)]),
+        ),
+        (
+            "date_diff('second', TIMESTAMP '1970-01-01', greatest(t, TIMESTAMP '2010-01-01'))",
+            ints(&[
+                Some(1627991984),
+                Some(1262304000),
+                Some(1356994800),
+                Some(1262304000),
+                Some(1262304000),
+            ]),
+        ),
+        (
+            "least(s, 'b')",
+            strs(&[Some("b"), Some("b"), Some("b"), Some("b"), Some("aaa")]),
+        ),
+        (
+            "concat(s, '-', strlen(s))",
+            strs(&[
+                Some("https://www.example.com/a/b-27"),
+                Some("http://example.org-18"),
+                Some("-"),
+                Some("日本語 text-14"),
+                Some("aaa-3"),
+            ]),
+        ),
+        (
+            "concat_ws('|', s, 'z', s)",
+            strs(&[
+                Some("https://www.example.com/a/b|z|https://www.example.com/a/b"),
+                Some("http://example.org|z|http://example.org"),
+                Some("z"),
+                Some("日本語 text|z|日本語 text"),
+                Some("aaa|z|aaa"),
+            ]),
+        ),
+        ("concat_ws(NULL, s)", strs(&[None, None, None, None, None])),
+        (
+            "starts_with(s, 'http')",
+            bools(&[Some(true), Some(true), None, Some(false), Some(false)]),
+        ),
+        (
+            "ends_with(s, 'a')",
+            bools(&[Some(false), Some(false), None, Some(false), Some(true)]),
+        ),
+        (
+            "contains(s, 'example')",
+            bools(&[Some(true), Some(true), None, Some(false), Some(false)]),
+        ),
+        (
+            "replace(s, 'a', 'AA')",
+            strs(&[
+                Some("https://www.exAAmple.com/AA/b"),
+                Some("http://exAAmple.org"),
+                None,
+                Some("日本語 text"),
+                Some("AAAAAA"),
+            ]),
+        ),
+        (
+            "replace(s, '/', '')",
+            strs(&[
+                Some("https:www.example.comab"),
+                Some("http:example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "lpad(s, 8, '*-')",
+            strs(&[
+                Some("https://"),
+                Some("http://e"),
+                None,
+                Some("日本語 text"),
+                Some("*-*-*aaa"),
+            ]),
+        ),
+        (
+            "rpad(s, 5, '.')",
+            strs(&[
+                Some("https"),
+                Some("http:"),
+                None,
+                Some("日本語 t"),
+                Some("aaa.."),
+            ]),
+        ),
+        (
+            "lpad(s, 2, '*')",
+            strs(&[Some("ht"), Some("ht"), None, Some("日本"), Some("aa")]),
+        ),
+        (
+            "left(s, 4)",
+            strs(&[
+                Some("http"),
+                Some("http"),
+                None,
+                Some("日本語 "),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "left(s, -3)",
+            strs(&[
+                Some("https://www.example.com/"),
+                Some("http://example."),
+                None,
+                Some("日本語 t"),
+                Some(""),
+            ]),
+        ),
+        (
+            "right(s, 3)",
+            strs(&[Some("a/b"), Some("org"), None, Some("ext"), Some("aaa")]),
+        ),
+        (
+            "right(s, -5)",
+            strs(&[
+                Some("://www.example.com/a/b"),
+                Some("//example.org"),
+                None,
+                Some("ext"),
+                Some(""),
+            ]),
+        ),
+        (
+            "reverse(s)",
+            strs(&[
+                Some("b/a/moc.elpmaxe.www//:sptth"),
+                Some("gro.elpmaxe//:ptth"),
+                None,
+                Some("txet 語本日"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "repeat(s, 2)",
+            strs(&[
+                Some("https://www.example.com/a/bhttps://www.example.com/a/b"),
+                Some("http://example.orghttp://example.org"),
+                None,
+                Some("日本語 text日本語 text"),
+                Some("aaaaaa"),
+            ]),
+        ),
+        (
+            "repeat(s, 0)",
+            strs(&[Some(""), Some(""), None, Some(""), Some("")]),
+        ),
+        (
+            "split_part(s, '/', 3)",
+            strs(&[
+                Some("www.example.com"),
+                Some("example.org"),
+                None,
+                Some(""),
+                Some(""),
+            ]),
+        ),
+        (
+            "split_part(s, '/', -1)",
+            strs(&[
+                Some("b"),
+                Some("example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "split_part(s, '/', 0)",
+            strs(&[Some(""), Some(""), None, Some(""), Some("")]),
+        ),
+        (
+            "split_part(s, '', 2)",
+            strs(&[Some("t"), Some("t"), None, Some("本"), Some("a")]),
+        ),
+        (
+            "strpos(s, 'e')",
+            ints(&[Some(13), Some(8), None, Some(6), Some(0)]),
+        ),
+        (
+            "instr(s, 'exam')",
+            ints(&[Some(13), Some(8), None, Some(0), Some(0)]),
+        ),
+        (
+            "ltrim(s, 'ht')",
+            strs(&[
+                Some("ps://www.example.com/a/b"),
+                Some("p://example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "rtrim(s, 'a')",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                Some(""),
+            ]),
+        ),
+        (
+            "trim(s, 'ah')",
+            strs(&[
+                Some("ttps://www.example.com/a/b"),
+                Some("ttp://example.org"),
+                None,
+                Some("日本語 text"),
+                Some(""),
+            ]),
+        ),
+        (
+            "trim(' ' || s || '  ')",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "ltrim('  ' || s)",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "rtrim(s || '  ')",
+            strs(&[
+                Some("https://www.example.com/a/b"),
+                Some("http://example.org"),
+                None,
+                Some("日本語 text"),
+                Some("aaa"),
+            ]),
+        ),
+        (
+            "ascii(s)",
+            ints(&[Some(104), Some(104), None, Some(26085), Some(97)]),
+        ),
+        (
+            "chr(strlen(s) + 64)",
+            strs(&[Some("["), Some("R"), None, Some("N"), Some("C")]),
+        ),
+        (
+            "mod(strlen(s), 4)",
+            ints(&[Some(3), Some(2), None, Some(2), Some(3)]),
+        ),
+        (
+            "mod(strlen(s), -3)",
+            ints(&[Some(0), Some(0), None, Some(2), Some(0)]),
+        ),
+        (
+            "strftime(t, '%Y-%m-%d %H:%M:%S')",
+            strs(&[
+                Some("2021-08-03 11:59:44"),
+                Some("2005-01-02 00:00:00"),
+                Some("2012-12-31 23:00:00"),
+                None,
+                Some("1969-12-31 23:59:59"),
+            ]),
+        ),
+        (
+            "strftime(t, '%d/%m/%Y %H:%M:%S.%f')",
+            strs(&[
+                Some("03/08/2021 11:59:44.123456"),
+                Some("02/01/2005 00:00:00.000000"),
+                Some("31/12/2012 23:00:00.000000"),
+                None,
+                Some("31/12/1969 23:59:59.500000"),
+            ]),
+        ),
+        (
+            "strftime(t, '%j %a %b %A %B %y %p %I')",
+            strs(&[
+                Some("215 Tue Aug Tuesday August 21 AM 11"),
+                Some("002 Sun Jan Sunday January 05 AM 12"),
+                Some("366 Mon Dec Monday December 12 PM 11"),
+                None,
+                Some("365 Wed Dec Wednesday December 69 PM 11"),
+            ]),
+        ),
+        (
+            "date_diff('year', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-11), Some(5), Some(-2), None, Some(41)]),
+        ),
+        (
+            "date_diff('quarter', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-45), Some(21), Some(-10), None, Some(162)]),
+        ),
+        (
+            "date_diff('month', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-134), Some(65), Some(-30), None, Some(486)]),
+        ),
+        (
+            "date_diff('week', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-581), Some(284), Some(-132), None, Some(2110)]),
+        ),
+        (
+            "date_diff('day', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-4067), Some(1990), Some(-930), None, Some(14776)]),
+        ),
+        (
+            "datediff('hour', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[Some(-97607), Some(47772), Some(-22331), None, Some(354613)]),
+        ),
+        (
+            "date_diff('minute', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[
+                Some(-5856449),
+                Some(2866350),
+                Some(-1339830),
+                None,
+                Some(21276751),
+            ]),
+        ),
+        (
+            "date_diff('second', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[
+                Some(-351386954),
+                Some(171981030),
+                Some(-80389770),
+                None,
+                Some(1276605031),
+            ]),
+        ),
+        (
+            "date_diff('millisecond', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[
+                Some(-351386953623),
+                Some(171981030500),
+                Some(-80389769500),
+                None,
+                Some(1276605031000),
+            ]),
+        ),
+        (
+            "date_diff('microsecond', t, TIMESTAMP '2010-06-15 12:30:30.5')",
+            ints(&[
+                Some(-351386953623456),
+                Some(171981030500000),
+                Some(-80389769500000),
+                None,
+                Some(1276605031000000),
+            ]),
+        ),
+        (
+            "date_diff('second', TIMESTAMP '1970-01-01', t)",
+            ints(&[
+                Some(1627991984),
+                Some(1104624000),
+                Some(1356994800),
+                None,
+                Some(-1),
+            ]),
+        ),
+        (
+            "date_diff('day', TIMESTAMP '1970-01-01 00:00:00.1', t)",
+            ints(&[Some(18842), Some(12785), Some(15705), None, Some(-1)]),
+        ),
+        (
+            "date_diff('week', TIMESTAMP '1969-12-30', t)",
+            ints(&[Some(2692), Some(1826), Some(2243), None, Some(0)]),
+        ),
+    ];
+    for db in &databases() {
+        for (expr, want) in &cases {
+            let sql = format!("SELECT {expr} FROM f");
+            assert_eq!(&column(db, &sql), want, "{sql}");
+        }
+    }
+}
+
+/// Lengths the user types never size an allocation: a result over 1 MiB is
+/// an error naming the function; bad arguments are plan errors at the
+/// argument.
+#[test]
+fn string_lengths_are_capped_and_bad_arguments_explained() {
+    let db = &databases()[0];
+    for (sql, message) in [
+        (
+            "SELECT repeat('a', 1e12)",
+            "repeat: the result would be longer than",
+        ),
+        (
+            "SELECT lpad(s, 1e12, 'x') FROM f",
+            "lpad: the result would be longer than",
+        ),
+        (
+            "SELECT rpad(s, 2000000, 'x') FROM f",
+            "rpad: the result would be longer than",
+        ),
+        (
+            "SELECT repeat(s, 100000) FROM f",
+            "repeat: the result would be longer than",
+        ),
+        (
+            "SELECT replace(repeat('a', 1000), 'a', repeat('b', 2000))",
+            "replace: the result would be longer than",
+        ),
+        (
+            "SELECT lpad(s, 40, '') FROM f",
+            "lpad: cannot pad with an empty string",
+        ),
+        ("SELECT chr(-1)", "chr(): -1 is not a Unicode code point"),
+        (
+            "SELECT chr(55296)",
+            "chr(): 55296 is not a Unicode code point",
+        ),
+    ] {
+        let err = db.query(sql).expect_err(sql).to_string();
+        assert!(err.contains(message), "{sql}: {err}");
+    }
+    // Short strings repeated a little stay fine, and NULL rows never fail.
+    assert_eq!(
+        column(db, "SELECT repeat(s, 2) FROM f WHERE s IS NULL"),
+        strs(&[None])
+    );
+    for (sql, at, message) in [
+        (
+            "SELECT strftime(t, '%Q') FROM f",
+            "'%Q'",
+            "invalid strftime format '%Q'",
+        ),
+        (
+            "SELECT strftime(t, s) FROM f",
+            "s) FROM",
+            "strftime() needs a constant format",
+        ),
+        (
+            "SELECT date_diff('fortnight', t, t) FROM f",
+            "'fortnight'",
+            "date_diff() needs a constant part",
+        ),
+        (
+            "SELECT date_diff('day', s, t) FROM f",
+            "s, t)",
+            "date_diff() needs a timestamp, but \"s\" is a string",
+        ),
+        (
+            "SELECT x ILIKE 'a' FROM f",
+            "x ILIKE",
+            "ILIKE needs a string, but \"x\" is a float",
+        ),
+        (
+            "SELECT coalesce(s, x) FROM f",
+            "x) FROM",
+            "coalesce() arguments have different types: string and float",
+        ),
+        (
+            "SELECT greatest() FROM f",
+            "greatest()",
+            "greatest() takes at least one argument",
+        ),
+        (
+            "SELECT left(s) FROM f",
+            "left(s)",
+            "left() takes 2 argument(s), found 1",
+        ),
+        (
+            "SELECT repeat(s, 'x') FROM f",
+            "'x')",
+            "repeat() needs a integer, but \"'x'\" is a string",
+        ),
+    ] {
+        match db.query(sql) {
+            Err(Error::Plan { message: m, offset }) => {
+                assert!(m.contains(message), "{sql}: {m}");
+                let offset = offset.expect("an offset");
+                assert_eq!(&sql[offset..offset + at.len()], at, "{sql}");
+            }
+            other => panic!("{sql}: expected a plan error, got {other:?}"),
+        }
+    }
+}

@@ -14,7 +14,8 @@ use crate::types::{DataType, TimestampFormat, Value, parse_timestamp};
 
 use super::eval::{NoRow, eval};
 use super::expr::{
-    AggCall, AggFunc, BinaryOp, DatePart, Expr, Fraction, Func, MathFn, RegexpReplace, TruncUnit,
+    AggCall, AggFunc, BinaryOp, DatePart, Expr, Fraction, Func, MathFn, RegexpReplace, StrFn,
+    StrftimeFormat, TruncUnit,
 };
 use super::dedup::Deduped;
 use super::{Aggregate, Catalog, QueryPlan, SortKey};
@@ -496,6 +497,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "any_value",
     "approx_count_distinct",
     "approx_quantile",
+    "ascii",
     "asin",
     "atan",
     "avg",
@@ -506,32 +508,52 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "ceiling",
     "char_length",
     "character_length",
+    "chr",
+    "coalesce",
+    "concat",
+    "concat_ws",
+    "contains",
     "corr",
     "cos",
     "count",
     "count_if",
     "covar_pop",
     "covar_samp",
+    "date_diff",
     "date_part",
     "date_trunc",
+    "datediff",
     "datepart",
     "degrees",
+    "ends_with",
     "exp",
     "extract",
     "floor",
+    "greatest",
+    "ifnull",
+    "instr",
+    "lcase",
+    "least",
+    "left",
+    "len",
     "length",
     "ln",
     "log",
     "log10",
     "log2",
     "lower",
+    "lpad",
+    "ltrim",
     "max",
     "mean",
     "median",
     "min",
+    "mod",
     "mode",
+    "nullif",
     "pow",
     "power",
+    "prefix",
     "quantile",
     "quantile_cont",
     "quantile_disc",
@@ -540,22 +562,35 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "regr_intercept",
     "regr_r2",
     "regr_slope",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
     "round",
+    "rpad",
+    "rtrim",
     "sign",
     "sin",
+    "split_part",
     "sqrt",
+    "starts_with",
     "stddev",
     "stddev_pop",
     "stddev_samp",
+    "strftime",
     "strlen",
+    "strpos",
     "strptime",
     "substr",
     "substring",
+    "suffix",
     "sum",
     "tan",
     "to_year",
+    "trim",
     "trunc",
     "try_strptime",
+    "ucase",
     "upper",
     "var_pop",
     "var_samp",
@@ -721,6 +756,15 @@ impl Binder<'_> {
                     UnaryOp::Not => Expr::Not(Box::new(self.expect_bool(inner, expr)?)),
                 }
             }
+            ExprKind::Binary {
+                op: ast::BinaryOp::Concat,
+                left,
+                right,
+            } => {
+                let l = self.bind(left, ctx)?;
+                let r = self.bind(right, ctx)?;
+                concat_call(vec![as_text(l), as_text(r)])
+            }
             ExprKind::Binary { op, left, right } => {
                 self.bind_binary((*op).into(), left, right, ctx, at)?
             }
@@ -774,10 +818,24 @@ impl Binder<'_> {
                 expr,
                 pattern,
                 negated,
+                case_insensitive,
             } => {
-                let x = self.expect_type(self.bind(expr, ctx)?, DataType::Str, expr, "LIKE")?;
-                let p =
-                    self.expect_type(self.bind(pattern, ctx)?, DataType::Str, pattern, "LIKE")?;
+                let what = if *case_insensitive { "ILIKE" } else { "LIKE" };
+                let mut x = self.expect_type(self.bind(expr, ctx)?, DataType::Str, expr, what)?;
+                let mut p =
+                    self.expect_type(self.bind(pattern, ctx)?, DataType::Str, pattern, what)?;
+                if *case_insensitive {
+                    // `x ILIKE p` is `lower(x) LIKE lower(p)`, as DuckDB
+                    // defines it; lower() runs once per dictionary entry,
+                    // and a constant pattern folds.
+                    let lower = |e: Expr| Expr::Call {
+                        func: Func::Lower,
+                        args: vec![e],
+                        dtype: DataType::Str,
+                    };
+                    x = lower(x);
+                    p = fold(lower(p));
+                }
                 Expr::Like {
                     expr: Box::new(x),
                     pattern: Box::new(p),
@@ -1504,6 +1562,193 @@ impl Binder<'_> {
                 bound = vec![s];
                 (Func::RegexpReplace(Arc::new(r)), DataType::Str)
             }
+            "coalesce" | "ifnull" => {
+                if lname == "ifnull" {
+                    arity(2..=2)?;
+                } else if bound.is_empty() {
+                    return Err(at_least_one(&lname, at));
+                }
+                let (mut bound, dtype) = self.unify(bound, args, &lname)?;
+                // CASE WHEN a IS NOT NULL THEN a WHEN b … ELSE last END.
+                let last = bound.pop().expect("at least one argument");
+                let branches = bound
+                    .into_iter()
+                    .map(|a| {
+                        let test = Expr::IsNull {
+                            expr: Box::new(a.clone()),
+                            negated: true,
+                        };
+                        (test, a)
+                    })
+                    .collect();
+                return Ok(Expr::Case {
+                    branches,
+                    else_result: Box::new(last),
+                    dtype,
+                });
+            }
+            "nullif" => {
+                arity(2..=2)?;
+                let b = bound.pop().expect("two");
+                let a = bound.pop().expect("two");
+                let (a, b) = if is_null_literal(&a) {
+                    (retype_null(a, b.dtype()), b)
+                } else {
+                    (a, b)
+                };
+                let dtype = a.dtype();
+                let (ca, cb) = self.coerce_comparison(a.clone(), b, args[1].span.start)?;
+                return Ok(Expr::Case {
+                    branches: vec![(
+                        Expr::binary(BinaryOp::Eq, ca, cb, DataType::Bool),
+                        Expr::literal(Value::Null, dtype),
+                    )],
+                    else_result: Box::new(a),
+                    dtype,
+                });
+            }
+            "greatest" | "least" => {
+                if bound.is_empty() {
+                    return Err(at_least_one(&lname, at));
+                }
+                let (unified, dtype) = self.unify(bound, args, &lname)?;
+                bound = unified;
+                let f = if lname == "greatest" {
+                    Func::Greatest
+                } else {
+                    Func::Least
+                };
+                (f, dtype)
+            }
+            "concat" => {
+                // NULLs are skipped: each argument is coalesce(text, '').
+                let parts: Vec<Expr> = bound
+                    .into_iter()
+                    .filter(|a| !is_null_literal(a))
+                    .map(|a| {
+                        let text = as_text(a);
+                        Expr::Case {
+                            branches: vec![(
+                                Expr::IsNull {
+                                    expr: Box::new(text.clone()),
+                                    negated: true,
+                                },
+                                text,
+                            )],
+                            else_result: Box::new(Expr::literal(Value::str(""), DataType::Str)),
+                            dtype: DataType::Str,
+                        }
+                    })
+                    .collect();
+                if parts.is_empty() {
+                    return Ok(Expr::literal(Value::str(""), DataType::Str));
+                }
+                return Ok(concat_call(parts));
+            }
+            "concat_ws" => {
+                if bound.len() < 2 {
+                    return Err(Error::plan_at(
+                        "concat_ws() takes a separator and at least one string",
+                        at,
+                    ));
+                }
+                bound = bound.into_iter().map(as_text).collect();
+                (Func::ConcatWs, DataType::Str)
+            }
+            "mod" => {
+                arity(2..=2)?;
+                return self.bind_binary(BinaryOp::Modulo, &args[0], &args[1], ctx, at);
+            }
+            "lcase" | "ucase" | "len" => {
+                arity(1..=1)?;
+                let a = bound.remove(0);
+                bound.push(self.expect_type(a, DataType::Str, &args[0], &format!("{lname}()"))?);
+                match lname.as_str() {
+                    "lcase" => (Func::Lower, DataType::Str),
+                    "ucase" => (Func::Upper, DataType::Str),
+                    _ => (Func::Length, DataType::Int),
+                }
+            }
+            name if StrFn::parse(name).is_some() => {
+                let f = StrFn::parse(name).expect("matched");
+                let (required, optional) = f.signature();
+                arity(required.len()..=required.len() + optional.len())?;
+                let types = required.iter().chain(optional);
+                for ((a, &t), src) in bound.iter_mut().zip(types).zip(args) {
+                    let e = std::mem::replace(a, Expr::literal(Value::Null, t));
+                    *a = if t == DataType::Int && e.dtype() == DataType::Float {
+                        // A count written as a float (1e6) is rounded, as
+                        // DuckDB casts it; a float too large for an
+                        // integer fails the cast.
+                        Expr::Cast {
+                            expr: Box::new(e),
+                            dtype: DataType::Int,
+                            try_cast: false,
+                        }
+                    } else {
+                        self.expect_type(e, t, src, &format!("{lname}()"))?
+                    };
+                }
+                (Func::Str(f), f.result_type())
+            }
+            "strftime" => {
+                arity(2..=2)?;
+                let ts = bound.remove(0);
+                let ts = self.timestamp_arg(ts, &args[0], "strftime()")?;
+                let format = match fold(bound.remove(0)).as_literal() {
+                    Some(Value::Str(t)) => StrftimeFormat::new(t)
+                        .map_err(|m| Error::plan_at(m, args[1].span.start))?,
+                    Some(Value::Null) => return Ok(Expr::literal(Value::Null, DataType::Str)),
+                    _ => {
+                        return Err(Error::plan_at(
+                            format!(
+                                "strftime() needs a constant format such as '%Y-%m-%d %H:%M:%S', but \"{}\" is not one",
+                                self.text(&args[1])
+                            ),
+                            args[1].span.start,
+                        ));
+                    }
+                };
+                bound = vec![ts];
+                (Func::Strftime(Arc::new(format)), DataType::Str)
+            }
+            "date_diff" | "datediff" => {
+                arity(3..=3)?;
+                let part = match fold(bound[0].clone()).as_literal() {
+                    Some(Value::Str(p)) => DatePart::parse(p).filter(|p| {
+                        matches!(
+                            p,
+                            DatePart::Year
+                                | DatePart::Quarter
+                                | DatePart::Month
+                                | DatePart::Week
+                                | DatePart::Day
+                                | DatePart::Hour
+                                | DatePart::Minute
+                                | DatePart::Second
+                                | DatePart::Millisecond
+                                | DatePart::Microsecond
+                        )
+                    }),
+                    _ => None,
+                };
+                let Some(part) = part else {
+                    return Err(Error::plan_at(
+                        format!(
+                            "{lname}() needs a constant part: year, quarter, month, week, day, hour, minute, second, millisecond or microsecond"
+                        ),
+                        args[0].span.start,
+                    ));
+                };
+                let end = bound.pop().expect("three");
+                let start = bound.pop().expect("three");
+                let what = format!("{lname}()");
+                bound = vec![
+                    self.timestamp_arg(start, &args[1], &what)?,
+                    self.timestamp_arg(end, &args[2], &what)?,
+                ];
+                (Func::DateDiff(part), DataType::Int)
+            }
             _ => {
                 let names: Vec<String> = FUNCTION_NAMES.iter().map(|f| f.to_string()).collect();
                 let hint = suggest(&lname, &names).replace('"', "");
@@ -1518,6 +1763,68 @@ impl Binder<'_> {
             args: bound,
             dtype,
         })
+    }
+
+    /// The arguments of `coalesce`, `greatest` and the like converted to
+    /// one type, as CASE unifies its branches: NULLs adopt it, integers
+    /// widen to floats; other mixes are an error.
+    fn unify(
+        &self,
+        bound: Vec<Expr>,
+        args: &[ast::Expr],
+        fname: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        let mut dtype: Option<DataType> = None;
+        for (e, src) in bound.iter().zip(args) {
+            if is_null_literal(e) {
+                continue;
+            }
+            let t = e.dtype();
+            dtype = Some(match dtype {
+                None => t,
+                Some(d) if d == t => d,
+                Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
+                Some(d) => {
+                    return Err(Error::plan_at(
+                        format!("{fname}() arguments have different types: {d} and {t}"),
+                        src.span.start,
+                    ));
+                }
+            });
+        }
+        let dtype = dtype.unwrap_or(DataType::Int);
+        let unified = bound
+            .into_iter()
+            .map(|e| {
+                if is_null_literal(&e) {
+                    Expr::literal(Value::Null, dtype)
+                } else if e.dtype() != dtype {
+                    Expr::Cast {
+                        expr: Box::new(e),
+                        dtype,
+                        try_cast: false,
+                    }
+                } else {
+                    e
+                }
+            })
+            .collect();
+        Ok((unified, dtype))
+    }
+
+    /// A timestamp argument; a string literal is read as a timestamp, as in
+    /// a comparison.
+    fn timestamp_arg(&self, e: Expr, src: &ast::Expr, what: &str) -> Result<Expr> {
+        if let Some(Value::Str(text)) = e.as_literal() {
+            return match parse_timestamp(text.trim()) {
+                Some(t) => Ok(Expr::literal(Value::Timestamp(t), DataType::Timestamp)),
+                None => Err(Error::plan_at(
+                    format!("\"{text}\" is not a timestamp (expected YYYY-MM-DD[ HH:MM:SS])"),
+                    src.span.start,
+                )),
+            };
+        }
+        self.expect_type(e, DataType::Timestamp, src, what)
     }
 
     fn numeric_arg(&self, e: &mut Expr, src: &ast::Expr, fname: &str) -> Result<DataType> {
@@ -1535,6 +1842,35 @@ impl Binder<'_> {
             ));
         }
         Ok(t)
+    }
+}
+
+/// `e` as text: strings as they are, a NULL as a NULL string, anything
+/// else cast to text (as `||` and `concat` take their operands).
+fn as_text(e: Expr) -> Expr {
+    if is_null_literal(&e) {
+        Expr::literal(Value::Null, DataType::Str)
+    } else if e.dtype() == DataType::Str {
+        e
+    } else {
+        fold(Expr::Cast {
+            expr: Box::new(e),
+            dtype: DataType::Str,
+            try_cast: false,
+        })
+    }
+}
+
+fn at_least_one(fname: &str, at: usize) -> Error {
+    Error::plan_at(format!("{fname}() takes at least one argument"), at)
+}
+
+/// [`Func::Concat`] of string arguments.
+fn concat_call(args: Vec<Expr>) -> Expr {
+    Expr::Call {
+        func: Func::Concat,
+        args,
+        dtype: DataType::Str,
     }
 }
 

@@ -23,7 +23,9 @@ use crate::types::{
     parse_timestamp, timestamp_year,
 };
 
-use super::expr::{DatePart, Expr, Func, TruncUnit};
+use super::expr::{
+    DatePart, Expr, Func, MAX_STRING_BYTES, StrFn, StrftimeFormat, TruncUnit,
+};
 
 /// Where an expression's inputs come from when evaluated on one row.
 pub trait RowSource {
@@ -396,11 +398,76 @@ pub fn date_part(part: DatePart, micros: i64) -> Value {
 /// # Errors
 /// Overflow in `abs`/`round` of integers.
 pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
+    match func {
+        Func::Greatest | Func::Least => {
+            let pick = if *func == Func::Greatest {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            let mut best: Option<&Value> = None;
+            for v in args.iter().filter(|v| !v.is_null()) {
+                if best.is_none_or(|b| v.total_cmp(b) == pick) {
+                    best = Some(v);
+                }
+            }
+            return Ok(best.cloned().unwrap_or(Value::Null));
+        }
+        Func::ConcatWs => {
+            let Some(Value::Str(sep)) = args.first() else {
+                return Ok(Value::Null);
+            };
+            let mut out = String::new();
+            let mut first = true;
+            for v in &args[1..] {
+                if let Value::Str(s) = v {
+                    if !first {
+                        out.push_str(sep);
+                    }
+                    first = false;
+                    out.push_str(s);
+                    check_length("concat_ws", out.len())?;
+                }
+            }
+            return Ok(Value::str(&out));
+        }
+        _ => {}
+    }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
     let arg = &args[0];
     Ok(match (func, arg) {
+        (Func::Concat, _) => {
+            let mut out = String::new();
+            for v in args {
+                if let Value::Str(s) = v {
+                    out.push_str(s);
+                    check_length("||", out.len())?;
+                }
+            }
+            Value::str(&out)
+        }
+        (Func::Str(StrFn::Chr), Value::Int(n)) => {
+            let c = u32::try_from(*n).ok().and_then(char::from_u32).ok_or_else(|| {
+                Error::Execution(format!("chr(): {n} is not a Unicode code point"))
+            })?;
+            Value::str(c.encode_utf8(&mut [0; 4]))
+        }
+        (Func::Str(f), Value::Str(s)) => match f.result_type() {
+            DataType::Bool => Value::Bool(str_test(*f, s, &args[1..])),
+            DataType::Int => Value::Int(str_int(*f, s, &args[1..])),
+            _ => {
+                let mut out = String::new();
+                str_into(*f, s, &args[1..], &mut out)?;
+                Value::str(&out)
+            }
+        },
+        (Func::Strftime(format), Value::Timestamp(t)) => Value::str(&strftime(format, *t)?),
+        (Func::DateDiff(part), Value::Timestamp(start)) => match args.get(1) {
+            Some(Value::Timestamp(end)) => Value::Int(date_diff(*part, *start, *end)?),
+            _ => Value::Null,
+        },
         (Func::Year, Value::Timestamp(t)) => Value::Int(timestamp_year(*t)),
         (Func::DateTrunc(unit), Value::Timestamp(t)) => {
             Value::Timestamp(date_trunc(*unit, *t).ok_or_else(timestamp_out_of_range)?)
@@ -497,6 +564,229 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
             return Err(Error::Internal(format!("function {func:?} on {arg:?}")));
         }
     })
+}
+
+/// An error unless `len` bytes fit [`MAX_STRING_BYTES`].
+///
+/// # Errors
+/// [`Error::Execution`] naming the function.
+pub fn check_length(fname: &str, len: usize) -> Result<()> {
+    if len > MAX_STRING_BYTES {
+        return Err(Error::Execution(format!(
+            "{fname}: the result would be longer than {MAX_STRING_BYTES} bytes (1 MiB), the longest string a function builds"
+        )));
+    }
+    Ok(())
+}
+
+/// The integer argument `i` of a string function (0 when absent).
+fn int_arg(rest: &[Value], i: usize) -> i64 {
+    match rest.get(i) {
+        Some(Value::Int(n)) => *n,
+        _ => 0,
+    }
+}
+
+/// The string argument `i` of a string function ("" when absent).
+fn str_arg(rest: &[Value], i: usize) -> &str {
+    match rest.get(i) {
+        Some(Value::Str(s)) => s,
+        _ => "",
+    }
+}
+
+/// A boolean [`StrFn`] of `s` and its other (non-NULL) arguments `rest`.
+pub fn str_test(f: StrFn, s: &str, rest: &[Value]) -> bool {
+    let p = str_arg(rest, 0);
+    match f {
+        StrFn::StartsWith => s.starts_with(p),
+        StrFn::EndsWith => s.ends_with(p),
+        _ => s.contains(p),
+    }
+}
+
+/// An integer [`StrFn`] of `s` and its other (non-NULL) arguments `rest`.
+pub fn str_int(f: StrFn, s: &str, rest: &[Value]) -> i64 {
+    match f {
+        StrFn::Ascii => s.chars().next().map_or(0, |c| i64::from(u32::from(c))),
+        _ => match s.find(str_arg(rest, 0)) {
+            Some(at) => s[..at].chars().count() as i64 + 1,
+            None => 0,
+        },
+    }
+}
+
+/// The characters of `s` from the `skip`th, at most `take` of them.
+fn char_range(s: &str, skip: usize, take: usize, out: &mut String) {
+    out.extend(s.chars().skip(skip).take(take));
+}
+
+/// Writes a string-valued [`StrFn`] of `s` and its other (non-NULL)
+/// arguments `rest` to `out`.
+///
+/// # Errors
+/// [`Error::Execution`] for a result longer than [`MAX_STRING_BYTES`], or
+/// `lpad`/`rpad` that must pad with an empty fill.
+pub fn str_into(f: StrFn, s: &str, rest: &[Value], out: &mut String) -> Result<()> {
+    let name = f.name();
+    match f {
+        StrFn::Replace => {
+            let (from, to) = (str_arg(rest, 0), str_arg(rest, 1));
+            if from.is_empty() {
+                out.push_str(s);
+                return Ok(());
+            }
+            if to.len() > from.len() {
+                let n = s.matches(from).count();
+                let grown = n.saturating_mul(to.len() - from.len());
+                check_length(name, s.len().saturating_add(grown))?;
+            }
+            let mut last = 0;
+            for (at, _) in s.match_indices(from) {
+                out.push_str(&s[last..at]);
+                out.push_str(to);
+                last = at + from.len();
+            }
+            out.push_str(&s[last..]);
+        }
+        StrFn::Lpad | StrFn::Rpad => {
+            let (n, fill) = (int_arg(rest, 0), str_arg(rest, 1));
+            let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
+            let len = s.chars().count();
+            if n <= len {
+                char_range(s, 0, n, out);
+                return Ok(());
+            }
+            let pad = n - len;
+            if fill.is_empty() {
+                return Err(Error::Execution(format!(
+                    "{name}: cannot pad with an empty string"
+                )));
+            }
+            // Each character is at least one byte.
+            check_length(name, s.len().saturating_add(pad))?;
+            let start = out.len();
+            if f == StrFn::Rpad {
+                out.push_str(s);
+            }
+            out.extend(fill.chars().cycle().take(pad));
+            if f == StrFn::Lpad {
+                out.push_str(s);
+            }
+            check_length(name, out.len() - start)?;
+        }
+        StrFn::Left | StrFn::Right => {
+            let n = int_arg(rest, 0);
+            let len = s.chars().count();
+            let k = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX).min(len);
+            // Characters kept, and where they start.
+            let (skip, take) = match (f, n >= 0) {
+                (StrFn::Left, true) => (0, k),
+                (StrFn::Left, false) => (0, len - k),
+                (_, true) => (len - k, k),
+                (_, false) => (k, len - k),
+            };
+            char_range(s, skip, take, out);
+        }
+        StrFn::Reverse => out.extend(s.chars().rev()),
+        StrFn::Repeat => {
+            let n = usize::try_from(int_arg(rest, 0).max(0)).unwrap_or(usize::MAX);
+            if s.is_empty() || n == 0 {
+                return Ok(());
+            }
+            check_length(name, s.len().saturating_mul(n))?;
+            for _ in 0..n {
+                out.push_str(s);
+            }
+        }
+        StrFn::SplitPart => {
+            let (sep, i) = (str_arg(rest, 0), int_arg(rest, 1));
+            let fields: Vec<&str> = if sep.is_empty() {
+                // Every character is a field.
+                s.char_indices()
+                    .map(|(at, c)| &s[at..at + c.len_utf8()])
+                    .collect()
+            } else {
+                s.split(sep).collect()
+            };
+            out.push_str(nth_field(&fields, i).unwrap_or(""));
+        }
+        StrFn::Ltrim | StrFn::Rtrim | StrFn::Trim => {
+            let chars: Vec<char> = match rest.first() {
+                Some(Value::Str(c)) => c.chars().collect(),
+                _ => vec![' '],
+            };
+            let test = |c: char| chars.contains(&c);
+            out.push_str(match f {
+                StrFn::Ltrim => s.trim_start_matches(test),
+                StrFn::Rtrim => s.trim_end_matches(test),
+                _ => s.trim_matches(test),
+            });
+        }
+        _ => {
+            return Err(Error::Internal(format!("{name} does not return a string")));
+        }
+    }
+    Ok(())
+}
+
+/// Field `i` of `fields` (1-based; from the end when negative; `None` for 0
+/// or out of range).
+fn nth_field<'s>(fields: &[&'s str], i: i64) -> Option<&'s str> {
+    let k = usize::try_from(i.unsigned_abs()).ok()?.checked_sub(1)?;
+    if i > 0 {
+        fields.get(k).copied()
+    } else {
+        fields.iter().rev().nth(k).copied()
+    }
+}
+
+/// `strftime(ts, format)`.
+///
+/// # Errors
+/// [`Error::Execution`] for a timestamp chrono cannot represent or a
+/// specifier it cannot format.
+pub fn strftime(format: &StrftimeFormat, micros: i64) -> Result<String> {
+    use std::fmt::Write;
+    let t = chrono::DateTime::from_timestamp_micros(micros)
+        .ok_or_else(timestamp_out_of_range)?
+        .naive_utc();
+    let mut out = String::new();
+    write!(out, "{}", t.format(&format.chrono)).map_err(|_| {
+        Error::Execution(format!("strftime: cannot format with '{}'", format.text))
+    })?;
+    Ok(out)
+}
+
+/// `date_diff(part, start, end)`: the `part` boundaries crossed from
+/// `start` to `end` (DuckDB's definition): calendar years, quarters and
+/// months by their numbers; days, hours, minutes, seconds, milliseconds
+/// by flooring both instants to the unit; weeks as whole 7-day spans of
+/// days, truncated toward zero.
+///
+/// # Errors
+/// [`Error::Execution`] when the difference overflows.
+pub fn date_diff(part: DatePart, start: i64, end: i64) -> Result<i64> {
+    let field = |p: DatePart, t: i64| match date_part(p, t) {
+        Value::Int(i) => i,
+        _ => 0,
+    };
+    let months = |t: i64| field(DatePart::Year, t) * 12 + field(DatePart::Month, t) - 1;
+    let floor = |unit: i64| end.div_euclid(unit).checked_sub(start.div_euclid(unit));
+    const DAY: i64 = 86_400_000_000;
+    let diff = match part {
+        DatePart::Year => Some(field(DatePart::Year, end) - field(DatePart::Year, start)),
+        DatePart::Quarter => Some(months(end).div_euclid(3) - months(start).div_euclid(3)),
+        DatePart::Month => Some(months(end) - months(start)),
+        DatePart::Week => floor(DAY).map(|days| days / 7),
+        DatePart::Day => floor(DAY),
+        DatePart::Hour => floor(3_600_000_000),
+        DatePart::Minute => floor(60_000_000),
+        DatePart::Second => floor(1_000_000),
+        DatePart::Millisecond => floor(1_000),
+        _ => end.checked_sub(start),
+    };
+    diff.ok_or_else(overflow)
 }
 
 /// `micros` moved by `months` calendar months, the day of the month kept

@@ -39,6 +39,9 @@ pub enum BinaryOp {
     Divide,
     /// `%` (takes the dividend's sign)
     Modulo,
+    /// `||`, only between parsing and binding: the binder makes it a
+    /// [`Func::Concat`] call, so a bound expression never holds it.
+    Concat,
 }
 
 impl BinaryOp {
@@ -58,6 +61,7 @@ impl BinaryOp {
             BinaryOp::Multiply => "*",
             BinaryOp::Divide => "/",
             BinaryOp::Modulo => "%",
+            BinaryOp::Concat => "||",
         }
     }
 
@@ -115,6 +119,7 @@ impl From<ast::BinaryOp> for BinaryOp {
             ast::BinaryOp::Multiply => BinaryOp::Multiply,
             ast::BinaryOp::Divide => BinaryOp::Divide,
             ast::BinaryOp::Modulo => BinaryOp::Modulo,
+            ast::BinaryOp::Concat => BinaryOp::Concat,
         }
     }
 }
@@ -176,6 +181,223 @@ pub enum Func {
         /// `try_strptime`: NULL for a text not in the layout.
         try_parse: bool,
     },
+    /// A string function ([`StrFn`]): its first argument is a string, the
+    /// others as [`StrFn`] lists them; NULL when any argument is NULL.
+    Str(StrFn),
+    /// `a || b` (and `concat`, whose NULL arguments the binder makes
+    /// empty strings): the strings joined; NULL when any is NULL.
+    Concat,
+    /// `concat_ws(sep, s…)`: the non-NULL strings joined by `sep`; NULL
+    /// only when `sep` is.
+    ConcatWs,
+    /// `greatest(x…)`: the largest non-NULL argument (in
+    /// [`Value::total_cmp`]'s order, NaN above every number); NULL when
+    /// all are NULL. The binder unifies the arguments' types as CASE does.
+    Greatest,
+    /// `least(x…)`: the smallest non-NULL argument, as [`Func::Greatest`].
+    Least,
+    /// `strftime(ts, format)`: the timestamp as text in `format` (strftime
+    /// notation, checked at plan time).
+    Strftime(Arc<StrftimeFormat>),
+    /// `date_diff(part, start, end)` / `datediff`: how many `part`
+    /// boundaries lie between `start` and `end` (DuckDB's definition;
+    /// `week` is whole 7-day spans), negative when `end` is earlier.
+    DateDiff(DatePart),
+}
+
+/// The longest string (in bytes) a string function may build: 1 MiB. A
+/// length typed by the user (`repeat('a', 1e12)`, `lpad(s, n, 'x')`) never
+/// sizes an allocation beyond it; longer results are an error naming the
+/// function.
+pub const MAX_STRING_BYTES: usize = 1 << 20;
+
+/// A string function of [`Func::Str`], with DuckDB's semantics. Counts and
+/// positions are in characters (Unicode scalar values), 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrFn {
+    /// `starts_with(s, p)` / `prefix`: a boolean.
+    StartsWith,
+    /// `ends_with(s, p)` / `suffix`: a boolean.
+    EndsWith,
+    /// `contains(s, p)`: a boolean.
+    Contains,
+    /// `strpos(s, p)` / `instr`: position of the first `p` in `s`, 0 when
+    /// absent (1 for an empty `p`).
+    Strpos,
+    /// `replace(s, from, to)`: every `from` replaced (none for an empty
+    /// `from`).
+    Replace,
+    /// `lpad(s, n, fill)`: `s` cut or left-padded with `fill` repeated to
+    /// `n` characters (an error when padding is needed and `fill` is
+    /// empty).
+    Lpad,
+    /// `rpad(s, n, fill)`: as `lpad`, padded on the right.
+    Rpad,
+    /// `left(s, n)`: the first `n` characters; all but the last `-n` for a
+    /// negative `n`.
+    Left,
+    /// `right(s, n)`: the last `n` characters; all but the first `-n` for a
+    /// negative `n`.
+    Right,
+    /// `reverse(s)`: the characters in reverse order.
+    Reverse,
+    /// `repeat(s, n)`: `s` `n` times ('' for `n <= 0`).
+    Repeat,
+    /// `split_part(s, sep, i)`: the `i`th field of `s` split at `sep`
+    /// (each character for an empty `sep`), counted from the end for a
+    /// negative `i`; '' for `i = 0` or out of range.
+    SplitPart,
+    /// `ltrim(s[, chars])`: leading characters of `chars` (spaces when
+    /// absent) removed.
+    Ltrim,
+    /// `rtrim(s[, chars])`: trailing ones removed.
+    Rtrim,
+    /// `trim(s[, chars])`: both.
+    Trim,
+    /// `ascii(s)`: the code point of the first character, 0 for ''.
+    Ascii,
+    /// `chr(n)`: the character of code point `n` (its one argument is the
+    /// integer), an error for a value that is no code point.
+    Chr,
+}
+
+impl StrFn {
+    /// The canonical SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrFn::StartsWith => "starts_with",
+            StrFn::EndsWith => "ends_with",
+            StrFn::Contains => "contains",
+            StrFn::Strpos => "strpos",
+            StrFn::Replace => "replace",
+            StrFn::Lpad => "lpad",
+            StrFn::Rpad => "rpad",
+            StrFn::Left => "left",
+            StrFn::Right => "right",
+            StrFn::Reverse => "reverse",
+            StrFn::Repeat => "repeat",
+            StrFn::SplitPart => "split_part",
+            StrFn::Ltrim => "ltrim",
+            StrFn::Rtrim => "rtrim",
+            StrFn::Trim => "trim",
+            StrFn::Ascii => "ascii",
+            StrFn::Chr => "chr",
+        }
+    }
+
+    /// The function called `name` (lower case, aliases included).
+    pub fn parse(name: &str) -> Option<StrFn> {
+        Some(match name {
+            "starts_with" | "prefix" => StrFn::StartsWith,
+            "ends_with" | "suffix" => StrFn::EndsWith,
+            "contains" => StrFn::Contains,
+            "strpos" | "instr" => StrFn::Strpos,
+            "replace" => StrFn::Replace,
+            "lpad" => StrFn::Lpad,
+            "rpad" => StrFn::Rpad,
+            "left" => StrFn::Left,
+            "right" => StrFn::Right,
+            "reverse" => StrFn::Reverse,
+            "repeat" => StrFn::Repeat,
+            "split_part" => StrFn::SplitPart,
+            "ltrim" => StrFn::Ltrim,
+            "rtrim" => StrFn::Rtrim,
+            "trim" => StrFn::Trim,
+            "ascii" => StrFn::Ascii,
+            "chr" => StrFn::Chr,
+            _ => return None,
+        })
+    }
+
+    /// The arguments' types: the required ones, then the optional ones.
+    pub fn signature(self) -> (&'static [DataType], &'static [DataType]) {
+        use DataType::{Int, Str};
+        match self {
+            StrFn::StartsWith
+            | StrFn::EndsWith
+            | StrFn::Contains
+            | StrFn::Strpos => (&[Str, Str], &[]),
+            StrFn::Replace => (&[Str, Str, Str], &[]),
+            StrFn::Lpad | StrFn::Rpad => (&[Str, Int, Str], &[]),
+            StrFn::Left | StrFn::Right | StrFn::Repeat => (&[Str, Int], &[]),
+            StrFn::SplitPart => (&[Str, Str, Int], &[]),
+            StrFn::Reverse | StrFn::Ascii => (&[Str], &[]),
+            StrFn::Ltrim | StrFn::Rtrim | StrFn::Trim => (&[Str], &[Str]),
+            StrFn::Chr => (&[Int], &[]),
+        }
+    }
+
+    /// The result type.
+    pub fn result_type(self) -> DataType {
+        match self {
+            StrFn::StartsWith | StrFn::EndsWith | StrFn::Contains => DataType::Bool,
+            StrFn::Strpos | StrFn::Ascii => DataType::Int,
+            _ => DataType::Str,
+        }
+    }
+}
+
+/// A `strftime` format: DuckDB's notation as written, and the same for
+/// chrono (`%f` microseconds as `%6f`, `%g` milliseconds as `%3f`, `%n`
+/// nanoseconds as `%9f`), checked to hold only specifiers chrono formats
+/// without a time zone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StrftimeFormat {
+    /// The format as written.
+    pub text: String,
+    /// The format in chrono's notation.
+    pub chrono: String,
+}
+
+impl StrftimeFormat {
+    /// Checks and translates `text`.
+    ///
+    /// # Errors
+    /// A message naming the first specifier chrono does not know, or one
+    /// that needs a time zone (`%z`, `%Z`, `%:z`).
+    pub fn new(text: &str) -> Result<StrftimeFormat, String> {
+        use chrono::format::{Item, StrftimeItems};
+        let mut chrono = String::with_capacity(text.len());
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            chrono.push(c);
+            if c != '%' {
+                continue;
+            }
+            match chars.next() {
+                Some('f') => chrono.push_str("6f"),
+                Some('g') => chrono.push_str("3f"),
+                Some('n') => chrono.push_str("9f"),
+                Some(d) => chrono.push(d),
+                None => {}
+            }
+        }
+        let bad = StrftimeItems::new(&chrono).any(|item| match item {
+            Item::Error => true,
+            Item::Fixed(f) => matches!(
+                f,
+                chrono::format::Fixed::TimezoneName
+                    | chrono::format::Fixed::TimezoneOffset
+                    | chrono::format::Fixed::TimezoneOffsetColon
+                    | chrono::format::Fixed::TimezoneOffsetColonZ
+                    | chrono::format::Fixed::TimezoneOffsetDoubleColon
+                    | chrono::format::Fixed::TimezoneOffsetTripleColon
+                    | chrono::format::Fixed::TimezoneOffsetZ
+                    | chrono::format::Fixed::RFC2822
+                    | chrono::format::Fixed::RFC3339
+            ),
+            _ => false,
+        });
+        if bad {
+            return Err(format!(
+                "invalid strftime format '{text}' (use specifiers such as %Y, %m, %d, %H, %M, %S, %f; time zones are not supported)"
+            ));
+        }
+        Ok(StrftimeFormat {
+            text: text.to_string(),
+            chrono,
+        })
+    }
 }
 
 /// The parts `extract` and `date_part` take, with PostgreSQL's and DuckDB's
@@ -1301,6 +1523,13 @@ fn func_name(func: &Func) -> &'static str {
         Func::Strptime {
             try_parse: true, ..
         } => "try_strptime",
+        Func::Str(f) => f.name(),
+        Func::Concat => "||",
+        Func::ConcatWs => "concat_ws",
+        Func::Greatest => "greatest",
+        Func::Least => "least",
+        Func::Strftime(_) => "strftime",
+        Func::DateDiff(_) => "date_diff",
     }
 }
 
@@ -1363,11 +1592,28 @@ impl fmt::Display for Expr {
                 }
                 write!(f, " ELSE {else_result} END")
             }
+            Expr::Call {
+                func: Func::Concat,
+                args,
+                ..
+            } => {
+                // `||`, whose NULL semantics differ from concat()'s.
+                f.write_str("(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" || ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
             Expr::Call { func, args, .. } => {
                 write!(f, "{}(", func_name(func))?;
                 match func {
                     Func::DateTrunc(unit) => write!(f, "'{}', ", unit.name())?,
-                    Func::Extract(part) => write!(f, "'{}', ", part.name())?,
+                    Func::Extract(part) | Func::DateDiff(part) => {
+                        write!(f, "'{}', ", part.name())?
+                    }
                     _ => {}
                 }
                 for (i, a) in args.iter().enumerate() {
@@ -1379,6 +1625,10 @@ impl fmt::Display for Expr {
                 if let Func::Strptime { format, .. } = func {
                     f.write_str(", ")?;
                     sql_string(f, format.text())?;
+                }
+                if let Func::Strftime(format) = func {
+                    f.write_str(", ")?;
+                    sql_string(f, &format.text)?;
                 }
                 if let Func::RegexpReplace(r) = func {
                     f.write_str(", ")?;

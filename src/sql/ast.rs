@@ -581,7 +581,8 @@ pub enum ExprKind {
         /// `NOT BETWEEN` when true.
         negated: bool,
     },
-    /// `x [NOT] LIKE pattern` with `%` (any run) and `_` (one character).
+    /// `x [NOT] LIKE pattern` with `%` (any run) and `_` (one character),
+    /// or `x [NOT] ILIKE pattern`, the same without regard to case.
     Like {
         /// The tested expression.
         expr: Box<Expr>,
@@ -589,6 +590,8 @@ pub enum ExprKind {
         pattern: Box<Expr>,
         /// `NOT LIKE` when true.
         negated: bool,
+        /// `ILIKE` when true.
+        case_insensitive: bool,
     },
     /// `CASE [operand] WHEN a THEN b … [ELSE e] END`.
     Case {
@@ -675,7 +678,7 @@ pub enum UnaryOp {
 }
 
 /// Binary operators, in SQL's usual precedence (lowest first): `OR`; `AND`;
-/// comparisons; `+ -`; `* / %`.
+/// comparisons; `||`; `+ -`; `* / %` (PostgreSQL's and DuckDB's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
     /// `OR`
@@ -704,6 +707,9 @@ pub enum BinaryOp {
     Divide,
     /// `%`
     Modulo,
+    /// `||`: string concatenation (NULL when either side is NULL; other
+    /// types are cast to text).
+    Concat,
 }
 
 impl BinaryOp {
@@ -723,6 +729,7 @@ impl BinaryOp {
             BinaryOp::Multiply => "*",
             BinaryOp::Divide => "/",
             BinaryOp::Modulo => "%",
+            BinaryOp::Concat => "||",
         }
     }
 

@@ -396,8 +396,9 @@ fn precedence(e: &Expr) -> Option<u8> {
         ExprKind::Binary { op, .. } => Some(match op {
             BinaryOp::Or => 1,
             BinaryOp::And => 2,
-            BinaryOp::Plus | BinaryOp::Minus => 4,
-            BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => 5,
+            BinaryOp::Concat => 4,
+            BinaryOp::Plus | BinaryOp::Minus => 5,
+            BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => 6,
             _ => COMPARISON,
         }),
         ExprKind::IsNull { .. }
@@ -507,10 +508,12 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             expr,
             pattern,
             negated,
+            case_insensitive,
         } => {
             f.write_str(open)?;
             left(f, expr)?;
-            write!(f, "{} LIKE {pattern}{close}", not(*negated))
+            let like = if *case_insensitive { "ILIKE" } else { "LIKE" };
+            write!(f, "{} {like} {pattern}{close}", not(*negated))
         }
         ExprKind::Case {
             operand,

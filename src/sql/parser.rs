@@ -18,7 +18,8 @@
 //! # Decisions
 //! - Precedence, lowest first: `OR`; `AND`; prefix `NOT`; comparisons
 //!   (`= <> != < <= > >=`, `IS [NOT] NULL`, `[NOT] IN (…)`,
-//!   `[NOT] BETWEEN a AND b`, `[NOT] LIKE p`); `+ -`; `* / %`; prefix `- +`;
+//!   `[NOT] BETWEEN a AND b`, `[NOT] [I]LIKE p`); `||`; `+ -`; `* / %`;
+//!   prefix `- +`;
 //!   postfix `::type`; primary. Binary operators are left-associative, and so
 //!   are comparisons: `a < b < c` parses as `(a < b) < c` (the planner
 //!   rejects the type mismatch), `a = b IS NULL` as `(a = b) IS NULL`.
@@ -78,7 +79,7 @@ pub const MAX_HEIGHT: usize = 500;
 /// Keywords that cannot be bare identifiers (they may be double-quoted).
 const RESERVED: &[&str] = &[
     "SELECT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "LIMIT", "OFFSET", "AND", "OR",
-    "NOT", "IN", "BETWEEN", "LIKE", "IS", "NULL", "CASE", "WHEN", "THEN", "ELSE", "END", "AS",
+    "NOT", "IN", "BETWEEN", "LIKE", "ILIKE", "IS", "NULL", "CASE", "WHEN", "THEN", "ELSE", "END", "AS",
     "ASC", "DESC", "TRUE", "FALSE", "DISTINCT", "NULLS", "INTERVAL", "CAST", "EXPLAIN",
 ];
 
@@ -114,7 +115,7 @@ fn not_yet(t: Token<'_>, list: &[(&str, &str)]) -> Option<nom::Err<SqlError>> {
 
 /// Punctuation and operators, longest first so `<=` wins over `<`.
 const SYMBOLS: &[&str] = &[
-    "::", "<>", "!=", "<=", ">=", "=>", "<", ">", "=", "(", ")", "[", "]", ",", ";", "*", "+", "-",
+    "::", "||", "<>", "!=", "<=", ">=", "=>", "<", ">", "=", "(", ")", "[", "]", ",", ";", "*", "+", "-",
     "/", "%", ".",
 ];
 
@@ -1342,16 +1343,16 @@ impl<'a> Parser<'a> {
         Ok((rest, Expr { kind, span }))
     }
 
-    /// `additive ( cmp additive | IS [NOT] NULL | [NOT] IN (…)
-    /// | [NOT] BETWEEN additive AND additive | [NOT] LIKE additive )*`
+    /// `concat ( cmp concat | IS [NOT] NULL | [NOT] IN (…)
+    /// | [NOT] BETWEEN concat AND concat | [NOT] [I]LIKE concat )*`
     fn comparison(&self, i: &'a str) -> PResult<'a, Expr> {
-        let (mut i, mut left) = self.additive(i)?;
+        let (mut i, mut left) = self.concat(i)?;
         let mut h = None;
         loop {
             let t = self.next(i)?;
             let start = left.span.start;
             let (rest, kind) = if let Some(op) = comparison_op(t.tok) {
-                let (rest, right) = self.additive(t.rest)?;
+                let (rest, right) = self.concat(t.rest)?;
                 self.grow(&mut h, &left, &[&right], t.at)?;
                 (rest, binary_kind(op, left, right))
             } else if t.is_keyword("IS") {
@@ -1405,9 +1406,9 @@ impl<'a> Parser<'a> {
                         },
                     )
                 } else if k.is_keyword("BETWEEN") {
-                    let (rest, low) = self.additive(k.rest)?;
+                    let (rest, low) = self.concat(k.rest)?;
                     let and = self.expect_keyword(rest, "AND")?;
-                    let (rest, high) = self.additive(and.rest)?;
+                    let (rest, high) = self.concat(and.rest)?;
                     self.grow(&mut h, &left, &[&low, &high], t.at)?;
                     let (expr, low, high) = (Box::new(left), Box::new(low), Box::new(high));
                     (
@@ -1419,8 +1420,9 @@ impl<'a> Parser<'a> {
                             negated,
                         },
                     )
-                } else if k.is_keyword("LIKE") {
-                    let (rest, pattern) = self.additive(k.rest)?;
+                } else if k.is_keyword("LIKE") || k.is_keyword("ILIKE") {
+                    let case_insensitive = k.is_keyword("ILIKE");
+                    let (rest, pattern) = self.concat(k.rest)?;
                     self.grow(&mut h, &left, &[&pattern], t.at)?;
                     let (expr, pattern) = (Box::new(left), Box::new(pattern));
                     (
@@ -1429,10 +1431,11 @@ impl<'a> Parser<'a> {
                             expr,
                             pattern,
                             negated,
+                            case_insensitive,
                         },
                     )
                 } else if negated {
-                    return Err(expected(k, "IN, BETWEEN or LIKE"));
+                    return Err(expected(k, "IN, BETWEEN, LIKE or ILIKE"));
                 } else {
                     return Ok((i, left));
                 }
@@ -1441,6 +1444,14 @@ impl<'a> Parser<'a> {
             let span = Span::new(start, self.pos(rest));
             left = Expr { kind, span };
         }
+    }
+
+    /// `additive ( || additive )*`
+    fn concat(&self, i: &'a str) -> PResult<'a, Expr> {
+        self.chain(i, Self::additive, |t| match t {
+            Tok::Sym("||") => Some(BinaryOp::Concat),
+            _ => None,
+        })
     }
 
     fn additive(&self, i: &'a str) -> PResult<'a, Expr> {
@@ -2064,6 +2075,10 @@ mod tests {
         ("a IN (1, 2, 3)", "(a IN (1, 2, 3))"),
         ("a NOT IN ('x')", "(a NOT IN ('x'))"),
         ("name LIKE 'ab%'", "(name LIKE 'ab%')"),
+        ("name NOT ILIKE 'Ab%'", "(name NOT ILIKE 'Ab%')"),
+        ("a || b || 'c'", "(a || b || 'c')"),
+        ("a || b + 1 = 'x'", "((a || (b + 1)) = 'x')"),
+        ("a LIKE 'x' || b", "(a LIKE ('x' || b))"),
         ("a IS NULL", "(a IS NULL)"),
         ("a IS NOT NULL OR b", "((a IS NOT NULL) OR b)"),
         ("-a::int", "-a::BIGINT"),
@@ -2278,7 +2293,7 @@ mod tests {
         (
             "SELECT a NOT b",
             13,
-            "expected IN, BETWEEN or LIKE, found \"b\"",
+            "expected IN, BETWEEN, LIKE or ILIKE, found \"b\"",
         ),
         ("SELECT a IS 5", 12, "expected NULL or NOT, found \"5\""),
         ("SELECT a IN ()", 13, "expected an expression, found \")\""),
@@ -2344,7 +2359,8 @@ mod tests {
         ("WITH x (SELECT 1) SELECT 1", 7, "expected AS, found \"(\""),
         (";", 0, "expected SELECT, found \";\""),
         ("SELECT 1;;", 9, "expected end of statement, found \";\""),
-        ("SELECT 'a' || 'b'", 11, "unexpected character \"|\""),
+        ("SELECT 'a' | 'b'", 11, "unexpected character \"|\""),
+        ("SELECT 'a' || ", 14, "expected an expression, found end of input"),
         (
             "SELECT extract(minute FROM)",
             26,
@@ -2393,6 +2409,8 @@ mod tests {
 
     /// More statements for the round-trip and span properties.
     const STATEMENTS: &[&str] = &[
+        "SELECT a || 'x' || b, s ILIKE '%é%', s NOT ILIKE 'a_' FROM t WHERE (a || b) = 'ab'",
+        "SELECT coalesce(a, b, 0), concat_ws(', ', s, 'x'), date_diff('day', t, u) FROM t",
         "SELECT g, row_number() OVER (PARTITION BY g, h ORDER BY x DESC NULLS FIRST) AS rn, sum(x) OVER w, lag(x, 2, 0) OVER (w ORDER BY t ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING), count(*) OVER (), avg(x) OVER (ORDER BY x RANGE 5 PRECEDING) FROM t WHERE x > 0 GROUP BY g HAVING count(*) > 1 WINDOW w AS (PARTITION BY g), v AS (w ORDER BY x) QUALIFY rn <= 2 ORDER BY 1",
         "SELECT count(*) OVER (ORDER BY t RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), max(x) OVER (ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM t",
         "SELECT count(*) FILTER (WHERE x > 1), sum(y) FILTER (WHERE z AND y < 2) AS s FROM t GROUP BY g",

@@ -251,10 +251,12 @@ fn canonical(e: &Expr) -> Expr {
             expr,
             pattern,
             negated,
+            case_insensitive,
         } => ExprKind::Like {
             expr: b(expr),
             pattern: b(pattern),
             negated: *negated,
+            case_insensitive: *case_insensitive,
         },
         ExprKind::Case {
             operand,
@@ -327,6 +329,10 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
             UnaryOp::Neg => static_type(expr, table),
             UnaryOp::Not => Some(DataType::Bool),
         },
+        ExprKind::Binary {
+            op: BinaryOp::Concat,
+            ..
+        } => Some(DataType::Str),
         ExprKind::Binary { op, left, right } => {
             if matches!(op, BinaryOp::And | BinaryOp::Or) || op.is_comparison() {
                 Some(DataType::Bool)
@@ -367,7 +373,24 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
         ExprKind::Function { name, args, .. } => {
             let name = name.to_ascii_lowercase();
             match name.as_str() {
-                "count" | "year" | "strlen" | "length" | "count_if" | "sign" => Some(DataType::Int),
+                "count" | "year" | "strlen" | "length" | "count_if" | "sign" | "strpos"
+                | "ascii" | "date_diff" | "datediff" | "mod" => Some(DataType::Int),
+                "starts_with" | "ends_with" | "contains" | "prefix" => Some(DataType::Bool),
+                "concat" | "concat_ws" | "strftime" => Some(DataType::Str),
+                "greatest" | "least" | "coalesce" | "ifnull" => {
+                    let mut t: Option<DataType> = None;
+                    for a in args {
+                        match (t, static_type(a, table)) {
+                            (_, None) => {}
+                            (None, x) => t = x,
+                            (Some(DataType::Int), Some(DataType::Float)) => {
+                                t = Some(DataType::Float)
+                            }
+                            _ => {}
+                        }
+                    }
+                    t
+                }
                 "avg" | "sqrt" | "cbrt" | "ln" | "sin" | "pow" | "power" | "var_samp"
                 | "var_pop" | "stddev_samp" | "stddev_pop" | "covar_samp" | "covar_pop"
                 | "corr" | "regr_slope" => Some(DataType::Float),
@@ -703,6 +726,138 @@ fn regexp_replace(
     Ok(out)
 }
 
+/// A value as `||` and `concat` take it: strings as they are, integers in
+/// decimal; `None` for NULL.
+fn text(v: &Value) -> Result<Option<String>, RefError> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Str(s) => Some(s.to_string()),
+        Value::Int(i) => Some(i.to_string()),
+        v => return Err(format!("the reference does not write {v:?} as text")),
+    })
+}
+
+/// The characters of `s`.
+fn chars(s: &str) -> Vec<char> {
+    s.chars().collect()
+}
+
+/// The string functions, timestamp formatting and differences, and `mod`
+/// on non-NULL arguments, from DuckDB's documentation; `None` for other
+/// names.
+fn string_function(name: &str, vals: &[Value]) -> Result<Option<Value>, RefError> {
+    use Value::*;
+    let string = |s: String| Some(Value::str(&s));
+    Ok(match (name, vals) {
+        ("starts_with" | "prefix", [Str(s), Str(p)]) => Some(Bool(s.starts_with(&**p))),
+        ("ends_with", [Str(s), Str(p)]) => Some(Bool(s.ends_with(&**p))),
+        ("contains", [Str(s), Str(p)]) => Some(Bool(s.contains(&**p))),
+        ("strpos" | "instr", [Str(s), Str(p)]) => {
+            // The first character position where p's characters follow.
+            let (s, p) = (chars(s), chars(p));
+            let at = (0..=s.len()).find(|&i| s[i..].starts_with(&p));
+            Some(Int(at.map_or(0, |i| i as i64 + 1)))
+        }
+        ("ascii", [Str(s)]) => Some(Int(s.chars().next().map_or(0, |c| c as i64))),
+        ("mod", [a, b]) => Some(arith(BinaryOp::Modulo, a, b)?),
+        ("replace", [Str(s), Str(from), Str(to)]) => {
+            if from.is_empty() {
+                string(s.to_string())
+            } else {
+                string(s.split(&**from).collect::<Vec<_>>().join(to))
+            }
+        }
+        ("lpad" | "rpad", [Str(s), Int(n), Str(fill)]) => {
+            let s = chars(s);
+            let n = (*n).max(0) as usize;
+            if n <= s.len() {
+                string(s[..n].iter().collect())
+            } else {
+                let fill = chars(fill);
+                let pad: String = (0..n - s.len()).map(|i| fill[i % fill.len()]).collect();
+                let s: String = s.iter().collect();
+                string(if name == "lpad" { pad + &s } else { s + &pad })
+            }
+        }
+        ("left" | "right", [Str(s), Int(n)]) => {
+            let s = chars(s);
+            let len = s.len() as i64;
+            let (from, to) = match (name, *n >= 0) {
+                ("left", true) => (0, (*n).min(len)),
+                ("left", false) => (0, (len + n).max(0)),
+                (_, true) => ((len - n).max(0), len),
+                (_, false) => ((-n).min(len), len),
+            };
+            string(s[from as usize..to as usize].iter().collect())
+        }
+        ("reverse", [Str(s)]) => string(s.chars().rev().collect()),
+        ("repeat", [Str(s), Int(n)]) => string(s.repeat((*n).max(0) as usize)),
+        ("split_part", [Str(s), Str(sep), Int(i)]) => {
+            let fields: Vec<String> = if sep.is_empty() {
+                s.chars().map(String::from).collect()
+            } else {
+                s.split(&**sep).map(String::from).collect()
+            };
+            let k = fields.len() as i64;
+            let at = if *i > 0 { i - 1 } else { k + i };
+            let field = if *i == 0 || at < 0 || at >= k {
+                String::new()
+            } else {
+                fields[at as usize].clone()
+            };
+            string(field)
+        }
+        ("ltrim" | "rtrim" | "trim", [Str(s), rest @ ..]) => {
+            let set = match rest {
+                [Str(c)] => chars(c),
+                _ => vec![' '],
+            };
+            let mut s = chars(s);
+            if name != "ltrim" {
+                while s.last().is_some_and(|c| set.contains(c)) {
+                    s.pop();
+                }
+            }
+            if name != "rtrim" {
+                let k = s.iter().take_while(|c| set.contains(c)).count();
+                s.drain(..k);
+            }
+            string(s.into_iter().collect())
+        }
+        ("nullif", [a, b]) => Some(if compare(a, b)?.is_eq() {
+            Null
+        } else {
+            a.clone()
+        }),
+        ("strftime", [Timestamp(t), Str(format)]) => {
+            let c = civil(*t);
+            let (h, m, sec) = (
+                c.time / 3_600_000_000,
+                c.time / 60_000_000 % 60,
+                c.time / 1_000_000 % 60,
+            );
+            let text = match &**format {
+                "%Y-%m-%d" => format!("{:04}-{:02}-{:02}", c.year, c.month, c.day),
+                "%H:%M:%S" => format!("{h:02}:{m:02}:{sec:02}"),
+                "%Y/%m/%d %H" => format!("{:04}/{:02}/{:02} {h:02}", c.year, c.month, c.day),
+                f => return Err(format!("the reference does not know the format {f:?}")),
+            };
+            string(text)
+        }
+        ("date_diff" | "datediff", [Str(part), Timestamp(a), Timestamp(b)]) => {
+            let (x, y) = (civil(*a), civil(*b));
+            let months = |c: &Civil| c.year * 12 + c.month - 1;
+            Some(Int(match part.to_ascii_lowercase().as_str() {
+                "year" => y.year - x.year,
+                "quarter" => months(&y).div_euclid(3) - months(&x).div_euclid(3),
+                "month" => months(&y) - months(&x),
+                p => return Err(format!("the reference does not diff {p}")),
+            }))
+        }
+        _ => None,
+    })
+}
+
 fn round_float(x: f64, digits: i64) -> f64 {
     if digits == 0 {
         x.round()
@@ -762,6 +917,10 @@ impl Evaluator<'_> {
                 let l = self.eval(left, ctx)?;
                 let r = self.eval(right, ctx)?;
                 match op {
+                    BinaryOp::Concat => match (text(&l)?, text(&r)?) {
+                        (Some(a), Some(b)) => Value::str(&(a + &b)),
+                        _ => Null,
+                    },
                     BinaryOp::And => from_truth(match (truth(&l)?, truth(&r)?) {
                         (Some(false), _) | (_, Some(false)) => Some(false),
                         (Some(true), Some(true)) => Some(true),
@@ -858,8 +1017,12 @@ impl Evaluator<'_> {
                 expr,
                 pattern,
                 negated,
+                case_insensitive,
             } => match (self.eval(expr, ctx)?, self.eval(pattern, ctx)?) {
                 (Null, _) | (_, Null) => Null,
+                (Str(s), Str(p)) if *case_insensitive => {
+                    Bool(like(&s.to_lowercase(), &p.to_lowercase()) != *negated)
+                }
                 (Str(s), Str(p)) => Bool(like(&s, &p) != *negated),
                 (a, b) => return Err(format!("cannot LIKE {a:?} with {b:?}")),
             },
@@ -924,8 +1087,50 @@ impl Evaluator<'_> {
                     .iter()
                     .map(|a| self.eval(a, ctx))
                     .collect::<Result<Vec<_>, _>>()?;
-                if vals.first().is_some_and(Value::is_null) {
+                // The functions that look past NULL arguments.
+                match lname.as_str() {
+                    "coalesce" | "ifnull" | "greatest" | "least" => {
+                        let mut best: Option<Value> = None;
+                        for v in vals.into_iter().filter(|v| !v.is_null()) {
+                            best = Some(match (best, lname.as_str()) {
+                                (None, _) => v,
+                                (Some(b), "coalesce" | "ifnull") => b,
+                                (Some(b), "greatest") if compare(&v, &b)?.is_gt() => v,
+                                (Some(b), "least") if compare(&v, &b)?.is_lt() => v,
+                                (Some(b), _) => b,
+                            });
+                        }
+                        return Ok(match (static_type(e, self.table), best) {
+                            (Some(DataType::Float), Some(Int(i))) => Float(i as f64),
+                            (_, b) => b.unwrap_or(Null),
+                        });
+                    }
+                    "concat" => {
+                        let mut out = String::new();
+                        for v in &vals {
+                            out.push_str(&text(v)?.unwrap_or_default());
+                        }
+                        return Ok(Value::str(&out));
+                    }
+                    "concat_ws" => {
+                        let Some(sep) = text(&vals[0])? else {
+                            return Ok(Null);
+                        };
+                        let mut parts = Vec::new();
+                        for v in &vals[1..] {
+                            if let Some(t) = text(v)? {
+                                parts.push(t);
+                            }
+                        }
+                        return Ok(Value::str(&parts.join(&sep)));
+                    }
+                    _ => {}
+                }
+                if vals.iter().any(Value::is_null) {
                     return Ok(Null);
+                }
+                if let Some(v) = string_function(&lname, &vals)? {
+                    return Ok(v);
                 }
                 match (lname.as_str(), vals.as_slice()) {
                     ("abs", [Int(i)]) => Int(i

@@ -962,9 +962,16 @@ fn call<'a>(
     {
         return Ok(Some(lengths));
     }
+    if matches!(func, Func::Greatest | Func::Least | Func::ConcatWs) {
+        // Not NULL-strict: the reference semantics, row by row.
+        return Ok(None);
+    }
     let mut values = Vec::with_capacity(args.len());
     for a in args {
         values.push(eval(a, part, rows)?);
+    }
+    if *func == Func::Concat {
+        return Ok(concat(&values));
     }
     // Constant arguments after the first (round's digits) must be scalars.
     let rest: Option<Vec<Value>> = values[1..]
@@ -1061,6 +1068,25 @@ fn call<'a>(
         (Func::Upper, Data::Str(s)) => {
             Data::Str(s.map_strs(|x, out| out.push_str(&x.to_uppercase())))
         }
+        (Func::Str(f), Data::Str(s)) => match f.result_type() {
+            DataType::Bool => Data::Bool(s.map_bits(|x| eval::str_test(*f, x, &rest))),
+            DataType::Int => Data::Int(s.map(|x| eval::str_int(*f, x, &rest))),
+            _ => {
+                // An error (a result over the length limit) may come from
+                // a dictionary entry no selected row holds: the rows are
+                // evaluated one by one to find out.
+                let mut failed = false;
+                let strs = s.map_strs(|x, out| {
+                    if !failed && eval::str_into(*f, x, &rest, out).is_err() {
+                        failed = true;
+                    }
+                });
+                if failed {
+                    return Ok(None);
+                }
+                Data::Str(strs)
+            }
+        },
         _ => return Ok(None),
     };
     Ok(Some(Datum::Array(Array {
@@ -1068,6 +1094,54 @@ fn call<'a>(
         data,
         validity,
     })))
+}
+
+/// `a || b || …` with at most one string array among the operands (the
+/// others scalars), written once per dictionary entry of that array;
+/// `None` for other mixes, or a result over the length limit (the caller
+/// falls back to the rows one by one).
+fn concat<'a>(values: &[Datum<'a>]) -> Option<Datum<'a>> {
+    let mut array = None;
+    for (i, d) in values.iter().enumerate() {
+        match d {
+            Datum::Scalar(Value::Null) => return Some(Datum::Scalar(Value::Null)),
+            Datum::Scalar(Value::Str(_)) => {}
+            Datum::Array(Array {
+                data: Data::Str(s),
+                validity,
+                ..
+            }) if array.is_none() => array = Some((i, s, validity)),
+            _ => return None,
+        }
+    }
+    let text = |d: &Datum<'_>| match d {
+        Datum::Scalar(Value::Str(s)) => s.to_string(),
+        _ => String::new(),
+    };
+    let Some((at, s, validity)) = array else {
+        let joined: String = values.iter().map(text).collect();
+        return (joined.len() <= crate::plan::expr::MAX_STRING_BYTES)
+            .then(|| Datum::Scalar(Value::str(&joined)));
+    };
+    let before: String = values[..at].iter().map(text).collect();
+    let after: String = values[at + 1..].iter().map(text).collect();
+    let mut too_long = false;
+    let strs = s.map_strs(|x, out| {
+        if before.len() + x.len() + after.len() > crate::plan::expr::MAX_STRING_BYTES {
+            too_long = true;
+            return;
+        }
+        out.push_str(&before);
+        out.push_str(x);
+        out.push_str(&after);
+    });
+    (!too_long).then(|| {
+        Datum::Array(Array {
+            dtype: DataType::Str,
+            data: Data::Str(strs),
+            validity: validity.clone(),
+        })
+    })
 }
 
 /// Typed casts; `Ok(Err(array))` hands the array back for the rare pairs

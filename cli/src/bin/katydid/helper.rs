@@ -493,7 +493,9 @@ mod tests {
         let (start, c) = complete("SEL");
         assert_eq!((start, c), (0, vec!["SELECT".to_string()]));
         assert_eq!(complete("sel").1, vec!["select"]);
-        assert_eq!(complete("SELECT 1 gr").1, vec!["group"]);
+        // "gr" alone also offers greatest(.
+        assert_eq!(complete("SELECT 1 grou").1, vec!["group"]);
+        assert_eq!(complete("SELECT 1 gr").1, vec!["greatest(", "group"]);
     }
 
     #[test]

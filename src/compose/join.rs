@@ -1507,8 +1507,11 @@ enum HeadMap<'a> {
     /// rows: an array indexed by `key - min`, no hashing (the perfect hash
     /// join of dense keys).
     Dense { min: i64, heads: Vec<u32> },
-    /// A single integer key otherwise.
-    Int(HashMap<i64, u32>),
+    /// A single integer key otherwise, with a bitmap of the keys present
+    /// when they span at most 64 bits per build row (TPC-H Q5's 227k
+    /// orders over keys up to 6M: 750 kB that stay in cache), so probe
+    /// keys that match nothing, most of them, skip the hash table.
+    Int(HashMap<i64, u32>, Option<(i64, Vec<u64>)>),
     /// Any other key.
     Values(HashMap<Key<'a>, u32>),
 }
@@ -1547,7 +1550,15 @@ impl<'a> Heads<'a> {
                         *head = b as u32;
                     }
                 }
-                HeadMap::Int(heads)
+                let present = (min <= max && span <= 64 * rows as u128 + 4096).then(|| {
+                    let mut bits = vec![0u64; (span as usize).div_ceil(64)];
+                    for k in keys.iter().flatten() {
+                        let i = (k - min) as usize;
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                    (min, bits)
+                });
+                HeadMap::Int(heads, present)
             }
         } else {
             let mut heads: HashMap<Key<'a>, u32> = HashMap::with_capacity(rows);
@@ -1572,7 +1583,17 @@ impl<'a> Heads<'a> {
                 .and_then(|i| usize::try_from(i).ok())
                 .and_then(|i| heads.get(i).copied())
                 .unwrap_or(NONE),
-            (HeadMap::Int(map), Some(Key::Int(k))) => map.get(&k).copied().unwrap_or(NONE),
+            (HeadMap::Int(map, present), Some(Key::Int(k))) => {
+                if let Some((min, bits)) = present {
+                    let Some(i) = k.checked_sub(*min).and_then(|i| usize::try_from(i).ok()) else {
+                        return NONE;
+                    };
+                    if bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) == 0) {
+                        return NONE;
+                    }
+                }
+                map.get(&k).copied().unwrap_or(NONE)
+            }
             (HeadMap::Values(map), Some(k)) => map.get(&k).copied().unwrap_or(NONE),
             _ => NONE,
         }

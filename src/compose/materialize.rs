@@ -88,24 +88,38 @@ fn encode_table(
             t => t,
         })
         .collect();
+    let partitions = partitions(rows, partition_rows, types.len(), |c, range| {
+        encode(types[c], range.len(), compressed, |r| {
+            source.get(c, range.start + r)
+        })
+    });
+    table(name, names, types, partitions)
+}
+
+/// `rows` rows cut into partitions of `partition_rows`, in parallel, each
+/// of `columns` columns made by `encode(column, rows of the partition)`.
+fn partitions(
+    rows: usize,
+    partition_rows: usize,
+    columns: usize,
+    encode: impl Fn(usize, Range<usize>) -> Column + Sync,
+) -> Vec<Partition> {
     let per = partition_rows.max(1);
     let starts: Vec<usize> = (0..rows).step_by(per).collect();
-    let partitions: Vec<Partition> = starts
+    starts
         .par_iter()
         .map(|&start| {
-            let len = per.min(rows - start);
-            let columns = (0..types.len())
-                .into_par_iter()
-                .map(|c| encode(types[c], len, compressed, |r| source.get(c, start + r)))
-                .collect();
+            let range = start..per.min(rows - start) + start;
             Partition {
-                rows: len,
+                rows: range.len(),
                 first_row: start,
-                columns,
+                columns: (0..columns)
+                    .into_par_iter()
+                    .map(|c| encode(c, range.clone()))
+                    .collect(),
             }
         })
-        .collect();
-    table(name, names, types, partitions)
+        .collect()
 }
 
 /// A table of `partitions` with fields `names` (made unique) of `types`.
@@ -151,23 +165,9 @@ pub(crate) fn table_from_arrays(
             t => t,
         })
         .collect();
-    let per = partition_rows.max(1);
-    let starts: Vec<usize> = (0..rows).step_by(per).collect();
-    let partitions: Vec<Partition> = starts
-        .par_iter()
-        .map(|&start| {
-            let range = start..per.min(rows - start) + start;
-            let columns = (0..types.len())
-                .into_par_iter()
-                .map(|c| encode_array(types[c], &arrays[c], range.clone()))
-                .collect();
-            Partition {
-                rows: range.len(),
-                first_row: start,
-                columns,
-            }
-        })
-        .collect();
+    let partitions = partitions(rows, partition_rows, types.len(), |c, range| {
+        encode_array(types[c], &arrays[c], range)
+    });
     table(name, names, types, partitions)
 }
 

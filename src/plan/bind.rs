@@ -631,6 +631,31 @@ fn retype_null(e: Expr, dtype: DataType) -> Expr {
 }
 
 impl Binder<'_> {
+    /// The text of a format argument (`strptime`, `strftime`), which
+    /// must be a constant: `None` when it is NULL (the call is NULL).
+    ///
+    /// # Errors
+    /// A plan error at `arg` naming `function` and an `example` format.
+    fn constant_format(
+        &self,
+        bound: Expr,
+        arg: &ast::Expr,
+        function: &str,
+        example: &str,
+    ) -> Result<Option<String>> {
+        match fold(bound).as_literal() {
+            Some(Value::Str(t)) => Ok(Some(t.to_string())),
+            Some(Value::Null) => Ok(None),
+            _ => Err(Error::plan_at(
+                format!(
+                    "{function} needs a constant format such as {example}, but \"{}\" is not one",
+                    self.text(arg)
+                ),
+                arg.span.start,
+            )),
+        }
+    }
+
     fn bind_predicate(&self, e: &ast::Expr, ctx: Ctx) -> Result<Expr> {
         let bound = self.bind(e, ctx)?;
         match bound.dtype() {
@@ -1512,21 +1537,15 @@ impl Binder<'_> {
                 arity(2..=2)?;
                 let s = bound.remove(0);
                 let s = self.expect_type(s, DataType::Str, &args[0], &format!("{lname}()"))?;
-                let format = match fold(bound.remove(0)).as_literal() {
-                    Some(Value::Str(t)) => TimestampFormat::new(t)
+                let format = match self.constant_format(
+                    bound.remove(0),
+                    &args[1],
+                    &format!("{lname}()"),
+                    "'%d/%m/%Y %H:%M'",
+                )? {
+                    Some(t) => TimestampFormat::new(&t)
                         .map_err(|m| Error::plan_at(m, args[1].span.start))?,
-                    Some(Value::Null) => {
-                        return Ok(Expr::literal(Value::Null, DataType::Timestamp));
-                    }
-                    _ => {
-                        return Err(Error::plan_at(
-                            format!(
-                                "{lname}() needs a constant format such as '%d/%m/%Y %H:%M', but \"{}\" is not one",
-                                self.text(&args[1])
-                            ),
-                            args[1].span.start,
-                        ));
-                    }
+                    None => return Ok(Expr::literal(Value::Null, DataType::Timestamp)),
                 };
                 bound = vec![s];
                 let func = Func::Strptime {
@@ -1695,19 +1714,15 @@ impl Binder<'_> {
                 arity(2..=2)?;
                 let ts = bound.remove(0);
                 let ts = self.timestamp_arg(ts, &args[0], "strftime()")?;
-                let format = match fold(bound.remove(0)).as_literal() {
-                    Some(Value::Str(t)) => StrftimeFormat::new(t)
+                let format = match self.constant_format(
+                    bound.remove(0),
+                    &args[1],
+                    "strftime()",
+                    "'%Y-%m-%d %H:%M:%S'",
+                )? {
+                    Some(t) => StrftimeFormat::new(&t)
                         .map_err(|m| Error::plan_at(m, args[1].span.start))?,
-                    Some(Value::Null) => return Ok(Expr::literal(Value::Null, DataType::Str)),
-                    _ => {
-                        return Err(Error::plan_at(
-                            format!(
-                                "strftime() needs a constant format such as '%Y-%m-%d %H:%M:%S', but \"{}\" is not one",
-                                self.text(&args[1])
-                            ),
-                            args[1].span.start,
-                        ));
-                    }
+                    None => return Ok(Expr::literal(Value::Null, DataType::Str)),
                 };
                 bound = vec![ts];
                 (Func::Strftime(Arc::new(format)), DataType::Str)

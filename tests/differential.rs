@@ -13,8 +13,9 @@
 mod reference;
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use katydid::sql::ast::{FromItem, Select, Statement, TableRef};
 use katydid::store::{
@@ -27,7 +28,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use reference::{OrderKey, RefResult, order_cmp};
+use reference::{OrderKey, RefError, RefResult, order_cmp};
 
 // ---------------------------------------------------------------------------
 // Random tables
@@ -1717,11 +1718,28 @@ fn row_cmp(a: &[Value], b: &[Value]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// Matches every row of `part` with a distinct equal row of `whole`
-/// (greedy; rows are short and few).
+/// Matches every row of `part` with a distinct equal row of `whole`; the
+/// index of the first row of `part` left without one. Rows are looked up in
+/// `whole` sorted by [`row_cmp`] (a run of equal rows is handed out in
+/// turn); a row found nowhere there is matched by a scan with [`row_eq`]'s
+/// tolerance for nearly equal floats, which sort apart.
 fn sub_multiset(part: &[Vec<Value>], whole: &[Vec<Value>]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..whole.len()).collect();
+    order.sort_by(|&a, &b| row_cmp(&whole[a], &whole[b]));
     let mut used = vec![false; whole.len()];
+    // The next position to try in each run of equal rows, by its start.
+    let mut next: HashMap<usize, usize> = HashMap::new();
     'rows: for (i, r) in part.iter().enumerate() {
+        let start = order.partition_point(|&j| row_cmp(&whole[j], r).is_lt());
+        let at = next.entry(start).or_insert(start);
+        while *at < order.len() && row_cmp(&whole[order[*at]], r).is_eq() {
+            let j = order[*at];
+            *at += 1;
+            if !used[j] && row_eq(r, &whole[j]) {
+                used[j] = true;
+                continue 'rows;
+            }
+        }
         for (j, w) in whole.iter().enumerate() {
             if !used[j] && row_eq(r, w) {
                 used[j] = true;
@@ -1903,8 +1921,24 @@ fn parse_select(sql: &str) -> Result<Select, String> {
 
 /// Runs `sql` through the reference (over `table`) and through `db`.
 fn run_case(table: &Table, db: &Database, sql: &str) -> Result<Outcome, String> {
+    let expected = reference_answer(table, sql)?;
+    check_case(&expected, db, sql)
+}
+
+/// The reference's answer to `sql` over `table`: computed once per query
+/// and checked against every database (it is single-threaded, and most of
+/// the real-size tests' time).
+fn reference_answer(table: &Table, sql: &str) -> Result<Result<RefResult, RefError>, String> {
     let select = parse_select(sql)?;
-    let expected = reference::run(table, &select);
+    Ok(reference::run(table, &select))
+}
+
+/// Checks `db`'s answer to `sql` against the reference's `expected`.
+fn check_case(
+    expected: &Result<RefResult, RefError>,
+    db: &Database,
+    sql: &str,
+) -> Result<Outcome, String> {
     // An engine panic is a bug to report with the case, not a test abort.
     let actual =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.query(sql))).map_err(|p| {
@@ -1927,7 +1961,7 @@ fn run_case(table: &Table, db: &Database, sql: &str) -> Result<Outcome, String> 
             "engine failed ({a}) but the reference returned:\n{}",
             fmt_rows(&e.rows)
         )),
-        (Ok(e), Ok(a)) => compare_rows(&e, &a).map(|()| Outcome::Rows).map_err(|why| {
+        (Ok(e), Ok(a)) => compare_rows(e, &a).map(|()| Outcome::Rows).map_err(|why| {
             format!(
                 "{why}\n  expected ({} rows):\n{}  actual ({} rows, columns {:?}):\n{}",
                 e.rows.len(),
@@ -2067,10 +2101,9 @@ fn random_tables_use_every_codec() {
 fn random_queries_match_reference() {
     let start = Instant::now();
     let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
-    // 110 tables × 60 queries: CI's share (the generator's scalar
-    // functions doubled this test's time at 150; CI keeps under 20
-    // minutes). Soak runs raise it.
-    let tables = env_u64("KATYDID_DIFF_TABLES", 110);
+    // 150 tables × 60 queries: CI's share (about 15 s here). Soak runs
+    // raise it.
+    let tables = env_u64("KATYDID_DIFF_TABLES", 150);
     let queries = env_u64("KATYDID_DIFF_QUERIES", 60);
     let only: Option<(u64, u64)> = std::env::var("KATYDID_DIFF_ONLY").ok().map(|v| {
         let (s, q) = v.split_once(':').expect("KATYDID_DIFF_ONLY=<seed>:<query>");
@@ -2104,9 +2137,14 @@ fn random_queries_match_reference() {
                 Some(q) => q.clone(),
                 None => g.query(),
             };
+            let expected = reference_answer(&tt.table, &sql);
             for db in &dbs {
                 cases += 1;
-                match run_case(&tt.table, db, &sql) {
+                let outcome = match &expected {
+                    Ok(expected) => check_case(expected, db, &sql),
+                    Err(e) => Err(e.clone()),
+                };
+                match outcome {
                     Ok(Outcome::Rows) => with_rows += 1,
                     Ok(Outcome::BothErrors) => both_errors += 1,
                     Err(why) => {
@@ -2354,15 +2392,29 @@ fn real_size_cases(half: usize) {
             queries.push(g.query());
         }
         for sql in queries.iter().skip(half).step_by(2) {
+            let case_start = Instant::now();
+            let expected = reference_answer(&tt.table, sql);
+            let reference_time = case_start.elapsed();
             for db in &dbs {
                 cases += 1;
-                if let Err(why) = run_case(&tt.table, db, sql) {
+                let outcome = match &expected {
+                    Ok(expected) => check_case(expected, db, sql),
+                    Err(e) => Err(e.clone()),
+                };
+                if let Err(why) = outcome {
                     let why: String = why.lines().take(12).collect::<Vec<_>>().join("\n    ");
                     failures.push(format!(
                         "table of {rows} rows (seed {seed}), threads {}: {sql}\n    {why}",
                         db.threads()
                     ));
                 }
+            }
+            // The slow cases, to see where this test's time goes.
+            if case_start.elapsed() > Duration::from_secs(2) {
+                eprintln!(
+                    "real-size differential, {rows} rows: {:.1?} (reference {reference_time:.1?}): {sql}",
+                    case_start.elapsed()
+                );
             }
         }
     }

@@ -670,6 +670,24 @@ fn date_part(part: &str, micros: i64) -> Result<Value, RefError> {
     }))
 }
 
+/// `pattern` compiled, from a per-thread cache: the reference evaluates a
+/// function row by row, and compiling the same pattern for each of a
+/// real-size table's rows was most of a differential test's time.
+fn compiled_regex(pattern: &str) -> Result<regex::Regex, RefError> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, regex::Regex>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    CACHE.with(|cache| {
+        if let Some(re) = cache.borrow().get(pattern) {
+            return Ok(re.clone());
+        }
+        let re = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+        cache.borrow_mut().insert(pattern.to_string(), re.clone());
+        Ok(re)
+    })
+}
+
 /// `regexp_replace` from DuckDB's contract: the first match (all with `g`)
 /// replaced, `\N` in the replacement is group N, `\\` a backslash; `i`, `c`,
 /// `s`, `l` as DuckDB's options. The match itself comes from the `regex`
@@ -693,7 +711,7 @@ fn regexp_replace(
             other => return Err(format!("regexp_replace option {other:?}")),
         }
     }
-    let re = regex::Regex::new(&format!("{prefix}{pattern}")).map_err(|e| e.to_string())?;
+    let re = compiled_regex(&format!("{prefix}{pattern}"))?;
     let mut out = String::new();
     let mut last = 0;
     for caps in re.captures_iter(s) {

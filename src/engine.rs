@@ -1178,9 +1178,13 @@ impl compose::Engine for Database {
         Ok((rows, out.rows_scanned))
     }
 
-    fn run_plan_columns(&self, plan: &plan::QueryPlan) -> Result<compose::Columns> {
+    fn run_plan_columns(
+        &self,
+        plan: &plan::QueryPlan,
+        join_filters: &[exec::join_filter::JoinFilter],
+    ) -> Result<compose::Columns> {
         let ctx = self.context(plan);
-        let (arrays, rows, out) = exec::execute_columns(plan, &ctx)?;
+        let (arrays, rows, out) = exec::execute_columns(plan, &ctx, join_filters)?;
         Ok(compose::Columns {
             names: plan.names.clone(),
             types: exec::output_types(plan),

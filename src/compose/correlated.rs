@@ -313,7 +313,7 @@ impl Composer<'_> {
                     let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
                     super::Columns::from_relation(&rel)
                 } else {
-                    self.nest(|| self.run_simple_columns(&inner, scope))?
+                    self.nest(|| self.run_simple_columns(&inner, scope, &[]))?
                 };
                 scanned += columns.rows_scanned;
                 self.note(format!(

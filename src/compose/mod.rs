@@ -54,7 +54,11 @@ pub(crate) trait Engine: Sync {
     ///
     /// # Errors
     /// As [`Engine::run_plan`].
-    fn run_plan_columns(&self, plan: &QueryPlan) -> Result<Columns>;
+    fn run_plan_columns(
+        &self,
+        plan: &QueryPlan,
+        join_filters: &[exec::join_filter::JoinFilter],
+    ) -> Result<Columns>;
     /// [`Error::Cancelled`] once the statement is cancelled.
     fn check(&self) -> Result<()>;
     /// Rows per partition of an encoded intermediate result.
@@ -490,11 +494,16 @@ impl<'e> Composer<'e> {
 
     /// [`Composer::run_simple`] into whole columns (the scan under a
     /// join, a semi-join or a top-k per group).
-    pub(crate) fn run_simple_columns(&self, select: &Select, scope: &Scope<'_>) -> Result<Columns> {
+    pub(crate) fn run_simple_columns(
+        &self,
+        select: &Select,
+        scope: &Scope<'_>,
+        join_filters: &[exec::join_filter::JoinFilter],
+    ) -> Result<Columns> {
         self.engine.check()?;
         let start = Instant::now();
         let plan = plan::plan_select(select, self.sql, scope)?;
-        let mut columns = self.engine.run_plan_columns(&plan)?;
+        let mut columns = self.engine.run_plan_columns(&plan, join_filters)?;
         let name = match &select.from {
             Some(from) => from.to_string(),
             None => "no table".to_string(),

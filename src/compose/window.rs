@@ -652,7 +652,7 @@ impl Composer<'_> {
             // A top-k per group over a plain scan: the scan's columns, the
             // kept rows gathered from them.
             Some((k, call)) if !aggregate && !super::needs_composition(&below) => {
-                let cols = self.nest(|| self.run_simple_columns(&below, scope))?;
+                let cols = self.nest(|| self.run_simple_columns(&below, scope, &[]))?;
                 let start = Instant::now();
                 let first_input = cols.names.len() - inputs.exprs.len().min(cols.names.len());
                 let (kept, numbers) = top_k_columns(call, &cols.arrays, cols.rows, first_input, k);

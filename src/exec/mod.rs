@@ -24,6 +24,7 @@ pub mod codecs;
 mod explain;
 mod filter;
 mod finish;
+pub mod join_filter;
 mod project;
 pub mod topn;
 mod trace;
@@ -288,12 +289,15 @@ fn output(
 /// result row in order. A scan (no aggregate, ORDER BY, LIMIT or OFFSET)
 /// goes straight to columns ([`project::scan_columns`]); other plans'
 /// rows, few after an aggregate or a LIMIT, are turned into columns.
+/// A scan keeps only the rows whose keys pass every join filter
+/// ([`join_filter`]); other plans ignore them, which a join filter allows.
 ///
 /// # Errors
 /// As [`execute`].
 pub fn execute_columns(
     plan: &QueryPlan,
     ctx: &Context<'_>,
+    join_filters: &[join_filter::JoinFilter],
 ) -> Result<(Vec<vector::Array<'static>>, usize, Output)> {
     let scan = plan.aggregate.is_none()
         && plan.order_by.is_empty()
@@ -312,7 +316,7 @@ pub fn execute_columns(
         return Ok((arrays, rows.len(), out));
     }
     let access = access::access_path(plan, ctx.indexes);
-    let (arrays, runs) = project::scan_columns(plan, ctx, &access.units)?;
+    let (arrays, runs) = project::scan_columns(plan, ctx, &access.units, join_filters)?;
     let rows = arrays
         .first()
         .map_or_else(|| runs.iter().map(|r| r.scanned).sum(), vector::Array::len);

@@ -31,6 +31,7 @@ use crate::types::Value;
 
 use super::access::Unit;
 use super::filter::specialize;
+use super::join_filter::{self, JoinFilter};
 use super::topn::{
     Candidate, KeyHistogram, collect_slices, histogram_fits, keep_best, key_histogram,
     partition_top, partition_top_normalized, window_candidates, window_slices,
@@ -89,11 +90,16 @@ fn filter_wave(
     plan: &QueryPlan,
     ctx: &Context<'_>,
     wave: &[&Unit],
+    join_filters: &[JoinFilter],
 ) -> Result<Vec<(PartRun, Option<Vec<u32>>)>> {
     wave.par_iter()
         .map(|u| {
-            let rows = plan.table.partitions[u.part].rows;
-            let (run, sel) = filter_unit(plan, ctx, u)?;
+            let part = &plan.table.partitions[u.part];
+            let rows = part.rows;
+            let (run, mut sel) = filter_unit(plan, ctx, u)?;
+            if !join_filters.is_empty() {
+                sel = join_filter::narrow(join_filters, part, sel)?;
+            }
             let sel = sel.map(|s| s.unwrap_or_else(|| (0..rows as u32).collect()));
             Ok((run, sel))
         })
@@ -118,7 +124,7 @@ fn scan(
         if remaining == 0 {
             break;
         }
-        let filtered = filter_wave(plan, ctx, wave)?;
+        let filtered = filter_wave(plan, ctx, wave, &[])?;
         read += wave.len();
         // Lay the window over the wave's selections in order.
         let mut work: Vec<(usize, Vec<u32>)> = Vec::new();
@@ -171,6 +177,7 @@ pub fn scan_columns(
     plan: &QueryPlan,
     ctx: &Context<'_>,
     units: &[Unit],
+    join_filters: &[JoinFilter],
 ) -> Result<(Vec<Array<'static>>, Vec<PartRun>)> {
     let types = super::output_types(plan);
     let mut pieces: Vec<Vec<Array<'static>>> = vec![Vec::new(); plan.visible];
@@ -178,7 +185,7 @@ pub fn scan_columns(
     let mut held = 0usize;
     let order: Vec<&Unit> = units.iter().collect();
     for wave in order.chunks(wave_size(false)) {
-        let filtered = filter_wave(plan, ctx, wave)?;
+        let filtered = filter_wave(plan, ctx, wave, join_filters)?;
         let mut work: Vec<(usize, Vec<u32>)> = Vec::new();
         for (run, sel) in filtered {
             let part = run.part;
@@ -241,7 +248,7 @@ fn last_rows(
             break;
         }
         read += wave.len();
-        for (run, sel) in filter_wave(plan, ctx, wave)? {
+        for (run, sel) in filter_wave(plan, ctx, wave, &[])? {
             let part = run.part;
             runs.push(run);
             let Some(mut sel) = sel else { continue };

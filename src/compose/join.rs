@@ -1520,22 +1520,7 @@ fn hash_join(
         .map(|chunk| {
             let lo = chunk * PROBE_CHUNK;
             let hi = (lo + PROBE_CHUNK).min(probe_rows);
-            let (mut p, mut b) = (Vec::new(), Vec::new());
-            for row in lo..hi {
-                let mut hit = false;
-                let mut at = heads.first(probe, row);
-                while at != NONE {
-                    p.push(row as u32);
-                    b.push(at);
-                    hit = true;
-                    at = heads.next[at as usize];
-                }
-                if !hit && keep_probe {
-                    p.push(row as u32);
-                    b.push(NONE);
-                }
-            }
-            (p, b)
+            heads.probe(probe, lo..hi, keep_probe)
         })
         .collect();
     let total: usize = parts.iter().map(|(p, _)| p.len()).sum();
@@ -1594,6 +1579,8 @@ fn hash_join(
 struct Heads<'a> {
     map: HeadMap<'a>,
     next: Vec<u32>,
+    /// No two build rows share a key: every `next` link is [`NONE`].
+    unique: bool,
 }
 
 enum HeadMap<'a> {
@@ -1665,7 +1652,103 @@ impl<'a> Heads<'a> {
             }
             HeadMap::Values(heads)
         };
-        Heads { map, next }
+        let unique = next.iter().all(|&n| n == NONE);
+        Heads { map, next, unique }
+    }
+
+    /// Probes rows `rows` of `probe`: the pairs (probe row, build row) of
+    /// equal keys, in probe row order, and with `keep_probe` (probe row,
+    /// [`NONE`]) for a row that matches nothing. A single integer key is
+    /// read straight from its column, the map's kind chosen once per
+    /// chunk; unique build keys have no chains to follow.
+    fn probe(
+        &self,
+        probe: &KeyReader<'_>,
+        rows: std::ops::Range<usize>,
+        keep_probe: bool,
+    ) -> (Vec<u32>, Vec<u32>) {
+        if probe.int
+            && let [(ids, column, _)] = probe.parts[..]
+            && let Data::Int(values) = &column.data
+        {
+            let key = |row: usize| -> Option<i64> {
+                let id = ids.map_or(row as u32, |ids| ids[row]);
+                (id != NONE && column.is_valid(id as usize)).then(|| values[id as usize])
+            };
+            match &self.map {
+                HeadMap::Dense { min, heads } => {
+                    return self.probe_with(rows, keep_probe, |row| match key(row) {
+                        Some(k) => {
+                            let i = k.wrapping_sub(*min) as u64;
+                            if i < heads.len() as u64 {
+                                heads[i as usize]
+                            } else {
+                                NONE
+                            }
+                        }
+                        None => NONE,
+                    });
+                }
+                HeadMap::Int(..) => {
+                    return self.probe_with(rows, keep_probe, |row| match key(row) {
+                        Some(k) => self.first_of_int(k),
+                        None => NONE,
+                    });
+                }
+                HeadMap::Values(_) => {}
+            }
+        }
+        self.probe_with(rows, keep_probe, |row| self.first(probe, row))
+    }
+
+    /// [`Heads::probe`] with `first` giving a probe row's first build row.
+    #[inline]
+    fn probe_with(
+        &self,
+        rows: std::ops::Range<usize>,
+        keep_probe: bool,
+        first: impl Fn(usize) -> u32,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let mut p = Vec::with_capacity(rows.len());
+        let mut b = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut at = first(row);
+            if at == NONE {
+                if keep_probe {
+                    p.push(row as u32);
+                    b.push(NONE);
+                }
+                continue;
+            }
+            p.push(row as u32);
+            b.push(at);
+            if !self.unique {
+                at = self.next[at as usize];
+                while at != NONE {
+                    p.push(row as u32);
+                    b.push(at);
+                    at = self.next[at as usize];
+                }
+            }
+        }
+        (p, b)
+    }
+
+    /// The first build row of integer key `k` in a [`HeadMap::Int`].
+    #[inline]
+    fn first_of_int(&self, k: i64) -> u32 {
+        let HeadMap::Int(map, present) = &self.map else {
+            return NONE;
+        };
+        if let Some((min, bits)) = present {
+            let Some(i) = k.checked_sub(*min).and_then(|i| usize::try_from(i).ok()) else {
+                return NONE;
+            };
+            if bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) == 0) {
+                return NONE;
+            }
+        }
+        map.get(&k).copied().unwrap_or(NONE)
     }
 
     /// The first build row whose key equals probe row `row`'s.
@@ -1677,17 +1760,7 @@ impl<'a> Heads<'a> {
                 .and_then(|i| usize::try_from(i).ok())
                 .and_then(|i| heads.get(i).copied())
                 .unwrap_or(NONE),
-            (HeadMap::Int(map, present), Some(Key::Int(k))) => {
-                if let Some((min, bits)) = present {
-                    let Some(i) = k.checked_sub(*min).and_then(|i| usize::try_from(i).ok()) else {
-                        return NONE;
-                    };
-                    if bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) == 0) {
-                        return NONE;
-                    }
-                }
-                map.get(&k).copied().unwrap_or(NONE)
-            }
+            (HeadMap::Int(..), Some(Key::Int(k))) => self.first_of_int(k),
             (HeadMap::Values(map), Some(k)) => map.get(&k).copied().unwrap_or(NONE),
             _ => NONE,
         }

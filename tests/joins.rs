@@ -759,8 +759,9 @@ fn create_table_as_keeps_a_result_and_drop_table_removes_it() {
 /// 500 (keys with NULLs; sorted in some rounds, so that zone maps rule out
 /// partitions) joined with a 400-row dimension table filtered to a few,
 /// none or all of its rows, on dense keys (a bitmap of keys) and sparse
-/// ones (a hash set), against sums computed here. EXPLAIN names the filter
-/// when the dimension's rows are reduced to at most half the fact table.
+/// ones (a hash set), against sums computed here; and [NOT] EXISTS over
+/// the fact table, whose scan the outer rows' keys narrow. EXPLAIN names
+/// the filter when the reduced side has at most half the other's rows.
 #[test]
 fn join_filters_narrow_scans_without_changing_answers() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
@@ -828,6 +829,35 @@ fn join_filters_narrow_scans_without_changing_answers() {
                 kept < dims.len() && kept * 2 <= facts.len(),
                 "round {round}: {sql}\n{plan}"
             );
+            // [NOT] EXISTS: the subquery's scan narrowed to the outer keys.
+            for not in ["", "NOT "] {
+                let sql = format!(
+                    "SELECT count(*), sum(x) FROM d WHERE x < {t} AND {not}EXISTS (SELECT 1 FROM f WHERE f.fk = d.dk)"
+                );
+                let rows: Vec<i64> = dims
+                    .iter()
+                    .filter(|(dk, x)| {
+                        *x < t && facts.iter().any(|(k, _)| *k == Some(*dk)) == not.is_empty()
+                    })
+                    .map(|(_, x)| *x)
+                    .collect();
+                let sum = if rows.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Int(rows.iter().sum())
+                };
+                let want = vec![vec![Value::Int(rows.len() as i64), sum]];
+                assert_eq!(query(&db, &sql), want, "round {round}: {sql}");
+                let plan: String = query(&db, &format!("EXPLAIN {sql}"))
+                    .iter()
+                    .map(|r| format!("{}\n", r[0]))
+                    .collect();
+                // At most 400 outer keys against 6,000 rows.
+                assert!(
+                    plan.contains("join filter on fk"),
+                    "round {round}: {sql}\n{plan}"
+                );
+            }
         }
     }
 }

@@ -54,6 +54,20 @@ pub(crate) struct Semi {
     pub anti: bool,
     /// The types of `rows`' columns.
     pub types: Vec<DataType>,
+    /// A subquery that is a plain scan, not run yet: the join runs it once
+    /// the outer rows are known, their keys narrowing its scan (a join
+    /// filter), and fills `columns`, `rows` and `types`.
+    pub pending: Option<Select>,
+}
+
+/// EXPLAIN's line for an [NOT] EXISTS subquery's rows.
+pub(super) fn semi_note(anti: bool, rows: usize, keys: usize) -> String {
+    format!(
+        "{} subquery: {} key rows for {} on {keys} key(s)",
+        if anti { "NOT EXISTS" } else { "EXISTS" },
+        super::thousands(rows),
+        if anti { "an anti-join" } else { "a semi-join" },
+    )
 }
 
 /// The inputs of a FROM: name and table (`None` for a subquery, whose
@@ -305,26 +319,23 @@ impl Composer<'_> {
                 inner.order_by.clear();
                 inner.limit = None;
                 inner.offset = None;
-                // A plain scan goes to columns as it is (a repeated key
-                // only marks the same outer rows again); anything else
-                // runs composed, its duplicates removed.
-                let columns = if super::needs_composition(&inner) {
+                // A plain scan runs later, as it is (a repeated key only
+                // marks the same outer rows again), narrowed to the outer
+                // rows' keys; anything else runs composed now, its
+                // duplicates removed.
+                let (columns, pending) = if super::needs_composition(&inner) {
                     inner.distinct = true;
                     let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
-                    super::Columns::from_relation(&rel)
+                    let columns = super::Columns::from_relation(&rel);
+                    scanned += columns.rows_scanned;
+                    self.note(semi_note(anti, columns.rows, split.keys.len()));
+                    (columns, None)
                 } else {
-                    self.nest(|| self.run_simple_columns(&inner, scope, &[]))?
+                    (super::Columns::default(), Some(inner))
                 };
-                scanned += columns.rows_scanned;
-                self.note(format!(
-                    "{} subquery: {} key rows for {} on {} key(s)",
-                    if anti { "NOT EXISTS" } else { "EXISTS" },
-                    super::thousands(columns.rows),
-                    if anti { "an anti-join" } else { "a semi-join" },
-                    split.keys.len()
-                ));
                 let nkeys = split.keys.len();
                 semis.push(Semi {
+                    pending,
                     outer: split.keys.into_iter().map(|(_, o)| o).collect(),
                     rows: columns.rows,
                     columns: columns.arrays,

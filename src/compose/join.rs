@@ -304,8 +304,26 @@ pub(super) fn run(
     } else {
         run_tree(c, &tree, &inputs, &scans)?
     };
-    for (semi, (keys, residual)) in semis.iter().zip(&semi_columns) {
+    let mut semis = semis;
+    for (semi, (keys, residual)) in semis.iter_mut().zip(&semi_columns) {
         c.engine.check()?;
+        if let Some(inner) = semi.pending.take() {
+            // The subquery's scan, narrowed to the outer rows' keys.
+            let outer_keys = match keys.first() {
+                Some(&key) if keys.len() == 1 => int_keys(&scans, &joined, key).map(Arc::new),
+                _ => None,
+            };
+            let columns = c.nest(|| c.run_simple_columns_keyed(&inner, &scope, outer_keys))?;
+            scanned += columns.rows_scanned;
+            c.note(super::correlated::semi_note(
+                semi.anti,
+                columns.rows,
+                keys.len(),
+            ));
+            semi.rows = columns.rows;
+            semi.columns = columns.arrays;
+            semi.types = columns.types;
+        }
         let before = joined.rows;
         let t = Instant::now();
         joined = semi_join(&scans, joined, semi, keys, residual);
@@ -1115,6 +1133,25 @@ fn scan_input(
         },
         scanned.rows_scanned,
     ))
+}
+
+/// The distinct values of integer (or timestamp) column `key` in the
+/// joined rows, NULLs left out; `None` for another type.
+fn int_keys(scans: &[Scan], joined: &Joined, key: ColRef) -> Option<KeySet> {
+    let column = column_of(scans, key);
+    let Data::Int(values) = &column.data else {
+        return None;
+    };
+    if !matches!(type_of(scans, key), DataType::Int | DataType::Timestamp) {
+        return None;
+    }
+    let k = joined.inputs.iter().position(|&x| x == key.0)?;
+    let keys: Vec<i64> = joined.ids[k]
+        .iter()
+        .filter(|&&id| id != NONE && column.is_valid(id as usize))
+        .map(|&id| values[id as usize])
+        .collect();
+    Some(KeySet::new(&keys))
 }
 
 /// The join filters of input `i`'s scan: for each join key it shares with

@@ -81,6 +81,7 @@ pub(crate) struct Relation {
 }
 
 /// A relation as whole columns: one array per column, `rows` each.
+#[derive(Default)]
 pub(crate) struct Columns {
     /// Column names.
     pub names: Vec<String>,
@@ -501,8 +502,56 @@ impl<'e> Composer<'e> {
         join_filters: &[exec::join_filter::JoinFilter],
     ) -> Result<Columns> {
         self.engine.check()?;
-        let start = Instant::now();
         let plan = plan::plan_select(select, self.sql, scope)?;
+        self.run_planned_columns(select, plan, join_filters)
+    }
+
+    /// [`Composer::run_simple_columns`] whose rows are narrowed to those
+    /// whose first output, a plain integer (or timestamp) column, holds
+    /// one of `keys`: a join filter, applied when the keys are at most half
+    /// the table's rows (a reduction worth its test; the caller's join
+    /// matches the keys anyway).
+    pub(crate) fn run_simple_columns_keyed(
+        &self,
+        select: &Select,
+        scope: &Scope<'_>,
+        keys: Option<Arc<exec::join_filter::KeySet>>,
+    ) -> Result<Columns> {
+        self.engine.check()?;
+        let plan = plan::plan_select(select, self.sql, scope)?;
+        let filters: Vec<exec::join_filter::JoinFilter> = match (keys, plan.outputs.first()) {
+            (
+                Some(keys),
+                Some(plan::Expr::Column {
+                    index,
+                    name,
+                    dtype: dtype @ (DataType::Int | DataType::Timestamp),
+                }),
+            ) if keys.len().saturating_mul(2) <= plan.table.rows() => {
+                self.note(format!(
+                    "join filter on {name}: {} keys of the outer rows",
+                    thousands(keys.len())
+                ));
+                vec![exec::join_filter::JoinFilter {
+                    column: *index,
+                    name: name.clone(),
+                    dtype: *dtype,
+                    keys,
+                }]
+            }
+            _ => Vec::new(),
+        };
+        self.run_planned_columns(select, plan, &filters)
+    }
+
+    /// Runs a planned filter-and-project `select` to columns, noting it.
+    fn run_planned_columns(
+        &self,
+        select: &Select,
+        plan: QueryPlan,
+        join_filters: &[exec::join_filter::JoinFilter],
+    ) -> Result<Columns> {
+        let start = Instant::now();
         let mut columns = self.engine.run_plan_columns(&plan, join_filters)?;
         let name = match &select.from {
             Some(from) => from.to_string(),

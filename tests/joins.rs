@@ -509,6 +509,37 @@ fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &
         vec![vec![Value::Int(below_s1)]],
         "{sql}: {context}"
     );
+    // In the select list every outer row stays: NULL where no row of b
+    // has its key (or all its w are NULL), a count of 0 there; and a
+    // count compared with 0 in WHERE keeps the rows without a match.
+    let rows_of = |k: Option<i64>| {
+        b.iter()
+            .filter(|rb| k.is_some() && Cell::int(&rb[0]) == k)
+            .count() as i64
+    };
+    let mut expected: Vec<Vec<Value>> = a
+        .iter()
+        .map(|r| {
+            let k = Cell::int(&r[0]);
+            let sum = k
+                .and_then(|k| sum_w.get(&k).copied().flatten())
+                .map_or(Value::Null, Value::Int);
+            vec![Cell::value(&r[1]), sum, Value::Int(rows_of(k))]
+        })
+        .collect();
+    let sql = "SELECT v, (SELECT sum(w) FROM b WHERE b.k = a.k), (SELECT count(*) FROM b WHERE b.k = a.k) FROM a";
+    assert_eq!(
+        sorted(query(db, sql)),
+        sorted(std::mem::take(&mut expected)),
+        "{sql}: {context}"
+    );
+    let unmatched = a.iter().filter(|r| rows_of(Cell::int(&r[0])) == 0).count() as i64;
+    let sql = "SELECT count(*) FROM a WHERE (SELECT count(*) FROM b WHERE b.k = a.k) = 0";
+    assert_eq!(
+        query(db, sql),
+        vec![vec![Value::Int(unmatched)]],
+        "{sql}: {context}"
+    );
     // Set operations on the keys, NULLs equal to each other.
     let mut counts_b: HashMap<Option<i64>, usize> = HashMap::new();
     for k in &bk {

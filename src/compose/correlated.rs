@@ -15,11 +15,14 @@
 //!   comparisons (for NOT EXISTS, when none has). See [`Semi`].
 //! - a scalar subquery `(SELECT agg(…) FROM … WHERE inner = outer …)`
 //!   becomes its aggregate grouped by the inner keys, joined to the outer
-//!   query on them, and read as a column (aggregate-then-join). An outer
-//!   row without a group gets no row, where SQL gives the aggregate of no
-//!   rows: right for every comparison with a NULL aggregate, not for
-//!   `count` compared with 0.
+//!   query on them, and read as a column (aggregate-then-join). The join
+//!   is a LEFT join, so an outer row without a group reads NULL, the
+//!   aggregate of no rows (a bare `count` reads 0 through `coalesce`;
+//!   count inside a larger expression is refused); it is an inner join
+//!   where the subquery is an operand of a comparison that is a conjunct
+//!   of WHERE (TPC-H's Q2, Q17, Q20), which drops such rows anyway.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{Composer, Scope, for_each_expr, walk};
@@ -36,7 +39,9 @@ use crate::types::DataType;
 /// A derived table replacing a correlated scalar subquery: its name in the
 /// scope, the outer columns equal to its keys `__k0, __k1, …`, and where the
 /// subquery was.
-type DerivedJoin = (String, Vec<Expr>, Span);
+/// The last field: a LEFT join (the outer rows without a group keep a
+/// NULL), rather than an inner one.
+type DerivedJoin = (String, Vec<Expr>, Span, bool);
 
 /// A semi-join (or anti-join) filter on the outer query's rows.
 pub(crate) struct Semi {
@@ -353,6 +358,7 @@ impl Composer<'_> {
         }
         // Scalar subqueries, wherever they are.
         let domain = Domain::of(select, scope);
+        let rejecting = null_rejecting(select);
         let mut error = None;
         let mut joins: Vec<DerivedJoin> = Vec::new();
         let mut tables = Vec::new();
@@ -364,6 +370,7 @@ impl Composer<'_> {
                 e,
                 &outer,
                 &domain,
+                &rejecting,
                 scope,
                 &mut joins,
                 &mut tables,
@@ -378,7 +385,7 @@ impl Composer<'_> {
         for (name, table) in tables {
             scope.add(&name, table);
         }
-        for (name, keys, span) in joins {
+        for (name, keys, span, left_join) in joins {
             let on = keys
                 .into_iter()
                 .enumerate()
@@ -412,7 +419,11 @@ impl Composer<'_> {
             select.from = Some(FromItem::Join(Box::new(Join {
                 left,
                 right,
-                kind: JoinKind::Inner,
+                kind: if left_join {
+                    JoinKind::Left
+                } else {
+                    JoinKind::Inner
+                },
                 constraint: JoinConstraint::On(
                     super::and_all(on).ok_or_else(|| Error::Internal("no keys".into()))?,
                 ),
@@ -430,6 +441,7 @@ impl Composer<'_> {
         e: &mut Expr,
         outer: &[(String, Option<Arc<Table>>)],
         domain: &Domain,
+        rejecting: &HashSet<usize>,
         scope: &Scope<'_>,
         joins: &mut Vec<DerivedJoin>,
         tables: &mut Vec<(String, Table)>,
@@ -459,6 +471,19 @@ impl Composer<'_> {
                 ));
             }
             let value = value.clone();
+            // An outer row without a group gets NULL, except from a bare
+            // count, which is 0 there.
+            let count = matches!(&value.kind,
+                ExprKind::Function { name, .. } if name.eq_ignore_ascii_case("count"));
+            if !count && has_count(&value) {
+                return Err(Error::plan_at(
+                    "a correlated scalar subquery may use count() only as its whole value for now",
+                    value.span.start,
+                ));
+            }
+            // A comparison conjunct of WHERE drops the rows where the
+            // subquery is NULL, so an inner join is the same there.
+            let left_join = count || !rejecting.contains(&e.span.start);
             let mut projection: Vec<SelectItem> = split
                 .keys
                 .iter()
@@ -509,15 +534,36 @@ impl Composer<'_> {
                 name.clone(),
                 split.keys.into_iter().map(|(_, o)| o).collect(),
                 e.span,
+                left_join,
             ));
-            e.kind = ExprKind::QualifiedColumn {
+            let column = ExprKind::QualifiedColumn {
                 table: name,
                 column: "__v".into(),
+            };
+            e.kind = if count {
+                let span = e.span;
+                ExprKind::Function {
+                    name: "coalesce".into(),
+                    args: vec![
+                        Expr { kind: column, span },
+                        Expr {
+                            kind: ExprKind::Literal(crate::sql::ast::Literal::Int(0)),
+                            span,
+                        },
+                    ],
+                    star: false,
+                    distinct: false,
+                    filter: None,
+                }
+            } else {
+                column
             };
             return Ok(());
         }
         for child in super::children_mut(e) {
-            self.scalar(child, outer, domain, scope, joins, tables, scanned)?;
+            self.scalar(
+                child, outer, domain, rejecting, scope, joins, tables, scanned,
+            )?;
         }
         Ok(())
     }
@@ -691,6 +737,49 @@ fn has_subquery(select: &Select) -> bool {
 
 /// True when `e` is an aggregate or an expression over aggregates and
 /// constants.
+/// Whether `e` calls count() anywhere.
+fn has_count(e: &Expr) -> bool {
+    if let ExprKind::Function { name, .. } = &e.kind
+        && name.eq_ignore_ascii_case("count")
+    {
+        return true;
+    }
+    let mut copy = e.clone();
+    super::children_mut(&mut copy)
+        .into_iter()
+        .any(|c| has_count(c))
+}
+
+/// Where (span starts) the scalar subqueries are that are an operand of a
+/// comparison which is a conjunct of `select`'s WHERE: a NULL there drops
+/// the row.
+fn null_rejecting(select: &Select) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    if let Some(w) = &select.selection {
+        for c in super::conjuncts(w.clone()) {
+            if let ExprKind::Binary {
+                op:
+                    BinaryOp::Eq
+                    | BinaryOp::NotEq
+                    | BinaryOp::Lt
+                    | BinaryOp::LtEq
+                    | BinaryOp::Gt
+                    | BinaryOp::GtEq,
+                left,
+                right,
+            } = &c.kind
+            {
+                for side in [left, right] {
+                    if matches!(side.kind, ExprKind::Subquery(_)) {
+                        out.insert(side.span.start);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 fn is_aggregate(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Function { name, .. } if crate::plan::AggFunc::is_aggregate_name(name) => true,

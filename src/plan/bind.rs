@@ -1179,51 +1179,19 @@ impl Binder<'_> {
             Some(e) => Some((self.bind(e, ctx)?, e.span.start)),
             None => None,
         };
-        // Unify result types: NULLs adopt, int widens to float.
-        let mut dtype: Option<DataType> = None;
-        for (e, pos) in thens.iter().chain(else_bound.iter()) {
-            if is_null_literal(e) {
-                continue;
-            }
-            let t = e.dtype();
-            dtype = Some(match dtype {
-                None => t,
-                Some(d) if d == t => d,
-                Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
-                Some(d) => {
-                    return Err(Error::plan_at(
-                        format!("CASE branches have different types: {d} and {t}"),
-                        *pos,
-                    ));
-                }
-            });
-        }
-        let dtype = dtype.unwrap_or(DataType::Int);
-        let conv = |e: Expr| -> Expr {
-            if is_null_literal(&e) {
-                Expr::literal(Value::Null, dtype)
-            } else if e.dtype() != dtype {
-                Expr::Cast {
-                    expr: Box::new(e),
-                    dtype,
-                    try_cast: false,
-                }
-            } else {
-                e
-            }
+        let has_else = else_bound.is_some();
+        let mut items = thens;
+        items.extend(else_bound);
+        let (mut unified, dtype) = unify_types(items, "CASE branches")?;
+        let else_result = if has_else {
+            unified.pop().expect("the ELSE result")
+        } else {
+            Expr::literal(Value::Null, dtype)
         };
         let _ = at;
         Ok(Expr::Case {
-            branches: whens
-                .into_iter()
-                .zip(thens)
-                .map(|(w, (t, _))| (w, conv(t)))
-                .collect(),
-            else_result: Box::new(conv(
-                else_bound
-                    .map(|(e, _)| e)
-                    .unwrap_or_else(|| Expr::literal(Value::Null, dtype)),
-            )),
+            branches: whens.into_iter().zip(unified).collect(),
+            else_result: Box::new(else_result),
             dtype,
         })
     }
@@ -1781,50 +1749,18 @@ impl Binder<'_> {
     }
 
     /// The arguments of `coalesce`, `greatest` and the like converted to
-    /// one type, as CASE unifies its branches: NULLs adopt it, integers
-    /// widen to floats; other mixes are an error.
+    /// one type ([`unify_types`]).
     fn unify(
         &self,
         bound: Vec<Expr>,
         args: &[ast::Expr],
         fname: &str,
     ) -> Result<(Vec<Expr>, DataType)> {
-        let mut dtype: Option<DataType> = None;
-        for (e, src) in bound.iter().zip(args) {
-            if is_null_literal(e) {
-                continue;
-            }
-            let t = e.dtype();
-            dtype = Some(match dtype {
-                None => t,
-                Some(d) if d == t => d,
-                Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
-                Some(d) => {
-                    return Err(Error::plan_at(
-                        format!("{fname}() arguments have different types: {d} and {t}"),
-                        src.span.start,
-                    ));
-                }
-            });
-        }
-        let dtype = dtype.unwrap_or(DataType::Int);
-        let unified = bound
+        let items = bound
             .into_iter()
-            .map(|e| {
-                if is_null_literal(&e) {
-                    Expr::literal(Value::Null, dtype)
-                } else if e.dtype() != dtype {
-                    Expr::Cast {
-                        expr: Box::new(e),
-                        dtype,
-                        try_cast: false,
-                    }
-                } else {
-                    e
-                }
-            })
+            .zip(args.iter().map(|a| a.span.start))
             .collect();
-        Ok((unified, dtype))
+        unify_types(items, &format!("{fname}() arguments"))
     }
 
     /// A timestamp argument; a string literal is read as a timestamp, as in
@@ -1874,6 +1810,49 @@ fn as_text(e: Expr) -> Expr {
             try_cast: false,
         })
     }
+}
+
+/// Expressions (each with its position in the query) converted to one
+/// type, as CASE's results and `coalesce`'s arguments are: NULL literals
+/// adopt it, integers widen to floats; another mix is an error at the
+/// first expression that breaks it ("`what` have different types").
+fn unify_types(items: Vec<(Expr, usize)>, what: &str) -> Result<(Vec<Expr>, DataType)> {
+    let mut dtype: Option<DataType> = None;
+    for (e, pos) in &items {
+        if is_null_literal(e) {
+            continue;
+        }
+        let t = e.dtype();
+        dtype = Some(match dtype {
+            None => t,
+            Some(d) if d == t => d,
+            Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
+            Some(d) => {
+                return Err(Error::plan_at(
+                    format!("{what} have different types: {d} and {t}"),
+                    *pos,
+                ));
+            }
+        });
+    }
+    let dtype = dtype.unwrap_or(DataType::Int);
+    let unified = items
+        .into_iter()
+        .map(|(e, _)| {
+            if is_null_literal(&e) {
+                Expr::literal(Value::Null, dtype)
+            } else if e.dtype() != dtype {
+                Expr::Cast {
+                    expr: Box::new(e),
+                    dtype,
+                    try_cast: false,
+                }
+            } else {
+                e
+            }
+        })
+        .collect();
+    Ok((unified, dtype))
 }
 
 fn at_least_one(fname: &str, at: usize) -> Error {

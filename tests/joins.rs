@@ -219,6 +219,18 @@ fn joins_agree_with_nested_loops() {
                 "SELECT a_k, a_v, a_s, b_k, b_w, b_t FROM j",
                 &context,
             );
+            // A USING column is the first non-NULL of both sides (the
+            // right side's key for a row only it has).
+            same(
+                &db,
+                &format!(
+                    "SELECT k, v, w FROM a {sql_kind} JOIN b USING (k) WHERE k IS NOT NULL OR v > {c}"
+                ),
+                &format!(
+                    "SELECT coalesce(a_k, b_k), a_v, b_w FROM j WHERE coalesce(a_k, b_k) IS NOT NULL OR a_v > {c}"
+                ),
+                &context,
+            );
             same(
                 &db,
                 &format!(

@@ -2,7 +2,8 @@
 //! the SELECT's grouping, ordering and limits then run on.
 //!
 //! 1. Every column reference is resolved to an input (`t.col`, or a name
-//!    that exactly one input has; a `USING` column names the left one).
+//!    that exactly one input has; a `USING` column names the left one, or
+//!    under a RIGHT or FULL join the first non-NULL of its inputs).
 //! 2. Conjuncts are placed: one input's conditions are pushed into its
 //!    scan, `a.x = b.y` between two inputs becomes a join key, the rest is
 //!    evaluated after the joins. In a tree of inner joins and commas, WHERE
@@ -145,6 +146,33 @@ pub(super) fn run(
         using,
     };
 
+    // A USING column of a RIGHT or FULL join is the first non-NULL of the
+    // inputs' columns: bare references to it read coalesce(a.k, b.k).
+    let mut merged = Vec::new();
+    merged_usings(&tree, &inputs, &mut merged);
+    if !merged.is_empty() {
+        for item in &mut select.projection {
+            if let SelectItem::Expr { expr, alias } = item {
+                if let (None, ExprKind::Column(n)) = (&alias, &expr.kind) {
+                    *alias = Some(Ident {
+                        name: n.clone(),
+                        span: expr.span,
+                    });
+                }
+                merge_using_columns(expr, &merged, &inputs);
+            }
+        }
+        let others = select
+            .selection
+            .iter_mut()
+            .chain(select.having.iter_mut())
+            .chain(select.group_by.iter_mut())
+            .chain(select.order_by.iter_mut().map(|o| &mut o.expr));
+        for e in others {
+            merge_using_columns(e, &merged, &inputs);
+        }
+    }
+
     // The select list, with `*` expanded and names kept.
     let mut items: Vec<(Expr, Option<Ident>)> = Vec::new();
     for item in &select.projection {
@@ -154,7 +182,18 @@ pub(super) fn run(
                 for (i, input) in inputs.iter().enumerate() {
                     for f in &input.table.fields {
                         let lower = f.name.to_ascii_lowercase();
-                        if r.using.contains(&lower) && !shown.insert(lower) {
+                        if r.using.contains(&lower) && !shown.insert(lower.clone()) {
+                            continue;
+                        }
+                        if let Some((_, holders)) = merged.iter().find(|(n, _)| *n == lower) {
+                            let alias = Ident {
+                                name: f.name.clone(),
+                                span: *span,
+                            };
+                            items.push((
+                                merged_column(&f.name, holders, &inputs, *span),
+                                Some(alias),
+                            ));
                             continue;
                         }
                         items.push(qualified(i, input, &f.name, *span));
@@ -640,6 +679,83 @@ fn usings(node: &Node, out: &mut Vec<String>) {
         }
         usings(left, out);
         usings(right, out);
+    }
+}
+
+/// The USING columns of RIGHT and FULL joins (lower case), each with the
+/// inputs under the join that have it, in FROM order.
+fn merged_usings(node: &Node, inputs: &[Input], out: &mut Vec<(String, Vec<usize>)>) {
+    let Node::Join {
+        kind,
+        left,
+        right,
+        constraint,
+        ..
+    } = node
+    else {
+        return;
+    };
+    if let (JoinKind::Right | JoinKind::Full, JoinConstraint::Using(names)) = (kind, constraint) {
+        let mut under = Vec::new();
+        inputs_under(left, &mut under);
+        inputs_under(right, &mut under);
+        under.sort_unstable();
+        for n in names {
+            let lower = n.name.to_ascii_lowercase();
+            let holders = under
+                .iter()
+                .copied()
+                .filter(|&i| inputs[i].table.column_index(&n.name).is_some());
+            match out.iter_mut().find(|(m, _)| *m == lower) {
+                Some((_, have)) => {
+                    have.extend(holders);
+                    have.sort_unstable();
+                    have.dedup();
+                }
+                None => out.push((lower, holders.collect())),
+            }
+        }
+    }
+    merged_usings(left, inputs, out);
+    merged_usings(right, inputs, out);
+}
+
+/// `coalesce(a.name, b.name, …)` over the `holders` inputs.
+fn merged_column(name: &str, holders: &[usize], inputs: &[Input], span: Span) -> Expr {
+    let args = holders
+        .iter()
+        .map(|&i| Expr {
+            kind: ExprKind::QualifiedColumn {
+                table: inputs[i].qualifier.clone(),
+                column: name.to_string(),
+            },
+            span,
+        })
+        .collect();
+    Expr {
+        kind: ExprKind::Function {
+            name: "coalesce".into(),
+            args,
+            star: false,
+            distinct: false,
+            filter: None,
+        },
+        span,
+    }
+}
+
+/// Rewrites the bare references in `e` to a merged USING column
+/// ([`merged_usings`]) as their [`merged_column`].
+fn merge_using_columns(e: &mut Expr, merged: &[(String, Vec<usize>)], inputs: &[Input]) {
+    if let ExprKind::Column(n) = &e.kind {
+        let lower = n.to_ascii_lowercase();
+        if let Some((_, holders)) = merged.iter().find(|(m, _)| *m == lower) {
+            *e = merged_column(n, holders, inputs, e.span);
+        }
+        return;
+    }
+    for child in super::children_mut(e) {
+        merge_using_columns(child, merged, inputs);
     }
 }
 

@@ -701,7 +701,36 @@ impl Database {
                     elapsed: start.elapsed(),
                 })
             }
-            Statement::DropTable { name, if_exists } => {
+            Statement::DropTable {
+                name,
+                if_exists,
+                file: true,
+            } => {
+                let source = files::file_source(&TableRef::File {
+                    path: name.name.clone(),
+                    span: name.span,
+                });
+                let dropped = source.is_ok_and(|s| self.files.remove(&s.path));
+                if !dropped && !if_exists {
+                    return Err(Error::plan_at(
+                        format!(
+                            "no table of the file '{}' is cached (SHOW TABLES lists them)",
+                            name.name
+                        ),
+                        name.span.start,
+                    ));
+                }
+                Ok(QueryResult {
+                    columns: Vec::new(),
+                    types: Vec::new(),
+                    rows: Vec::new(),
+                    rows_scanned: 0,
+                    elapsed: start.elapsed(),
+                })
+            }
+            Statement::DropTable {
+                name, if_exists, ..
+            } => {
                 if self.table(&name.name).is_some() {
                     self.drop_table(&name.name)?;
                 } else if !if_exists {

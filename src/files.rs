@@ -189,6 +189,15 @@ impl FileTables {
         Ok(table)
     }
 
+    /// Forgets the table cached for `path` (a canonical path, as
+    /// [`FileSource::path`]); its bytes go back to the memory budget once
+    /// no running query holds it. Whether there was one.
+    pub fn remove(&self, path: &Path) -> bool {
+        self.entries
+            .write()
+            .is_ok_and(|mut entries| entries.remove(path).is_some())
+    }
+
     /// The cached file tables as (canonical path, table), by path.
     pub fn list(&self) -> Vec<(PathBuf, Arc<Table>)> {
         let mut out: Vec<(PathBuf, Arc<Table>)> = match self.entries.read() {

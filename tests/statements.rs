@@ -715,6 +715,29 @@ fn a_file_is_read_again_only_when_it_changes() {
     );
 }
 
+/// `DROP TABLE 'path'` forgets a file's cached table and gives its bytes
+/// back; dropping it again is an error pointing at the path, unless IF
+/// EXISTS.
+#[test]
+fn drop_table_of_a_file_forgets_its_cached_table() {
+    let dir = TempDir::new("files-drop");
+    let path = dir.write("data.csv", b"a,b\n1,x\n2,y\n");
+    let mut db = empty_database();
+    assert_eq!(count(&db, &format!("SELECT sum(a) FROM '{path}'")), 3);
+    assert_eq!(db.query("SHOW TABLES").unwrap().rows.len(), 1);
+    assert!(db.memory().used() > 0);
+    db.execute(&format!("DROP TABLE '{path}'")).unwrap();
+    assert!(db.query("SHOW TABLES").unwrap().rows.is_empty());
+    assert_eq!(db.memory().used(), 0, "its bytes are given back");
+    let sql = format!("DROP TABLE '{path}'");
+    let err = db.execute(&sql).unwrap_err();
+    assert_eq!(err.offset(), Some(sql.find('\'').unwrap()), "{err}");
+    db.execute(&format!("DROP TABLE IF EXISTS '{path}'"))
+        .unwrap();
+    // Read again on the next query.
+    assert_eq!(count(&db, &format!("SELECT count(*) FROM '{path}'")), 2);
+}
+
 #[test]
 fn read_csv_takes_the_header_and_column_names() {
     let dir = TempDir::new("files-options");

@@ -55,12 +55,14 @@ pub enum Statement {
         /// `OR REPLACE`: an existing table of that name is replaced.
         replace: bool,
     },
-    /// `DROP TABLE [IF EXISTS] name`.
+    /// `DROP TABLE [IF EXISTS] name` or `DROP TABLE [IF EXISTS] 'path'`.
     DropTable {
-        /// The table.
+        /// The table; with `file`, the path as written.
         name: Ident,
         /// `IF EXISTS`: no error when there is no such table.
         if_exists: bool,
+        /// `DROP TABLE 'path'`: the table a `FROM 'path'` query cached.
+        file: bool,
     },
 }
 

@@ -45,9 +45,17 @@ impl Display for Statement {
                 let or = if *replace { "OR REPLACE " } else { "" };
                 write!(f, "CREATE {or}TABLE {name} AS {query}")
             }
-            Statement::DropTable { name, if_exists } => {
+            Statement::DropTable {
+                name,
+                if_exists,
+                file,
+            } => {
                 let ie = if *if_exists { "IF EXISTS " } else { "" };
-                write!(f, "DROP TABLE {ie}{name}")
+                if *file {
+                    write!(f, "DROP TABLE {ie}'{}'", name.name.replace('\'', "''"))
+                } else {
+                    write!(f, "DROP TABLE {ie}{name}")
+                }
             }
         }
     }

@@ -734,8 +734,27 @@ impl<'a> Parser<'a> {
                 if_exists = true;
             }
             let n = self.next(rest)?;
-            let name = self.ident(n).ok_or_else(|| expected(n, "a table name"))?;
-            (n.rest, Statement::DropTable { name, if_exists })
+            let (name, file) = match n.tok {
+                Tok::Str(raw) => (
+                    Ident {
+                        name: unescape(raw, '\''),
+                        span: self.span(n.at, n.rest),
+                    },
+                    true,
+                ),
+                _ => (
+                    self.ident(n).ok_or_else(|| expected(n, "a table name"))?,
+                    false,
+                ),
+            };
+            (
+                n.rest,
+                Statement::DropTable {
+                    name,
+                    if_exists,
+                    file,
+                },
+            )
         } else if first.is_keyword("SUMMARIZE") {
             let (i, table) = self.table_ref(first.rest)?;
             (i, Statement::Summarize(table))
@@ -2422,6 +2441,8 @@ mod tests {
         "CREATE OR REPLACE TABLE t2 AS SELECT a, count(*) FROM t GROUP BY a",
         "create table \"T 3\" as with x as (select 1) select * from x",
         "DROP TABLE IF EXISTS t2",
+        "DROP TABLE 'it''s.csv'",
+        "DROP TABLE IF EXISTS 'data/x.csv'",
         "drop table t2;",
         "DESCRIBE WITH x AS (SELECT 1) SELECT * FROM x UNION DISTINCT SELECT 2",
         "SELECT ALL t.a FROM t t WHERE t.a NOT IN (SELECT b FROM u)",

@@ -617,12 +617,29 @@ impl Session {
 
     fn write_tables(&self, out: &mut dyn Write) -> Result<(), CliError> {
         let names = self.db.table_names();
-        if names.is_empty() {
+        // Files read by `FROM 'file'` stay cached as tables: SHOW TABLES
+        // lists them under their quoted paths.
+        let files: Vec<Vec<String>> = self
+            .db
+            .query("SHOW TABLES")
+            .map_err(|error| CliError::Db { error, query: None })?
+            .rows
+            .into_iter()
+            .filter(|r| matches!(r.first(), Some(Value::Str(n)) if n.starts_with('\'')))
+            .map(|r| {
+                let int = |v: &Value| match v {
+                    Value::Int(n) => thousands(*n as u64),
+                    other => other.to_string(),
+                };
+                vec![r[0].to_string(), int(&r[1]), int(&r[2]), r[3].to_string()]
+            })
+            .collect();
+        if names.is_empty() && files.is_empty() {
             writeln!(out, "no tables; load one with .load FILE")?;
             writeln!(out, "memory: {}", self.db.memory_summary())?;
             return Ok(());
         }
-        let mut rows = Vec::with_capacity(names.len());
+        let mut rows = Vec::with_capacity(names.len() + files.len());
         for name in &names {
             let info = self
                 .db
@@ -635,6 +652,7 @@ impl Session {
                 bytes(info.heap_bytes as u64),
             ]);
         }
+        rows.extend(files);
         output::write_grid(
             out,
             &headers(&["table", "rows", "columns", "memory"]),

@@ -175,6 +175,14 @@ impl StrBuf {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// The buffer taken apart, for handing it over without copying (Arrow
+    /// results): string `i` is `bytes[offsets[i]..offsets[i + 1]]`;
+    /// `offsets` has `len() + 1` entries, or none for an empty buffer made
+    /// by `Default`.
+    pub fn into_parts(self) -> (Vec<usize>, String) {
+        (self.offsets, self.bytes)
+    }
+
     /// String `i`.
     #[inline]
     pub fn get(&self, i: usize) -> &str {

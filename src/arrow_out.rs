@@ -11,14 +11,16 @@
 //! than it declares (no query should make one) becomes the `Utf8` of the
 //! values' text, as the REPL shows them, rather than failing. Fields are
 //! nullable and named as the result's columns. The rows come in batches
-//! of [`BATCH_ROWS`] (the last fewer; none for an empty result), zero-copy
-//! slices of one array per column.
+//! of at most [`BATCH_ROWS`] rows (none for an empty result): a scan's are
+//! its partitions' selected rows, those of consecutive partitions together
+//! while they fit; other results' are [`BATCH_ROWS`] rows (the last fewer),
+//! zero-copy slices of one array per column.
 //!
 //! # Design
 //! A plan that is a scan (filter and projection: no aggregate, ORDER BY,
 //! LIMIT or OFFSET, the results that are big) runs straight to owned
-//! columns (`exec::execute_columns`), whose buffers become Arrow's without
-//! a copy: integer, float and timestamp buffers are moved, strings hand
+//! columns, a piece per partition (`exec::execute_pieces`), whose buffers
+//! become a batch's without a copy: integer, float and timestamp buffers are moved, strings hand
 //! over their one byte buffer and have their offsets narrowed to `i32`,
 //! validity and boolean bitmaps share their 64-bit words (katydid's bit
 //! `i` is bit `i % 64` of word `i / 64`, Arrow's layout on little-endian
@@ -58,8 +60,8 @@ pub const BATCH_ROWS: usize = 1 << 16;
 pub struct ArrowResult {
     /// One nullable field per result column, named as the column.
     pub schema: SchemaRef,
-    /// The rows in result order, [`BATCH_ROWS`] a batch (the last fewer);
-    /// no batch when there is no row.
+    /// The rows in result order, at most [`BATCH_ROWS`] a batch; no batch
+    /// when there is no row.
     pub batches: Vec<RecordBatch>,
     /// The katydid type of each column (as [`QueryResult::types`]).
     pub types: Vec<DataType>,
@@ -201,20 +203,104 @@ fn internal(e: arrow_schema::ArrowError) -> Error {
     Error::Internal(format!("arrow result: {e}"))
 }
 
-/// Whole result columns (owned arrays of `types`, `rows` rows each) as an
-/// [`ArrowResult`]'s schema and batches, each column converted on the pool.
-pub(crate) fn from_arrays(
+/// A scan's columns as an [`ArrowResult`]'s schema and batches:
+/// `pieces[c][p]` is column `c` (of type `types[c]`) of the `p`-th
+/// partition with selected rows, `rows` rows in all. Consecutive pieces
+/// are grouped up to [`BATCH_ROWS`] rows, each group a batch: a group of
+/// one piece (a whole partition) is moved into Arrow, a group of several
+/// joined first. Groups are converted in parallel.
+///
+/// # Errors
+/// [`Error::Internal`] if a batch cannot be assembled (a bug).
+pub(crate) fn from_pieces(
     names: &[String],
     types: &[DataType],
-    arrays: Vec<Array<'static>>,
+    pieces: Vec<Vec<Array<'static>>>,
     rows: usize,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let columns: Vec<ArrayRef> = arrays
+    let lens: Vec<usize> = pieces
+        .first()
+        .map(|p| p.iter().map(Array::len).collect())
+        .unwrap_or_default();
+    if lens.iter().sum::<usize>() == 0 {
+        // No row (or no column): the columns' types from empty arrays.
+        let columns = types
+            .iter()
+            .map(|&t| column_of_array(t, Array::concat(t, Vec::new())))
+            .collect::<Result<Vec<_>>>()?;
+        return batches(names, columns, rows);
+    }
+    let mut groups: Vec<usize> = Vec::new();
+    let (mut count, mut total) = (0, 0);
+    for &n in &lens {
+        if count > 0 && total + n > BATCH_ROWS {
+            groups.push(count);
+            (count, total) = (0, 0);
+        }
+        count += 1;
+        total += n;
+    }
+    groups.push(count);
+    let mut columns: Vec<std::vec::IntoIter<Array<'static>>> =
+        pieces.into_iter().map(Vec::into_iter).collect();
+    let work: Vec<Vec<Vec<Array<'static>>>> = groups
+        .iter()
+        .map(|&g| {
+            columns
+                .iter_mut()
+                .map(|c| c.by_ref().take(g).collect())
+                .collect()
+        })
+        .collect();
+    let converted: Vec<Vec<ArrayRef>> = work
         .into_par_iter()
-        .zip(types.par_iter())
-        .map(|(a, &dtype)| column_of_array(dtype, a))
+        .map(|group| {
+            group
+                .into_iter()
+                .zip(types)
+                .map(|(parts, &t)| column_of_array(t, Array::concat(t, parts)))
+                .collect::<Result<Vec<_>>>()
+        })
         .collect::<Result<_>>()?;
-    batches(names, columns, rows)
+    let first: Vec<ArrowType> = converted[0].iter().map(|a| a.data_type().clone()).collect();
+    if converted
+        .iter()
+        .any(|g| g.iter().zip(&first).any(|(a, t)| a.data_type() != t))
+    {
+        // A column laid out differently in two batches (one batch's
+        // strings past 2 GiB; values not of the column's type): through
+        // values, so that every batch has the schema.
+        let mut values: Vec<Vec<Value>> = Vec::with_capacity(rows);
+        for g in &converted {
+            let n = g.first().map_or(0, |a| a.len());
+            values.extend((0..n).map(|i| g.iter().map(|a| value_at(a.as_ref(), i)).collect()));
+        }
+        let columns = types
+            .par_iter()
+            .enumerate()
+            .map(|(c, &t)| column_of_rows(t, &values, c))
+            .collect::<Result<Vec<_>>>()?;
+        return batches(names, columns, values.len());
+    }
+    let fields: Vec<Field> = names
+        .iter()
+        .zip(first)
+        .map(|(name, t)| Field::new(name.clone(), t, true))
+        .collect();
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let batches = converted
+        .into_iter()
+        .map(|columns| {
+            let n = columns.first().map_or(0, |a| a.len());
+            RecordBatch::try_new_with_options(
+                schema.clone(),
+                columns,
+                &RecordBatchOptions::new().with_row_count(Some(n)),
+            )
+            .map_err(internal)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((schema, batches))
 }
 
 /// A bitmap's bits as an Arrow boolean buffer (the same packed words).

@@ -662,19 +662,18 @@ impl Database {
             Prepared::Result(result) => return ArrowResult::from_rows(&result),
             Prepared::Select(plan) => plan,
         };
-        let scan = plan.aggregate.is_none()
-            && plan.order_by.is_empty()
-            && plan.limit.is_none()
-            && plan.offset == 0;
-        if !scan {
+        let scanned = {
+            let ctx = self.context(&plan);
+            exec::execute_pieces(&plan, &ctx)?
+        };
+        let Some((pieces, rows, out)) = scanned else {
+            // Not a scan: few rows, made as rows.
             let mut out = ArrowResult::from_rows(&self.execute_plan(plan, start)?)?;
             out.elapsed = start.elapsed();
             return Ok(out);
-        }
-        let ctx = self.context(&plan);
+        };
         let types = exec::output_types(&plan);
-        let (arrays, rows, out) = exec::execute_columns(&plan, &ctx)?;
-        let (schema, batches) = arrow_out::from_arrays(&plan.names, &types, arrays, rows)?;
+        let (schema, batches) = arrow_out::from_pieces(&plan.names, &types, pieces, rows)?;
         Ok(ArrowResult {
             schema,
             batches,

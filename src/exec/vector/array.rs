@@ -634,19 +634,30 @@ impl Array<'_> {
 /// Rows `range` of `s` copied into one buffer, sized before copying.
 fn owned_strings(s: &Strs<'_>, range: Range<usize>) -> StrBuf {
     if let Strs::Coded { entries, codes } = s {
-        // One dispatch on the entries per row, not two.
+        // Entries read straight from a dictionary: `Strs::get` calls
+        // itself for coded strings, so it is a call per row (perf of a
+        // 1M-row scan to Arrow: a tenth of it).
         let codes = &codes[range];
-        let bytes = codes.iter().map(|&c| entries.get(c as usize).len()).sum();
-        let mut out = StrBuf::with_capacity_bytes(codes.len(), bytes);
-        for &c in codes {
-            out.push(entries.get(c as usize));
-        }
-        return out;
+        return match &**entries {
+            Strs::Dict(d) => coded_strings(codes, |c| d.get(c)),
+            other => coded_strings(codes, |c| other.get(c)),
+        };
     }
     let bytes = range.clone().map(|i| s.get(i).len()).sum();
     let mut out = StrBuf::with_capacity_bytes(range.len(), bytes);
     for i in range {
         out.push(s.get(i));
+    }
+    out
+}
+
+/// The strings `entry(codes[i])` copied into one buffer, sized first.
+#[inline]
+fn coded_strings<'e>(codes: &[u32], entry: impl Fn(usize) -> &'e str) -> StrBuf {
+    let bytes = codes.iter().map(|&c| entry(c as usize).len()).sum();
+    let mut out = StrBuf::with_capacity_bytes(codes.len(), bytes);
+    for &c in codes {
+        out.push(entry(c as usize));
     }
     out
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::arrow_out::{self, ArrowResult};
 use crate::compose;
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::copy::{self, CopyOptions};
@@ -637,6 +638,50 @@ impl Database {
         // outside the pool wakes a worker and puts the caller to sleep,
         // which is most of a point lookup's time.
         guarded(|| self.pool.install(|| self.run_query(sql)))
+    }
+
+    /// Runs one statement as [`Database::query`] does and returns its
+    /// result as Arrow record batches ([`ArrowResult`], layout in the docs
+    /// of its module): the columns of a scan (a filter and projection
+    /// without aggregate, ORDER BY, LIMIT or OFFSET) become Arrow arrays
+    /// without a row in between; other results are gathered from their
+    /// rows.
+    ///
+    /// # Errors
+    /// As [`Database::query`].
+    pub fn query_arrow(&self, sql: &str) -> Result<ArrowResult> {
+        self.cancel.reset();
+        // One hand-off to the pool for the whole statement, as in `query`.
+        guarded(|| self.pool.install(|| self.run_query_arrow(sql)))
+    }
+
+    /// [`Database::query_arrow`] on the pool.
+    fn run_query_arrow(&self, sql: &str) -> Result<ArrowResult> {
+        let start = Instant::now();
+        let plan = match self.prepare(sql)? {
+            Prepared::Result(result) => return ArrowResult::from_rows(&result),
+            Prepared::Select(plan) => plan,
+        };
+        let scanned = {
+            let ctx = self.context(&plan);
+            exec::execute_pieces(&plan, &ctx)?
+        };
+        let Some((pieces, rows, out)) = scanned else {
+            // Not a scan: few rows, made as rows.
+            let mut out = ArrowResult::from_rows(&self.execute_plan(plan, start)?)?;
+            out.elapsed = start.elapsed();
+            return Ok(out);
+        };
+        let types = exec::output_types(&plan);
+        let (schema, batches) = arrow_out::from_pieces(&plan.names, &types, pieces, rows)?;
+        Ok(ArrowResult {
+            schema,
+            batches,
+            types,
+            rows,
+            rows_scanned: out.rows_scanned,
+            elapsed: start.elapsed(),
+        })
     }
 
     /// Runs one statement, which may change the tables: `CREATE [OR

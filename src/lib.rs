@@ -4,7 +4,8 @@
 //! The API is [`Database`]: load CSV files into named tables
 //! ([`Database::load_csv`], options in [`LoadOptions`]) and run SQL on them
 //! ([`Database::query`], or [`Database::query_to`] to stream rows into a
-//! [`RowSink`]), with cancelling ([`CancelToken`]), progress reports and a
+//! [`RowSink`]; [`Database::query_arrow`] for Arrow record batches, an
+//! [`ArrowResult`]), with cancelling ([`CancelToken`]), progress reports and a
 //! memory limit. Values are [`Value`]s of a [`DataType`]; failures are
 //! [`Error`]s.
 //!
@@ -27,6 +28,7 @@ macro_rules! internal_modules {
     )*};
 }
 
+mod arrow_out;
 mod engine;
 mod exec;
 internal_modules!(ingest, kernel, plan, sql, store);
@@ -39,6 +41,7 @@ mod files;
 mod introspect;
 pub mod types;
 
+pub use arrow_out::{ArrowResult, BATCH_ROWS};
 pub use control::{CancelToken, MemoryBudget, Phase, Progress, ProgressFn, ProgressUnit};
 pub use copy::{CopyFormat, CopyOptions};
 pub use engine::{
@@ -55,5 +58,7 @@ pub use types::{DataType, Value};
 /// The `arrow-array` crate at the version [`Database::load_arrow`] takes,
 /// so callers build batches and readers of matching types.
 pub use arrow_array;
+/// The `arrow-buffer` crate at the version [`ArrowResult`]'s arrays use.
+pub use arrow_buffer;
 /// The `arrow-schema` crate at the version [`Database::load_arrow`] takes.
 pub use arrow_schema;

@@ -523,3 +523,52 @@ fn a_load_over_the_memory_limit_or_cancelled_keeps_nothing() {
     assert!(matches!(err, Error::Cancelled), "{err}");
     assert!(db.table("t").is_none());
 }
+
+#[test]
+fn string_views_load_as_the_same_strings_do() {
+    use katydid::arrow_array::StringViewArray;
+    // Short views (the 128-bit-key path), 12 and 13 bytes, NULLs, and a
+    // partition whose long string sends it down the general path.
+    let words = ["a", "", "é🦗", "twelve bytes", "zone 17", "zone 170", "b"];
+    let value = |i: usize, long: bool| -> Option<String> {
+        match i % 11 {
+            3 => None,
+            5 if long && (2000..3000).contains(&i) => Some("thirteen byte".to_string()),
+            _ => Some(words[i % words.len()].to_string()),
+        }
+    };
+    for long in [false, true] {
+        let rows = 5000;
+        let values: Vec<Option<String>> = (0..rows).map(|i| value(i, long)).collect();
+        let views: ArrayRef = Arc::new(StringViewArray::from_iter(values.iter().cloned()));
+        let plain: ArrayRef = Arc::new(StringArray::from_iter(values.iter().cloned()));
+        let batch_of =
+            |a: ArrayRef| RecordBatch::try_from_iter(vec![("s", a)]).expect("one column");
+        let (views, plain) = (batch_of(views), batch_of(plain));
+        let mut db = db(2);
+        // Batches cut across partitions of 1,000 rows.
+        let cut = |b: &RecordBatch| vec![b.slice(0, 1500), b.slice(1500, 3500)];
+        db.load_arrow(reader(cut(&views)), Path::new("<v>"), "v", &opts(1000))
+            .unwrap();
+        db.load_arrow(reader(cut(&plain)), Path::new("<p>"), "p", &opts(1000))
+            .unwrap();
+        assert_eq!(all_rows(&db, "v"), all_rows(&db, "p"), "long {long}");
+        for sql in [
+            "SELECT s, count(*) FROM {} GROUP BY s ORDER BY s",
+            "SELECT count(*) FROM {} WHERE s = 'zone 17' OR s > 'twelve'",
+        ] {
+            let v = db.query(&sql.replace("{}", "v")).unwrap().rows;
+            let p = db.query(&sql.replace("{}", "p")).unwrap().rows;
+            assert_eq!(v, p, "{sql}, long {long}");
+        }
+        let encodings = |t: &str| -> Vec<String> {
+            db.query(&format!("DESCRIBE {t}"))
+                .unwrap()
+                .rows
+                .iter()
+                .map(|r| r[2].to_string())
+                .collect()
+        };
+        assert_eq!(encodings("v"), encodings("p"), "long {long}");
+    }
+}

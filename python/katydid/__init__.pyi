@@ -76,9 +76,11 @@ class InternalError(Error):
 class QueryResult:
     """The result of one statement, held in memory.
 
-    Converts to Arrow in Rust, column by column (integer: int64, float:
-    float64, timestamp: timestamp[us], string: utf8, boolean: bool; NULLs in
-    the validity bitmap), once, without a Python object per value.
+    Held as the Arrow record batches the engine made (integer: int64,
+    float: float64, timestamp: timestamp[us], string: utf8, boolean: bool,
+    an integer sum past 2**63: decimal128(38, 0); NULLs in the validity
+    bitmap), which ``arrow()``, ``pl()``, ``df()`` and the Arrow stream take
+    without a copy; the row-wise methods make Python values from them.
     """
 
     @property
@@ -101,7 +103,7 @@ class QueryResult:
         """Rows of the result."""
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
         """The Arrow PyCapsule interface: a capsule holding an
-        ``ArrowArrayStream`` of the result (record batches of up to 2**20
+        ``ArrowArrayStream`` of the result (record batches of up to 2**16
         rows)."""
     def arrow(self) -> pyarrow.Table:
         """The result as a pyarrow Table (needs pyarrow)."""

@@ -14,23 +14,21 @@
 //! lock while holding the GIL.
 
 mod arrow_in;
-mod arrow_out;
 mod errors;
 mod show;
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use arrow_array::RecordBatchIterator;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use katydid::{CancelToken, Database, DatabaseOptions, LoadOptions, Value};
+use katydid::{ArrowResult, CancelToken, Database, DatabaseOptions, LoadOptions, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDateTime, PyDict, PyList, PyTuple};
 
-use crate::arrow_out::ArrowResult;
 use crate::errors::{InternalError, to_py_err};
 
 /// How often a waiting call checks for Ctrl-C.
@@ -215,10 +213,12 @@ impl Connection {
         let text = query.clone();
         let result = run_interruptible(py, &self.shared.cancel, move || {
             if Database::changes_tables(&text) {
-                // CREATE TABLE … AS, DROP TABLE change the tables.
-                shared.db.write().map_err(poisoned)?.execute(&text)
+                // CREATE TABLE … AS, DROP TABLE change the tables (and
+                // give at most one row).
+                let result = shared.db.write().map_err(poisoned)?.execute(&text)?;
+                ArrowResult::from_rows(&result)
             } else {
-                shared.db.read().map_err(poisoned)?.query(&text)
+                shared.db.read().map_err(poisoned)?.query_arrow(&text)
             }
         })?;
         Ok(QueryResult::new(result, query, self.shared.clone()))
@@ -311,39 +311,27 @@ fn ascii_char(option: &str, s: &str) -> PyResult<u8> {
     }
 }
 
-/// The result of one statement: its columns, types and rows, convertible
-/// to Arrow, Polars and pandas.
+/// The result of one statement: its columns, types and rows, kept as the
+/// Arrow record batches the engine made ([`Database::query_arrow`]), so
+/// `.arrow()`, `.pl()`, `.df()` and the Arrow stream share them without a
+/// copy; the row-wise methods read values back from them.
 #[pyclass(frozen, module = "katydid")]
 struct QueryResult {
-    result: Arc<katydid::QueryResult>,
+    result: Arc<ArrowResult>,
     sql: String,
     shared: Arc<Shared>,
-    arrow: OnceLock<Arc<ArrowResult>>,
     /// Rows already taken by `fetchone`/`fetchmany`/`fetchall`.
     cursor: Mutex<usize>,
 }
 
 impl QueryResult {
-    fn new(result: katydid::QueryResult, sql: String, shared: Arc<Shared>) -> QueryResult {
+    fn new(result: ArrowResult, sql: String, shared: Arc<Shared>) -> QueryResult {
         QueryResult {
             result: Arc::new(result),
             sql,
             shared,
-            arrow: OnceLock::new(),
             cursor: Mutex::new(0),
         }
-    }
-
-    /// The result as Arrow, converted once (with the GIL released).
-    fn arrow_result(&self, py: Python<'_>) -> PyResult<Arc<ArrowResult>> {
-        if let Some(a) = self.arrow.get() {
-            return Ok(a.clone());
-        }
-        let result = self.result.clone();
-        let converted = py
-            .detach(move || arrow_out::to_arrow(&result))
-            .map_err(|e| InternalError::new_err(format!("arrow conversion: {e}")))?;
-        Ok(self.arrow.get_or_init(|| Arc::new(converted)).clone())
     }
 
     /// Takes up to `n` rows from the cursor.
@@ -352,14 +340,27 @@ impl QueryResult {
             .cursor
             .lock()
             .map_err(|_| InternalError::new_err("result cursor poisoned"))?;
-        let start = (*cursor).min(self.result.rows.len());
-        let end = start.saturating_add(n).min(self.result.rows.len());
-        let rows = self.result.rows[start..end]
+        let start = (*cursor).min(self.result.rows);
+        let end = start.saturating_add(n).min(self.result.rows);
+        let rows = self
+            .result
+            .rows(start..end)
             .iter()
             .map(|row| row_tuple(py, row))
             .collect::<PyResult<Vec<_>>>()?;
         *cursor = end;
         Ok(rows)
+    }
+
+    /// The first `max_rows` rows with the columns, for `show` and the
+    /// reprs.
+    fn preview(&self, max_rows: usize) -> show::Preview {
+        show::Preview {
+            columns: self.result.columns(),
+            types: self.result.types.clone(),
+            rows: self.result.rows(0..max_rows),
+            total: self.result.rows,
+        }
     }
 }
 
@@ -368,7 +369,7 @@ impl QueryResult {
     /// Output column names.
     #[getter]
     fn columns(&self) -> Vec<String> {
-        self.result.columns.clone()
+        self.result.columns()
     }
 
     /// Output column types as katydid names them (`integer`, `float`,
@@ -397,7 +398,7 @@ impl QueryResult {
     }
 
     fn __len__(&self) -> usize {
-        self.result.rows.len()
+        self.result.rows
     }
 
     /// The Arrow PyCapsule stream interface: the result as an
@@ -410,10 +411,9 @@ impl QueryResult {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let arrow = self.arrow_result(py)?;
         let reader = RecordBatchIterator::new(
-            arrow.batches.clone().into_iter().map(Ok),
-            arrow.schema.clone(),
+            self.result.batches.clone().into_iter().map(Ok),
+            self.result.schema.clone(),
         );
         let stream = FFI_ArrowArrayStream::new(Box::new(reader));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
@@ -460,7 +460,7 @@ impl QueryResult {
     /// Prints the first `max_rows` rows as the REPL's table.
     #[pyo3(signature = (max_rows=20))]
     fn show(&self, py: Python<'_>, max_rows: usize) -> PyResult<()> {
-        let text = show::table_text(&self.result, max_rows);
+        let text = show::table_text(&self.preview(max_rows));
         let print = py.import("builtins")?.getattr("print")?;
         print.call1((text,))?;
         Ok(())
@@ -472,12 +472,12 @@ impl QueryResult {
     }
 
     fn __repr__(&self) -> String {
-        show::table_text(&self.result, 20)
+        show::table_text(&self.preview(20))
     }
 
     /// An HTML table of the first rows, for Jupyter.
     fn _repr_html_(&self) -> String {
-        show::table_html(&self.result, 20)
+        show::table_html(&self.preview(20))
     }
 }
 

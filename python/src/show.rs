@@ -1,7 +1,19 @@
 //! A result as text (the REPL's table: header, `-+-` rule, rows; numbers
 //! right-aligned) and as HTML for Jupyter.
 
-use katydid::{DataType, QueryResult, Value};
+use katydid::{DataType, Value};
+
+/// The first rows of a result, what is shown of it.
+pub struct Preview {
+    /// Output column names.
+    pub columns: Vec<String>,
+    /// Output column types.
+    pub types: Vec<DataType>,
+    /// The first rows.
+    pub rows: Vec<Vec<Value>>,
+    /// Rows of the whole result.
+    pub total: usize,
+}
 
 /// Widest a cell is shown, in characters; longer text ends in `…`.
 const MAX_CELL_CHARS: usize = 40;
@@ -27,11 +39,12 @@ fn cell(value: &Value) -> String {
     cut
 }
 
-/// The first `max_rows` rows of `result` as an aligned table, with a line
-/// counting the rows when some are not shown.
-pub fn table_text(result: &QueryResult, max_rows: usize) -> String {
-    let shown = result.rows.len().min(max_rows);
-    let cells: Vec<Vec<String>> = result.rows[..shown]
+/// The rows of `result` as an aligned table, with a line counting the rows
+/// when some are not shown.
+pub fn table_text(result: &Preview) -> String {
+    let shown = result.rows.len();
+    let cells: Vec<Vec<String>> = result
+        .rows
         .iter()
         .map(|row| row.iter().map(cell).collect())
         .collect();
@@ -52,7 +65,7 @@ pub fn table_text(result: &QueryResult, max_rows: usize) -> String {
     for row in &cells {
         push_line(&mut out, row, &widths, &right);
     }
-    let total = result.rows.len();
+    let total = result.total;
     if shown < total {
         out.push_str(&format!("({shown} of {total} rows shown)\n"));
     } else {
@@ -83,10 +96,10 @@ fn push_line(out: &mut String, cells: &[String], widths: &[usize], right: &[bool
     out.push('\n');
 }
 
-/// The first `max_rows` rows of `result` as an HTML table (text escaped),
-/// with the column types under the names.
-pub fn table_html(result: &QueryResult, max_rows: usize) -> String {
-    let shown = result.rows.len().min(max_rows);
+/// The rows of `result` as an HTML table (text escaped), with the column
+/// types under the names.
+pub fn table_html(result: &Preview) -> String {
+    let shown = result.rows.len();
     let mut out = String::from("<table>\n<thead><tr>");
     for (name, t) in result.columns.iter().zip(&result.types) {
         out.push_str(&format!(
@@ -96,7 +109,7 @@ pub fn table_html(result: &QueryResult, max_rows: usize) -> String {
         ));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    for row in &result.rows[..shown] {
+    for row in &result.rows {
         out.push_str("<tr>");
         for (i, v) in row.iter().enumerate() {
             let numeric = result.types.get(i).is_some_and(|t| t.is_numeric());
@@ -110,7 +123,7 @@ pub fn table_html(result: &QueryResult, max_rows: usize) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table>\n");
-    out.push_str(&format!("<p>{} of {} rows</p>\n", shown, result.rows.len()));
+    out.push_str(&format!("<p>{} of {} rows</p>\n", shown, result.total));
     out
 }
 

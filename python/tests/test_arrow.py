@@ -196,3 +196,75 @@ def test_load_parquet_by_its_magic_bytes(con, tmp_path):
     info = con.load(path)
     assert info["table"] == "small" and info["rows"] == 3
     assert con.sql("SELECT i, s FROM small").arrow().equals(table)
+
+
+def arrow_rows(table):
+    return list(zip(*(table.column(i).to_pylist() for i in range(table.num_columns))))
+
+
+def test_arrow_equals_the_row_api_across_batches(con):
+    # Polars strings are views: short ones and long ones, NULLs in every
+    # column, timestamps on both sides of 1970; 200,003 rows span batches.
+    n = 200_003
+    df = pl.DataFrame(
+        {
+            "i": [None if k % 9 == 4 else k * 3 - 7 for k in range(n)],
+            "f": [None if k % 13 == 1 else k / 8 for k in range(n)],
+            "s": [None if k % 5 == 2 else f"z{k % 700}" for k in range(n)],
+            "long": [None if k % 6 == 0 else f"a longer string number {k}" for k in range(n)],
+            "t": [
+                None if k % 17 == 3
+                else datetime.datetime(1965, 1, 1) + datetime.timedelta(seconds=k * 7919)
+                for k in range(n)
+            ],
+        },
+        schema={"i": pl.Int64, "f": pl.Float64, "s": pl.String, "long": pl.String,
+                "t": pl.Datetime("us")},
+    )
+    con.register("frame", df)
+    batch_rows = 1 << 16
+    for query, rows in [
+        ("SELECT * FROM frame", n),
+        ("SELECT t, s, i + 1 AS j, f > 100 AS big FROM frame WHERE i % 2 = 1 OR s IS NULL", None),
+        ("SELECT s, count(*) AS c, max(t) AS m, sum(f) AS total FROM frame GROUP BY s ORDER BY s", 561),
+        ("SELECT * FROM frame ORDER BY f DESC NULLS LAST, i LIMIT 70000", 70_000),
+        ("SELECT * FROM frame WHERE i < -100", 0),
+    ]:
+        result = con.sql(query)
+        table = result.arrow()
+        if rows is not None:
+            assert table.num_rows == rows == len(result), query
+        assert table.column_names == result.columns
+        expected_types = {
+            "integer": pa.int64(), "float": pa.float64(), "string": pa.string(),
+            "timestamp": pa.timestamp("us"), "boolean": pa.bool_(),
+        }
+        assert table.schema.types == [expected_types[t] for t in result.types], query
+        chunks = table.column(0).chunks
+        assert all(0 < len(c) <= batch_rows for c in chunks), query
+        assert len(chunks) >= -(-table.num_rows // batch_rows), query
+        assert arrow_rows(table) == result.fetchall(), query
+        assert result.pl().rows() == arrow_rows(table), query
+    whole = con.sql("SELECT * FROM frame").pl()
+    assert whole.equals(df)
+
+
+def test_an_integer_sum_past_i64_is_an_exact_decimal(con):
+    con.register("big", pa.table({"v": pa.array([2**62, 2**62, 2**62, -1], pa.int64())}))
+    result = con.sql("SELECT sum(v) AS s FROM big")
+    assert result.fetchone() == (3 * 2**62 - 1,)
+    table = result.arrow()
+    assert table.schema.types == [pa.decimal128(38, 0)]
+    assert table.column(0).to_pylist() == [3 * 2**62 - 1]
+
+
+def test_show_counts_rows_beyond_those_shown(con, capsys):
+    con.register("many", pa.table({"x": pa.array(range(100_000), pa.int64())}))
+    result = con.sql("SELECT x FROM many WHERE x % 2 = 0")
+    result.show(max_rows=3)
+    out = capsys.readouterr().out
+    assert out.splitlines()[2:5] == ["0", "2", "4"]
+    assert "(3 of 50000 rows shown)" in out
+    assert "20 of 50000 rows" in result._repr_html_()
+    # Showing takes no row from the cursor.
+    assert result.fetchone() == (0,)

@@ -323,6 +323,37 @@ pub fn execute_columns(
     Ok((arrays, rows, output(plan, ctx, access, runs, Vec::new())))
 }
 
+/// Runs a scan plan (as [`execute_columns`] defines it) into each visible
+/// output's pieces, one array per partition with selected rows, in
+/// partition order, and the number of rows; `None` for any other plan.
+///
+/// # Errors
+/// As [`execute`].
+#[allow(clippy::type_complexity)]
+pub fn execute_pieces(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+) -> Result<Option<(Vec<Vec<vector::Array<'static>>>, usize, Output)>> {
+    let scan = plan.aggregate.is_none()
+        && plan.order_by.is_empty()
+        && plan.limit.is_none()
+        && plan.offset == 0;
+    if !scan {
+        return Ok(None);
+    }
+    let access = access::access_path(plan, ctx.indexes);
+    let (pieces, runs) = project::scan_pieces(plan, ctx, &access.units, &[])?;
+    let rows = pieces.first().map_or_else(
+        || runs.iter().map(|r| r.scanned).sum(),
+        |p| p.iter().map(vector::Array::len).sum(),
+    );
+    Ok(Some((
+        pieces,
+        rows,
+        output(plan, ctx, access, runs, Vec::new()),
+    )))
+}
+
 /// Runs a plan and collects its rows.
 ///
 /// # Errors

@@ -179,6 +179,27 @@ pub fn scan_columns(
     units: &[Unit],
     join_filters: &[JoinFilter],
 ) -> Result<(Vec<Array<'static>>, Vec<PartRun>)> {
+    let (pieces, runs) = scan_pieces(plan, ctx, units, join_filters)?;
+    let arrays = pieces
+        .into_par_iter()
+        .zip(super::output_types(plan))
+        .map(|(parts, t)| Array::concat(t, parts))
+        .collect();
+    Ok((arrays, runs))
+}
+
+/// [`scan_columns`] before the pieces are joined: per visible output, one
+/// array per partition with selected rows, in partition order (Arrow
+/// results make each a batch, without copying them again).
+///
+/// # Errors
+/// As [`scan_columns`].
+pub fn scan_pieces(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    units: &[Unit],
+    join_filters: &[JoinFilter],
+) -> Result<(Vec<Vec<Array<'static>>>, Vec<PartRun>)> {
     let types = super::output_types(plan);
     let mut pieces: Vec<Vec<Array<'static>>> = vec![Vec::new(); plan.visible];
     let mut runs = Vec::new();
@@ -220,12 +241,7 @@ pub fn scan_columns(
             }
         }
     }
-    let arrays = pieces
-        .into_par_iter()
-        .zip(types)
-        .map(|(parts, t)| Array::concat(t, parts))
-        .collect();
-    Ok((arrays, runs))
+    Ok((pieces, runs))
 }
 
 /// `LIMIT -n`: the last `n` rows in load order, found from the end.

@@ -749,40 +749,31 @@ impl Database {
             Statement::DropTable {
                 name,
                 if_exists,
-                file: true,
+                file,
             } => {
-                let source = files::file_source(&TableRef::File {
-                    path: name.name.clone(),
-                    span: name.span,
-                });
-                let dropped = source.is_ok_and(|s| self.files.remove(&s.path));
+                let dropped = if file {
+                    // The table a `FROM 'path'` query cached.
+                    let source = files::file_source(&TableRef::File {
+                        path: name.name.clone(),
+                        span: name.span,
+                    });
+                    source.is_ok_and(|s| self.files.remove(&s.path))
+                } else if self.table(&name.name).is_some() {
+                    self.drop_table(&name.name)?;
+                    true
+                } else {
+                    false
+                };
                 if !dropped && !if_exists {
-                    return Err(Error::plan_at(
+                    let message = if file {
                         format!(
                             "no table of the file '{}' is cached (SHOW TABLES lists them)",
                             name.name
-                        ),
-                        name.span.start,
-                    ));
-                }
-                Ok(QueryResult {
-                    columns: Vec::new(),
-                    types: Vec::new(),
-                    rows: Vec::new(),
-                    rows_scanned: 0,
-                    elapsed: start.elapsed(),
-                })
-            }
-            Statement::DropTable {
-                name, if_exists, ..
-            } => {
-                if self.table(&name.name).is_some() {
-                    self.drop_table(&name.name)?;
-                } else if !if_exists {
-                    return Err(Error::plan_at(
-                        format!("unknown table \"{}\"", name.name),
-                        name.span.start,
-                    ));
+                        )
+                    } else {
+                        format!("unknown table \"{}\"", name.name)
+                    };
+                    return Err(Error::plan_at(message, name.span.start));
                 }
                 Ok(QueryResult {
                     columns: Vec::new(),

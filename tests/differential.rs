@@ -1091,9 +1091,14 @@ impl QueryGen<'_> {
             }
             42..52 => {
                 let col = *self.pick(&ALL_COLS);
-                let mut items: Vec<String> = (0..self.rng.gen_range(1..=4))
-                    .map(|_| self.lit_for(col))
-                    .collect();
+                // Sometimes longer than the 16 values searched by binary
+                // search, so the key-set path is reached too.
+                let len = if self.chance(0.2) {
+                    self.rng.gen_range(17..=24)
+                } else {
+                    self.rng.gen_range(1..=4)
+                };
+                let mut items: Vec<String> = (0..len).map(|_| self.lit_for(col)).collect();
                 if self.chance(0.15) {
                     items.push("NULL".into());
                 }

@@ -496,8 +496,10 @@ impl Composer<'_> {
             // Only the keys the outer query can have need a group: each
             // outer key's values under its input's own filters become an
             // IN list on the subquery's side (a semi-join reduction).
-            for (k, o) in &split.keys {
-                if let Some(list) = self.key_domain(o, domain, scope, scanned)? {
+            let outer_keys: Vec<&Expr> = split.keys.iter().map(|(_, o)| o).collect();
+            let domains = self.key_domains(&outer_keys, domain, scope, scanned)?;
+            for ((k, _), list) in split.keys.iter().zip(domains) {
+                if let Some(list) = list {
                     let span = k.span;
                     let restriction = Expr {
                         kind: if list.is_empty() {
@@ -652,72 +654,89 @@ impl Domain {
 }
 
 impl Composer<'_> {
-    /// The distinct values outer column `column` takes under its input's
-    /// own WHERE conjuncts, as literals; `None` when its input has none (no
-    /// reduction) or they are too many to be worth a list.
-    fn key_domain(
+    /// For each outer column of `columns`, the distinct values it takes
+    /// under its input's own WHERE conjuncts, as literals; `None` for a
+    /// column whose input has none (no reduction) or whose values are too
+    /// many to be worth a list. Columns of one input are read by one
+    /// query (TPC-H Q20's two partsupp keys: one filtered scan, not two).
+    fn key_domains(
         &self,
-        column: &Expr,
+        columns: &[&Expr],
         domain: &Domain,
         scope: &Scope<'_>,
         scanned: &mut usize,
-    ) -> Result<Option<Vec<Expr>>> {
-        let Some(i) = domain.input_of(column) else {
-            return Ok(None);
-        };
-        let (_, Some(from), Some(_)) = &domain.inputs[i] else {
-            return Ok(None);
-        };
-        let own: Vec<Expr> = domain
-            .conjuncts
-            .iter()
-            .filter(|c| {
-                let mut only = true;
-                walk(c, &mut |x| {
-                    if matches!(
-                        x.kind,
-                        ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
-                    ) && domain.input_of(x) != Some(i)
-                    {
-                        only = false;
-                    }
-                });
-                only
-            })
-            .cloned()
-            .collect();
-        if own.is_empty() {
-            return Ok(None);
-        }
-        let span = column.span;
-        let projection = vec![SelectItem::Expr {
-            expr: column.clone(),
-            alias: None,
-        }];
-        let select = Select {
-            distinct: true,
-            ..Select::over(projection, from.clone(), super::and_all(own), span)
-        };
-        let rel = self.nest(|| self.run_query(&Query::plain(select), scope))?;
-        *scanned += rel.rows_scanned;
-        if rel.rows.len() > MAX_DOMAIN {
-            return Ok(None);
-        }
-        self.note(format!(
-            "outer key domain: {} values",
-            super::thousands(rel.rows.len())
-        ));
-        Ok(Some(
-            rel.rows
-                .into_iter()
-                .filter_map(|r| r.into_iter().next())
-                .filter(|v| !v.is_null())
-                .map(|v| Expr {
-                    kind: super::literal_kind(&v, span),
-                    span,
+    ) -> Result<Vec<Option<Vec<Expr>>>> {
+        let mut out: Vec<Option<Vec<Expr>>> = vec![None; columns.len()];
+        let inputs: Vec<Option<usize>> = columns.iter().map(|c| domain.input_of(c)).collect();
+        for (first, input) in inputs.iter().enumerate() {
+            let Some(i) = *input else { continue };
+            if inputs[..first].contains(&Some(i)) {
+                continue;
+            }
+            let (_, Some(from), Some(_)) = &domain.inputs[i] else {
+                continue;
+            };
+            let own: Vec<Expr> = domain
+                .conjuncts
+                .iter()
+                .filter(|c| {
+                    let mut only = true;
+                    walk(c, &mut |x| {
+                        if matches!(
+                            x.kind,
+                            ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
+                        ) && domain.input_of(x) != Some(i)
+                        {
+                            only = false;
+                        }
+                    });
+                    only
                 })
-                .collect(),
-        ))
+                .cloned()
+                .collect();
+            if own.is_empty() {
+                continue;
+            }
+            let members: Vec<usize> = (first..columns.len())
+                .filter(|&j| inputs[j] == Some(i))
+                .collect();
+            let span = columns[first].span;
+            let projection = members
+                .iter()
+                .map(|&j| SelectItem::Expr {
+                    expr: columns[j].clone(),
+                    alias: None,
+                })
+                .collect();
+            let select = Select {
+                distinct: true,
+                ..Select::over(projection, from.clone(), super::and_all(own), span)
+            };
+            let rel = self.nest(|| self.run_query(&Query::plain(select), scope))?;
+            *scanned += rel.rows_scanned;
+            for (at, &j) in members.iter().enumerate() {
+                let mut seen = HashSet::new();
+                let values: Vec<Expr> = rel
+                    .rows
+                    .iter()
+                    .map(|r| &r[at])
+                    .filter(|v| !v.is_null() && seen.insert(*v))
+                    .map(|v| Expr {
+                        kind: super::literal_kind(v, span),
+                        span,
+                    })
+                    .collect();
+                if values.len() > MAX_DOMAIN {
+                    continue;
+                }
+                self.note(format!(
+                    "outer key domain: {} values",
+                    super::thousands(values.len())
+                ));
+                out[j] = Some(values);
+            }
+        }
+        Ok(out)
     }
 }
 

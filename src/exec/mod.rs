@@ -410,13 +410,17 @@ fn aggregate_query(
                 ctx.progress_rows(p.rows);
                 return Ok((run, None));
             };
-            let keys: Vec<Expr> = agg.keys.iter().map(|k| specialize(k, p)).collect();
+            let keys: Vec<Expr> = agg
+                .keys
+                .iter()
+                .map(|k| specialize(k, p).into_owned())
+                .collect();
             let aggs: Vec<AggCall> = agg
                 .aggs
                 .iter()
                 .map(|a| AggCall {
-                    arg: a.arg.as_ref().map(|e| specialize(e, p)),
-                    arg2: a.arg2.as_ref().map(|e| specialize(e, p)),
+                    arg: a.arg.as_ref().map(|e| specialize(e, p).into_owned()),
+                    arg2: a.arg2.as_ref().map(|e| specialize(e, p).into_owned()),
                     ..a.clone()
                 })
                 .collect();

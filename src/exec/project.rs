@@ -336,7 +336,7 @@ fn sorted(
     let keys_of = |p: &Partition| -> Vec<(Expr, crate::plan::SortKey)> {
         plan.order_by
             .iter()
-            .map(|s| (specialize(&plan.outputs[s.column], p), *s))
+            .map(|s| (specialize(&plan.outputs[s.column], p).into_owned(), *s))
             .collect()
     };
     let run_unit = |u: &Unit, floor: Option<&Value>| -> Result<(PartRun, Vec<Candidate>)> {
@@ -702,7 +702,7 @@ fn sorted_by_normalized_key(
                 return Ok((run, Some(Vec::new())));
             };
             let rows = rows_of(&sel, p.rows);
-            let spec = (specialize(&plan.outputs[key.column], p), key);
+            let spec = (specialize(&plan.outputs[key.column], p).into_owned(), key);
             let top = partition_top_normalized(&spec, p, rows, k)?;
             if let Some(t) = &top {
                 run.trace.add(

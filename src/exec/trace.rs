@@ -29,6 +29,16 @@ impl Trace {
         }
     }
 
+    /// Records one operator choice whose detail is only made when the
+    /// trace records (a generic predicate's text can be an IN list of
+    /// thousands of values).
+    #[inline]
+    pub fn add_with(&mut self, shape: &str, detail: impl FnOnce() -> String) {
+        if self.enabled {
+            self.lines.push((shape.to_string(), detail()));
+        }
+    }
+
     /// The shape lines joined, the key partitions are grouped by.
     pub fn shape(&self) -> String {
         self.lines

@@ -1481,6 +1481,23 @@ impl Expr {
         }
     }
 
+    /// [`Expr::split_chain`] without taking the expression: the operands
+    /// of a chain of `op` by reference.
+    pub fn split_chain_ref<'a>(&'a self, op: BinaryOp, out: &mut Vec<&'a Expr>) {
+        match self {
+            Expr::Binary {
+                op: o,
+                left,
+                right,
+                ..
+            } if *o == op => {
+                left.split_chain_ref(op, out);
+                right.split_chain_ref(op, out);
+            }
+            e => out.push(e),
+        }
+    }
+
     /// True when the expression reads no column, key or aggregate.
     pub fn is_constant(&self) -> bool {
         !self.any(&|e| {

@@ -1245,7 +1245,7 @@ impl QueryGen<'_> {
         let other = *self.pick(&STRS);
         let lit = sql_str(self.pick::<&str>(&FEW_STRINGS));
         let lit2 = sql_str(self.pick::<&str>(&FEW_STRINGS));
-        match self.rng.gen_range(0..17) {
+        match self.rng.gen_range(0..18) {
             0 => format!("({col} || {lit})"),
             1 => format!("({lit} || {col} || {other})"),
             2 => format!("concat({col}, {lit}, {})", self.pick(&SAFE_INTS)),
@@ -1289,6 +1289,17 @@ impl QueryGen<'_> {
                 format!("strftime({}, {format})", self.pick(&TSS))
             }
             15 => format!("ifnull({col}, {lit})"),
+            16 => {
+                let start = self.rng.gen_range(-2..6);
+                match self.rng.gen_range(0..3) {
+                    0 => format!("substring({col}, {start})"),
+                    1 => format!("substr({col}, {start}, {})", self.rng.gen_range(0..5)),
+                    _ => format!(
+                        "substring({col} FROM {start} FOR {})",
+                        self.rng.gen_range(0..5)
+                    ),
+                }
+            }
             _ => format!("concat({col}, NULL, {other})"),
         }
     }

@@ -555,15 +555,31 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
                 Some(Value::Int(n)) => start.saturating_add(*n),
                 _ => i64::MAX,
             };
-            let (from, to) = (start.max(1), end.max(1));
-            let take = usize::try_from(to - from).unwrap_or(usize::MAX);
-            let skip = usize::try_from(from - 1).unwrap_or(usize::MAX);
-            Value::str(&s.chars().skip(skip).take(take).collect::<String>())
+            Value::str(substring(s, start, end))
         }
         _ => {
             return Err(Error::Internal(format!("function {func:?} on {arg:?}")));
         }
     })
+}
+
+/// The characters of `s` at 1-based positions `start..end` (SQL's
+/// `substring(s, start, end - start)`; positions before 1 are cut off, as
+/// in PostgreSQL and DuckDB), borrowed from `s`.
+pub fn substring(s: &str, start: i64, end: i64) -> &str {
+    let (from, to) = (start.max(1), end.max(1));
+    let take = usize::try_from(to - from).unwrap_or(usize::MAX);
+    let skip = usize::try_from(from - 1).unwrap_or(usize::MAX);
+    let mut chars = s.char_indices().map(|(i, _)| i).chain([s.len()]);
+    let Some(a) = chars.nth(skip) else {
+        return "";
+    };
+    let b = if take == 0 {
+        a
+    } else {
+        chars.nth(take - 1).unwrap_or(s.len())
+    };
+    &s[a..b]
 }
 
 /// An error unless `len` bytes fit [`MAX_STRING_BYTES`].

@@ -785,6 +785,23 @@ fn string_function(name: &str, vals: &[Value]) -> Result<Option<Value>, RefError
                 string(s.split(&**from).collect::<Vec<_>>().join(to))
             }
         }
+        ("substring" | "substr", [Str(s), Int(start), rest @ ..]) if rest.len() <= 1 => {
+            // Characters at positions start.. (1-based) for `len` of them;
+            // positions before 1 count but are cut off (PostgreSQL).
+            let c = chars(s);
+            let end = match rest {
+                [Int(len)] if *len < 0 => return Err("negative substring length".into()),
+                [Int(len)] => start.saturating_add(*len),
+                _ => i64::MAX,
+            };
+            let from = (*start).max(1);
+            let to = end.min(c.len() as i64 + 1);
+            string(if to <= from {
+                String::new()
+            } else {
+                c[(from - 1) as usize..(to - 1) as usize].iter().collect()
+            })
+        }
         ("lpad" | "rpad", [Str(s), Int(n), Str(fill)]) => {
             let s = chars(s);
             let n = (*n).max(0) as usize;

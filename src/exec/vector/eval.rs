@@ -1067,6 +1067,20 @@ fn call<'a>(
             }
             Data::Int(v.iter().map(|x| x.wrapping_abs()).collect())
         }
+        (Func::Substring, Data::Str(s)) => {
+            let start = match rest.first() {
+                Some(Value::Int(i)) => *i,
+                _ => 1,
+            };
+            let end = match rest.get(1) {
+                // A negative length is an error for the rows that are not
+                // NULL: the reference path reports it.
+                Some(Value::Int(n)) if *n < 0 => return Ok(None),
+                Some(Value::Int(n)) => start.saturating_add(*n),
+                _ => i64::MAX,
+            };
+            Data::Str(s.map_strs(|x, out| out.push_str(eval::substring(x, start, end))))
+        }
         (Func::Length, Data::Str(s)) => Data::Int(s.map(|x| x.chars().count() as i64)),
         (Func::StrLen, Data::Str(s)) => Data::Int(s.map(|x| x.len() as i64)),
         (Func::RegexpReplace(r), Data::Str(s)) => {

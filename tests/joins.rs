@@ -201,9 +201,30 @@ fn joins_agree_with_nested_loops() {
         load(&mut db, "a", "k,v,s", &as_vec(&a), part);
         load(&mut db, "b", "k,w,t", &as_vec(&b), part);
         let c = rng.below(60) as i64 - 10;
+        let two = |x: &Row, y: &Row| {
+            same_key(x, y)
+                && matches!((Cell::int(&x[1]), Cell::int(&y[1])), (Some(p), Some(q)) if p == q)
+        };
         for kind in [Kind::Inner, Kind::Left, Kind::Right, Kind::Full] {
             let context = format!("round {round}, {kind:?}, a = {a:?}, b = {b:?}");
             let sql_kind = format!("{kind:?}").to_uppercase();
+            // Two integer keys: packed into one integer per row, values
+            // outside the range both sides share matching nothing.
+            load(
+                &mut db,
+                "j",
+                JOIN_HEADER,
+                &nested_loops(&a, &b, kind, &two),
+                part,
+            );
+            same(
+                &db,
+                &format!(
+                    "SELECT a.k, a.v, a.s, b.k, b.w, b.t FROM a {sql_kind} JOIN b ON a.k = b.k AND a.v = b.w"
+                ),
+                "SELECT a_k, a_v, a_s, b_k, b_w, b_t FROM j",
+                &context,
+            );
             load(
                 &mut db,
                 "j",
@@ -278,10 +299,6 @@ fn joins_agree_with_nested_loops() {
         // Inner joins: two keys, USING, a comma join with a residual
         // condition, and a self-join.
         let context = format!("round {round}, a = {a:?}, b = {b:?}");
-        let two = |x: &Row, y: &Row| {
-            same_key(x, y)
-                && matches!((Cell::int(&x[1]), Cell::int(&y[1])), (Some(p), Some(q)) if p == q)
-        };
         load(
             &mut db,
             "j",
@@ -869,6 +886,39 @@ fn join_filters_narrow_scans_without_changing_answers() {
             let kept = dims.iter().filter(|(_, x)| *x < t).count();
             assert_eq!(
                 plan.contains("join filter on f.fk"),
+                kept < dims.len() && kept * 2 <= facts.len(),
+                "round {round}: {sql}\n{plan}"
+            );
+            // Keys equal through a chain (g.fk = f.fk = d.dk): g's scan is
+            // narrowed by d's keys though the two are not joined directly.
+            let sql = format!(
+                "SELECT count(*), sum(g.v) FROM d, f, f AS g WHERE d.dk = f.fk AND f.fk = g.fk AND d.x < {t}"
+            );
+            let (mut n, mut sv) = (0i64, 0i64);
+            for (dk, x) in &dims {
+                if *x >= t {
+                    continue;
+                }
+                let vs: Vec<i64> = facts
+                    .iter()
+                    .filter(|(k, _)| *k == Some(*dk))
+                    .map(|(_, v)| *v)
+                    .collect();
+                n += (vs.len() * vs.len()) as i64;
+                sv += vs.len() as i64 * vs.iter().sum::<i64>();
+            }
+            let sum = if n == 0 { Value::Null } else { Value::Int(sv) };
+            assert_eq!(
+                query(&db, &sql),
+                vec![vec![Value::Int(n), sum]],
+                "round {round}: {sql}"
+            );
+            let plan: String = query(&db, &format!("EXPLAIN {sql}"))
+                .iter()
+                .map(|r| format!("{}\n", r[0]))
+                .collect();
+            assert_eq!(
+                plan.contains("join filter on g.fk"),
                 kept < dims.len() && kept * 2 <= facts.len(),
                 "round {round}: {sql}\n{plan}"
             );

@@ -27,7 +27,7 @@
 //! 5. The columns used above the joins are gathered into a table encoded
 //!    like a load (`materialize`), and the rewritten SELECT runs on it.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use hashbrown::HashMap;
 use rayon::prelude::*;
@@ -301,13 +301,37 @@ pub(super) fn run(
     // Scan each input once. In a tree of inner joins the smaller tables go
     // first, and the keys of a scan that its filters (or its own join
     // filters) reduced narrow the scans of the inputs it joins with.
-    let mut order: Vec<usize> = (0..inputs.len()).collect();
-    if inner_only {
-        order.sort_by_key(|&i| inputs[i].table.rows());
-    }
+    // Keys equal through a chain of equalities (`p_partkey = l_partkey =
+    // ps_partkey`) filter each other's scans too.
+    let filter_edges = if inner_only {
+        transitive_edges(&edges)
+    } else {
+        Vec::new()
+    };
+    let mut left: Vec<usize> = (0..inputs.len()).collect();
     let mut done: Vec<Option<Scan>> = (0..inputs.len()).map(|_| None).collect();
     let mut reduced = vec![false; inputs.len()];
-    for i in order {
+    while !left.is_empty() {
+        // Next, the input whose scan is expected smallest: its table's rows
+        // times the share of its key values the join filters it would get
+        // now keep (TPC-H Q9: lineitem, narrowed by part's keys, before
+        // orders, which lineitem's keys then narrow).
+        let at = if inner_only {
+            let expected = |i: usize| -> f64 {
+                filter_sources(i, &inputs, &done, &reduced, &filter_edges)
+                    .iter()
+                    .fold(inputs[i].table.rows() as f64, |rows, &(mine, other)| {
+                        let keys = done[other.0].as_ref().map_or(0, |s| s.rows) as f64;
+                        rows * (keys / distinct_bound(&inputs[i].table, mine.1)).min(1.0)
+                    })
+            };
+            (0..left.len())
+                .min_by(|&a, &b| expected(left[a]).total_cmp(&expected(left[b])))
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let i = left.remove(at);
         let input = &inputs[i];
         let columns: Vec<usize> = used
             .iter()
@@ -318,7 +342,7 @@ pub(super) fn run(
             .into_iter()
             .collect();
         let filters = if inner_only {
-            join_filters(c, i, &inputs, &done, &reduced, &edges)
+            join_filters(c, i, &inputs, &done, &reduced, &filter_edges)
         } else {
             Vec::new()
         };
@@ -1270,19 +1294,77 @@ fn int_keys(scans: &[Scan], joined: &Joined, key: ColRef) -> Option<KeySet> {
     Some(KeySet::new(&keys))
 }
 
-/// The join filters of input `i`'s scan: for each join key it shares with
-/// an input already scanned (`scans`) whose rows its filters reduced, the
-/// keys that input holds, when it has at most half as many rows as `i`'s
-/// table and both key columns are integers (or both timestamps). Each
-/// filter is noted for EXPLAIN.
-fn join_filters(
-    c: &Composer<'_>,
+/// The equalities `edges` imply: every pair of columns of different
+/// inputs joined by a chain of them (union-find over the columns).
+fn transitive_edges(edges: &[(ColRef, ColRef)]) -> Vec<(ColRef, ColRef)> {
+    let mut parent: HashMap<ColRef, ColRef> = HashMap::new();
+    fn root(parent: &mut HashMap<ColRef, ColRef>, x: ColRef) -> ColRef {
+        let p = *parent.entry(x).or_insert(x);
+        if p == x {
+            return x;
+        }
+        let r = root(parent, p);
+        parent.insert(x, r);
+        r
+    }
+    for &(a, b) in edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        if ra != rb {
+            parent.insert(ra, rb);
+        }
+    }
+    let columns: Vec<ColRef> = parent
+        .keys()
+        .copied()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut out = Vec::new();
+    for (n, &a) in columns.iter().enumerate() {
+        for &b in &columns[n + 1..] {
+            if a.0 != b.0 && root(&mut parent, a) == root(&mut parent, b) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// An upper bound on the distinct values of integer column `col` of
+/// `table`: the span of its zone maps, at most its rows (the rows for
+/// other types).
+fn distinct_bound(table: &Table, col: usize) -> f64 {
+    let rows = table.rows() as f64;
+    let mut span: Option<(i64, i64)> = None;
+    for p in &table.partitions {
+        let zone = &p.columns[col].zone;
+        let (Value::Int(lo) | Value::Timestamp(lo), Value::Int(hi) | Value::Timestamp(hi)) =
+            (&zone.min, &zone.max)
+        else {
+            continue;
+        };
+        span = Some(match span {
+            None => (*lo, *hi),
+            Some((a, b)) => (a.min(*lo), b.max(*hi)),
+        });
+    }
+    match span {
+        Some((lo, hi)) => (hi.abs_diff(lo) as f64 + 1.0).min(rows).max(1.0),
+        None => rows.max(1.0),
+    }
+}
+
+/// The join keys `(column of i, column of a scanned input)` of `edges`
+/// whose scanned side may filter input `i`'s scan: its rows were reduced
+/// by its filters, are at most half of `i`'s table, and both columns are
+/// integers (or both timestamps).
+fn filter_sources(
     i: usize,
     inputs: &[Input],
     scans: &[Option<Scan>],
     reduced: &[bool],
     edges: &[(ColRef, ColRef)],
-) -> Vec<JoinFilter> {
+) -> Vec<(ColRef, ColRef)> {
     let table_rows = inputs[i].table.rows();
     let mut out = Vec::new();
     for &(a, b) in edges {
@@ -1301,12 +1383,42 @@ fn join_filters(
         let Some(&at) = scan.positions.get(&other.1) else {
             continue;
         };
-        let column = &scan.columns[at];
         if !matches!(field.dtype, DataType::Int | DataType::Timestamp)
             || scan.types[at] != field.dtype
+            || !matches!(scan.columns[at].data, Data::Int(_))
         {
             continue;
         }
+        out.push((mine, other));
+    }
+    out
+}
+
+/// A join filter keeps more than this share of a column's distinct values
+/// is not worth testing every row against.
+const MIN_FILTER_SELECTIVITY: f64 = 0.9;
+
+/// The join filters of input `i`'s scan (see [`filter_sources`]): per key
+/// column, the smallest set of keys a scanned input holds, unless it
+/// holds nearly every value the column can take. Each filter is noted for
+/// EXPLAIN.
+fn join_filters(
+    c: &Composer<'_>,
+    i: usize,
+    inputs: &[Input],
+    scans: &[Option<Scan>],
+    reduced: &[bool],
+    edges: &[(ColRef, ColRef)],
+) -> Vec<JoinFilter> {
+    let mut best: BTreeMap<usize, (KeySet, ColRef)> = BTreeMap::new();
+    for (mine, other) in filter_sources(i, inputs, scans, reduced, edges) {
+        let Some(scan) = &scans[other.0] else {
+            continue;
+        };
+        let Some(&at) = scan.positions.get(&other.1) else {
+            continue;
+        };
+        let column = &scan.columns[at];
         let Data::Int(values) = &column.data else {
             continue;
         };
@@ -1318,22 +1430,35 @@ fn join_filters(
                 .collect(),
         };
         let keys = KeySet::new(&keys);
-        c.note(format!(
-            "join filter on {}.{}: {} keys of {}.{}",
-            inputs[i].qualifier,
-            field.name,
-            thousands(keys.len()),
-            inputs[other.0].qualifier,
-            inputs[other.0].table.fields[other.1].name
-        ));
-        out.push(JoinFilter {
-            column: mine.1,
-            name: field.name.clone(),
-            dtype: field.dtype,
-            keys: Arc::new(keys),
-        });
+        if keys.len() as f64 > MIN_FILTER_SELECTIVITY * distinct_bound(&inputs[i].table, mine.1) {
+            continue;
+        }
+        match best.get(&mine.1) {
+            Some((held, _)) if held.len() <= keys.len() => {}
+            _ => {
+                best.insert(mine.1, (keys, other));
+            }
+        }
     }
-    out
+    best.into_iter()
+        .map(|(col, (keys, other))| {
+            let field = &inputs[i].table.fields[col];
+            c.note(format!(
+                "join filter on {}.{}: {} keys of {}.{}",
+                inputs[i].qualifier,
+                field.name,
+                thousands(keys.len()),
+                inputs[other.0].qualifier,
+                inputs[other.0].table.fields[other.1].name
+            ));
+            JoinFilter {
+                column: col,
+                name: field.name.clone(),
+                dtype: field.dtype,
+                keys: Arc::new(keys),
+            }
+        })
+        .collect()
 }
 
 /// `t.col` as `col` (the scan reads one table, so names are its own).
@@ -1638,6 +1763,109 @@ fn readers<'a>(
     )
 }
 
+/// Several integer key columns packed into one integer per joined row of
+/// each side, so that the join takes the single-integer paths (a dense
+/// array, or a hash map of `i64` behind a bitmap) instead of hashing
+/// tuples (TPC-H Q9's lineitem ⋈ partsupp on part and supplier keys).
+/// Part `i` takes `value − lo_i` in the bits it needs, where `lo_i..=hi_i`
+/// is the range both sides' values share; a value outside it cannot
+/// match and makes the row's key NULL, as a NULL part does. `None` when
+/// there are fewer than two parts, a part is not an integer (or
+/// timestamp) of the same type on both sides, or the ranges need more
+/// than 62 bits.
+fn pack_int_keys(
+    scans: &[Scan],
+    left: &Joined,
+    right: &Joined,
+    keys: &[(ColRef, ColRef)],
+) -> Option<(Array<'static>, Array<'static>)> {
+    if keys.len() < 2 {
+        return None;
+    }
+    // Per side and part: the column's values and the side's row ids.
+    fn side<'s>(
+        scans: &'s [Scan],
+        j: &'s Joined,
+        c: ColRef,
+    ) -> Option<(&'s [u32], &'s [i64], &'s Array<'static>)> {
+        let column = column_of(scans, c);
+        let Data::Int(values) = &column.data else {
+            return None;
+        };
+        let k = j.inputs.iter().position(|&x| x == c.0)?;
+        Some((j.ids[k].as_slice(), values.as_slice(), column))
+    }
+    let range = |(ids, values, column): (&[u32], &[i64], &Array<'static>)| {
+        ids.iter()
+            .filter(|&&id| id != NONE && column.is_valid(id as usize))
+            .fold((i64::MAX, i64::MIN), |(lo, hi), &id| {
+                let v = values[id as usize];
+                (lo.min(v), hi.max(v))
+            })
+    };
+    let mut parts = Vec::with_capacity(keys.len());
+    let mut bits = 0u32;
+    for &(a, b) in keys {
+        let (ta, tb) = (type_of(scans, a), type_of(scans, b));
+        if ta != tb || !matches!(ta, DataType::Int | DataType::Timestamp) {
+            return None;
+        }
+        let (l, r) = (side(scans, left, a)?, side(scans, right, b)?);
+        let ((l_lo, l_hi), (r_lo, r_hi)) = (range(l), range(r));
+        let (lo, hi) = (l_lo.max(r_lo), l_hi.min(r_hi));
+        let width = if lo <= hi {
+            64 - hi.abs_diff(lo).leading_zeros()
+        } else {
+            0
+        };
+        parts.push((l, r, lo, hi, bits));
+        bits += width;
+        if bits > 62 {
+            return None;
+        }
+    }
+    type Side<'s> = (&'s [u32], &'s [i64], &'s Array<'static>);
+    fn pack(rows: usize, sides: &[(Side<'_>, i64, i64, u32)]) -> Array<'static> {
+        let mut packed = vec![0i64; rows];
+        let mut valid = vec![true; rows];
+        for &((ids, values, column), lo, hi, shift) in sides {
+            for row in 0..rows {
+                let id = ids[row];
+                if id == NONE || !column.is_valid(id as usize) {
+                    valid[row] = false;
+                    continue;
+                }
+                let v = values[id as usize];
+                if v < lo || v > hi {
+                    valid[row] = false;
+                    continue;
+                }
+                packed[row] |= (v.abs_diff(lo) << shift) as i64;
+            }
+        }
+        let validity = valid
+            .iter()
+            .any(|v| !v)
+            .then(|| crate::store::Bitmap::from_fn(rows, |i| valid[i]));
+        Array {
+            dtype: DataType::Int,
+            data: Data::Int(packed),
+            validity,
+        }
+    }
+    let lsides: Vec<_> = parts
+        .iter()
+        .map(|&(l, _, lo, hi, sh)| (l, lo, hi, sh))
+        .collect();
+    let rsides: Vec<_> = parts
+        .iter()
+        .map(|&(_, r, lo, hi, sh)| (r, lo, hi, sh))
+        .collect();
+    let l = pack(left.rows, &lsides);
+    let r = pack(right.rows, &rsides);
+    Some((l, r))
+}
+
 /// An equi-join of `left` and `right` on `keys`, of kind `kind` (inner,
 /// left, right or full).
 fn hash_join(
@@ -1647,7 +1875,20 @@ fn hash_join(
     keys: &[(ColRef, ColRef)],
     kind: JoinKind,
 ) -> Result<Joined> {
-    let (lkey, rkey) = readers(scans, &left, &right, keys);
+    let packed = pack_int_keys(scans, &left, &right, keys);
+    let (lkey, rkey) = match &packed {
+        Some((l, r)) => (
+            KeyReader {
+                parts: vec![(None, l, false)],
+                int: true,
+            },
+            KeyReader {
+                parts: vec![(None, r, false)],
+                int: true,
+            },
+        ),
+        None => readers(scans, &left, &right, keys),
+    };
     // Build on the side whose rows are all kept only when it must be
     // scanned for unmatched rows anyway: a left join builds on the right.
     let build_left = match kind {

@@ -1172,6 +1172,7 @@ fn counting(plan: &plan::QueryPlan) -> plan::QueryPlan {
         func: plan::AggFunc::CountStar,
         arg: None,
         arg2: None,
+        separator: None,
         dtype: DataType::Int,
     };
     plan::QueryPlan {

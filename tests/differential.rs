@@ -1404,7 +1404,44 @@ impl QueryGen<'_> {
                 _ => g.num(1).0,
             }
         };
-        match self.rng.gen_range(0..112) {
+        match self.rng.gen_range(0..118) {
+            // string_agg only with ORDER BY: without one, the order of
+            // the strings is the engine's to choose.
+            112..114 => {
+                let value = if self.chance(0.7) {
+                    self.pick(&STRS).to_string()
+                } else {
+                    self.pick(&SAFE_INTS).to_string()
+                };
+                let sep = *self.pick(&["", ", '|'", ", ''", ", ' , '"]);
+                let key = if self.chance(0.5) {
+                    ordered_arg(self)
+                } else {
+                    self.pick(&STRS).to_string()
+                };
+                let dir = *self.pick(&["", " ASC", " DESC", " DESC NULLS FIRST", " NULLS FIRST"]);
+                let name = *self.pick(&["string_agg", "listagg"]);
+                format!("{name}({value}{sep} ORDER BY {key}{dir})")
+            }
+            114..116 => format!(
+                "{}({}, {})",
+                self.pick(&["arg_min", "arg_max", "argmin", "argmax", "min_by", "max_by"]),
+                any_col(self),
+                ordered_arg(self)
+            ),
+            116..118 => {
+                let name = *self.pick(&["percentile_cont", "percentile_disc"]);
+                let key = if name == "percentile_disc" && self.chance(0.3) {
+                    self.pick(&STRS).to_string()
+                } else {
+                    ordered_arg(self)
+                };
+                format!(
+                    "{name}({}) WITHIN GROUP (ORDER BY {key}{})",
+                    self.pick(&["0", "0.25", "0.5", "0.9", "1"]),
+                    self.pick(&["", " DESC", " ASC"])
+                )
+            }
             100..103 => format!(
                 "{}({})",
                 self.pick(&["var_samp", "var_pop", "stddev_samp", "stddev_pop"]),
@@ -1591,6 +1628,24 @@ impl QueryGen<'_> {
     fn projection_query(&mut self) -> String {
         if self.chance(0.08) {
             let w = self.where_clause(0.7);
+            if self.chance(0.4) {
+                // DuckDB's star modifiers; no ORDER BY, which could name a
+                // column they drop or change.
+                let exclude = match self.rng.gen_range(0..3) {
+                    0 => String::new(),
+                    1 => format!(" EXCLUDE {}", self.pick(&ALL_COLS)),
+                    _ => format!(" EXCLUDE ({}, {})", self.pick(&STRS), self.pick(&FLOATS)),
+                };
+                let replace = match self.rng.gen_range(0..3) {
+                    0 => String::new(),
+                    1 => format!(
+                        " REPLACE ((n + 1) AS n, {0} || 'x' AS {0})",
+                        self.pick(&STRS)
+                    ),
+                    _ => " REPLACE (abs(h) AS h)".to_string(),
+                };
+                return format!("SELECT *{exclude}{replace} FROM t{w}");
+            }
             let ol = self.order_limit(&[], false, false, true);
             return format!("SELECT * FROM t{w}{ol}");
         }
@@ -2574,6 +2629,20 @@ const TRICKY: &[&str] = &[
     "SELECT s, a FROM t ORDER BY s DESC",
     "SELECT count(DISTINCT a), count(DISTINCT s), count(DISTINCT b) FROM t",
     "SELECT s, min(b), max(b), avg(a) FROM t GROUP BY s ORDER BY 2 DESC, 1",
+    // string_agg, arg_min/arg_max, percentiles, star modifiers (issue 33)
+    "SELECT a, string_agg(s, '|' ORDER BY ts DESC), listagg(s ORDER BY b NULLS FIRST) FROM t GROUP BY a",
+    "SELECT string_agg(a, ', ' ORDER BY a DESC), string_agg(s, '' ORDER BY s) FROM t",
+    "SELECT string_agg(x, ',' ORDER BY a), string_agg(s ORDER BY x) FROM t",
+    "SELECT s, arg_min(a, b), arg_max(ts, a), min_by(b, ts), max_by(s, s) FROM t GROUP BY s",
+    "SELECT arg_min(s, x), arg_max(x, a), argmin(a, ts), argmax(s, b) FROM t",
+    "SELECT arg_min(s, a) FILTER (WHERE a > 1), string_agg(s ORDER BY a) FILTER (WHERE b > 1) FROM t",
+    "SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY b DESC), percentile_disc(0.25) WITHIN GROUP (ORDER BY a DESC), percentile_disc(0.6) WITHIN GROUP (ORDER BY s) FROM t",
+    "SELECT s, percentile_cont(0.5) WITHIN GROUP (ORDER BY ts), percentile_disc(0.1) WITHIN GROUP (ORDER BY ts DESC) FROM t GROUP BY s",
+    "SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY a) FILTER (WHERE s <> 'a') FROM t",
+    "SELECT string_agg(s, ',' ORDER BY a), arg_min(a, b), percentile_disc(0.5) WITHIN GROUP (ORDER BY a DESC) FROM e",
+    "SELECT * EXCLUDE (b, ts) FROM t",
+    "SELECT * EXCLUDE x REPLACE (a * 2 AS a, s || '!' AS s) FROM t",
+    "SELECT * REPLACE (b + 1 AS b) FROM t WHERE a > 1",
 ];
 
 #[test]

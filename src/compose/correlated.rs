@@ -556,6 +556,8 @@ impl Composer<'_> {
                     star: false,
                     distinct: false,
                     filter: None,
+                    order_by: Vec::new(),
+                    within_group: false,
                 }
             } else {
                 column

@@ -41,7 +41,7 @@ use crate::exec::join_filter::{JoinFilter, KeySet};
 use crate::exec::vector::{Array, Data};
 use crate::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal, Select,
-    SelectItem, Span, TableRef,
+    SelectItem, Span, StarOptions, TableRef,
 };
 use crate::store::Table;
 use crate::types::{DataType, Value};
@@ -177,8 +177,9 @@ pub(super) fn run(
     let mut items: Vec<(Expr, Option<Ident>)> = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(span) => {
+            SelectItem::Wildcard(span, options) => {
                 let mut shown: HashSet<String> = HashSet::new();
+                let mut star = Vec::new();
                 for (i, input) in inputs.iter().enumerate() {
                     for f in &input.table.fields {
                         let lower = f.name.to_ascii_lowercase();
@@ -190,21 +191,28 @@ pub(super) fn run(
                                 name: f.name.clone(),
                                 span: *span,
                             };
-                            items.push((
-                                merged_column(&f.name, holders, &inputs, *span),
-                                Some(alias),
-                            ));
+                            let column = merged_column(&f.name, holders, &inputs, *span);
+                            star.push((f.name.as_str(), (column, Some(alias))));
                             continue;
                         }
-                        items.push(qualified(i, input, &f.name, *span));
+                        star.push((f.name.as_str(), qualified(i, input, &f.name, *span)));
                     }
                 }
+                expand_star(&mut items, star, options, *span)?;
             }
-            SelectItem::QualifiedWildcard { table, span } => {
+            SelectItem::QualifiedWildcard {
+                table,
+                span,
+                options,
+            } => {
                 let i = r.input_named(&table.name, table.span)?;
-                for f in &inputs[i].table.fields {
-                    items.push(qualified(i, &inputs[i], &f.name, *span));
-                }
+                let star = inputs[i]
+                    .table
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.as_str(), qualified(i, &inputs[i], &f.name, *span)))
+                    .collect();
+                expand_star(&mut items, star, options, *span)?;
             }
             SelectItem::Expr { expr, alias } => items.push((expr.clone(), alias.clone())),
         }
@@ -763,6 +771,8 @@ fn merged_column(name: &str, holders: &[usize], inputs: &[Input], span: Span) ->
             star: false,
             distinct: false,
             filter: None,
+            order_by: Vec::new(),
+            within_group: false,
         },
         span,
     }
@@ -2314,4 +2324,36 @@ fn holds(op: BinaryOp, a: &Value, b: &Value) -> bool {
         (a, b) => Some(a.total_cmp(b)),
     };
     ord.is_some_and(|ord| crate::plan::eval::compare(op.into(), ord))
+}
+
+/// Pushes the items a `*` stands for, `star` (each column's name and
+/// item), less and changed as `options` say (`EXCLUDE`, `REPLACE`); a
+/// replaced column keeps its name.
+///
+/// # Errors
+/// An `EXCLUDE` or `REPLACE` name that is no column of the `*`.
+fn expand_star(
+    items: &mut Vec<(Expr, Option<Ident>)>,
+    star: Vec<(&str, (Expr, Option<Ident>))>,
+    options: &StarOptions,
+    span: Span,
+) -> Result<()> {
+    let names: Vec<&str> = star.iter().map(|(n, _)| *n).collect();
+    let kept = options
+        .apply(&names)
+        .map_err(|(message, at)| Error::plan_at(message, at))?;
+    for (i, replacement) in kept {
+        let (name, item) = &star[i];
+        items.push(match replacement {
+            Some(e) => (
+                e.clone(),
+                Some(Ident {
+                    name: name.to_string(),
+                    span,
+                }),
+            ),
+            None => item.clone(),
+        });
+    }
+    Ok(())
 }

@@ -60,7 +60,13 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
                 };
                 outputs.push((name, expr.clone()));
             }
-            SelectItem::Wildcard(span) => {
+            // A `*` with EXCLUDE or REPLACE: the subquery runs unmerged.
+            SelectItem::Wildcard(_, options) | SelectItem::QualifiedWildcard { options, .. }
+                if !options.is_empty() =>
+            {
+                return Ok(None);
+            }
+            SelectItem::Wildcard(span, _) => {
                 for (qualifier, table) in inputs(inner.from.as_ref(), scope) {
                     let Some(table) = table.filter(|_| !qualifier.is_empty()) else {
                         return Ok(None);
@@ -70,7 +76,7 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
                     }
                 }
             }
-            SelectItem::QualifiedWildcard { table, span } => {
+            SelectItem::QualifiedWildcard { table, span, .. } => {
                 let found = inputs(inner.from.as_ref(), scope)
                     .into_iter()
                     .find(|(q, _)| q.eq_ignore_ascii_case(&table.name));
@@ -137,7 +143,12 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
     let mut projection = Vec::new();
     for item in &outer.projection {
         match item {
-            SelectItem::Wildcard(span) | SelectItem::QualifiedWildcard { span, .. } => {
+            SelectItem::Wildcard(_, options) | SelectItem::QualifiedWildcard { options, .. }
+                if !options.is_empty() =>
+            {
+                return Ok(None);
+            }
+            SelectItem::Wildcard(span, _) | SelectItem::QualifiedWildcard { span, .. } => {
                 if let SelectItem::QualifiedWildcard { table, .. } = item
                     && alias.is_none_or(|a| !a.eq_ignore_ascii_case(&table.name))
                 {

@@ -303,7 +303,7 @@ impl<'e> Composer<'e> {
             limit: query.limit,
             offset: query.offset,
             ..Select::over(
-                vec![SelectItem::Wildcard(query.span)],
+                vec![SelectItem::Wildcard(query.span, Default::default())],
                 from,
                 None,
                 query.span,
@@ -753,7 +753,7 @@ pub(crate) fn referenced_names(select: &Select) -> Option<HashSet<String>> {
     if select.projection.iter().any(|i| {
         matches!(
             i,
-            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. }
+            SelectItem::Wildcard(..) | SelectItem::QualifiedWildcard { .. }
         )
     }) {
         return None;

@@ -564,7 +564,7 @@ impl Composer<'_> {
                         alias: Some(name),
                     }));
                 }
-                SelectItem::Wildcard(span) | SelectItem::QualifiedWildcard { span, .. } => {
+                SelectItem::Wildcard(span, _) | SelectItem::QualifiedWildcard { span, .. } => {
                     if aggregate {
                         return Err(Error::plan_at(
                             "* with window functions needs a query without GROUP BY",
@@ -837,6 +837,8 @@ impl Hoist<'_> {
             star,
             distinct,
             filter,
+            order_by,
+            ..
         } = &call.kind
         else {
             return Err(Error::plan_at(
@@ -857,9 +859,11 @@ impl Hoist<'_> {
         if let Some(&id) = self.call_ids.get(&key) {
             return Ok(id);
         }
-        if *distinct || filter.is_some() {
+        if *distinct || filter.is_some() || !order_by.is_empty() {
             return Err(Error::plan_at(
-                format!("{lname}(DISTINCT …) and FILTER with OVER are not supported"),
+                format!(
+                    "{lname}(DISTINCT …), FILTER and an aggregate's own ORDER BY are not supported with OVER"
+                ),
                 span.start,
             ));
         }

@@ -7,6 +7,7 @@
 
 pub mod hash;
 pub mod like;
+pub mod random;
 
 /// Row indices selected in a partition, ascending.
 pub type Selection = Vec<u32>;

@@ -66,15 +66,24 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
     let mut names: Vec<String> = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(span) | SelectItem::QualifiedWildcard { span, .. } => {
+            SelectItem::Wildcard(span, options)
+            | SelectItem::QualifiedWildcard { span, options, .. } => {
                 if table.fields.is_empty() && select.from.is_none() {
                     return Err(Error::plan_at("SELECT * needs a FROM clause", span.start));
                 }
                 if let SelectItem::QualifiedWildcard { table: t, .. } = item {
                     binder.check_qualifier(&t.name, t.span.start)?;
                 }
-                for (index, f) in table.fields.iter().enumerate() {
-                    items.push(column_expr(index, f));
+                let all: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+                let kept = options
+                    .apply(&all)
+                    .map_err(|(message, at)| Error::plan_at(message, at))?;
+                for (index, replacement) in kept {
+                    let f = &table.fields[index];
+                    items.push(match replacement {
+                        Some(e) => binder.bind(e, Ctx::Select)?,
+                        None => column_expr(index, f),
+                    });
                     names.push(f.name.clone());
                 }
             }
@@ -97,7 +106,7 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         }
     }
     let wildcard_span = select.projection.iter().find_map(|i| match i {
-        SelectItem::Wildcard(s) | SelectItem::QualifiedWildcard { span: s, .. } => Some(*s),
+        SelectItem::Wildcard(s, _) | SelectItem::QualifiedWildcard { span: s, .. } => Some(*s),
         _ => None,
     });
 
@@ -245,7 +254,7 @@ fn select_spans(select: &ast::Select) -> Vec<usize> {
     let mut v = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::Wildcard(s) | SelectItem::QualifiedWildcard { span: s, .. } => {
+            SelectItem::Wildcard(s, _) | SelectItem::QualifiedWildcard { span: s, .. } => {
                 v.push(s.start)
             }
             SelectItem::Expr { expr, .. } => v.push(expr.span.start),
@@ -305,7 +314,7 @@ fn order_target(
                 .filter(|it| {
                     matches!(
                         it,
-                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. }
+                        SelectItem::Wildcard(..) | SelectItem::QualifiedWildcard { .. }
                     )
                 })
                 .count();
@@ -317,7 +326,7 @@ fn order_target(
                 select.projection[..i]
                     .iter()
                     .map(|it| match it {
-                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => {
+                        SelectItem::Wildcard(..) | SelectItem::QualifiedWildcard { .. } => {
                             star_width
                         }
                         SelectItem::Expr { .. } => 1,
@@ -468,6 +477,19 @@ struct ColumnNames<'a> {
     folded: HashMap<String, usize>,
 }
 
+/// The parts of a function call the binder reads: `name(DISTINCT args
+/// ORDER BY …)` or `name(args) WITHIN GROUP (ORDER BY …)`.
+struct CallParts<'c> {
+    name: &'c str,
+    args: &'c [ast::Expr],
+    /// `count(*)`.
+    star: bool,
+    distinct: bool,
+    order_by: &'c [ast::OrderByItem],
+    /// True when `order_by` came from `WITHIN GROUP`.
+    within_group: bool,
+}
+
 impl<'a> ColumnNames<'a> {
     fn new(table: &'a Table) -> ColumnNames<'a> {
         let mut exact = HashMap::with_capacity(table.fields.len());
@@ -497,6 +519,10 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "any_value",
     "approx_count_distinct",
     "approx_quantile",
+    "arg_max",
+    "arg_min",
+    "argmax",
+    "argmin",
     "ascii",
     "asin",
     "atan",
@@ -530,6 +556,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "extract",
     "floor",
     "greatest",
+    "group_concat",
     "ifnull",
     "instr",
     "lcase",
@@ -537,6 +564,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "left",
     "len",
     "length",
+    "listagg",
     "ln",
     "log",
     "log10",
@@ -545,12 +573,16 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "lpad",
     "ltrim",
     "max",
+    "max_by",
     "mean",
     "median",
     "min",
+    "min_by",
     "mod",
     "mode",
     "nullif",
+    "percentile_cont",
+    "percentile_disc",
     "pow",
     "power",
     "prefix",
@@ -558,6 +590,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "quantile_cont",
     "quantile_disc",
     "radians",
+    "random",
     "regexp_replace",
     "regr_intercept",
     "regr_r2",
@@ -578,6 +611,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "stddev_pop",
     "stddev_samp",
     "strftime",
+    "string_agg",
     "strlen",
     "strpos",
     "strptime",
@@ -884,13 +918,27 @@ impl Binder<'_> {
                 star,
                 distinct,
                 filter: None,
-            } => self.bind_function(e, name, args, *star, *distinct, ctx)?,
+                order_by,
+                within_group,
+            } => {
+                let call = CallParts {
+                    name,
+                    args,
+                    star: *star,
+                    distinct: *distinct,
+                    order_by,
+                    within_group: *within_group,
+                };
+                self.bind_function(e, call, ctx)?
+            }
             ExprKind::Function {
                 name,
                 args,
                 star,
                 distinct,
                 filter: Some(p),
+                order_by,
+                within_group,
             } => {
                 // agg(x) FILTER (WHERE p) is agg(CASE WHEN p THEN x END);
                 // count(*) counts CASE WHEN p THEN 1 END.
@@ -909,15 +957,28 @@ impl Binder<'_> {
                     },
                 };
                 let mut args = args.clone();
+                let mut order_by = order_by.clone();
                 if *star {
                     args = vec![when(ast::Expr {
                         kind: ExprKind::Literal(Literal::Int(1)),
                         span: p.span,
                     })];
+                } else if *within_group && let Some(first) = order_by.first_mut() {
+                    // percentile_cont(f) WITHIN GROUP (ORDER BY x): x is
+                    // the value, f a constant.
+                    first.expr = when(first.expr.clone());
                 } else if let Some(first) = args.first_mut() {
                     *first = when(first.clone());
                 }
-                self.bind_function(e, name, &args, false, *distinct, ctx)?
+                let call = CallParts {
+                    name,
+                    args: &args,
+                    star: false,
+                    distinct: *distinct,
+                    order_by: &order_by,
+                    within_group: *within_group,
+                };
+                self.bind_function(e, call, ctx)?
             }
             ExprKind::Extract { field, expr } => {
                 let part = DatePart::parse(&field.name)
@@ -1196,15 +1257,83 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_function(
+    /// `string_agg(s[, separator] [ORDER BY key])` of the arguments
+    /// `args` and the key `order`: `s` cast to a string (as DuckDB), the
+    /// separator a constant string (',' when not given).
+    fn bind_string_agg(
         &self,
-        e: &ast::Expr,
-        name: &str,
+        lname: &str,
         args: &[ast::Expr],
-        star: bool,
-        distinct: bool,
-        ctx: Ctx,
+        order: Option<&ast::OrderByItem>,
+        bind_arg: impl Fn(&ast::Expr) -> Result<Expr>,
+        at: usize,
     ) -> Result<Expr> {
+        if !(1..=2).contains(&args.len()) {
+            return Err(Error::plan_at(
+                format!("{lname}() takes a string and an optional separator"),
+                at,
+            ));
+        }
+        let value = bind_arg(&args[0])?;
+        let value = if value.dtype() == DataType::Str {
+            value
+        } else if is_null_literal(&value) {
+            retype_null(value, DataType::Str)
+        } else {
+            Expr::Cast {
+                expr: Box::new(value),
+                dtype: DataType::Str,
+                try_cast: false,
+            }
+        };
+        let separator: Arc<str> = match args.get(1) {
+            None => Arc::from(","),
+            Some(sep) => match bind_arg(sep)?.as_literal() {
+                Some(Value::Str(s)) => s.clone(),
+                _ => {
+                    return Err(Error::plan_at(
+                        format!("{lname}() needs a constant string as its separator"),
+                        sep.span.start,
+                    ));
+                }
+            },
+        };
+        let (func, key) = match order {
+            None => (
+                AggFunc::StringAgg {
+                    desc: false,
+                    nulls_first: false,
+                },
+                None,
+            ),
+            Some(o) => (
+                AggFunc::StringAgg {
+                    desc: o.desc,
+                    // NULL keys last unless NULLS FIRST, as in the
+                    // query's ORDER BY (and DuckDB's).
+                    nulls_first: o.nulls_first.unwrap_or(false),
+                },
+                Some(bind_arg(&o.expr)?),
+            ),
+        };
+        Ok(Expr::Agg(Box::new(AggCall {
+            func,
+            arg: Some(value),
+            arg2: key,
+            separator: Some(separator),
+            dtype: DataType::Str,
+        })))
+    }
+
+    fn bind_function(&self, e: &ast::Expr, call: CallParts<'_>, ctx: Ctx) -> Result<Expr> {
+        let CallParts {
+            name,
+            args,
+            star,
+            distinct,
+            order_by,
+            within_group,
+        } = call;
         let at = e.span.start;
         let lname = name.to_ascii_lowercase();
         let half = Fraction::new(0.5).expect("in range");
@@ -1236,6 +1365,17 @@ impl Binder<'_> {
             }
             "quantile_disc" => Some((AggFunc::QuantileDisc(half), 2)),
             "mode" => Some((AggFunc::Mode, 1)),
+            "percentile_cont" => Some((AggFunc::QuantileCont(half), 2)),
+            "percentile_disc" => Some((AggFunc::QuantileDisc(half), 2)),
+            "string_agg" | "listagg" | "group_concat" => Some((
+                AggFunc::StringAgg {
+                    desc: false,
+                    nulls_first: false,
+                },
+                2,
+            )),
+            "arg_min" | "argmin" | "min_by" => Some((AggFunc::ArgMin, 2)),
+            "arg_max" | "argmax" | "max_by" => Some((AggFunc::ArgMax, 2)),
             _ => None,
         };
         if let Some((mut func, nargs)) = agg {
@@ -1257,17 +1397,41 @@ impl Binder<'_> {
             if distinct && func != AggFunc::CountDistinct {
                 return Err(Error::NotSupported(format!("{lname}(DISTINCT …)")));
             }
+            let percentile = lname.starts_with("percentile_");
+            let string_agg = matches!(func, AggFunc::StringAgg { .. });
+            if let Some(first) = order_by.first() {
+                if within_group && !percentile {
+                    return Err(Error::plan_at(
+                        format!("WITHIN GROUP applies to percentile_cont and percentile_disc, not {lname}()"),
+                        first.expr.span.start,
+                    ));
+                }
+                if !within_group && !string_agg {
+                    return Err(Error::plan_at(
+                        format!("ORDER BY inside the call applies to string_agg(), not {lname}()"),
+                        first.expr.span.start,
+                    ));
+                }
+                if let Some(second) = order_by.get(1) {
+                    return Err(Error::plan_at(
+                        format!("{lname}() takes one ORDER BY key"),
+                        second.expr.span.start,
+                    ));
+                }
+            } else if percentile {
+                return Err(Error::plan_at(
+                    format!("{lname}() needs WITHIN GROUP (ORDER BY …) after it"),
+                    at,
+                ));
+            }
             if func == AggFunc::CountStar {
                 return Ok(Expr::Agg(Box::new(AggCall {
                     func,
                     arg: None,
                     arg2: None,
+                    separator: None,
                     dtype: DataType::Int,
                 })));
-            }
-            if args.len() != nargs {
-                let n = if nargs == 1 { "one argument" } else { "two arguments" };
-                return Err(Error::plan_at(format!("{lname}() takes exactly {n}"), at));
             }
             let bind_arg = |a: &ast::Expr| {
                 self.bind(a, Ctx::Where).map_err(|err| match err {
@@ -1280,6 +1444,31 @@ impl Binder<'_> {
                     err => err,
                 })
             };
+            if string_agg {
+                return self.bind_string_agg(&lname, args, order_by.first(), bind_arg, at);
+            }
+            // percentile_cont(f) WITHIN GROUP (ORDER BY x) is
+            // quantile_cont(x, f), descending when x is.
+            let mut descending = false;
+            let reordered;
+            let args = match order_by.first() {
+                Some(key) if percentile => {
+                    if args.len() != 1 {
+                        return Err(Error::plan_at(
+                            format!("{lname}() takes exactly one argument, the fraction"),
+                            at,
+                        ));
+                    }
+                    descending = key.desc;
+                    reordered = [key.expr.clone(), args[0].clone()];
+                    &reordered[..]
+                }
+                _ => args,
+            };
+            if args.len() != nargs {
+                let n = if nargs == 1 { "one argument" } else { "two arguments" };
+                return Err(Error::plan_at(format!("{lname}() takes exactly {n}"), at));
+            }
             let mut arg = bind_arg(&args[0])?;
             if lname == "count_if" {
                 // count_if(p) counts the rows where p is true.
@@ -1321,7 +1510,10 @@ impl Binder<'_> {
                 }
                 _ => {}
             }
-            if func.takes_pair() {
+            if matches!(func, AggFunc::ArgMin | AggFunc::ArgMax) {
+                // Any argument; a value of any type that orders.
+                arg2 = Some(bind_arg(&args[1])?);
+            } else if func.takes_pair() {
                 needs_number(&arg, &args[0])?;
                 let second = bind_arg(&args[1])?;
                 needs_number(&second, &args[1])?;
@@ -1340,7 +1532,11 @@ impl Binder<'_> {
                     ));
                 };
                 func = match func {
+                    AggFunc::QuantileDisc(_) if descending => AggFunc::QuantileDiscDesc(fraction),
                     AggFunc::QuantileDisc(_) => AggFunc::QuantileDisc(fraction),
+                    _ if descending => AggFunc::QuantileCont(
+                        Fraction::new(1.0 - fraction.get()).expect("1 - f of f in [0, 1]"),
+                    ),
                     _ => AggFunc::QuantileCont(fraction),
                 };
             }
@@ -1349,10 +1545,17 @@ impl Binder<'_> {
                 dtype: func.result_type(t),
                 arg: Some(arg),
                 arg2,
+                separator: None,
             })));
         }
         if star || distinct {
             return Err(Error::plan_at(format!("{lname}() is not an aggregate"), at));
+        }
+        if let Some(o) = order_by.first() {
+            return Err(Error::plan_at(
+                format!("ORDER BY inside a call applies to aggregates, and {lname}() is not one"),
+                o.expr.span.start,
+            ));
         }
         let mut bound = Vec::with_capacity(args.len());
         for a in args {
@@ -1420,6 +1623,10 @@ impl Binder<'_> {
                 arity(1..=1)?;
                 self.numeric_arg(&mut bound[0], &args[0], &lname)?;
                 (Func::Sign, DataType::Int)
+            }
+            "random" => {
+                arity(0..=0)?;
+                (Func::Random, DataType::Float)
             }
             "pow" | "power" => {
                 arity(2..=2)?;

@@ -399,6 +399,7 @@ pub fn date_part(part: DatePart, micros: i64) -> Value {
 /// Overflow in `abs`/`round` of integers.
 pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
     match func {
+        Func::Random => return Ok(Value::Float(crate::kernel::random::uniform_float())),
         Func::Greatest | Func::Least => {
             let pick = if *func == Func::Greatest {
                 Ordering::Greater

@@ -203,6 +203,9 @@ pub enum Func {
     /// boundaries lie between `start` and `end` (DuckDB's definition;
     /// `week` is whole 7-day spans), negative when `end` is earlier.
     DateDiff(DatePart),
+    /// `random()`: a float uniform in [0, 1), drawn anew for every row
+    /// (never folded to a constant).
+    Random,
 }
 
 /// The longest string (in bytes) a string function may build: 1 MiB. A
@@ -1047,6 +1050,30 @@ pub enum AggFunc {
     /// `mode(x)`: the most frequent value (the smallest of equally frequent
     /// ones).
     Mode,
+    /// `percentile_disc(f) WITHIN GROUP (ORDER BY x DESC)`: the value at
+    /// position ⌈f·n⌉ in descending order (the first when f = 0), as
+    /// DuckDB counts it; not `quantile_disc` of 1 − f, whose position
+    /// rounds the other way.
+    QuantileDiscDesc(Fraction),
+    /// `string_agg(s, separator [ORDER BY k])` (`listagg`,
+    /// `group_concat`): the non-NULL strings of the group joined by
+    /// [`AggCall::separator`]; NULL without any. With an `ORDER BY`, the
+    /// key is [`AggCall::arg2`] and the strings follow it (`desc`, NULL
+    /// keys first when `nulls_first`), equal keys by the strings
+    /// themselves; without one, in the order the rows arrive.
+    StringAgg {
+        /// `ORDER BY k DESC`.
+        desc: bool,
+        /// NULL keys before every other key.
+        nulls_first: bool,
+    },
+    /// `arg_min(arg, val)` (`argmin`, `min_by`): `arg` of the row with the
+    /// smallest `val`, over the rows where both are non-NULL (DuckDB); of
+    /// rows tied on `val`, the smallest `arg`.
+    ArgMin,
+    /// `arg_max(arg, val)` (`argmax`, `max_by`): as [`AggFunc::ArgMin`],
+    /// the largest `val` (ties again to the smallest `arg`).
+    ArgMax,
 }
 
 impl AggFunc {
@@ -1081,6 +1108,17 @@ impl AggFunc {
         "bool_or",
         "any_value",
         "count_if",
+        "string_agg",
+        "listagg",
+        "group_concat",
+        "arg_min",
+        "arg_max",
+        "argmin",
+        "argmax",
+        "min_by",
+        "max_by",
+        "percentile_cont",
+        "percentile_disc",
     ];
 
     /// True when `name` calls an aggregate.
@@ -1110,6 +1148,10 @@ impl AggFunc {
             AggFunc::QuantileCont(_) => "quantile_cont",
             AggFunc::QuantileDisc(_) => "quantile_disc",
             AggFunc::Mode => "mode",
+            AggFunc::QuantileDiscDesc(_) => "percentile_disc",
+            AggFunc::StringAgg { .. } => "string_agg",
+            AggFunc::ArgMin => "arg_min",
+            AggFunc::ArgMax => "arg_max",
         }
     }
 
@@ -1146,11 +1188,15 @@ impl AggFunc {
             | AggFunc::RegrR2 => DataType::Float,
             AggFunc::QuantileCont(_) if arg == DataType::Timestamp => DataType::Timestamp,
             AggFunc::QuantileCont(_) => DataType::Float,
+            AggFunc::StringAgg { .. } => DataType::Str,
             AggFunc::Sum
             | AggFunc::Min
             | AggFunc::Max
             | AggFunc::QuantileDisc(_)
-            | AggFunc::Mode => arg,
+            | AggFunc::QuantileDiscDesc(_)
+            | AggFunc::Mode
+            | AggFunc::ArgMin
+            | AggFunc::ArgMax => arg,
         }
     }
 }
@@ -1163,8 +1209,12 @@ pub struct AggCall {
     /// The argument; `None` only for `count(*)`.
     pub arg: Option<Expr>,
     /// The second argument of an aggregate that
-    /// [takes a pair](AggFunc::takes_pair) (`x` of `corr(y, x)`).
+    /// [takes a pair](AggFunc::takes_pair) (`x` of `corr(y, x)`), `val` of
+    /// `arg_min(arg, val)`, or the `ORDER BY` key of `string_agg`.
     pub arg2: Option<Expr>,
+    /// The separator of [`AggFunc::StringAgg`]; `None` for every other
+    /// aggregate.
+    pub separator: Option<Arc<str>>,
     /// The result type.
     pub dtype: DataType,
 }
@@ -1176,6 +1226,21 @@ impl fmt::Display for AggCall {
             (AggFunc::CountDistinct, Some(a)) => write!(f, "count(DISTINCT {a})"),
             (AggFunc::QuantileCont(q) | AggFunc::QuantileDisc(q), Some(a)) => {
                 write!(f, "{}({a}, {})", self.func.name(), q.get())
+            }
+            (AggFunc::QuantileDiscDesc(q), Some(a)) => write!(
+                f,
+                "percentile_disc({}) WITHIN GROUP (ORDER BY {a} DESC)",
+                q.get()
+            ),
+            (AggFunc::StringAgg { desc, nulls_first }, Some(a)) => {
+                let sep = self.separator.as_deref().unwrap_or(",");
+                write!(f, "string_agg({a}, '{}'", sep.replace('\'', "''"))?;
+                if let Some(k) = &self.arg2 {
+                    let dir = if *desc { " DESC" } else { "" };
+                    let nulls = if *nulls_first { "FIRST" } else { "LAST" };
+                    write!(f, " ORDER BY {k}{dir} NULLS {nulls}")?;
+                }
+                f.write_str(")")
             }
             (func, Some(a)) if self.arg2.is_some() => {
                 write!(f, "{}({a}, {})", func.name(), self.arg2.as_ref().expect("checked"))
@@ -1446,12 +1511,14 @@ impl Expr {
                     func,
                     arg,
                     arg2,
+                    separator,
                     dtype,
                 } = *a;
                 Expr::Agg(Box::new(AggCall {
                     func,
                     arg: arg.map(&mut *f).transpose()?,
                     arg2: arg2.map(&mut *f).transpose()?,
+                    separator,
                     dtype,
                 }))
             }
@@ -1503,7 +1570,14 @@ impl Expr {
         !self.any(&|e| {
             matches!(
                 e,
-                Expr::Column { .. } | Expr::GroupKey { .. } | Expr::AggResult { .. } | Expr::Agg(_)
+                Expr::Column { .. }
+                    | Expr::GroupKey { .. }
+                    | Expr::AggResult { .. }
+                    | Expr::Agg(_)
+                    | Expr::Call {
+                        func: Func::Random,
+                        ..
+                    }
             )
         })
     }
@@ -1526,6 +1600,7 @@ fn func_name(func: &Func) -> &'static str {
         Func::Trunc => "trunc",
         Func::Sign => "sign",
         Func::Pow => "pow",
+        Func::Random => "random",
         Func::Math(m) => m.name(),
         Func::Lower => "lower",
         Func::Substring => "substring",

@@ -317,6 +317,7 @@ fn linear_sums(plan: &mut QueryPlan) {
                 func: AggFunc::Sum,
                 arg: Some(column.clone()),
                 arg2: None,
+                separator: None,
                 dtype: t,
             });
             let sum = Expr::AggResult {
@@ -339,6 +340,7 @@ fn linear_sums(plan: &mut QueryPlan) {
                 func: AggFunc::Count,
                 arg: Some(form.terms[0].0.clone()),
                 arg2: None,
+                separator: None,
                 dtype: DataType::Int,
             });
             let count = Expr::AggResult {

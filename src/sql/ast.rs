@@ -396,14 +396,17 @@ impl Select {
 /// One item of the select list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SelectItem {
-    /// `*`: every column of the table, in table order.
-    Wildcard(Span),
+    /// `*`: every column of the table, in table order, less and changed
+    /// as its options say.
+    Wildcard(Span, StarOptions),
     /// `t.*`: every column of the FROM item named `t`.
     QualifiedWildcard {
         /// The table or alias.
         table: Ident,
         /// From the name to the `*`.
         span: Span,
+        /// `EXCLUDE (…)`, `REPLACE (…)`.
+        options: StarOptions,
     },
     /// `expr [AS alias]` (the `AS` is optional).
     Expr {
@@ -412,6 +415,73 @@ pub enum SelectItem {
         /// The output name given by the user.
         alias: Option<Ident>,
     },
+}
+
+/// DuckDB's modifiers of a `*` in the select list:
+/// `* EXCLUDE (a, b) REPLACE (x * 2 AS x)`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StarOptions {
+    /// `EXCLUDE (a, b)`: columns left out (names matched ignoring ASCII
+    /// case, as column names are).
+    pub exclude: Vec<Ident>,
+    /// `REPLACE (expr AS name, …)`: columns whose value is `expr` instead,
+    /// in their place and under their name.
+    pub replace: Vec<(Expr, Ident)>,
+}
+
+/// One column a `*` with [`StarOptions`] stands for: its index among the
+/// star's columns, and the expression that replaces it, if any.
+pub type StarColumn<'s> = (usize, Option<&'s Expr>);
+
+impl StarOptions {
+    /// True when the `*` has no modifier.
+    pub fn is_empty(&self) -> bool {
+        self.exclude.is_empty() && self.replace.is_empty()
+    }
+
+    /// The columns a `*` over columns `names` (in order) stands for: the
+    /// index of each column kept, in order, with its replacing expression
+    /// if any.
+    ///
+    /// # Errors
+    /// A name in `EXCLUDE` or `REPLACE` that is no column of `names`, or
+    /// that is named twice: the message and the name's offset in the
+    /// query text.
+    pub fn apply<'s>(&'s self, names: &[&str]) -> Result<Vec<StarColumn<'s>>, (String, usize)> {
+        let find = |id: &Ident, what: &str| {
+            names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(&id.name))
+                .ok_or_else(|| {
+                    (
+                        format!("column \"{}\" in {what} is not among the columns of *", id.name),
+                        id.span.start,
+                    )
+                })
+        };
+        let mut excluded = vec![false; names.len()];
+        let mut replaced: Vec<Option<&Expr>> = vec![None; names.len()];
+        for id in &self.exclude {
+            let i = find(id, "EXCLUDE")?;
+            if std::mem::replace(&mut excluded[i], true) {
+                return Err((format!("column \"{}\" is excluded twice", id.name), id.span.start));
+            }
+        }
+        for (e, id) in &self.replace {
+            let i = find(id, "REPLACE")?;
+            if excluded[i] || replaced[i].is_some() {
+                return Err((
+                    format!("column \"{}\" is both excluded and replaced, or replaced twice", id.name),
+                    id.span.start,
+                ));
+            }
+            replaced[i] = Some(e);
+        }
+        Ok((0..names.len())
+            .filter(|&i| !excluded[i])
+            .map(|i| (i, replaced[i]))
+            .collect())
+    }
 }
 
 /// A window: `OVER name` or `OVER ([name] [PARTITION BY …] [ORDER BY …]
@@ -617,6 +687,13 @@ pub enum ExprKind {
         /// `FILTER (WHERE p)` after an aggregate: only the rows where `p`
         /// is true are aggregated.
         filter: Option<Box<Expr>>,
+        /// The order an aggregate takes its values in: `ORDER BY` inside
+        /// the call (`string_agg(s, ',' ORDER BY k)`, DuckDB) or in
+        /// `WITHIN GROUP (ORDER BY …)` after it (`percentile_cont`);
+        /// empty when not given.
+        order_by: Vec<OrderByItem>,
+        /// True when `order_by` came from `WITHIN GROUP (…)`.
+        within_group: bool,
     },
     /// `call OVER window`: a window function (`row_number()`, `lag(x)`, an
     /// aggregate) evaluated over the rows of its window partition.

@@ -20,7 +20,7 @@ use std::fmt::{self, Display, Formatter};
 
 use super::ast::{
     BinaryOp, Cte, Describe, Expr, ExprKind, FrameBound, FromItem, Ident, JoinConstraint, JoinKind,
-    Literal, OrderByItem, Query, Select, SelectItem, SetExpr, Statement, TableArg, TableArgValue,
+    Literal, OrderByItem, Query, Select, SelectItem, StarOptions, SetExpr, Statement, TableArg, TableArgValue,
     TableRef, TypeName, UnaryOp, WindowSpec,
 };
 use super::parser::is_reserved;
@@ -282,11 +282,36 @@ fn write_window_body(f: &mut Formatter<'_>, w: &WindowSpec) -> fmt::Result {
     Ok(())
 }
 
+impl Display for StarOptions {
+    /// ` EXCLUDE (…) REPLACE (…)`, with a leading space; nothing when
+    /// empty.
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if !self.exclude.is_empty() {
+            f.write_str(" EXCLUDE (")?;
+            comma_separated(f, &self.exclude)?;
+            f.write_str(")")?;
+        }
+        if !self.replace.is_empty() {
+            f.write_str(" REPLACE (")?;
+            for (i, (e, name)) in self.replace.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{e} AS {name}")?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
 impl Display for SelectItem {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
-            SelectItem::Wildcard(_) => f.write_str("*"),
-            SelectItem::QualifiedWildcard { table, .. } => write!(f, "{table}.*"),
+            SelectItem::Wildcard(_, options) => write!(f, "*{options}"),
+            SelectItem::QualifiedWildcard { table, options, .. } => {
+                write!(f, "{table}.*{options}")
+            }
             SelectItem::Expr { expr, alias: None } => write!(f, "{expr}"),
             SelectItem::Expr {
                 expr,
@@ -546,6 +571,8 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             star,
             distinct,
             filter,
+            order_by,
+            within_group,
         } => {
             write_name(f, name)?;
             f.write_str("(")?;
@@ -556,7 +583,16 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
                 f.write_str("DISTINCT ")?;
             }
             comma_separated(f, args)?;
+            if !order_by.is_empty() && !*within_group {
+                f.write_str(" ORDER BY ")?;
+                comma_separated(f, order_by)?;
+            }
             f.write_str(")")?;
+            if *within_group {
+                f.write_str(" WITHIN GROUP (ORDER BY ")?;
+                comma_separated(f, order_by)?;
+                f.write_str(")")?;
+            }
             match filter {
                 Some(p) => write!(f, " FILTER (WHERE {p})"),
                 None => Ok(()),
@@ -701,14 +737,33 @@ fn clear_from(from: &mut FromItem) {
 }
 
 #[cfg(any(test, feature = "internals"))]
+fn clear_star(options: &mut StarOptions) {
+    for id in &mut options.exclude {
+        id.span = super::ast::Span::default();
+    }
+    for (e, id) in &mut options.replace {
+        clear_expr(e);
+        id.span = super::ast::Span::default();
+    }
+}
+
+#[cfg(any(test, feature = "internals"))]
 fn clear_select(select: &mut Select) {
     select.span = super::ast::Span::default();
     for item in &mut select.projection {
         match item {
-            SelectItem::Wildcard(span) => *span = super::ast::Span::default(),
-            SelectItem::QualifiedWildcard { table, span } => {
+            SelectItem::Wildcard(span, options) => {
+                *span = super::ast::Span::default();
+                clear_star(options);
+            }
+            SelectItem::QualifiedWildcard {
+                table,
+                span,
+                options,
+            } => {
                 table.span = super::ast::Span::default();
                 *span = super::ast::Span::default();
+                clear_star(options);
             }
             SelectItem::Expr { expr, alias } => {
                 clear_expr(expr);
@@ -812,9 +867,15 @@ fn clear_expr(e: &mut Expr) {
                 clear_expr(else_result);
             }
         }
-        ExprKind::Function { args, filter, .. } => {
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => {
             args.iter_mut().for_each(clear_expr);
             filter.iter_mut().for_each(|p| clear_expr(p));
+            order_by.iter_mut().for_each(|o| clear_expr(&mut o.expr));
         }
         ExprKind::Window { call, window } => {
             clear_expr(call);
@@ -987,6 +1048,16 @@ mod tests {
             (
                 "SELECT CASE WHEN x IS NOT NULL THEN x::int ELSE -1 END",
                 "SELECT CASE WHEN (x IS NOT NULL) THEN x::BIGINT ELSE -1 END",
+            ),
+            (
+                "select string_agg(s, ',' order by k desc nulls first) filter (where k > 1), \
+                 percentile_disc(0.5) within group (order by x desc) from t",
+                "SELECT string_agg(s, ',' ORDER BY k DESC NULLS FIRST) FILTER (WHERE (k > 1)), \
+                 percentile_disc(0.5) WITHIN GROUP (ORDER BY x DESC) FROM t",
+            ),
+            (
+                "select * exclude a, t.* exclude (b, c) replace (d * 2 as d) from t",
+                "SELECT * EXCLUDE (a), t.* EXCLUDE (b, c) REPLACE ((d * 2) AS d) FROM t",
             ),
         ];
         for (sql, text) in cases {

@@ -64,7 +64,7 @@ use nom::{
 use super::ast::{
     BinaryOp, Cte, Describe, Expr, ExprKind, FrameBound, FromItem, Ident, Join, JoinConstraint,
     JoinKind, Literal, NamedWindow, OrderByItem, Query, Select, SelectItem, SetExpr, SetOp, Span,
-    Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp, WindowFrame, WindowSpec,
+    StarOptions, Statement, TableArg, TableArgValue, TableRef, TypeName, UnaryOp, WindowFrame, WindowSpec,
 };
 use crate::error::{Error, Result};
 
@@ -89,7 +89,6 @@ const RESERVED: &[&str] = &[
 /// are not supported yet" rather than "expected end of statement, found
 /// \"(\"").
 const NOT_YET: &[(&str, &str)] = &[
-    ("WITHIN", "WITHIN GROUP is"),
     ("NATURAL", "NATURAL joins are"),
 ];
 
@@ -536,9 +535,15 @@ fn height(e: &Expr) -> usize {
             }
             h.max(else_result.as_deref().map_or(0, height))
         }
-        ExprKind::Function { args, filter, .. } => args
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => args
             .iter()
             .chain(filter.as_deref())
+            .chain(order_by.iter().map(|o| &o.expr))
             .map(height)
             .max()
             .unwrap_or(0),
@@ -1213,10 +1218,9 @@ impl<'a> Parser<'a> {
     /// `*`, `expr`, `expr AS alias`, `expr alias`.
     fn select_item(&self, i: &'a str) -> PResult<'a, SelectItem> {
         if let Some(star) = self.sym(i, "*")? {
-            return Ok((
-                star.rest,
-                SelectItem::Wildcard(self.span(star.at, star.rest)),
-            ));
+            let span = self.span(star.at, star.rest);
+            let (rest, options) = self.star_options(star.rest)?;
+            return Ok((rest, SelectItem::Wildcard(span, options)));
         }
         let t = self.next(i)?;
         if let Some(table) = self.ident(t) {
@@ -1225,7 +1229,13 @@ impl<'a> Parser<'a> {
                 && let Some(star) = self.sym(dot.rest, "*")?
             {
                 let span = self.span(t.at, star.rest);
-                return Ok((star.rest, SelectItem::QualifiedWildcard { table, span }));
+                let (rest, options) = self.star_options(star.rest)?;
+                let item = SelectItem::QualifiedWildcard {
+                    table,
+                    span,
+                    options,
+                };
+                return Ok((rest, item));
             }
         }
         let (i, expr) = self.expr(i)?;
@@ -1257,6 +1267,40 @@ impl<'a> Parser<'a> {
             )),
             None => Ok((i, SelectItem::Expr { expr, alias: None })),
         }
+    }
+
+    /// `[EXCLUDE (name, …) | EXCLUDE name] [REPLACE (expr AS name, …)]`
+    /// after a `*` (DuckDB's star modifiers).
+    fn star_options(&self, mut i: &'a str) -> PResult<'a, StarOptions> {
+        let mut options = StarOptions::default();
+        if let Some(t) = self.keyword(i, "EXCLUDE")? {
+            let name = |i: &'a str| -> PResult<'a, Ident> {
+                let t = self.next(i)?;
+                let id = self.ident(t).ok_or_else(|| expected(t, "a column name"))?;
+                Ok((t.rest, id))
+            };
+            if let Some(open) = self.sym(t.rest, "(")? {
+                let (rest, names) = self.comma_list(open.rest, name)?;
+                i = self.expect_sym(rest, ")")?.rest;
+                options.exclude = names;
+            } else {
+                let (rest, id) = name(t.rest)?;
+                (i, options.exclude) = (rest, vec![id]);
+            }
+        }
+        if let Some(t) = self.keyword(i, "REPLACE")? {
+            let open = self.expect_sym(t.rest, "(")?;
+            let (rest, items) = self.comma_list(open.rest, |i| {
+                let (i, e) = self.expr(i)?;
+                let as_ = self.expect_keyword(i, "AS")?;
+                let t = self.next(as_.rest)?;
+                let id = self.ident(t).ok_or_else(|| expected(t, "a column name"))?;
+                Ok((t.rest, (e, id)))
+            })?;
+            i = self.expect_sym(rest, ")")?.rest;
+            options.replace = items;
+        }
+        Ok((i, options))
     }
 
     /// `expr [ASC|DESC] [NULLS FIRST|LAST]`
@@ -1671,6 +1715,11 @@ impl<'a> Parser<'a> {
             }
             (i, args) = self.comma_list(i, |i| self.expr(i))?;
         }
+        let mut order_by = Vec::new();
+        if !star && let Some(order) = self.keyword(i, "ORDER")? {
+            let by = self.expect_keyword(order.rest, "BY")?;
+            (i, order_by) = self.comma_list(by.rest, |i| self.order_item(i))?;
+        }
         let close = self.next(i)?;
         if !close.is_sym(")") {
             return Err(expected(
@@ -1679,6 +1728,22 @@ impl<'a> Parser<'a> {
             ));
         }
         let mut i = close.rest;
+        let mut within_group = false;
+        if let Some(within) = self.keyword(i, "WITHIN")? {
+            if !order_by.is_empty() {
+                return Err(failure(
+                    within.at,
+                    "an aggregate takes ORDER BY inside the call or WITHIN GROUP, not both",
+                ));
+            }
+            let group = self.expect_keyword(within.rest, "GROUP")?;
+            let open = self.expect_sym(group.rest, "(")?;
+            let order = self.expect_keyword(open.rest, "ORDER")?;
+            let by = self.expect_keyword(order.rest, "BY")?;
+            let (rest, items) = self.comma_list(by.rest, |i| self.order_item(i))?;
+            let close = self.expect_sym(rest, ")")?;
+            (i, order_by, within_group) = (close.rest, items, true);
+        }
         let mut filter = None;
         if let Some(t) = self.keyword(i, "FILTER")? {
             let open = self.expect_sym(t.rest, "(")?;
@@ -1694,6 +1759,8 @@ impl<'a> Parser<'a> {
             star,
             distinct,
             filter,
+            order_by,
+            within_group,
         };
         let call = Expr { kind, span };
         let Some(over) = self.keyword(i, "OVER")? else {
@@ -1822,6 +1889,8 @@ impl<'a> Parser<'a> {
             star: false,
             distinct: false,
             filter: None,
+            order_by: Vec::new(),
+            within_group: false,
         };
         Ok((close.rest, Expr { kind, span }))
     }
@@ -2679,7 +2748,7 @@ mod tests {
             );
             let aliases = s.projection.iter().filter_map(|item| match item {
                 SelectItem::Expr { alias, .. } => alias.as_ref(),
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => None,
+                SelectItem::Wildcard(..) | SelectItem::QualifiedWildcard { .. } => None,
             });
             let named = match table_in(s) {
                 Some(TableRef::Named(ident)) => Some(ident),
@@ -2867,7 +2936,7 @@ mod tests {
             panic!()
         };
         assert_eq!((y.name.as_str(), y.span), ("y", Span::new(17, 18)));
-        assert_eq!(s.projection[2], SelectItem::Wildcard(Span::new(20, 21)));
+        assert_eq!(s.projection[2], SelectItem::Wildcard(Span::new(20, 21), StarOptions::default()));
         let Some(TableRef::Named(from)) = table_in(&s) else {
             panic!("from")
         };
@@ -3006,7 +3075,7 @@ mod tests {
                 .iter()
                 .filter_map(|item| match item {
                     SelectItem::Expr { expr, .. } => Some(&sql[expr.span.start..expr.span.end]),
-                    SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard { .. } => None,
+                    SelectItem::Wildcard(..) | SelectItem::QualifiedWildcard { .. } => None,
                 })
                 .collect();
             assert_eq!(&texts, expected, "{sql:?}");

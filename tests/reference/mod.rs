@@ -95,7 +95,17 @@ pub fn load_rows(table: &Table) -> Vec<Vec<Value>> {
     rows
 }
 
-const AGGREGATES: [&str; 18] = [
+const AGGREGATES: [&str; 28] = [
+    "string_agg",
+    "listagg",
+    "arg_min",
+    "arg_max",
+    "argmin",
+    "argmax",
+    "min_by",
+    "max_by",
+    "percentile_cont",
+    "percentile_disc",
     "count",
     "sum",
     "avg",
@@ -191,7 +201,10 @@ fn children(e: &Expr) -> Vec<&Expr> {
             }
             v
         }
-        ExprKind::Function { args, .. } => args.iter().collect(),
+        ExprKind::Function { args, order_by, .. } => args
+            .iter()
+            .chain(order_by.iter().map(|o| &o.expr))
+            .collect(),
     }
 }
 
@@ -276,12 +289,22 @@ fn canonical(e: &Expr) -> Expr {
             star,
             distinct,
             filter,
+            order_by,
+            within_group,
         } => ExprKind::Function {
             name: name.to_ascii_lowercase(),
             args: args.iter().map(canonical).collect(),
             star: *star,
             distinct: *distinct,
             filter: filter.as_deref().map(b),
+            order_by: order_by
+                .iter()
+                .map(|o| OrderByItem {
+                    expr: canonical(&o.expr),
+                    ..o.clone()
+                })
+                .collect(),
+            within_group: *within_group,
         },
         ExprKind::Cast { expr, to, try_cast } => ExprKind::Cast {
             expr: b(expr),
@@ -370,7 +393,12 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
             }
             t
         }
-        ExprKind::Function { name, args, .. } => {
+        ExprKind::Function {
+            name,
+            args,
+            order_by,
+            ..
+        } => {
             let name = name.to_ascii_lowercase();
             match name.as_str() {
                 "count" | "year" | "strlen" | "length" | "count_if" | "sign" | "strpos"
@@ -394,6 +422,14 @@ fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
                 "avg" | "sqrt" | "cbrt" | "ln" | "sin" | "pow" | "power" | "var_samp"
                 | "var_pop" | "stddev_samp" | "stddev_pop" | "covar_samp" | "covar_pop"
                 | "corr" | "regr_slope" => Some(DataType::Float),
+                "string_agg" | "listagg" => Some(DataType::Str),
+                "percentile_cont" => {
+                    match order_by.first().and_then(|o| static_type(&o.expr, table)) {
+                        Some(DataType::Timestamp) => Some(DataType::Timestamp),
+                        _ => Some(DataType::Float),
+                    }
+                }
+                "percentile_disc" => order_by.first().and_then(|o| static_type(&o.expr, table)),
                 "median" | "quantile_cont" => {
                     match args.first().and_then(|a| static_type(a, table)) {
                         Some(DataType::Timestamp) => Some(DataType::Timestamp),
@@ -1100,23 +1136,31 @@ impl Evaluator<'_> {
                 star,
                 distinct,
                 filter,
+                order_by,
+                ..
             } => {
                 let lname = name.to_ascii_lowercase();
                 if is_aggregate_name(&lname) {
                     let Ctx::Group { rows, .. } = ctx else {
                         return Err(format!("aggregate {lname}() outside a group"));
                     };
-                    let Some(p) = filter else {
-                        return self.aggregate(&lname, args, *star, *distinct, rows);
-                    };
-                    // FILTER (WHERE p): the group's rows where p is true.
-                    let mut kept = Vec::new();
-                    for r in rows {
-                        if self.predicate(p, Ctx::Row(r))? {
-                            kept.push(*r);
+                    let rows = match filter {
+                        None => rows.to_vec(),
+                        // FILTER (WHERE p): the group's rows where p is true.
+                        Some(p) => {
+                            let mut kept = Vec::new();
+                            for r in rows {
+                                if self.predicate(p, Ctx::Row(r))? {
+                                    kept.push(*r);
+                                }
+                            }
+                            kept
                         }
+                    };
+                    if let Some(v) = self.ordered_aggregate(&lname, args, order_by, &rows)? {
+                        return Ok(v);
                     }
-                    return self.aggregate(&lname, args, *star, *distinct, &kept);
+                    return self.aggregate(&lname, args, *star, *distinct, &rows);
                 }
                 let vals = args
                     .iter()
@@ -1355,6 +1399,112 @@ impl Evaluator<'_> {
         }
     }
 
+    /// The aggregates of an order over rows: `string_agg`/`listagg`
+    /// (the strings in the order of their key, NULL keys last unless
+    /// NULLS FIRST, equal keys by the strings; load order without a key), `arg_min`/`arg_max` and
+    /// aliases (over rows where both arguments are non-NULL; of tied
+    /// values the smallest argument), and `percentile_cont`/
+    /// `percentile_disc … WITHIN GROUP (ORDER BY x [DESC])`; `None` for
+    /// other aggregates.
+    fn ordered_aggregate(
+        &self,
+        name: &str,
+        args: &[Expr],
+        order_by: &[OrderByItem],
+        rows: &[&[Value]],
+    ) -> Result<Option<Value>, RefError> {
+        match name {
+            "string_agg" | "listagg" => {
+                let sep = match args.get(1) {
+                    None => ",".to_string(),
+                    Some(e) => match self.eval(e, Ctx::Row(&[]))? {
+                        Value::Str(s) => s.to_string(),
+                        v => return Err(format!("separator {v:?}")),
+                    },
+                };
+                let mut pieces: Vec<(Value, String)> = Vec::new();
+                for r in rows {
+                    let Some(s) = text(&self.eval(&args[0], Ctx::Row(r))?)? else {
+                        continue;
+                    };
+                    let key = match order_by.first() {
+                        Some(o) => self.eval(&o.expr, Ctx::Row(r))?,
+                        None => Value::Null,
+                    };
+                    pieces.push((key, s));
+                }
+                if let Some(o) = order_by.first() {
+                    let nulls_first = o.nulls_first.unwrap_or(false);
+                    pieces.sort_by(|(ka, sa), (kb, sb)| {
+                        order_cmp(ka, kb, o.desc, nulls_first).then_with(|| sa.cmp(sb))
+                    });
+                }
+                if pieces.is_empty() {
+                    return Ok(Some(Value::Null));
+                }
+                let joined: Vec<String> = pieces.into_iter().map(|(_, s)| s).collect();
+                Ok(Some(Value::str(&joined.join(&sep))))
+            }
+            "arg_min" | "argmin" | "min_by" | "arg_max" | "argmax" | "max_by" => {
+                let [a, v] = args else {
+                    return Err(format!("{name}() takes two arguments"));
+                };
+                let max = name.contains("max");
+                let mut pairs = Vec::new();
+                for r in rows {
+                    let (x, y) = (self.eval(a, Ctx::Row(r))?, self.eval(v, Ctx::Row(r))?);
+                    if !x.is_null() && !y.is_null() {
+                        pairs.push((y, x));
+                    }
+                }
+                pairs.sort_by(|(ya, xa), (yb, xb)| {
+                    let by_value = if max {
+                        yb.total_cmp(ya)
+                    } else {
+                        ya.total_cmp(yb)
+                    };
+                    by_value.then_with(|| xa.total_cmp(xb))
+                });
+                Ok(Some(
+                    pairs.into_iter().next().map_or(Value::Null, |(_, x)| x),
+                ))
+            }
+            "percentile_cont" | "percentile_disc" => {
+                let ([f], [o]) = (args, order_by) else {
+                    return Err(format!("{name}() takes a fraction and one ORDER BY key"));
+                };
+                let f = match self.eval(f, Ctx::Row(&[]))? {
+                    Value::Float(f) => f,
+                    Value::Int(i) => i as f64,
+                    v => return Err(format!("fraction {v:?}")),
+                };
+                let mut vals = Vec::new();
+                for r in rows {
+                    let v = self.eval(&o.expr, Ctx::Row(r))?;
+                    if !v.is_null() {
+                        vals.push(v);
+                    }
+                }
+                if name == "percentile_cont" {
+                    let f = if o.desc { 1.0 - f } else { f };
+                    return quantile(vals, f, false).map(Some);
+                }
+                if !o.desc {
+                    return quantile(vals, f, true).map(Some);
+                }
+                // The value at ⌈f·n⌉ counted from the largest.
+                if vals.is_empty() {
+                    return Ok(Some(Value::Null));
+                }
+                vals.sort_by(|a, b| b.total_cmp(a));
+                let n = vals.len();
+                let k = ((f * n as f64).ceil() as usize).clamp(1, n) - 1;
+                Ok(Some(vals.swap_remove(k)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The aggregates of two arguments: pairs (`corr(y, x)`), or a value
     /// and a constant fraction (`quantile_cont(x, 0.3)`).
     fn aggregate_of_two(
@@ -1497,13 +1647,53 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
             SelectItem::QualifiedWildcard { .. } => {
                 return Err("the reference has no qualified names".into());
             }
-            SelectItem::Wildcard(span) => {
+            SelectItem::Wildcard(span, options) => {
+                // EXCLUDE drops columns, REPLACE swaps a column's value
+                // for an expression under the column's name.
+                let named = |id: &katydid::sql::ast::Ident| {
+                    table
+                        .fields
+                        .iter()
+                        .any(|f| f.name.eq_ignore_ascii_case(&id.name))
+                };
+                if let Some(id) = options
+                    .exclude
+                    .iter()
+                    .chain(options.replace.iter().map(|(_, id)| id))
+                    .find(|id| !named(id))
+                {
+                    return Err(format!("no column {} for *", id.name));
+                }
+                let mut seen = HashSet::new();
+                for id in options
+                    .exclude
+                    .iter()
+                    .chain(options.replace.iter().map(|(_, id)| id))
+                {
+                    if !seen.insert(id.name.to_ascii_lowercase()) {
+                        return Err(format!("column {} named twice after *", id.name));
+                    }
+                }
                 for f in &table.fields {
-                    let e = Expr {
-                        kind: ExprKind::Column(f.name.clone()),
-                        span: *span,
+                    if options
+                        .exclude
+                        .iter()
+                        .any(|id| id.name.eq_ignore_ascii_case(&f.name))
+                    {
+                        continue;
+                    }
+                    let replaced = options
+                        .replace
+                        .iter()
+                        .find(|(_, id)| id.name.eq_ignore_ascii_case(&f.name));
+                    let e = match replaced {
+                        Some((e, _)) => e.clone(),
+                        None => Expr {
+                            kind: ExprKind::Column(f.name.clone()),
+                            span: *span,
+                        },
                     };
-                    items.push((e, f.name.clone(), false));
+                    items.push((e, f.name.clone(), replaced.is_some()));
                 }
             }
             SelectItem::Expr { expr, alias } => {

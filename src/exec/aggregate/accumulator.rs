@@ -29,6 +29,7 @@ use crate::types::{DataType, Value, cmp_f64};
 
 use super::distinct::{DistinctKey, DistinctSet};
 use super::hll::{HyperLogLog, pair_of, update_dense};
+use super::ordered::{ArgExtreme, StringAgg};
 use super::statistics::{CoMoments, Holistic, Moments};
 use crate::exec::codecs::{self, GroupSums};
 use crate::exec::vector::{Array, Data, Rows, Strs};
@@ -315,13 +316,20 @@ pub fn new_accumulator(call: &AggCall) -> Result<Box<dyn Accumulator>> {
         | AggFunc::RegrSlope
         | AggFunc::RegrIntercept
         | AggFunc::RegrR2 => Box::new(CoMoments::new(call.func)),
-        AggFunc::QuantileCont(_) | AggFunc::QuantileDisc(_) | AggFunc::Mode => {
-            match arg.ok_or_else(need)? {
-                DataType::Float => Box::new(Holistic::<f64>::new(call.func, DataType::Float)),
-                DataType::Str => Box::new(Holistic::<Box<str>>::new(call.func, DataType::Str)),
-                t => Box::new(Holistic::<i64>::new(call.func, t)),
-            }
-        }
+        AggFunc::StringAgg { .. } => Box::new(StringAgg::new(
+            call.func,
+            call.separator.clone().unwrap_or_else(|| ",".into()),
+            call.arg2.is_some(),
+        )),
+        AggFunc::ArgMin | AggFunc::ArgMax => Box::new(ArgExtreme::new(call.func)),
+        AggFunc::QuantileCont(_)
+        | AggFunc::QuantileDisc(_)
+        | AggFunc::QuantileDiscDesc(_)
+        | AggFunc::Mode => match arg.ok_or_else(need)? {
+            DataType::Float => Box::new(Holistic::<f64>::new(call.func, DataType::Float)),
+            DataType::Str => Box::new(Holistic::<Box<str>>::new(call.func, DataType::Str)),
+            t => Box::new(Holistic::<i64>::new(call.func, t)),
+        },
     })
 }
 
@@ -1768,6 +1776,7 @@ mod tests {
                 dtype,
             }),
             arg2: None,
+            separator: None,
             dtype: func.result_type(dtype),
         }
     }

@@ -22,6 +22,7 @@ pub mod distinct;
 pub mod hll;
 pub mod keys;
 pub mod merge;
+pub mod ordered;
 pub mod statistics;
 
 use hashbrown::HashTable;

@@ -529,6 +529,13 @@ fn holistic_answer<T: Sample>(func: AggFunc, dtype: DataType, v: &mut [T]) -> Va
             let (_, x, _) = v.select_nth_unstable_by(k, T::order);
             x.to_value(dtype)
         }
+        AggFunc::QuantileDiscDesc(q) => {
+            // The same position counted from the largest value (DuckDB's
+            // percentile_disc … ORDER BY x DESC).
+            let k = ((q.get() * n as f64).ceil() as usize).clamp(1, n);
+            let (_, x, _) = v.select_nth_unstable_by(n - k, T::order);
+            x.to_value(dtype)
+        }
         AggFunc::QuantileCont(q) => {
             let pos = q.get() * (n - 1) as f64;
             let lo = (pos.floor() as usize).min(n - 1);
@@ -667,6 +674,32 @@ mod tests {
         assert_eq!(cont(0.5, &[]), Value::Null);
         let mode = holistic_answer(AggFunc::Mode, DataType::Int, &mut [3i64, 1, 3, 1, 2]);
         assert_eq!(mode, Value::Int(1));
+    }
+
+    #[test]
+    fn descending_discrete_quantiles_count_from_the_largest() {
+        // DuckDB 2.0 over 1..=10: percentile_disc(f) WITHIN GROUP (ORDER
+        // BY x DESC) for f = 0, 0.1, 0.25, 0.5, 0.6, 0.75, 1.
+        let ten: Vec<i64> = (1..=10).collect();
+        for (f, want) in [
+            (0.0, 10),
+            (0.1, 10),
+            (0.25, 8),
+            (0.5, 6),
+            (0.6, 5),
+            (0.75, 3),
+            (1.0, 1),
+        ] {
+            let got = holistic_answer(
+                AggFunc::QuantileDiscDesc(q(f)),
+                DataType::Int,
+                &mut ten.clone(),
+            );
+            assert_eq!(got, Value::Int(want), "f = {f}");
+        }
+        let none: &mut [i64] = &mut [];
+        let empty = holistic_answer(AggFunc::QuantileDiscDesc(q(0.5)), DataType::Int, none);
+        assert_eq!(empty, Value::Null);
     }
 
     #[test]

@@ -973,6 +973,13 @@ fn call<'a>(
     {
         return Ok(Some(lengths));
     }
+    if *func == Func::Random {
+        let xs = crate::kernel::random::uniform_floats(rows.len);
+        return Ok(Some(Datum::Array(Array::new(
+            DataType::Float,
+            Data::Float(Cow::Owned(xs)),
+        ))));
+    }
     if matches!(func, Func::Greatest | Func::Least | Func::ConcatWs) {
         // Not NULL-strict: the reference semantics, row by row.
         return Ok(None);

@@ -493,9 +493,13 @@ mod tests {
         let (start, c) = complete("SEL");
         assert_eq!((start, c), (0, vec!["SELECT".to_string()]));
         assert_eq!(complete("sel").1, vec!["select"]);
-        // "gr" alone also offers greatest(.
-        assert_eq!(complete("SELECT 1 grou").1, vec!["group"]);
-        assert_eq!(complete("SELECT 1 gr").1, vec!["greatest(", "group"]);
+        // "gr" alone also offers greatest(, "grou" group_concat(.
+        assert_eq!(complete("SELECT 1 grou").1, vec!["group_concat(", "group"]);
+        assert_eq!(complete("SELECT 1 GROU").1, vec!["group_concat(", "GROUP"]);
+        assert_eq!(
+            complete("SELECT 1 gr").1,
+            vec!["greatest(", "group_concat(", "group"]
+        );
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! the single-table pipeline (filters on codes, fixed-array group-bys,
 //! top-n) runs on it as it runs on a loaded table.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::exec::vector::{Array, Data};
+use crate::exec::vector::{Array, Data, Strs};
 
 use crate::store::{Bitmap, Column, Field, Partition, SourceFormat, Table};
 use crate::types::{DataType, Value};
@@ -195,6 +196,30 @@ fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usize>) -> Col
             v[range].iter().map(|&x| x as f64).collect(),
             Some(validity),
         ),
+        // Coded rows (a join's gather of a small column): each entry's
+        // string looked up once, not hashed per row.
+        (_, Data::Str(Strs::Coded { entries, codes })) if entries.len() <= 4 * len => {
+            let mut remap = vec![u32::MAX; entries.len()];
+            let mut seen: HashMap<&str, u32> = HashMap::new();
+            let mut distinct: Vec<&str> = Vec::new();
+            let mut ids = Vec::with_capacity(len);
+            for (j, i) in range.enumerate() {
+                if !validity.get(j) {
+                    ids.push(0);
+                    continue;
+                }
+                let c = codes[i] as usize;
+                if remap[c] == u32::MAX {
+                    let s = entries.get(c);
+                    remap[c] = *seen.entry(s).or_insert_with(|| {
+                        distinct.push(s);
+                        (distinct.len() - 1) as u32
+                    });
+                }
+                ids.push(remap[c]);
+            }
+            Column::encode_string_ids_plain(&distinct, &ids, Some(validity))
+        }
         (_, Data::Str(s)) => {
             let values: Vec<&str> = range.map(|i| s.get(i)).collect();
             Column::encode_strings_plain(&values, Some(validity))

@@ -600,6 +600,35 @@ impl Array<'_> {
             Data::Bool(b) => Data::Bool(Bitmap::from_fn(n, |j| {
                 idx[j] != NO_ROW && b.get(idx[j] as usize)
             })),
+            // Rows of coded strings stay codes, their entries copied once.
+            Data::Str(Strs::Coded { entries, codes })
+                if entries.len() > 0 && entries.len() <= n =>
+            {
+                Data::Str(Strs::Coded {
+                    entries: Arc::new(Strs::Owned(owned_strings(entries, 0..entries.len()))),
+                    codes: idx
+                        .iter()
+                        .map(|&i| if i == NO_ROW { 0 } else { codes[i as usize] })
+                        .collect(),
+                })
+            }
+            // Few strings taken many times (a dimension table's column
+            // through a join): codes into a copy of them, so the strings
+            // are neither copied per row nor hashed again when the rows
+            // are encoded.
+            Data::Str(s)
+                if s.len() > 0
+                    && s.len().saturating_mul(4) <= n
+                    && !matches!(s, Strs::Coded { .. }) =>
+            {
+                Data::Str(Strs::Coded {
+                    entries: Arc::new(Strs::Owned(owned_strings(s, 0..s.len()))),
+                    codes: idx
+                        .iter()
+                        .map(|&i| if i == NO_ROW { 0 } else { i })
+                        .collect(),
+                })
+            }
             Data::Str(s) => {
                 let bytes = idx
                     .iter()

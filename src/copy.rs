@@ -16,7 +16,10 @@
 //! statement. The rows stream from the query ([`crate::RowSink`]) into a
 //! file beside the target (`.name.katydid-tmp`), renamed over the target
 //! only once every row is written: a failed or cancelled COPY leaves the
-//! target as it was.
+//! target as it was. A scan (no aggregate, ORDER BY or LIMIT) copied to
+//! Parquet skips the rows: the engine hands [`FileSink::write_batch`] the
+//! Arrow batches of 16 partitions at a time (`crate::arrow_out`'s layout,
+//! which is this module's Parquet schema).
 //!
 //! # Formats
 //! CSV as RFC 4180 (fields holding the delimiter, a quote or a line break
@@ -439,6 +442,29 @@ impl FileSink {
 
     fn parquet_error(&self, e: parquet::errors::ParquetError) -> Error {
         self.io(std::io::Error::other(e.to_string()))
+    }
+
+    /// True when the file is Parquet (written from Arrow batches).
+    pub(crate) fn is_parquet(&self) -> bool {
+        self.format == CopyFormat::Parquet
+    }
+
+    /// Writes one Arrow batch of the result (after [`RowSink::start`]) to a
+    /// Parquet file: the columns as the rows' batches would make them
+    /// (`crate::arrow_out`'s layout is this file's).
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the target when it cannot be written;
+    /// [`Error::Internal`] for a batch of other types than the result's.
+    pub(crate) fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let batch = RecordBatch::try_new(self.schema(), batch.columns().to_vec())
+            .map_err(|e| Error::Internal(format!("COPY batch: {e}")))?;
+        self.rows += batch.num_rows() as u64;
+        let result = match &mut self.writer {
+            Some(Writer::Parquet(Some(w))) => w.write(&batch),
+            _ => return Err(Error::Internal("COPY batch before start".into())),
+        };
+        result.map_err(|e| self.parquet_error(e))
     }
 
     /// Finishes the file and moves it over the target; the rows written.

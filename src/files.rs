@@ -20,8 +20,18 @@
 //! with it (dropped when it is reloaded). A replaced copy that a running
 //! query still reads is no longer counted against the budget; it is freed
 //! when that query ends.
+//!
+//! # Columns read on demand
+//! A Parquet file's table may hold only some of its columns: the engine
+//! asks for the columns a query names ([`FileTables::get_or_load`]'s
+//! `needed`), and only those are read. A later query of the unchanged file
+//! naming others reads just the missing ones and puts them beside the
+//! cached ones: a load of the same files cuts the same partitions, which
+//! `side_by_side` checks (else the needed columns are loaded afresh). The
+//! wider table replaces the cached one, so each query sees one consistent
+//! table. CSV files load whole.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
@@ -31,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::ingest::LoadOptions;
 use crate::ingest::parquet::{ParquetOptions, is_parquet};
 use crate::sql::ast::{ExprKind, Literal, TableArg, TableArgValue, TableRef};
-use crate::store::{HashIndex, Table};
+use crate::store::{Column, HashIndex, Table};
 use crate::types::TimestampFormat;
 
 /// What a file was when it was loaded: a different size or modification
@@ -128,7 +138,10 @@ impl FileSource {
 
 /// One cached file table.
 struct FileTable {
+    /// The columns loaded so far, in the order of `columns`.
     table: Arc<Table>,
+    /// The names of all the columns a whole load of the file has.
+    columns: Vec<String>,
     dialect: Dialect,
     parquet: Option<ParquetSource>,
     stamp: Stamp,
@@ -145,9 +158,17 @@ pub struct FileTables {
 }
 
 impl FileTables {
-    /// The table for `source`: the cached one when the file and options are
-    /// unchanged, else what `load` reads (which then replaces the cached
-    /// one, its bytes reserved from `memory`).
+    /// The table for `source` with at least the columns named in `needed`
+    /// (lower case; `None`: every column): the cached one when the file
+    /// and options are unchanged and it has them, else what `load` reads.
+    /// `load` is given the columns to read (a name filter) and returns
+    /// their table (columns in file order) and the names of all the file's
+    /// columns; a loader that cannot choose columns (CSV) reads them all.
+    /// When the cached table of the unchanged file lacks some of the needed
+    /// columns, only those are loaded and put beside the cached ones (the
+    /// rows in the same order: a load cuts the same partitions), and the
+    /// wider table replaces the cached one (queries still running keep the
+    /// old one); its bytes are reserved from `memory`.
     ///
     /// # Errors
     /// `load`'s errors; [`Error::MemoryLimit`] when the table does not fit
@@ -156,27 +177,56 @@ impl FileTables {
         &self,
         source: &FileSource,
         memory: &Arc<MemoryBudget>,
-        load: impl FnOnce() -> Result<Table>,
+        needed: Option<&HashSet<String>>,
+        load: impl Fn(&dyn Fn(&str) -> bool) -> Result<(Table, Vec<String>)>,
     ) -> Result<Arc<Table>> {
+        let lacks = |e: &FileTable| -> Vec<String> {
+            e.columns
+                .iter()
+                .filter(|c| needed.is_none_or(|n| n.contains(&c.to_ascii_lowercase())))
+                .filter(|c| !e.table.fields.iter().any(|f| &f.name == *c))
+                .cloned()
+                .collect()
+        };
+        // The cached table, and the columns it lacks.
+        let mut cached: Option<(Arc<Table>, Vec<String>)> = None;
         if let Ok(entries) = self.entries.read()
             && let Some(e) = entries.get(&source.path)
             && e.stamp == source.stamp
             && e.dialect == source.dialect
             && e.parquet == source.parquet
         {
-            return Ok(e.table.clone());
+            let missing = lacks(e);
+            if missing.is_empty() {
+                return Ok(e.table.clone());
+            }
+            cached = Some((e.table.clone(), missing));
         }
-        // Give back the bytes of a stale copy before loading the new one.
+        // Give back the bytes of a stale (or narrower) copy before loading.
         if let Ok(mut entries) = self.entries.write() {
             entries.remove(&source.path);
         }
-        let table = load()?;
+        let load_needed =
+            || load(&|name: &str| needed.is_none_or(|n| n.contains(&name.to_ascii_lowercase())));
+        let (table, columns) = match cached {
+            Some((old, missing)) => {
+                let (more, columns) = load(&|name: &str| missing.iter().any(|m| m == name))?;
+                match side_by_side(&old, more, &columns) {
+                    Some(table) => (table, columns),
+                    // Not the partitions of the cached table: load the
+                    // needed columns afresh.
+                    None => load_needed()?,
+                }
+            }
+            None => load_needed()?,
+        };
         let reservation = memory.reserve("load", table.heap_bytes(), || {
             format!("file {} ({} rows)", source.path.display(), table.rows())
         })?;
         let table = Arc::new(table);
         let entry = FileTable {
             table: table.clone(),
+            columns,
             dialect: source.dialect.clone(),
             parquet: source.parquet.clone(),
             stamp: source.stamp.clone(),
@@ -252,6 +302,81 @@ impl FileTables {
         })
         .flatten()
     }
+}
+
+/// The columns of `old` and `more` side by side in the order of `columns`
+/// (every column of each is named there, none in both), when both have
+/// the same partitions (the same rows in each); `None` otherwise.
+fn side_by_side(old: &Table, more: Table, columns: &[String]) -> Option<Table> {
+    let position = |name: &str| columns.iter().position(|c| c == name);
+    if old.partitions.len() != more.partitions.len()
+        || old
+            .partitions
+            .iter()
+            .zip(&more.partitions)
+            .any(|(a, b)| a.rows != b.rows || a.first_row != b.first_row)
+        || old
+            .fields
+            .iter()
+            .chain(&more.fields)
+            .any(|f| position(&f.name).is_none())
+        || old
+            .fields
+            .iter()
+            .any(|f| more.fields.iter().any(|g| g.name == f.name))
+    {
+        return None;
+    }
+    // Each field with its place in `columns`, and whether it is `old`'s.
+    let mut order: Vec<(usize, bool, usize)> = old
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (position(&f.name).unwrap_or(0), true, i))
+        .chain(
+            more.fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (position(&f.name).unwrap_or(0), false, i)),
+        )
+        .collect();
+    order.sort_unstable();
+    let fields = order
+        .iter()
+        .map(|&(_, from_old, i)| {
+            if from_old {
+                old.fields[i].clone()
+            } else {
+                more.fields[i].clone()
+            }
+        })
+        .collect();
+    let partitions = old
+        .partitions
+        .iter()
+        .zip(more.partitions)
+        .map(|(a, mut b)| {
+            let mut taken: Vec<Option<Column>> = b.columns.drain(..).map(Some).collect();
+            b.columns = order
+                .iter()
+                .map(|&(_, from_old, i)| {
+                    if from_old {
+                        a.columns[i].clone()
+                    } else {
+                        taken[i].take().unwrap_or_else(|| a.columns[0].clone())
+                    }
+                })
+                .collect();
+            b
+        })
+        .collect();
+    Some(Table {
+        name: old.name.clone(),
+        fields,
+        partitions,
+        source_bytes: old.source_bytes,
+        source_format: old.source_format,
+    })
 }
 
 /// Names `FROM 'path'` reads without `read_csv`: CSV and TSV text, plain
@@ -793,6 +918,12 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A loader's answer: `t` and its columns' names, all of them.
+    fn whole(t: Table) -> (Table, Vec<String>) {
+        let columns = t.fields.iter().map(|f| f.name.clone()).collect();
+        (t, columns)
+    }
+
     #[test]
     fn the_cache_reuses_a_table_until_its_file_or_options_change() {
         let files = FileTables::default();
@@ -800,9 +931,9 @@ mod tests {
         let loads = std::cell::Cell::new(0);
         let get = |src: &FileSource, values: &[i64]| {
             files
-                .get_or_load(src, &memory, || {
+                .get_or_load(src, &memory, None, |_| {
                     loads.set(loads.get() + 1);
-                    Ok(table(values))
+                    Ok(whole(table(values)))
                 })
                 .unwrap()
         };
@@ -830,7 +961,9 @@ mod tests {
         // A table over the limit is not kept.
         memory.set_limit(memory.used());
         let err = files
-            .get_or_load(&source("/c.csv", 1), &memory, || Ok(table(&[1; 1000])))
+            .get_or_load(&source("/c.csv", 1), &memory, None, |_| {
+                Ok(whole(table(&[1; 1000])))
+            })
             .unwrap_err();
         assert!(matches!(err, Error::MemoryLimit { .. }), "{err}");
         assert_eq!(files.list().len(), 2);
@@ -841,7 +974,9 @@ mod tests {
         let files = FileTables::default();
         let memory = MemoryBudget::new(usize::MAX);
         let t = files
-            .get_or_load(&source("/a.csv", 1), &memory, || Ok(table(&[5, 6, 5])))
+            .get_or_load(&source("/a.csv", 1), &memory, None, |_| {
+                Ok(whole(table(&[5, 6, 5])))
+            })
             .unwrap();
         assert_eq!(files.index_bytes(&t, 0), None);
         let index = files.hash_index(&t, 0).expect("a file table");

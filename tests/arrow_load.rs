@@ -572,3 +572,54 @@ fn string_views_load_as_the_same_strings_do() {
         assert_eq!(encodings("v"), encodings("p"), "long {long}");
     }
 }
+
+#[test]
+fn string_dictionaries_load_as_their_strings_do() {
+    use katydid::arrow_array::DictionaryArray;
+    // Dictionaries with a value twice, values no row uses, NULL keys, and
+    // batches with different dictionaries inside one partition; the same
+    // rows as plain strings are the reference.
+    let rows = 4000;
+    let value = |i: usize| -> Option<&'static str> {
+        (i % 9 != 4).then_some(["CASH", "CARD", "", "DISPUTE", "é🦗"][(i * 7 / 3) % 5])
+    };
+    let dictionary = |range: std::ops::Range<usize>, values: &[&'static str]| -> ArrayRef {
+        let keys = Int32Array::from_iter(
+            range.map(|i| value(i).map(|v| values.iter().rposition(|w| *w == v).unwrap() as i32)),
+        );
+        let values: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
+        Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
+    };
+    let first = ["CARD", "unused", "CASH", "", "DISPUTE", "é🦗", "CASH"];
+    let second = ["é🦗", "DISPUTE", "", "CARD", "CASH", "never"];
+    let batch_of = |a: ArrayRef| RecordBatch::try_from_iter(vec![("s", a)]).expect("one column");
+    let dict = vec![
+        batch_of(dictionary(0..1500, &first)),
+        batch_of(dictionary(1500..rows, &second)),
+    ];
+    let plain: ArrayRef = Arc::new(StringArray::from_iter((0..rows).map(value)));
+    let plain = batch_of(plain);
+    let mut db = db(2);
+    db.load_arrow(reader(dict), Path::new("<d>"), "d", &opts(1000))
+        .unwrap();
+    db.load_arrow(reader(vec![plain]), Path::new("<p>"), "p", &opts(1000))
+        .unwrap();
+    assert_eq!(all_rows(&db, "d"), all_rows(&db, "p"));
+    for sql in [
+        "SELECT s, count(*) FROM {} GROUP BY s ORDER BY s",
+        "SELECT count(*) FROM {} WHERE s = 'CASH' OR s > 'CARD'",
+    ] {
+        let d = db.query(&sql.replace("{}", "d")).unwrap().rows;
+        let p = db.query(&sql.replace("{}", "p")).unwrap().rows;
+        assert_eq!(d, p, "{sql}");
+    }
+    let encodings = |t: &str| -> Vec<String> {
+        db.query(&format!("DESCRIBE {t}"))
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r[2].to_string())
+            .collect()
+    };
+    assert_eq!(encodings("d"), encodings("p"));
+}

@@ -680,3 +680,210 @@ fn row_groups_read_in_parallel_do_not_share_an_offset() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// String columns come through the reader as dictionaries where their
+/// chunk has a dictionary page: a low-cardinality column, one whose
+/// dictionary overflows so the writer falls back to plain pages mid-chunk,
+/// and one written without a dictionary all load as the Arrow importer
+/// loads the same strings, with the same encodings.
+#[test]
+fn dictionary_encoded_strings_load_as_their_strings_do() {
+    use parquet::schema::types::ColumnPath;
+    let d = dir("dictionary");
+    let path = d.join("strings.parquet");
+    let n = 6000;
+    let few = |i: usize| (i % 13 != 5).then(|| ["N", "Y", "", "é🦗"][(i * 5 / 7) % 4].to_string());
+    let many = |i: usize| (i % 17 != 2).then(|| format!("trip {:05}", (i * 7919) % 4001));
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        ("few", Arc::new(StringArray::from_iter((0..n).map(few)))),
+        ("many", Arc::new(StringArray::from_iter((0..n).map(many)))),
+        ("plain", Arc::new(StringArray::from_iter((0..n).map(few)))),
+    ];
+    let batch = RecordBatch::try_from_iter(cols).unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2500))
+        .set_dictionary_page_size_limit(4096)
+        .set_data_page_row_count_limit(500)
+        .set_write_batch_size(500)
+        .set_column_dictionary_enabled(ColumnPath::from("plain"), false)
+        .build();
+    let file = fs::File::create(&path).unwrap();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let quoted = path.display().to_string();
+    for threads in [1, 2] {
+        let mut db = db(threads);
+        let opts = LoadOptions {
+            partition_rows: 1000,
+            ..LoadOptions::default()
+        };
+        db.load_arrow(
+            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
+            Path::new("<arrow>"),
+            "a",
+            &opts,
+        )
+        .unwrap();
+        db.load_csv(&path, "p", &opts).unwrap();
+        assert_eq!(rows(&db, "SELECT * FROM p"), rows(&db, "SELECT * FROM a"));
+        assert_eq!(
+            rows(&db, &format!("SELECT * FROM '{quoted}'")),
+            rows(&db, "SELECT * FROM a")
+        );
+        for sql in [
+            "SELECT few, count(*), count(DISTINCT many) FROM {} GROUP BY few ORDER BY few",
+            "SELECT count(*) FROM {} WHERE many > 'trip 02000' AND plain <> 'Y'",
+        ] {
+            assert_eq!(
+                rows(&db, &sql.replace("{}", "p")),
+                rows(&db, &sql.replace("{}", "a")),
+                "{sql}"
+            );
+        }
+        // The codecs; the partition counts differ, as row groups end
+        // partitions.
+        let encodings = |t: &str| -> Vec<String> {
+            rows(&db, &format!("DESCRIBE {t}"))
+                .iter()
+                .map(|r| {
+                    r[2].to_string()
+                        .split(" (")
+                        .next()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect()
+        };
+        assert_eq!(encodings("p"), encodings("a"));
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// `FROM 'x.parquet'` reads only the columns a query names; a later query
+/// naming more reads the missing ones and puts them beside the cached
+/// ones, rows in the same order, so every answer is the whole load's.
+#[test]
+fn a_file_query_reads_only_the_columns_it_names() {
+    let d = dir("columns");
+    let path = d.join("five.parquet");
+    let n = 5000;
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        (
+            "a",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * 3))),
+        ),
+        (
+            "b",
+            Arc::new(StringArray::from_iter((0..n).map(|i| {
+                (i % 7 != 2).then(|| ["x", "y", "z"][(i % 5) as usize % 3])
+            }))),
+        ),
+        (
+            "c",
+            Arc::new(Float64Array::from_iter_values(
+                (0..n).map(|i| i as f64 * 0.5),
+            )),
+        ),
+        (
+            "D",
+            Arc::new(Int32Array::from_iter_values((0..n as i32).map(|i| i % 100))),
+        ),
+        (
+            "e",
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("row {i}")),
+            )),
+        ),
+    ];
+    write(&path, &[RecordBatch::try_from_iter(cols).unwrap()], 1500);
+    let mut db = db(2);
+    db.load_csv(&path, "t", &LoadOptions::default()).unwrap();
+    let quoted = path.display().to_string();
+    // The file table's loaded column count, from SHOW TABLES.
+    let loaded = |db: &Database| -> Vec<Value> {
+        rows(db, "SHOW TABLES")
+            .into_iter()
+            .filter(|r| r[0].to_string().contains("five.parquet"))
+            .map(|r| r[2].clone())
+            .collect()
+    };
+    let same = |db: &Database, sql: &str| {
+        assert_eq!(
+            rows(db, &sql.replace("{}", &format!("'{quoted}'"))),
+            rows(db, &sql.replace("{}", "t")),
+            "{sql}"
+        );
+    };
+    same(&db, "SELECT count(*) FROM {}");
+    assert_eq!(loaded(&db), [Value::Int(1)]);
+    same(&db, "SELECT sum(a), max(A) FROM {}");
+    assert_eq!(loaded(&db), [Value::Int(1)]);
+    same(
+        &db,
+        "SELECT b, sum(c), count(*) FROM {} WHERE d > 10 GROUP BY b ORDER BY b",
+    );
+    assert_eq!(loaded(&db), [Value::Int(4)]);
+    same(
+        &db,
+        "SELECT a, b, c FROM {} WHERE a % 7 = 1 ORDER BY c DESC LIMIT 5",
+    );
+    assert_eq!(loaded(&db), [Value::Int(4)]);
+    // All of it: the columns in the file's order, the rows in its order.
+    same(&db, "SELECT * FROM {}");
+    assert_eq!(loaded(&db), [Value::Int(5)]);
+    let names = db
+        .query(&format!("SELECT * FROM '{quoted}' LIMIT 1"))
+        .unwrap()
+        .columns;
+    assert_eq!(names, ["a", "b", "c", "D", "e"]);
+    same(&db, "SELECT e, a FROM {} WHERE b = 'y' ORDER BY a LIMIT 20");
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// COPY of a scan to Parquet (written from Arrow batches a few partitions
+/// at a time) holds every selected row once, in order, with its types:
+/// many partitions, a filter that empties some of them, NULLs; and a
+/// filter that selects nothing still writes a file with the columns.
+#[test]
+fn copy_of_a_scan_to_parquet_writes_every_selected_row_in_order() {
+    let d = dir("copy-scan");
+    let mut db = db(2);
+    let b = every_type(30_000);
+    db.load_arrow(
+        RecordBatchIterator::new(vec![Ok(b.clone())], b.schema()),
+        Path::new("<arrow>"),
+        "t",
+        &LoadOptions {
+            partition_rows: 1000,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    for (query, filter) in [
+        ("SELECT * FROM t", "true"),
+        (
+            "SELECT s, i64, ts_us, f64 FROM t WHERE i16 < 1000 OR i16 > 25000",
+            "i16 < 1000 OR i16 > 25000",
+        ),
+        (
+            "SELECT dict, flag, dec FROM t WHERE i16 > 100000",
+            "i16 > 100000",
+        ),
+    ] {
+        let count = rows(&db, &format!("SELECT count(*) FROM t WHERE {filter}"));
+        let path = d.join("scan.parquet");
+        let r = db
+            .query(&format!("COPY ({query}) TO '{}'", path.display()))
+            .unwrap();
+        assert_eq!(r.rows, count, "{query}");
+        let back = db
+            .query(&format!("SELECT * FROM read_parquet('{}')", path.display()))
+            .unwrap();
+        let expected = db.query(query).unwrap();
+        assert_eq!(back.rows, expected.rows, "{query}");
+        assert_eq!(back.types, expected.types, "{query}");
+        assert_eq!(back.columns, expected.columns, "{query}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -323,6 +323,40 @@ pub fn execute_columns(
     Ok((arrays, rows, output(plan, ctx, access, runs, Vec::new())))
 }
 
+/// [`execute_pieces`] a few partitions at a time: `f` gets the pieces of
+/// at most `chunk` partitions (one array per partition with selected rows,
+/// per visible output) and their row count, in partition order, so a big
+/// scan result is never held whole. Whether `plan` is a scan (nothing runs
+/// when it is not).
+///
+/// # Errors
+/// As [`execute`], and `f`'s.
+#[allow(clippy::type_complexity)]
+pub fn execute_pieces_chunked(
+    plan: &QueryPlan,
+    ctx: &Context<'_>,
+    chunk: usize,
+    f: &mut dyn FnMut(Vec<Vec<vector::Array<'static>>>, usize) -> Result<()>,
+) -> Result<bool> {
+    let scan = plan.aggregate.is_none()
+        && plan.order_by.is_empty()
+        && plan.limit.is_none()
+        && plan.offset == 0;
+    if !scan {
+        return Ok(false);
+    }
+    let access = access::access_path(plan, ctx.indexes);
+    for units in access.units.chunks(chunk.max(1)) {
+        let (pieces, runs) = project::scan_pieces(plan, ctx, units, &[])?;
+        let rows = pieces.first().map_or_else(
+            || runs.iter().map(|r| r.scanned).sum(),
+            |p| p.iter().map(vector::Array::len).sum(),
+        );
+        f(pieces, rows)?;
+    }
+    Ok(true)
+}
+
 /// Runs a scan plan (as [`execute_columns`] defines it) into each visible
 /// output's pieces, one array per partition with selected rows, in
 /// partition order, and the number of rows; `None` for any other plan.

@@ -534,6 +534,7 @@ fn encode_column(arrays: &[&dyn Array], rows: usize, dtype: DataType) -> Convert
     }
     if dtype == DataType::Str
         && let Some((distinct, ids)) = short_view_ids(arrays, validity.as_ref())
+            .or_else(|| dictionary_ids(arrays, validity.as_ref()))
     {
         return Ok(Column::encode_string_ids(&distinct, &ids, validity));
     }
@@ -594,6 +595,80 @@ fn short_view_ids<'a>(
                 next
             });
             ids.push(id);
+        }
+        at += piece.len();
+    }
+    (!distinct.is_empty()).then_some((distinct, ids))
+}
+
+/// The strings of `arrays` (placed end to end) as distinct strings and one
+/// id per row (0 at NULL rows), when every piece is a dictionary of
+/// strings (`Utf8`, `LargeUtf8` or `Utf8View` values without NULLs), else
+/// `None`. A row costs one lookup of its key in a table of the piece's
+/// values; only the values some valid row uses are hashed, once per
+/// piece, so a Parquet dictionary page (or a pandas/Polars categorical)
+/// becomes katydid's dictionary without hashing every row's string. Equal
+/// values, within a dictionary or across pieces, get one id, as
+/// [`Column::encode_string_ids`] requires.
+fn dictionary_ids<'a>(
+    arrays: &[&'a dyn Array],
+    validity: Option<&Bitmap>,
+) -> Option<(Vec<&'a str>, Vec<u32>)> {
+    use ArrowType as A;
+    let rows = arrays.iter().map(|a| a.len()).sum();
+    let mut ids: Vec<u32> = Vec::with_capacity(rows);
+    let mut distinct: Vec<&'a str> = Vec::new();
+    let mut seen: hashbrown::HashMap<&'a str, u32> = hashbrown::HashMap::new();
+    let mut at = 0;
+    for piece in arrays {
+        let d = piece.as_any_dictionary_opt()?;
+        let values = d.values();
+        if values.null_count() > 0 {
+            return None;
+        }
+        let value: Box<dyn Fn(usize) -> &'a str + 'a> = match values.data_type() {
+            A::Utf8 => {
+                let v = values.as_string::<i32>();
+                Box::new(move |k| v.value(k))
+            }
+            A::LargeUtf8 => {
+                let v = values.as_string::<i64>();
+                Box::new(move |k| v.value(k))
+            }
+            A::Utf8View => {
+                let v = values.as_string_view();
+                Box::new(move |k| v.value(k))
+            }
+            _ => return None,
+        };
+        // The id of each dictionary entry, given on first use.
+        let mut id_of = vec![u32::MAX; values.len()];
+        let mut add = |i: usize, k: usize| -> Option<()> {
+            if validity.is_some_and(|v| !v.get(at + i)) {
+                ids.push(0);
+                return Some(());
+            }
+            let slot = id_of.get_mut(k)?;
+            if *slot == u32::MAX {
+                let s = value(k);
+                let next = distinct.len() as u32;
+                *slot = *seen.entry(s).or_insert_with(|| {
+                    distinct.push(s);
+                    next
+                });
+            }
+            ids.push(*slot);
+            Some(())
+        };
+        // Parquet's dictionaries have i32 keys: read in place.
+        if let Some(d32) = piece.as_dictionary_opt::<Int32Type>() {
+            for (i, &k) in d32.keys().values().iter().enumerate() {
+                add(i, usize::try_from(k).unwrap_or(usize::MAX))?;
+            }
+        } else {
+            for (i, k) in d.normalized_keys().into_iter().enumerate() {
+                add(i, k)?;
+            }
         }
         at += piece.len();
     }

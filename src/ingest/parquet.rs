@@ -229,6 +229,27 @@ pub fn load_parquet(
     options: &LoadOptions,
     parquet: &ParquetOptions,
 ) -> Result<Loaded> {
+    load_parquet_columns(paths, table_name, options, parquet, &|_| true).map(|(l, _)| l)
+}
+
+/// [`load_parquet`] reading only the table columns whose name `wanted`
+/// accepts (at least one: the first column when it accepts none), in table
+/// order; with the names of all the columns a whole load has. Only those
+/// columns' chunks are read from the files. A load of other columns of the
+/// same unchanged files cuts the same partitions (row groups in order, in
+/// batches of [`LoadOptions::partition_rows`] rows), so the two tables'
+/// columns can be put side by side.
+///
+/// # Errors
+/// As [`load_parquet`]; a column of a type katydid cannot load fails the
+/// load even when it is not wanted (unless `skip_unsupported`).
+pub fn load_parquet_columns(
+    paths: &[PathBuf],
+    table_name: &str,
+    options: &LoadOptions,
+    parquet: &ParquetOptions,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<(Loaded, Vec<String>)> {
     let start = Instant::now();
     let meter = peak::PeakMeter::start();
     let stop = Stop::new(options.cancel.clone());
@@ -349,6 +370,48 @@ pub fn load_parquet(
         names.len() - 1
     });
 
+    // The wanted columns only, renumbered; all of them when some names
+    // are made unique by the table (a subset would be named otherwise).
+    let all_names = super::unique_names(names.clone());
+    let mut keep: Vec<bool> = if all_names == names {
+        names.iter().map(|n| wanted(n)).collect()
+    } else {
+        vec![true; names.len()]
+    };
+    if !keep.contains(&true)
+        && let Some(first) = keep.first_mut()
+    {
+        *first = true;
+    }
+    let mut renumber: Vec<Option<usize>> = Vec::with_capacity(keep.len());
+    let mut next = 0;
+    for &k in &keep {
+        renumber.push(k.then_some(next));
+        next += usize::from(k);
+    }
+    let kept = |c: usize| keep[c];
+    let names: Vec<String> = names
+        .into_iter()
+        .enumerate()
+        .filter(|&(c, _)| kept(c))
+        .map(|(_, n)| n)
+        .collect();
+    let dtypes: Vec<DataType> = (0..dtypes.len())
+        .filter(|&c| kept(c))
+        .map(|c| dtypes[c])
+        .collect();
+    for s in &mut sources {
+        s.columns = (0..s.columns.len())
+            .filter(|&c| kept(c))
+            .map(|c| s.columns[c])
+            .collect();
+    }
+    let key_columns: Vec<(usize, usize)> = key_columns
+        .into_iter()
+        .filter_map(|(k, c)| Some((k, renumber[c]?)))
+        .collect();
+    let filename_column = filename_column.and_then(|c| renumber[c]);
+
     // The row groups of every file, read in parallel.
     let work: Vec<(usize, usize)> = sources
         .iter()
@@ -423,12 +486,15 @@ pub fn load_parquet(
         (crate::store::SourceFormat::Parquet, total_bytes),
         reserver.into_reservation()?,
     )?;
-    Ok(Loaded {
-        table,
-        notices,
-        peak_bytes: meter.and_then(|m| m.peak_bytes()),
-        memory,
-    })
+    Ok((
+        Loaded {
+            table,
+            notices,
+            peak_bytes: meter.and_then(|m| m.peak_bytes()),
+            memory,
+        },
+        all_names,
+    ))
 }
 
 /// A column of `rows` copies of `value` (NULL for `None`) as `dtype`.
@@ -441,6 +507,56 @@ fn constant(dtype: DataType, value: Option<&str>, rows: usize) -> Column {
         },
         (_, Some(v)) => Column::encode_strings(&vec![v; rows], None),
     }
+}
+
+/// `metadata` asking for the string columns whose chunk in row group `g`
+/// starts with a dictionary page as Arrow dictionaries (`Int32` keys), so
+/// the page's values and each row's key reach the encoder instead of one
+/// string per row (see `dictionary_ids` in `arrow.rs`); `None` when no
+/// column qualifies or the reader refuses the schema (the strings are then
+/// read as they are). A chunk whose writer fell back to plain pages
+/// mid-way still reads correctly: the reader builds the dictionary itself.
+fn with_dictionaries(metadata: &ArrowReaderMetadata, g: usize) -> Option<ArrowReaderMetadata> {
+    use arrow_schema::{DataType as ArrowType, Field, Schema};
+    let schema = metadata.schema();
+    let parquet = metadata.parquet_schema();
+    let group = metadata.metadata().row_group(g);
+    // The leaf of each root column that has exactly one.
+    let mut leaves = vec![(0usize, 0usize); schema.fields().len()];
+    for leaf in 0..parquet.num_columns() {
+        let root = parquet.get_column_root_idx(leaf);
+        if let Some(l) = leaves.get_mut(root) {
+            *l = (l.0 + 1, leaf);
+        }
+    }
+    let mut changed = false;
+    let fields: Vec<Arc<Field>> = schema
+        .fields()
+        .iter()
+        .zip(&leaves)
+        .map(|(f, &(count, leaf))| {
+            let dictionary = matches!(f.data_type(), ArrowType::Utf8 | ArrowType::Utf8View)
+                && count == 1
+                && group.column(leaf).dictionary_page_offset().is_some();
+            if !dictionary {
+                return f.clone();
+            }
+            changed = true;
+            Arc::new(f.as_ref().clone().with_data_type(ArrowType::Dictionary(
+                Box::new(ArrowType::Int32),
+                Box::new(ArrowType::Utf8),
+            )))
+        })
+        .collect();
+    if !changed {
+        return None;
+    }
+    let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    ArrowReaderMetadata::try_new(
+        metadata.metadata().clone(),
+        ArrowReaderOptions::new().with_schema(schema),
+    )
+    .ok()
 }
 
 /// Reads row group `g` of `s` in batches of `per_partition` rows, each
@@ -464,7 +580,8 @@ fn read_row_group(
         w
     };
     let mask = ProjectionMask::roots(s.metadata.parquet_schema(), wanted.iter().copied());
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, s.metadata.clone())
+    let metadata = with_dictionaries(&s.metadata, g).unwrap_or_else(|| s.metadata.clone());
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
         .with_row_groups(vec![g])
         .with_projection(mask)
         .with_batch_size(per_partition)
@@ -512,4 +629,59 @@ fn read_row_group(
         return Err(at(&format!("{got} rows read of the {expected} the footer says")));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::parquet::arrow::ArrowWriter;
+    use ::parquet::file::properties::WriterProperties;
+    use ::parquet::schema::types::ColumnPath;
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    use arrow_schema::DataType as ArrowType;
+
+    /// The reader is asked for dictionaries exactly for the string columns
+    /// whose chunk has a dictionary page, and hands them over as such.
+    #[test]
+    fn dictionary_pages_are_read_as_dictionaries() {
+        let path = std::env::temp_dir().join(format!(
+            "katydid-parquet-dictionary-pages-{}.parquet",
+            std::process::id()
+        ));
+        let n = 3000;
+        let flags = || StringArray::from_iter_values((0..n).map(|i| ["N", "Y"][i % 7 / 6]));
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("flag", Arc::new(flags())),
+            ("id", Arc::new(Int64Array::from_iter_values(0..n as i64))),
+            ("plain", Arc::new(flags())),
+        ];
+        let batch = RecordBatch::try_from_iter(cols).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(1000))
+            .set_column_dictionary_enabled(ColumnPath::from("plain"), false)
+            .build();
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props))
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let (file, metadata, _) = open(&path).unwrap();
+        let dictionary = ArrowType::Dictionary(Box::new(ArrowType::Int32), Box::new(ArrowType::Utf8));
+        for g in 0..3 {
+            let m = with_dictionaries(&metadata, g).expect("a string column has a dictionary page");
+            let types: Vec<ArrowType> =
+                m.schema().fields().iter().map(|f| f.data_type().clone()).collect();
+            assert_eq!(types, [dictionary.clone(), ArrowType::Int64, ArrowType::Utf8]);
+            let batch = ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), m)
+                .with_row_groups(vec![g])
+                .build()
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap();
+            assert_eq!(batch.column(0).data_type(), &dictionary);
+            assert_eq!(batch.num_rows(), 1000);
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -333,10 +333,13 @@ pub(super) fn run(
                 let own = if pushed[i].is_empty() { 1.0 } else { 0.2 };
                 filter_sources(i, &inputs, &done, &reduced, &filter_edges)
                     .iter()
-                    .fold(own * inputs[i].table.rows() as f64, |rows, &(mine, other)| {
-                        let keys = done[other.0].as_ref().map_or(0, |s| s.rows) as f64;
-                        rows * (keys / distinct_bound(&inputs[i].table, mine.1)).min(1.0)
-                    })
+                    .fold(
+                        own * inputs[i].table.rows() as f64,
+                        |rows, &(mine, other)| {
+                            let keys = done[other.0].as_ref().map_or(0, |s| s.rows) as f64;
+                            rows * (keys / distinct_bound(&inputs[i].table, mine.1)).min(1.0)
+                        },
+                    )
             };
             (0..left.len())
                 .min_by(|&a, &b| expected(left[a]).total_cmp(&expected(left[b])))

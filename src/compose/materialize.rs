@@ -2,14 +2,13 @@
 //! the single-table pipeline (filters on codes, fixed-array group-bys,
 //! top-n) runs on it as it runs on a loaded table.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use rayon::prelude::*;
 
 use crate::exec::vector::{Array, Data, Strs};
 
-use crate::store::{Bitmap, Column, Field, Partition, SourceFormat, Table};
+use crate::store::{Bitmap, Column, EntryIds, Field, Partition, SourceFormat, Table};
 use crate::types::{DataType, Value};
 
 /// Rows of `columns.len()` values each, read by `get(column, row)`.
@@ -199,26 +198,18 @@ fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usize>) -> Col
         // Coded rows (a join's gather of a small column): each entry's
         // string looked up once, not hashed per row.
         (_, Data::Str(Strs::Coded { entries, codes })) if entries.len() <= 4 * len => {
-            let mut remap = vec![u32::MAX; entries.len()];
-            let mut seen: HashMap<&str, u32> = HashMap::new();
-            let mut distinct: Vec<&str> = Vec::new();
+            let mut ids_of = EntryIds::default();
+            ids_of.source(entries.len());
             let mut ids = Vec::with_capacity(len);
             for (j, i) in range.enumerate() {
-                if !validity.get(j) {
-                    ids.push(0);
-                    continue;
-                }
-                let c = codes[i] as usize;
-                if remap[c] == u32::MAX {
-                    let s = entries.get(c);
-                    remap[c] = *seen.entry(s).or_insert_with(|| {
-                        distinct.push(s);
-                        (distinct.len() - 1) as u32
-                    });
-                }
-                ids.push(remap[c]);
+                let id = if validity.get(j) {
+                    ids_of.id(codes[i] as usize, |c| entries.get(c))
+                } else {
+                    Some(0)
+                };
+                ids.push(id.unwrap_or(0));
             }
-            Column::encode_string_ids_plain(&distinct, &ids, Some(validity))
+            Column::encode_string_ids_plain(&ids_of.into_distinct(), &ids, Some(validity))
         }
         (_, Data::Str(s)) => {
             let values: Vec<&str> = range.map(|i| s.get(i)).collect();

@@ -67,7 +67,7 @@ use super::progress::Stop;
 use super::{LoadOptions, Loaded, peak, thousands, unique_names};
 use crate::control::{Progress, ProgressUnit, Reservation};
 use crate::error::{Error, Result};
-use crate::store::{Bitmap, Column, Field, Partition, Table};
+use crate::store::{Bitmap, Column, EntryIds, Field, Partition, Table};
 use crate::types::{DataType, Value, format_timestamp};
 
 /// Microseconds in a day.
@@ -617,8 +617,7 @@ fn dictionary_ids<'a>(
     use ArrowType as A;
     let rows = arrays.iter().map(|a| a.len()).sum();
     let mut ids: Vec<u32> = Vec::with_capacity(rows);
-    let mut distinct: Vec<&'a str> = Vec::new();
-    let mut seen: hashbrown::HashMap<&'a str, u32> = hashbrown::HashMap::new();
+    let mut entries = EntryIds::default();
     let mut at = 0;
     for piece in arrays {
         let d = piece.as_any_dictionary_opt()?;
@@ -641,23 +640,13 @@ fn dictionary_ids<'a>(
             }
             _ => return None,
         };
-        // The id of each dictionary entry, given on first use.
-        let mut id_of = vec![u32::MAX; values.len()];
+        entries.source(values.len());
         let mut add = |i: usize, k: usize| -> Option<()> {
             if validity.is_some_and(|v| !v.get(at + i)) {
                 ids.push(0);
                 return Some(());
             }
-            let slot = id_of.get_mut(k)?;
-            if *slot == u32::MAX {
-                let s = value(k);
-                let next = distinct.len() as u32;
-                *slot = *seen.entry(s).or_insert_with(|| {
-                    distinct.push(s);
-                    next
-                });
-            }
-            ids.push(*slot);
+            ids.push(entries.id(k, &value)?);
             Some(())
         };
         // Parquet's dictionaries have i32 keys: read in place.
@@ -672,6 +661,7 @@ fn dictionary_ids<'a>(
         }
         at += piece.len();
     }
+    let distinct = entries.into_distinct();
     (!distinct.is_empty()).then_some((distinct, ids))
 }
 

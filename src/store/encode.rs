@@ -274,6 +274,50 @@ impl Column {
     }
 }
 
+/// Distinct strings and one id per row for rows that are entries of
+/// string sources (dictionaries, coded arrays): each entry some row uses
+/// is looked up once by its string, so rows cost an array lookup, not a
+/// hash, and equal strings (within a source or across sources) get one
+/// id, as [`Column::encode_string_ids`] requires.
+#[derive(Debug, Default)]
+pub struct EntryIds<'a> {
+    distinct: Vec<&'a str>,
+    seen: hashbrown::HashMap<&'a str, u32>,
+    /// Per entry of the current source: its id, `u32::MAX` before use.
+    id_of: Vec<u32>,
+}
+
+impl<'a> EntryIds<'a> {
+    /// Starts a source of `entries` entries; later [`EntryIds::id`] calls
+    /// name its entries.
+    pub fn source(&mut self, entries: usize) {
+        self.id_of.clear();
+        self.id_of.resize(entries, u32::MAX);
+    }
+
+    /// The id of entry `k` of the current source, `value(k)` its string
+    /// (asked once per entry); `None` when `k` is past the source's
+    /// entries.
+    #[inline]
+    pub fn id(&mut self, k: usize, value: impl FnOnce(usize) -> &'a str) -> Option<u32> {
+        let slot = self.id_of.get_mut(k)?;
+        if *slot == u32::MAX {
+            let s = value(k);
+            let next = self.distinct.len() as u32;
+            *slot = *self.seen.entry(s).or_insert_with(|| {
+                self.distinct.push(s);
+                next
+            });
+        }
+        Some(*slot)
+    }
+
+    /// The distinct strings, in the order of their ids.
+    pub fn into_distinct(self) -> Vec<&'a str> {
+        self.distinct
+    }
+}
+
 /// Re-encodes a plainly encoded string column with the chooser's codec;
 /// `values` gives the rows' strings when the packed layout is measured.
 fn compress_strings<'a>(mut baseline: Column, values: impl FnOnce() -> Vec<&'a str>) -> Column {

@@ -46,7 +46,7 @@ pub use column::{
     projected_distinct,
 };
 pub use decode::Decoded;
-pub use encode::{share_dictionaries, share_repeated};
+pub use encode::{EntryIds, share_dictionaries, share_repeated};
 pub use fsst::{Fsst, StringBatch};
 pub use index::{HashIndex, unpack_location};
 pub use linear::Linear;

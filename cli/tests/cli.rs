@@ -329,7 +329,9 @@ fn broken_pipe_exits_quietly() {
 fn demo_builds_trips_and_runs_stdin_statements() {
     let Some(out) = run_loaded(
         &["--demo", "2000", "--format", "csv"],
-        "SELECT count(*) AS n FROM trips;\n.schema trips\n",
+        "SELECT count(*) AS n FROM trips;\n.schema trips\n\
+         SELECT count(*) AS j FROM trips t JOIN zones z ON t.pickup_ntacode = z.ntacode;\n\
+         SELECT count(pickup_ntacode) AS m FROM trips;\n",
     ) else {
         return;
     };
@@ -354,6 +356,16 @@ fn demo_builds_trips_and_runs_stdin_statements() {
         err.contains("loaded trips: 2,000 rows, 51 columns in "),
         "{err}"
     );
+    // The lookup table `zones` holds every neighbourhood the trips name:
+    // each trip with a code finds its row.
+    assert!(err.contains("table zones: "), "{err}");
+    let after = |header: &str| -> u64 {
+        let mut lines = stdout.lines().skip_while(|l| *l != header);
+        lines.next();
+        lines.next().and_then(|l| l.parse().ok()).expect(header)
+    };
+    let (joined, with_code) = (after("j"), after("m"));
+    assert!(joined > 1000 && joined == with_code, "{stdout}");
 }
 
 /// A CSV of `rows` rows: `n` (0, 1, …) and a text column.

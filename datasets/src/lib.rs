@@ -55,6 +55,7 @@ mod hits;
 mod iot;
 pub mod join;
 mod nta;
+pub use nta::neighbourhoods_csv;
 mod out;
 mod shapes;
 mod taxi;

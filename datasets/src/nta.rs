@@ -782,6 +782,20 @@ fn mix(h: u64, k: u64) -> u64 {
     hash(&[h, k])
 }
 
+/// The taxi data set's neighbourhoods as a lookup table: CSV with the
+/// header `ntacode,ntaname,borough,puma` and one row per NTA (195), the
+/// codes the trips' `pickup_ntacode` and `dropoff_ntacode` take. The
+/// `--demo` loads it as `zones`, to join with `trips`.
+pub fn neighbourhoods_csv() -> Vec<u8> {
+    let mut out = String::from("ntacode,ntaname,borough,puma\n");
+    for (code, name, borough, puma, _, _) in NTAS {
+        debug_assert!(!name.contains([',', '"']));
+        let borough = BOROUGHS[borough as usize];
+        out.push_str(&format!("{code},{name},{borough},{puma}\n"));
+    }
+    out.into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+mod dimension;
+
 use super::correlated::Semi;
 use super::keys::{Key, Part};
 use super::materialize;
@@ -319,6 +321,77 @@ pub(super) fn run(
     let mut left: Vec<usize> = (0..inputs.len()).collect();
     let mut done: Vec<Option<Scan>> = (0..inputs.len()).map(|_| None).collect();
     let mut reduced = vec![false; inputs.len()];
+    let columns_of = |i: usize| -> Vec<usize> {
+        used.iter()
+            .chain(&key_columns)
+            .filter(|(k, _)| *k == i)
+            .map(|&(_, col)| col)
+            .collect::<BTreeSet<usize>>()
+            .into_iter()
+            .collect()
+    };
+
+    // A star of dimension tables around one large table: the dimensions
+    // are scanned first (they are the smaller inputs, which the greedy
+    // order below would scan first too), and when each one's keys are
+    // unique the large table is not joined row by row (`dimension`).
+    let star = match (inner_only, semis.is_empty()) {
+        (true, true) => dimension::star(&inputs, &edges),
+        (false, true) => dimension::left_star(&tree, &inputs),
+        _ => None,
+    };
+    if let Some(star) = &star {
+        let mut unique = true;
+        for d in &star.dims {
+            let i = d.input;
+            if !unique {
+                break;
+            }
+            let scan = scan_input(
+                c,
+                &inputs[i],
+                &columns_of(i),
+                std::mem::take(&mut pushed[i]),
+                &scope,
+                &[],
+            )?;
+            scanned += scan.1;
+            reduced[i] = scan.0.rows < inputs[i].table.rows();
+            unique = scan
+                .0
+                .positions
+                .get(&d.key)
+                .is_some_and(|&p| dimension::unique_keys(&scan.0, p).is_some());
+            done[i] = Some(scan.0);
+            left.retain(|&x| x != i);
+        }
+        let keys: Option<Vec<dimension::Keys<'_>>> = star
+            .dims
+            .iter()
+            .map(|d| {
+                let scan = done[d.input].as_ref()?;
+                dimension::unique_keys(scan, *scan.positions.get(&d.key)?)
+            })
+            .collect();
+        if let Some(keys) = keys {
+            let mut residual = residual;
+            let fact_filters = std::mem::take(&mut pushed[star.fact]);
+            for e in &fact_filters {
+                r.collect(e, &outputs, false, &mut used)?;
+            }
+            residual.splice(0..0, fact_filters);
+            let above = Above {
+                r: &r,
+                items: &items,
+                outputs: &outputs,
+                select: &select,
+                span: from.span(),
+            };
+            return run_star(
+                c, &mut scope, &above, star, &keys, &done, &used, &inputs, residual, scanned,
+            );
+        }
+    }
     while !left.is_empty() {
         // Next, the input whose scan is expected smallest: its table's rows
         // times the share of its key values the join filters it would get
@@ -349,14 +422,7 @@ pub(super) fn run(
         };
         let i = left.remove(at);
         let input = &inputs[i];
-        let columns: Vec<usize> = used
-            .iter()
-            .chain(&key_columns)
-            .filter(|(k, _)| *k == i)
-            .map(|&(_, col)| col)
-            .collect::<BTreeSet<usize>>()
-            .into_iter()
-            .collect();
+        let columns = columns_of(i);
         let filters = if inner_only {
             join_filters(c, i, &inputs, &done, &reduced, &filter_edges)
         } else {
@@ -454,15 +520,244 @@ pub(super) fn run(
         names.len(),
         super::ms(start)
     ));
-    scope.add(&name, table);
     let rename: HashMap<ColRef, String> = used.iter().copied().zip(names).collect();
+    let over = Above {
+        r: &r,
+        items: &items,
+        outputs: &outputs,
+        select: &select,
+        span: from.span(),
+    };
+    let conjuncts = Conjuncts {
+        residual,
+        ..Conjuncts::default()
+    };
+    select_over(
+        c, &mut scope, &over, name, table, &rename, conjuncts, scanned,
+    )
+}
+
+/// Runs the SELECT over a star (`dimension`): the fact's partitions with
+/// the used columns of its dimensions looked up per key code, and for each
+/// dimension a column of matches whose NULLs the WHERE drops (an inner
+/// join). `residual` holds the fact's own filters and the conjuncts over
+/// several inputs.
+#[allow(clippy::too_many_arguments)]
+fn run_star(
+    c: &Composer<'_>,
+    scope: &mut Scope<'_>,
+    above: &Above<'_>,
+    star: &dimension::Star,
+    keys: &[dimension::Keys<'_>],
+    scans: &[Option<Scan>],
+    used: &BTreeSet<ColRef>,
+    inputs: &[Input],
+    residual: Vec<Expr>,
+    scanned: usize,
+) -> Result<Relation> {
+    let start = Instant::now();
+    let fact = &inputs[star.fact];
+    let dim_scans: Vec<&Scan> = star
+        .dims
+        .iter()
+        .map(|d| {
+            scans[d.input]
+                .as_ref()
+                .ok_or_else(|| Error::Internal("a dimension was not scanned".into()))
+        })
+        .collect::<Result<_>>()?;
+    let mut outputs = Vec::new();
+    let mut names = Vec::new();
+    for &(i, col) in used {
+        let output = if i == star.fact {
+            dimension::Output::Fact(col)
+        } else {
+            let dim = star
+                .dims
+                .iter()
+                .position(|d| d.input == i)
+                .ok_or_else(|| Error::Internal("a column of no input of the star".into()))?;
+            let scan = dim_scans[dim];
+            let position = *scan
+                .positions
+                .get(&col)
+                .ok_or_else(|| Error::Internal("a dimension column was not scanned".into()))?;
+            dimension::Output::Dim {
+                dim,
+                position,
+                dtype: scan.types[position],
+            }
+        };
+        outputs.push(output);
+        names.push(format!(
+            "{}.{}",
+            inputs[i].qualifier, inputs[i].table.fields[col].name
+        ));
+    }
+    // An inner join drops the rows without a partner: by a column of
+    // matches in WHERE, or, when the SELECT groups by a column of the
+    // dimension that is never NULL, by dropping the NULL group (the rows
+    // without a partner are exactly those whose key column is NULL, so
+    // the other groups are the join's): no filter runs on the rows.
+    let mut null_groups: Vec<ColRef> = Vec::new();
+    let mut matched_count = 0;
+    for (k, d) in star.dims.iter().enumerate().filter(|_| !star.outer) {
+        let never_null = |&(i, col): &ColRef| {
+            i == d.input
+                && dim_scans[k].positions.get(&col).is_some_and(|&p| {
+                    dim_scans[k].columns[p]
+                        .validity
+                        .as_ref()
+                        .is_none_or(|v| v.all_set())
+                })
+        };
+        let grouped = above
+            .select
+            .group_by
+            .iter()
+            .map(|e| match &e.kind {
+                ExprKind::Literal(Literal::Int(n)) if *n >= 1 => {
+                    above.items.get(*n as usize - 1).map_or(e, |(item, _)| item)
+                }
+                _ => e,
+            })
+            .find_map(|e| above.r.resolve(e).ok().flatten().filter(never_null));
+        match grouped {
+            Some(c) => null_groups.push(c),
+            None => {
+                outputs.push(dimension::Output::Matched(k));
+                names.push(format!("{}.$matched", inputs[d.input].qualifier));
+                matched_count += 1;
+            }
+        }
+    }
+    let names = materialize::unique(&names);
+    let types: Vec<DataType> = outputs
+        .iter()
+        .map(|o| match *o {
+            dimension::Output::Fact(col) => fact.table.fields[col].dtype,
+            dimension::Output::Dim { dtype, .. } => dtype,
+            dimension::Output::Matched(_) => DataType::Int,
+        })
+        .collect();
+    let entries: Vec<Option<dimension::Entries>> = outputs
+        .iter()
+        .map(|o| match *o {
+            dimension::Output::Dim { dim, position, .. } => {
+                dimension::Entries::of(&dim_scans[dim].columns[position])
+            }
+            _ => None,
+        })
+        .collect();
+    let check = || c.engine.check();
+    let partitions = dimension::lookup_partitions(
+        &fact.table,
+        star,
+        keys,
+        &dim_scans,
+        &outputs,
+        &entries,
+        &check,
+    )?;
+    let name = c.internal_name("star");
+    let table = materialize::table(&name, &names, types, partitions);
+    for (d, k) in star.dims.iter().zip(keys) {
+        c.note(format!(
+            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: looked up once per code \
+             of the key in each partition of {}",
+            if star.outer { "left " } else { "" },
+            inputs[d.input].qualifier,
+            thousands(dimension::key_count(k)),
+            fact.qualifier,
+            fact.table.fields[d.fact_key].name,
+            inputs[d.input].qualifier,
+            inputs[d.input].table.fields[d.key].name,
+            fact.qualifier,
+        ));
+    }
+    c.note(format!(
+        "{}: {} rows with {} columns looked up ({})",
+        fact.qualifier,
+        thousands(fact.table.rows()),
+        star.dims.len(),
+        super::ms(start)
+    ));
+    let matched: Vec<String> = names[names.len() - matched_count..].to_vec();
+    let rename: HashMap<ColRef, String> = used.iter().copied().zip(names).collect();
+    let not_null = |name: &str| {
+        let span = Span::default();
+        Expr {
+            kind: ExprKind::IsNull {
+                expr: Box::new(Expr {
+                    kind: ExprKind::Column(name.to_string()),
+                    span,
+                }),
+                negated: true,
+            },
+            span,
+        }
+    };
+    let having = null_groups
+        .iter()
+        .filter_map(|c| rename.get(c))
+        .map(|n| {
+            c.note(format!(
+                "rows without a partner: the NULL group of {n}, dropped (no filter)"
+            ));
+            not_null(n)
+        })
+        .collect();
+    let conjuncts = Conjuncts {
+        residual,
+        extra: matched.iter().map(|n| not_null(n)).collect(),
+        having,
+    };
+    select_over(c, scope, above, name, table, &rename, conjuncts, scanned)
+}
+
+/// What the SELECT asks of the joined rows: its items, output names and
+/// clauses, with the resolver that maps its column references.
+struct Above<'a> {
+    r: &'a Resolver<'a>,
+    items: &'a [(Expr, Option<Ident>)],
+    outputs: &'a [String],
+    select: &'a Select,
+    span: Span,
+}
+
+/// Conditions of the SELECT over the joined rows, besides its own HAVING.
+#[derive(Default)]
+struct Conjuncts {
+    /// WHERE conjuncts over the inputs.
+    residual: Vec<Expr>,
+    /// WHERE conjuncts already over the joined table's names.
+    extra: Vec<Expr>,
+    /// HAVING conjuncts over the joined table's names.
+    having: Vec<Expr>,
+}
+
+/// Runs the SELECT's grouping, HAVING, ORDER BY and LIMIT over `table`, the
+/// joined rows (added to `scope` as `name`), whose column `rename[c]` holds
+/// input column `c`, with `conjuncts` added to its WHERE and HAVING.
+#[allow(clippy::too_many_arguments)]
+fn select_over(
+    c: &Composer<'_>,
+    scope: &mut Scope<'_>,
+    above: &Above<'_>,
+    name: String,
+    table: Table,
+    rename: &HashMap<ColRef, String>,
+    conjuncts: Conjuncts,
+    scanned: usize,
+) -> Result<Relation> {
+    scope.add(&name, table);
     let rewrite = |e: &Expr, order: bool| -> Result<Expr> {
         let mut e = e.clone();
-        r.rewrite(&mut e, &rename, &outputs, order)?;
+        above.r.rewrite(&mut e, rename, above.outputs, order)?;
         Ok(e)
     };
-    let mut projection = Vec::with_capacity(items.len());
-    for (expr, alias) in &items {
+    let mut projection = Vec::with_capacity(above.items.len());
+    for (expr, alias) in above.items {
         let alias = alias.clone().or_else(|| match &expr.kind {
             ExprKind::Column(n) | ExprKind::QualifiedColumn { column: n, .. } => Some(Ident {
                 name: n.clone(),
@@ -473,13 +768,26 @@ pub(super) fn run(
         let expr = rewrite(expr, false)?;
         projection.push(SelectItem::Expr { expr, alias });
     }
-    let selection = and_all(
-        residual
-            .iter()
-            .map(|e| rewrite(e, false))
-            .collect::<Result<Vec<_>>>()?,
-    );
-    let span = from.span();
+    let select = above.select;
+    let Conjuncts {
+        residual,
+        extra,
+        having: extra_having,
+    } = conjuncts;
+    let mut conjuncts = residual
+        .iter()
+        .map(|e| rewrite(e, false))
+        .collect::<Result<Vec<_>>>()?;
+    conjuncts.extend(extra);
+    let having = select
+        .having
+        .as_ref()
+        .map(|e| rewrite(e, false))
+        .transpose()?
+        .into_iter()
+        .chain(extra_having)
+        .collect::<Vec<_>>();
+    let span = above.span;
     let final_select = Select {
         distinct: false,
         projection,
@@ -487,17 +795,13 @@ pub(super) fn run(
             table: TableRef::Named(Ident { name, span }),
             alias: None,
         }),
-        selection,
+        selection: and_all(conjuncts),
         group_by: select
             .group_by
             .iter()
             .map(|e| rewrite(e, false))
             .collect::<Result<_>>()?,
-        having: select
-            .having
-            .as_ref()
-            .map(|e| rewrite(e, false))
-            .transpose()?,
+        having: and_all(having),
         group_by_all: false,
         windows: Vec::new(),
         qualify: None,
@@ -514,7 +818,7 @@ pub(super) fn run(
         offset: select.offset,
         span: select.span,
     };
-    let mut rel = c.run_simple(&final_select, &scope, None)?;
+    let mut rel = c.run_simple(&final_select, scope, None)?;
     rel.rows_scanned += scanned;
     Ok(rel)
 }

@@ -123,7 +123,12 @@ fn partitions(
 }
 
 /// A table of `partitions` with fields `names` (made unique) of `types`.
-fn table(name: &str, names: &[String], types: Vec<DataType>, partitions: Vec<Partition>) -> Table {
+pub(crate) fn table(
+    name: &str,
+    names: &[String],
+    types: Vec<DataType>,
+    partitions: Vec<Partition>,
+) -> Table {
     Table {
         name: name.to_string(),
         fields: unique(names)
@@ -172,7 +177,7 @@ pub(crate) fn table_from_arrays(
 }
 
 /// Rows `range` of `a` as one plain-codec column of type `dtype`.
-fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usize>) -> Column {
+pub(crate) fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usize>) -> Column {
     let len = range.len();
     let validity = match &a.validity {
         Some(v) => {

@@ -538,6 +538,74 @@ impl Column {
         }
     }
 
+    /// `len` rows of `value` (of type `dtype`, not NULL), NULL where
+    /// `validity` has an unset bit (every row valid when `None`).
+    pub fn constant(dtype: DataType, value: Value, len: usize, validity: Option<Bitmap>) -> Column {
+        let validity = normalize_validity(validity);
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        if null_count == len {
+            return Column::all_null(dtype, len);
+        }
+        Column {
+            dtype,
+            len,
+            data: ColumnData::Const(value.clone()),
+            validity,
+            zone: ZoneMap {
+                min: value.clone(),
+                max: value,
+                null_count,
+                sorted: null_count == 0,
+            },
+        }
+    }
+
+    /// Strings as `codes` into `values`, which are distinct, ascending by
+    /// bytes and each the value of at least one valid row (the codes at
+    /// NULL rows, unset bits of `validity`, are any valid code): a
+    /// dictionary column, or a constant for one value.
+    ///
+    /// # Panics
+    /// If `values` is empty or a code is not below its length.
+    pub fn from_sorted_dictionary(
+        values: Vec<Arc<str>>,
+        codes: Codes,
+        validity: Option<Bitmap>,
+    ) -> Column {
+        let len = codes.len();
+        let validity = normalize_validity(validity);
+        let min = Value::Str(values[0].clone());
+        let max = Value::Str(values[values.len() - 1].clone());
+        if values.len() == 1 {
+            return Column::constant(DataType::Str, min, len, validity);
+        }
+        let null_count = validity.as_ref().map_or(0, |v| len - v.count_ones());
+        let mut sorted = null_count == 0;
+        if sorted {
+            super::with_codes!(&codes, c => {
+                sorted = c.windows(2).all(|w| w[0] <= w[1]);
+            });
+        }
+        Column {
+            dtype: DataType::Str,
+            len,
+            data: ColumnData::Dict {
+                dict: Arc::new(Dictionary {
+                    values,
+                    hashes: OnceLock::new(),
+                }),
+                codes,
+            },
+            validity,
+            zone: ZoneMap {
+                min,
+                max,
+                null_count,
+                sorted,
+            },
+        }
+    }
+
     /// Encodes integers (`dtype` Int) or timestamps (`dtype` Timestamp, in
     /// microseconds) as offsets from the partition minimum in the narrowest
     /// width, or as a constant. Values at NULL rows are ignored.
@@ -856,6 +924,38 @@ impl Column {
                 null_count,
                 sorted,
             },
+        }
+    }
+
+    /// How many distinct codes the column's codec can hold in this
+    /// partition, when each row is one code of a small code space that
+    /// maps back to values: 1 for a constant, the entries of a dictionary
+    /// (string or integer, plain or in runs), `span / scale + 1` for
+    /// offsets. `None` for codecs whose rows are not such codes (floats,
+    /// packed or FSST strings, lines, deltas, runs of values, ALP, points).
+    /// A join looks each code up once instead of each row when this is
+    /// small (`compose::dimension`).
+    pub fn code_count(&self) -> Option<u64> {
+        match &self.data {
+            ColumnData::Const(_) => Some(1),
+            ColumnData::Offset { scale, .. } => self
+                .zone
+                .int_span()
+                .map(|span| (span / (*scale).max(1)).saturating_add(1)),
+            ColumnData::IntDict { values, .. } => Some(values.len() as u64),
+            ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. } => {
+                Some(dict.len() as u64)
+            }
+            ColumnData::Float(_)
+            | ColumnData::Packed(_)
+            | ColumnData::Linear(_)
+            | ColumnData::Delta(_)
+            | ColumnData::Runs(_)
+            | ColumnData::Alp(_)
+            | ColumnData::FloatRuns(_)
+            | ColumnData::Single(_)
+            | ColumnData::Fsst(_)
+            | ColumnData::HexPoints(_) => None,
         }
     }
 

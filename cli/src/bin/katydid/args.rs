@@ -12,6 +12,7 @@ pub const EXAMPLE_QUERIES: &[&str] = &[
     "SELECT passenger_count, count(*), sum(total_amount) FROM trips GROUP BY passenger_count;",
     "SELECT passenger_count, year(pickup_datetime), count(*) FROM trips GROUP BY 1, 2;",
     "SELECT passenger_count, trip_distance, total_amount FROM trips ORDER BY total_amount DESC LIMIT 10;",
+    "SELECT z.borough, count(*), avg(t.total_amount) FROM trips t JOIN zones z ON t.pickup_ntacode = z.ntacode GROUP BY 1;",
     "EXPLAIN SELECT pickup_ntaname, count(*) FROM trips GROUP BY pickup_ntaname;",
 ];
 

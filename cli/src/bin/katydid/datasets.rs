@@ -14,6 +14,8 @@ use crate::session::{CliError, Session};
 
 /// The demo table's name.
 pub const DEMO_TABLE: &str = "trips";
+/// The demo's lookup table of neighbourhoods.
+pub const DEMO_ZONES: &str = "zones";
 /// Seed of the demo table.
 pub const DEMO_SEED: u64 = 42;
 
@@ -90,7 +92,8 @@ fn generate_tlc(rows: u64, seed: u64, out: &Path) -> Result<(), CliError> {
 }
 
 /// Builds the `trips` demo table with `rows` synthetic taxi rides in memory,
-/// reporting generation and load as status lines.
+/// and the `zones` table of their neighbourhoods, reporting generation and
+/// loads as status lines; the stats are the trips'.
 ///
 /// # Errors
 /// As [`Session::execute`] for loads.
@@ -125,7 +128,25 @@ pub fn load_demo(
     if let Some(p) = &session.progress {
         p.finish();
     }
-    loaded.map_err(|error| CliError::Db { error, query: None })
+    let stats = loaded.map_err(|error| CliError::Db { error, query: None })?;
+    // The neighbourhoods the trips name, a lookup table to join with.
+    session
+        .db
+        .load_csv_bytes(
+            katydid_datasets::neighbourhoods_csv(),
+            Path::new("<demo zones>"),
+            DEMO_ZONES,
+            &session.load_options,
+        )
+        .map_err(|error| CliError::Db { error, query: None })?;
+    session.status(
+        out,
+        &format!(
+            "table {DEMO_ZONES}: the trips' 195 neighbourhoods (ntacode, ntaname, borough, puma), \
+             to join on pickup_ntacode or dropoff_ntacode"
+        ),
+    )?;
+    Ok(stats)
 }
 
 /// One line describing the demo data set, for the banner.

@@ -1,0 +1,548 @@
+//! Dimension joins: a star of tables joined, each by a unique key, to one
+//! column of a larger table (trips ⋈ zones on a location code, TPC-H's
+//! lineitem ⋈ a lookup), run without joining rows.
+//!
+//! The large table (the fact) is not scanned and joined: its partitions
+//! stay as they are, each gaining the dimensions' columns it needs, made
+//! by looking the partition's key *codes* up once each (a dictionary's
+//! entries, an offset column's span) rather than each row, and a column
+//! saying which rows found a partner. The SELECT then runs on that table
+//! through the single-table pipeline, so the fact's own filters run on its
+//! codes and zone maps as on a loaded table, a filter on a dimension has
+//! already shrunk the key set (semi-join reduction), and a GROUP BY on a
+//! dimension's attribute groups the new column's dictionary codes.
+//!
+//! LEFT joins of dimensions to the fact (`fact LEFT JOIN d ON …`, in a
+//! chain) are stars too: the rows without a partner stay, with NULLs.
+//!
+//! Chosen when, in a tree of inner joins with no semi-join, every input
+//! but the largest has at most half its rows and is joined to it alone,
+//! on one column of the same type (integer, timestamp or string), that
+//! column has at most [`MAX_CODES`] codes in every partition of the large
+//! table, and each other input's key is unique after its filters (checked
+//! on its scanned rows, smallest input first; a repeated key falls back to
+//! the hash join).
+
+use std::collections::BTreeSet;
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use std::sync::{Arc, OnceLock};
+
+use super::{ColRef, Input, NONE, Node, Scan};
+use crate::error::Result;
+use crate::exec::aggregate::keys::{KeySource, key_codes};
+use crate::exec::vector::{Array, Data, Datum, Rows, eval};
+use crate::plan;
+use crate::sql::ast::JoinKind;
+use crate::store::{Bitmap, Code, Codes, Column, Dictionary, Partition, Table, with_codes};
+use crate::types::{DataType, Value};
+
+/// The most codes a partition's fact key column may have for the star to
+/// be chosen: a lookup table of this many entries is built per partition
+/// (per key), which must stay small next to the partition's rows.
+pub(super) const MAX_CODES: u64 = 1 << 16;
+
+/// A dimension of a star: `input`'s column `key` equals the fact's column
+/// `fact_key`.
+pub(super) struct Dim {
+    pub input: usize,
+    pub key: usize,
+    pub fact_key: usize,
+}
+
+/// One large input and the dimensions joined to it.
+pub(super) struct Star {
+    pub fact: usize,
+    pub dims: Vec<Dim>,
+    /// LEFT joins: a fact row without a partner stays, the dimension's
+    /// columns NULL.
+    pub outer: bool,
+}
+
+/// The star of inner joins `inputs` joined by `edges` make, around the
+/// largest input, if they make one (see the module's rules; the key
+/// uniqueness is checked later, on the scans).
+pub(super) fn star(inputs: &[Input], edges: &[(ColRef, ColRef)]) -> Option<Star> {
+    let fact = (0..inputs.len())
+        .rev()
+        .max_by_key(|&i| inputs[i].table.rows())?;
+    star_around(fact, inputs, edges, false)
+}
+
+/// The star of `fact LEFT JOIN d1 ON … LEFT JOIN d2 ON …` (a chain of
+/// LEFT joins, each of one input joined to the first), if `tree` is one.
+pub(super) fn left_star(tree: &Node, inputs: &[Input]) -> Option<Star> {
+    let mut edges = Vec::new();
+    let mut node = tree;
+    loop {
+        match node {
+            Node::Input(fact) => return star_around(*fact, inputs, &edges, true),
+            Node::Join {
+                kind: JoinKind::Left,
+                left,
+                right,
+                keys,
+                ..
+            } if matches!(**right, Node::Input(_)) => {
+                edges.extend(keys.iter().copied());
+                node = left;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn star_around(
+    fact: usize,
+    inputs: &[Input],
+    edges: &[(ColRef, ColRef)],
+    outer: bool,
+) -> Option<Star> {
+    if inputs.len() < 2 {
+        return None;
+    }
+    // (dimension input, its column, the fact's column)
+    let mut pairs: BTreeSet<(usize, usize, usize)> = BTreeSet::new();
+    for &(a, b) in edges {
+        let (f, d) = match (a.0 == fact, b.0 == fact) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => return None,
+        };
+        pairs.insert((d.0, d.1, f.1));
+    }
+    let table = &inputs[fact].table;
+    let mut dims = Vec::new();
+    for i in (0..inputs.len()).filter(|&i| i != fact) {
+        let mut mine = pairs.iter().filter(|p| p.0 == i);
+        let (Some(&(_, key, fact_key)), None) = (mine.next(), mine.next()) else {
+            return None;
+        };
+        // A table as large as the fact is no dimension (and scanning it
+        // before the fact would cost it the fact's join filter).
+        if inputs[i].table.rows() > table.rows() / 2 {
+            return None;
+        }
+        let dtype = table.fields[fact_key].dtype;
+        if dtype != inputs[i].table.fields[key].dtype
+            || !matches!(dtype, DataType::Int | DataType::Timestamp | DataType::Str)
+        {
+            return None;
+        }
+        let coded = table.partitions.iter().all(|p| {
+            p.columns[fact_key]
+                .code_count()
+                .is_some_and(|n| n <= MAX_CODES)
+        });
+        if !coded {
+            return None;
+        }
+        dims.push(Dim {
+            input: i,
+            key,
+            fact_key,
+        });
+    }
+    // Smallest first: the first whose keys repeat ends the star, and the
+    // larger ones are left to the hash join's order and join filters.
+    dims.sort_by_key(|d| inputs[d.input].table.rows());
+    Some(Star { fact, dims, outer })
+}
+
+/// A dimension's keys: each key value's row in its scan.
+pub(super) enum Keys<'s> {
+    Int(HashMap<i64, u32>),
+    Str(HashMap<&'s str, u32>),
+}
+
+impl Keys<'_> {
+    /// The scan row whose key is row `i` of `values`, [`NONE`] for NULL or
+    /// a key the dimension lacks.
+    fn row_of(&self, values: &Array<'_>, i: usize) -> u32 {
+        if !values.is_valid(i) {
+            return NONE;
+        }
+        let found = match (self, &values.data) {
+            (Keys::Int(map), Data::Int(v)) => map.get(&v[i]),
+            (Keys::Str(map), Data::Str(s)) => map.get(s.get(i)),
+            _ => None,
+        };
+        found.copied().unwrap_or(NONE)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Keys::Int(map) => map.len(),
+            Keys::Str(map) => map.len(),
+        }
+    }
+}
+
+/// The keys of a dimension's scanned rows (column `key` at `position` of
+/// `scan`); `None` when a key repeats, which a star cannot take (NULL keys
+/// are left out: they match nothing).
+pub(super) fn unique_keys(scan: &Scan, position: usize) -> Option<Keys<'_>> {
+    let column = &scan.columns[position];
+    let rows = (0..column.len()).filter(|&r| column.is_valid(r));
+    match &column.data {
+        Data::Int(v) => {
+            let mut map = HashMap::with_capacity(v.len());
+            for r in rows {
+                if map.insert(v[r], r as u32).is_some() {
+                    return None;
+                }
+            }
+            Some(Keys::Int(map))
+        }
+        Data::Str(s) => {
+            let mut map = HashMap::with_capacity(s.len());
+            for r in rows {
+                if map.insert(s.get(r), r as u32).is_some() {
+                    return None;
+                }
+            }
+            Some(Keys::Str(map))
+        }
+        Data::Float(_) | Data::Bool(_) => None,
+    }
+}
+
+/// What the joined table holds, column by column.
+pub(super) enum Output {
+    /// This column of the fact, as it is.
+    Fact(usize),
+    /// A column of dimension `dim` (an index into [`Star::dims`]): the one
+    /// at `position` in its scan, of type `dtype`.
+    Dim {
+        dim: usize,
+        position: usize,
+        dtype: DataType,
+    },
+    /// 1 where this dimension has a partner for the row, else NULL.
+    Matched(usize),
+}
+
+/// A string column of a dimension as entries of one sorted dictionary:
+/// each scan row's entry, [`NONE`] at NULL.
+pub(super) struct Entries {
+    dict: Arc<Dictionary>,
+    of_row: Vec<u32>,
+}
+
+impl Entries {
+    /// The entries of `column` (a dimension's scanned string column);
+    /// `None` for another type.
+    pub(super) fn of(column: &Array<'_>) -> Option<Entries> {
+        let Data::Str(s) = &column.data else {
+            return None;
+        };
+        let n = column.len();
+        let valid: Vec<usize> = (0..n).filter(|&r| column.is_valid(r)).collect();
+        let dict = Dictionary::from_distinct(valid.iter().map(|&r| Arc::from(s.get(r))).collect());
+        let mut of_row = vec![NONE; n];
+        for r in valid {
+            of_row[r] = dict.code_of(s.get(r)).map_or(NONE, |c| c as u32);
+        }
+        Some(Entries {
+            dict: Arc::new(dict),
+            of_row,
+        })
+    }
+}
+
+/// The fact's partitions with `outputs` as their columns: each
+/// dimension's key looked up per code of the fact's key column.
+/// `entries[k]` is given for the string outputs, in their order.
+///
+/// # Errors
+/// Evaluation errors of a key column; [`Error::Cancelled`] through
+/// `check`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn lookup_partitions(
+    fact: &Table,
+    star: &Star,
+    keys: &[Keys<'_>],
+    scans: &[&Scan],
+    outputs: &[Output],
+    entries: &[Option<Entries>],
+    check: &(dyn Fn() -> Result<()> + Sync),
+) -> Result<Vec<Partition>> {
+    fact.partitions
+        .par_iter()
+        .map(|part| {
+            check()?;
+            let partners: Vec<Partners> = star
+                .dims
+                .iter()
+                .zip(keys)
+                .map(|(d, k)| partners(fact, part, d.fact_key, k))
+                .collect::<Result<_>>()?;
+            // Per-row partner rows, made once per dimension that needs them.
+            let mut rows: Vec<Option<Vec<u32>>> = vec![None; partners.len()];
+            let mut columns = Vec::with_capacity(outputs.len());
+            for (o, entries) in outputs.iter().zip(entries) {
+                columns.push(match (o, entries) {
+                    (&Output::Fact(col), _) => part.columns[col].clone(),
+                    (&Output::Dim { dim, .. }, Some(entries)) => {
+                        string_column(&partners[dim], entries)
+                    }
+                    (
+                        &Output::Dim {
+                            dim,
+                            position,
+                            dtype,
+                        },
+                        None,
+                    ) => {
+                        let rows = rows[dim].get_or_insert_with(|| partners[dim].rows());
+                        let values = scans[dim].columns[position].take_or_null(rows);
+                        crate::compose::materialize::encode_array(dtype, &values, 0..part.rows)
+                    }
+                    (&Output::Matched(dim), _) => partners[dim].matched(),
+                });
+            }
+            Ok(Partition {
+                rows: part.rows,
+                first_row: part.first_row,
+                columns,
+            })
+        })
+        .collect()
+}
+
+/// A partition's key codes, one per row, borrowed from its column where
+/// the codec holds them.
+enum RowCodes<'a> {
+    /// Code 0 in every row.
+    Const(usize),
+    /// The column's packed codes.
+    Packed(&'a Codes),
+    /// Codes computed for the partition.
+    Computed(Vec<u64>),
+}
+
+/// `table[code]` for each row's code (`missing` for a code past the
+/// table).
+fn gather<O: Copy>(codes: &RowCodes<'_>, table: &[O], missing: O) -> Vec<O> {
+    let at = |c: usize| table.get(c).copied().unwrap_or(missing);
+    match codes {
+        RowCodes::Const(n) => vec![at(0); *n],
+        RowCodes::Packed(codes) => {
+            with_codes!(codes, c => c.iter().map(|x| at(x.to_usize())).collect())
+        }
+        RowCodes::Computed(v) => v.iter().map(|&x| at(x as usize)).collect(),
+    }
+}
+
+/// A partition's fact key against a dimension: each row's code, each
+/// code's partner row in the dimension's scan ([`NONE`] for none), and the
+/// key's NULLs (which have no partner).
+struct Partners<'a> {
+    rows: usize,
+    codes: RowCodes<'a>,
+    per_code: Vec<u32>,
+    /// The key's validity (`None`: no NULL).
+    validity: Option<Bitmap>,
+    /// The rows with a partner, when some have none: made once, shared by
+    /// the columns whose NULLs are exactly those rows.
+    matched: OnceLock<Option<Bitmap>>,
+}
+
+impl Partners<'_> {
+    /// The partner row of each row.
+    fn rows(&self) -> Vec<u32> {
+        let mut rows = gather(&self.codes, &self.per_code, NONE);
+        if let Some(v) = &self.validity {
+            for r in v.zeros() {
+                rows[r] = NONE;
+            }
+        }
+        rows
+    }
+
+    /// Rows whose code has an entry in `missing` are NULL, as are the
+    /// key's NULL rows; `None` when no row is NULL.
+    fn nulls_where(&self, missing: &[bool]) -> Option<Bitmap> {
+        if !missing.contains(&true) {
+            return self.validity.clone();
+        }
+        let present = gather(&self.codes, missing, true);
+        let found = Bitmap::from_fn(self.rows, |r| !present[r]);
+        Some(match &self.validity {
+            Some(v) => found.and(v),
+            None => found,
+        })
+    }
+
+    /// Rows with a partner; `None` when every row has one.
+    fn matched_rows(&self) -> Option<Bitmap> {
+        self.matched
+            .get_or_init(|| {
+                let missing: Vec<bool> = self.per_code.iter().map(|&p| p == NONE).collect();
+                self.nulls_where(&missing)
+            })
+            .clone()
+    }
+
+    /// The column of matches: 1 where a row has a partner, NULL where it
+    /// has none (a constant with a validity bitmap).
+    fn matched(&self) -> Column {
+        Column::constant(DataType::Int, Value::Int(1), self.rows, self.matched_rows())
+    }
+}
+
+/// A dimension's string column at the partition's rows, as dictionary
+/// codes: each key code's entry is found once, and one pass maps the rows'
+/// codes to entries of the column's whole dictionary; when the partition
+/// does not use them all, a second pass renumbers them into a dictionary
+/// of those it uses (as a loaded partition's is).
+fn string_column(partners: &Partners<'_>, entries: &Entries) -> Column {
+    let n = partners.rows;
+    let entry_of_code: Vec<u32> = partners
+        .per_code
+        .iter()
+        .map(|&p| {
+            if p == NONE {
+                NONE
+            } else {
+                entries.of_row[p as usize]
+            }
+        })
+        .collect();
+    // NULL where the code has no entry (and at the key's NULLs): the rows
+    // without a partner, when every partner's value is a string.
+    let nulls_as_matched = entry_of_code
+        .iter()
+        .zip(&partners.per_code)
+        .all(|(&e, &p)| (e == NONE) == (p == NONE));
+    let validity = if nulls_as_matched {
+        partners.matched_rows()
+    } else {
+        let missing: Vec<bool> = entry_of_code.iter().map(|&e| e == NONE).collect();
+        partners.nulls_where(&missing)
+    };
+    let size = entries.dict.len();
+    let codes = if size <= 1 << 8 {
+        Codes::U8(entry_codes(partners, &entry_of_code))
+    } else if size <= 1 << 16 {
+        Codes::U16(entry_codes(partners, &entry_of_code))
+    } else {
+        Codes::U32(entry_codes(partners, &entry_of_code))
+    };
+    // The entries the valid rows use.
+    let mut seen = vec![false; size];
+    let mut any = false;
+    match &validity {
+        None => with_codes!(&codes, c => for x in c.iter() {
+            seen[x.to_usize()] = true;
+        }),
+        Some(v) => {
+            for r in v.ones() {
+                seen[codes.get(r) as usize] = true;
+            }
+        }
+    }
+    for &s in &seen {
+        any |= s;
+    }
+    if !any {
+        return Column::all_null(DataType::Str, n);
+    }
+    if seen.iter().all(|&s| s) {
+        let values = entries.dict.values().to_vec();
+        return Column::from_sorted_dictionary(values, codes, validity);
+    }
+    // The partition's entries, in the dictionary's (sorted) order.
+    let mut local = vec![0u64; size];
+    let mut values: Vec<Arc<str>> = Vec::new();
+    for (e, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+        local[e] = values.len() as u64;
+        values.push(entries.dict.get(e).clone());
+    }
+    let codes = Codes::pack(
+        (0..n).map(|r| local[codes.get(r) as usize]),
+        values.len() as u64 - 1,
+    );
+    Column::from_sorted_dictionary(values, codes, validity)
+}
+
+/// Each row's entry (`entry_of_code` of its code; 0 where that is
+/// [`NONE`], a row the validity makes NULL) as codes of width `T`.
+fn entry_codes<T: Code>(partners: &Partners<'_>, entry_of_code: &[u32]) -> Vec<T> {
+    let narrow: Vec<T> = entry_of_code
+        .iter()
+        .map(|&e| T::from_u64(if e == NONE { 0 } else { u64::from(e) }))
+        .collect();
+    gather(&partners.codes, &narrow, T::from_u64(0))
+}
+
+/// The partner rows of `part`'s column `fact_key` among `keys`: each of the
+/// column's codes is looked up once.
+fn partners<'a>(
+    fact: &Table,
+    part: &'a Partition,
+    fact_key: usize,
+    keys: &Keys<'_>,
+) -> Result<Partners<'a>> {
+    let n = part.rows;
+    let field = &fact.fields[fact_key];
+    let expr = plan::Expr::Column {
+        index: fact_key,
+        name: field.name.clone(),
+        dtype: field.dtype,
+    };
+    let all = Rows::all(n);
+    let key = key_codes(&expr, part, all)?;
+    if key.card <= 2 * MAX_CODES {
+        // The decoder reads NULL as code 0 and shifts the others up by one
+        // when the codes come with a validity; the table below is indexed
+        // by the codes as stored, the NULLs kept in the validity.
+        let (codes, validity, shift) = match key.source {
+            KeySource::Const => (RowCodes::Const(n), None, 0),
+            KeySource::Packed { codes, validity } => {
+                let shift = usize::from(validity.is_some());
+                (
+                    RowCodes::Packed(codes),
+                    validity.map(|v| v.into_owned()),
+                    shift,
+                )
+            }
+            KeySource::Computed(v) => (RowCodes::Computed(v), None, 0),
+        };
+        let every: Vec<u64> = (0..key.card).collect();
+        let values = key.decoder.decode(&every);
+        let per_code = (shift..key.card as usize)
+            .map(|c| keys.row_of(&values, c))
+            .collect();
+        return Ok(Partners {
+            rows: n,
+            codes,
+            per_code,
+            validity,
+            matched: OnceLock::new(),
+        });
+    }
+    // Codes too many to look up each (a partition the star's check did not
+    // see: cannot happen today, but a row at a time is still right).
+    let per_code: Vec<u32> = match eval(&expr, part, all)? {
+        Datum::Scalar(v) => {
+            let one = Array::from_values(field.dtype, &[v]);
+            vec![keys.row_of(&one, 0); n]
+        }
+        Datum::Array(values) => (0..n).map(|r| keys.row_of(&values, r)).collect(),
+    };
+    Ok(Partners {
+        rows: n,
+        codes: RowCodes::Computed((0..n as u64).collect()),
+        per_code,
+        validity: None,
+        matched: OnceLock::new(),
+    })
+}
+
+/// For EXPLAIN: how many distinct keys the dimension has.
+pub(super) fn key_count(keys: &Keys<'_>) -> usize {
+    keys.len()
+}

@@ -954,3 +954,64 @@ fn join_filters_narrow_scans_without_changing_answers() {
         }
     }
 }
+
+/// Loads `a(k, v)`, `b(k, w, t)` and `flat`, their inner join on `k` by
+/// nested loops, as `flat(k, v, w, t)` (partitions of 2 rows).
+fn load_small_join(db: &mut Database) {
+    let a = [(1, 10), (2, 20), (2, 21), (3, 30)];
+    let b = [
+        (1, 5, "x"),
+        (2, 7, "y"),
+        (2, 3, "z"),
+        (4, 9, "w"),
+        (1, 1, "v"),
+    ];
+    let mut a_csv = String::from("k,v\n");
+    let mut b_csv = String::from("k,w,t\n");
+    let mut flat = String::from("k,v,w,t\n");
+    for (k, v) in a {
+        a_csv += &format!("{k},{v}\n");
+        for (bk, w, t) in b {
+            if bk == k {
+                flat += &format!("{k},{v},{w},{t}\n");
+            }
+        }
+    }
+    for (k, w, t) in b {
+        b_csv += &format!("{k},{w},{t}\n");
+    }
+    let options = LoadOptions {
+        partition_rows: 2,
+        replace: true,
+        ..LoadOptions::default()
+    };
+    for (name, text) in [("a", a_csv), ("b", b_csv), ("flat", flat)] {
+        db.load_csv_bytes(
+            text.into_bytes(),
+            Path::new(&format!("{name}.csv")),
+            name,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+    }
+}
+
+/// An aggregate's own ORDER BY (and WITHIN GROUP's) over a join reads the
+/// joined columns it names (they were not rewritten: "unknown table").
+#[test]
+fn aggregate_order_keys_read_joined_columns() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    for (joined, flat) in [
+        (
+            "SELECT a.k, string_agg(b.t, ',' ORDER BY b.w DESC) FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+            "SELECT k, string_agg(t, ',' ORDER BY w DESC) FROM flat GROUP BY k",
+        ),
+        (
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY b.w), listagg(a.v ORDER BY b.t) FROM a, b WHERE a.k = b.k",
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY w), listagg(v ORDER BY t) FROM flat",
+        ),
+    ] {
+        same(&db, joined, flat, "aggregate ORDER BY over a join");
+    }
+}

@@ -1107,9 +1107,15 @@ pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             }
             v
         }
-        ExprKind::Function { args, filter, .. } => args
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => args
             .iter_mut()
             .chain(filter.iter_mut().map(|p| p.as_mut()))
+            .chain(order_by.iter_mut().map(|o| &mut o.expr))
             .collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_mut()];
@@ -1161,7 +1167,16 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             }
             v
         }
-        ExprKind::Function { args, filter, .. } => args.iter().chain(filter.as_deref()).collect(),
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => args
+            .iter()
+            .chain(filter.as_deref())
+            .chain(order_by.iter().map(|o| &o.expr))
+            .collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_ref()];
             v.extend(window.partition_by.iter());

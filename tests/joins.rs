@@ -1015,3 +1015,46 @@ fn aggregate_order_keys_read_joined_columns() {
         same(&db, joined, flat, "aggregate ORDER BY over a join");
     }
 }
+
+/// Implicit grouping by a column keeps its meaning when the column has
+/// no value at all (type NULL: a join's empty result, an empty CSV
+/// column): over no rows there is no group, as with GROUP BY.
+#[test]
+fn implicit_grouping_over_no_rows_has_no_group() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    db.load_csv_bytes(
+        b"x,e\n1,\n2,\n".to_vec(),
+        Path::new("empty_column.csv"),
+        "c",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    for (implicit, explicit) in [
+        (
+            "SELECT a.v, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100",
+            "SELECT a.v, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100 GROUP BY a.v",
+        ),
+        (
+            "SELECT a.v + 1, b.t, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100",
+            "SELECT a.v + 1, b.t, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100 GROUP BY 1, 2",
+        ),
+        (
+            "SELECT e, count(*) FROM c WHERE x > 5",
+            "SELECT e, count(*) FROM c WHERE x > 5 GROUP BY e",
+        ),
+    ] {
+        assert!(query(&db, explicit).is_empty(), "{explicit}");
+        assert!(query(&db, implicit).is_empty(), "{implicit}");
+    }
+    // The empty column still groups every row into one group, and a
+    // global aggregate of it still has its one row.
+    assert_eq!(
+        query(&db, "SELECT e, count(*) FROM c"),
+        vec![vec![Value::Null, Value::Int(2)]]
+    );
+    assert_eq!(
+        query(&db, "SELECT sum(e), count(*) FROM c WHERE x > 5"),
+        vec![vec![Value::Null, Value::Int(0)]]
+    );
+}

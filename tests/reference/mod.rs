@@ -26,6 +26,10 @@
 //! message starts with [`LENIENT`], and an engine that succeeds instead is
 //! not wrong.
 //!
+//! Joins, subqueries, CTEs and set operations are in [`multi`]: a SELECT
+//! reads a [`Relation`] (a table's rows, or a join's) whose columns carry
+//! their qualifiers, and a subquery sees the row of the query around it.
+//!
 //! Everything here favours obviousness over speed: a table is at most a few
 //! hundred rows in the differential test.
 
@@ -347,7 +351,7 @@ fn canonical(e: &Expr) -> Expr {
     let b = |x: &Expr| Box::new(canonical(x));
     let kind = match &e.kind {
         ExprKind::Column(n) => ExprKind::Column(n.to_ascii_lowercase()),
-        // One table, one SELECT: the reference has no joins or subqueries.
+        // Compared as written (qualifiers included); subqueries whole.
         k @ (ExprKind::QualifiedColumn { .. }
         | ExprKind::Window { .. }
         | ExprKind::Subquery(_)

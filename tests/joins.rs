@@ -1058,3 +1058,29 @@ fn implicit_grouping_over_no_rows_has_no_group() {
         vec![vec![Value::Null, Value::Int(0)]]
     );
 }
+
+/// `SELECT DISTINCT` with an integer literal item keeps the literal as a
+/// value (DISTINCT became a GROUP BY of the items, where `10` read as a
+/// position: "position 10 is not in the select list").
+#[test]
+fn distinct_keeps_integer_literal_items() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    for (distinct, grouped) in [
+        ("SELECT DISTINCT 10 FROM a", "SELECT 10 FROM a LIMIT 1"),
+        (
+            "SELECT DISTINCT 5, a.k FROM a JOIN b ON a.k = b.k",
+            "SELECT 5, a.k FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+        ),
+        (
+            "SELECT DISTINCT 10 FROM a WHERE v > 100",
+            "SELECT 10 FROM a WHERE v > 100",
+        ),
+    ] {
+        same(&db, distinct, grouped, "DISTINCT with an integer literal");
+    }
+    assert_eq!(
+        query(&db, "SELECT DISTINCT 10 FROM a"),
+        vec![vec![Value::Int(10)]]
+    );
+}

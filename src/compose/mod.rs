@@ -403,11 +403,20 @@ impl<'e> Composer<'e> {
             })
         {
             select.distinct = false;
+            // An integer literal item is grouped by its position: as a
+            // GROUP BY item it would be read as one.
             select.group_by = select
                 .projection
                 .iter()
-                .filter_map(|item| match item {
-                    SelectItem::Expr { expr, .. } => Some(expr.clone()),
+                .enumerate()
+                .filter_map(|(i, item)| match item {
+                    SelectItem::Expr { expr, .. } => Some(match expr.kind {
+                        ExprKind::Literal(Literal::Int(_)) => Expr {
+                            kind: ExprKind::Literal(Literal::Int(i as i64 + 1)),
+                            span: expr.span,
+                        },
+                        _ => expr.clone(),
+                    }),
                     _ => None,
                 })
                 .collect();

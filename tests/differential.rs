@@ -9,6 +9,12 @@
 //! `KATYDID_DIFF_SQL=<query>` runs that query instead of the generated ones
 //! (with `KATYDID_DIFF_ONLY=<seed>:0`, against one seed's table), which is
 //! how a failure is shrunk by hand.
+//!
+//! The multi-table cases (joins, subqueries, set operations over `t`, `t2`
+//! and `t3`) have knobs of their own: `KATYDID_DIFF_MULTI_TABLES`,
+//! `KATYDID_DIFF_MULTI_QUERIES`, `KATYDID_DIFF_MULTI_ONLY=<seed>:<query>`
+//! and `KATYDID_DIFF_MULTI_SQL=<query>` (see
+//! [`random_multi_table_queries_match_reference`]).
 
 mod reference;
 
@@ -2700,4 +2706,903 @@ fn reference_like_matches_by_character() {
     assert!(reference::like("apple", "a%e"));
     assert!(!reference::like("Apple", "a%"));
     assert!(reference::like("s123", "s_2%"));
+}
+
+// ---------------------------------------------------------------------------
+// Multi-table cases: joins, subqueries, set operations
+
+/// Columns of the second and third tables that may take their values from
+/// the main table's (so that joins on them match often, not always).
+const KEY_COLS: [&str; 20] = [
+    "n", "h", "r", "c", "k", "m", "q", "z", "w", "j", "s", "y", "p", "l", "x", "t", "f", "e", "d",
+    "b",
+];
+
+/// Partition sizes of the second and third tables (at most ~200 rows):
+/// several partitions, so zone maps, join filters and per-partition
+/// codecs differ.
+const SMALL_PART_SIZES: [usize; 6] = [1, 5, 16, 40, 64, 200];
+
+/// A table named `name` with the main schema, up to ~200 rows (sometimes
+/// none), whose key columns ([`KEY_COLS`]) draw their own values, the main
+/// table's (with NULLs and duplicates), or the main table's sorted (tight
+/// zone maps).
+fn related_table(seed: u64, name: &str, main: &TestTable) -> TestTable {
+    let salt = name
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(b as u64));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(7_777_777).wrapping_add(salt));
+    let rows = match rng.gen_range(0..100) {
+        0..8 => 0,
+        8..30 => rng.gen_range(1..10),
+        30..85 => rng.gen_range(10..80),
+        _ => rng.gen_range(80..=200),
+    };
+    let mut columns: Vec<Vec<Value>> = Vec::new();
+    for (col, _, kind) in SCHEMA {
+        let mut values = gen_column(&mut rng, kind, rows);
+        if col == "x" && rng.gen_bool(0.2) {
+            // x coordinates that are not short decimals, too many for ALP's
+            // exceptions (y stays ALP): the mixed codec.
+            for v in values.iter_mut().filter(|v| !v.is_null()) {
+                if rng.gen_bool(0.5) {
+                    let x = -73.9 - 1e-9 * rng.gen_range(1..9) as f64;
+                    *v = Value::str(&hex_point(x, 40.7));
+                }
+            }
+        }
+        let pool = &main.samples[col_index(col)];
+        if KEY_COLS.contains(&col) && !pool.is_empty() {
+            match rng.gen_range(0..3) {
+                0 => {}
+                mode => {
+                    let own = rng.gen_range(0.0..0.3);
+                    for v in values.iter_mut() {
+                        if !v.is_null() && !rng.gen_bool(own) {
+                            *v = pool.choose(&mut rng).expect("non-empty").clone();
+                        }
+                    }
+                    if mode == 2 {
+                        values.sort_by(|a, b| a.total_cmp(b));
+                    }
+                }
+            }
+        }
+        columns.push(values);
+    }
+    let row_major: Vec<Vec<Value>> = (0..rows)
+        .map(|r| columns.iter().map(|c| c[r].clone()).collect())
+        .collect();
+    let fixed = rng
+        .gen_bool(0.5)
+        .then(|| *SMALL_PART_SIZES.choose(&mut rng).unwrap());
+    let mut sizes = Vec::new();
+    let mut left = rows;
+    while left > 0 {
+        let s = fixed.unwrap_or_else(|| *SMALL_PART_SIZES.choose(&mut rng).unwrap());
+        sizes.push(s.min(left));
+        left -= s.min(left);
+    }
+    let table_dicts = rng.gen_bool(0.5);
+    let table = build_table(name, &schema_fields(), &row_major, &sizes, table_dicts);
+    TestTable {
+        table,
+        samples: Vec::new(),
+        part_sizes: sizes,
+        rows: row_major,
+        table_dicts,
+    }
+}
+
+/// The tables of one multi-table seed: the main table `t` and `t2`, `t3`.
+fn multi_tables(seed: u64) -> Vec<TestTable> {
+    let main = random_table(seed);
+    let t2 = related_table(seed, "t2", &main);
+    let t3 = related_table(seed, "t3", &main);
+    vec![main, t2, t3]
+}
+
+/// `sql`, an expression over the schema's bare column names, with each of
+/// them qualified by `q` (string literals and function names untouched).
+fn qualify(sql: &str, q: &str) -> String {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            // A string literal, '' inside it an escaped quote.
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\'' {
+                    if chars.get(i + 1) == Some(&'\'') {
+                        out.push('\'');
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric()
+                    || chars[i] == '_'
+                    || (chars[start].is_ascii_digit() && chars[i] == '.'))
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let before = out.trim_end().ends_with('.');
+            let after = chars[i..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
+            if ALL_COLS.contains(&word.as_str()) && !before && !after {
+                let _ = write!(out, "{q}.{word}");
+            } else {
+                out.push_str(&word);
+            }
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// One input of a FROM: its SQL and the name its columns are qualified by.
+struct Input {
+    sql: String,
+    name: String,
+}
+
+/// A generated FROM clause.
+struct FromClause {
+    sql: String,
+    /// The names of its inputs.
+    inputs: Vec<String>,
+    /// Columns joined with USING, which a bare name reads.
+    using: Vec<&'static str>,
+}
+
+/// Same-named key columns joins use, repeated by weight.
+const JOIN_KEYS: [&str; 25] = [
+    "n", "n", "n", "h", "r", "r", "c", "k", "m", "q", "z", "w", "j", "s", "s", "s", "y", "p", "l",
+    "x", "t", "f", "e", "d", "b",
+];
+
+/// Pairs of differently named keys of one type.
+const CROSS_KEYS: [(&str, &str); 6] = [
+    ("n", "h"),
+    ("n", "r"),
+    ("h", "r"),
+    ("s", "y"),
+    ("n", "k"),
+    ("m", "r"),
+];
+
+impl QueryGen<'_> {
+    /// A table of the three, under its name or an alias.
+    fn input(&mut self, table: &str, alias: &str, force_alias: bool) -> Input {
+        if force_alias || self.chance(0.4) {
+            let sql = if self.chance(0.5) {
+                format!("{table} AS {alias}")
+            } else {
+                format!("{table} {alias}")
+            };
+            Input {
+                sql,
+                name: alias.to_string(),
+            }
+        } else {
+            Input {
+                sql: table.to_string(),
+                name: table.to_string(),
+            }
+        }
+    }
+
+    /// A pair of key columns `(left, right)`.
+    fn key_pair(&mut self) -> (&'static str, &'static str) {
+        if self.chance(0.15) {
+            let (a, b) = *self.pick(&CROSS_KEYS);
+            if self.chance(0.5) { (a, b) } else { (b, a) }
+        } else {
+            let k = *self.pick(&JOIN_KEYS);
+            (k, k)
+        }
+    }
+
+    /// `ON` equalities between `l` and `r` (one or two keys), or `USING`.
+    fn constraint(
+        &mut self,
+        l: &str,
+        r: &str,
+        using: &mut Vec<&'static str>,
+        allow_using: bool,
+    ) -> String {
+        let two = self.chance(0.25);
+        if allow_using && self.chance(0.2) {
+            let mut names = vec![*self.pick(&JOIN_KEYS)];
+            if two {
+                let k = *self.pick(&JOIN_KEYS);
+                if !names.contains(&k) {
+                    names.push(k);
+                }
+            }
+            using.extend(names.iter().copied());
+            return format!(" USING ({})", names.join(", "));
+        }
+        let mut conds = Vec::new();
+        for _ in 0..if two { 2 } else { 1 } {
+            let (a, b) = self.key_pair();
+            conds.push(if self.chance(0.5) {
+                format!("{l}.{a} = {r}.{b}")
+            } else {
+                format!("{r}.{b} = {l}.{a}")
+            });
+        }
+        format!(" ON {}", conds.join(" AND "))
+    }
+
+    fn join_kind(&mut self) -> &'static str {
+        self.pick::<&str>(&[
+            "JOIN",
+            "INNER JOIN",
+            "JOIN",
+            "LEFT JOIN",
+            "LEFT OUTER JOIN",
+            "RIGHT JOIN",
+            "FULL JOIN",
+            "FULL OUTER JOIN",
+        ])
+    }
+
+    /// A FROM clause with two or three inputs, and extra WHERE conjuncts a
+    /// comma join needs.
+    fn join_from(&mut self, where_extra: &mut Vec<String>) -> FromClause {
+        let mut using = Vec::new();
+        let tables = ["t", "t2", "t3"];
+        match self.rng.gen_range(0..100) {
+            // Two tables, or a table with itself.
+            0..55 => {
+                let self_join = self.chance(0.15);
+                let a = *self.pick(&tables);
+                let b = if self_join {
+                    a
+                } else {
+                    *self.pick(
+                        &tables
+                            .iter()
+                            .copied()
+                            .filter(|t| *t != a)
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let l = self.input(a, "a1", self_join);
+                let r = self.input(b, "a2", self_join);
+                let kind = self.join_kind();
+                let on = self.constraint(&l.name, &r.name, &mut using, true);
+                // Sometimes a filter of one side in ON.
+                let on = if !on.contains("USING") && self.chance(0.15) {
+                    let side = if self.chance(0.5) { &r.name } else { &l.name };
+                    format!("{on} AND {}", qualify(&self.pred(0), side))
+                } else {
+                    on
+                };
+                FromClause {
+                    sql: format!("{} {kind} {}{on}", l.sql, r.sql),
+                    inputs: vec![l.name, r.name],
+                    using,
+                }
+            }
+            // Three tables in a chain.
+            55..80 => {
+                let mut order = tables.to_vec();
+                order.shuffle(&mut self.rng);
+                let a = self.input(order[0], "a1", false);
+                let b = self.input(order[1], "a2", false);
+                let c = self.input(order[2], "a3", false);
+                let k1 = self.join_kind();
+                let on1 = self.constraint(&a.name, &b.name, &mut using, false);
+                let k2 = self.join_kind();
+                let from = if self.chance(0.5) { &a.name } else { &b.name };
+                let on2 = self.constraint(from, &c.name, &mut using, false);
+                FromClause {
+                    sql: format!("{} {k1} {}{on1} {k2} {}{on2}", a.sql, b.sql, c.sql),
+                    inputs: vec![a.name, b.name, c.name],
+                    using,
+                }
+            }
+            // Commas with the equality in WHERE.
+            80..92 => {
+                let a = *self.pick(&tables);
+                let b = *self.pick(&tables);
+                let l = self.input(a, "a1", a == b);
+                let r = self.input(b, "a2", a == b);
+                let (x, y) = self.key_pair();
+                where_extra.push(format!("{}.{x} = {}.{y}", l.name, r.name));
+                FromClause {
+                    sql: format!("{}, {}", l.sql, r.sql),
+                    inputs: vec![l.name, r.name],
+                    using,
+                }
+            }
+            // A cross join of the two small tables.
+            _ => {
+                let l = self.input("t2", "a1", false);
+                let r = self.input("t3", "a2", false);
+                FromClause {
+                    sql: format!("{} CROSS JOIN {}", l.sql, r.sql),
+                    inputs: vec![l.name, r.name],
+                    using,
+                }
+            }
+        }
+    }
+
+    /// A WHERE predicate over the inputs: filters of single inputs, now
+    /// and then a comparison across two or an outer join's padding test.
+    fn join_where(&mut self, from: &FromClause, extra: Vec<String>) -> String {
+        let mut conds = extra;
+        for name in &from.inputs {
+            if self.chance(0.35) {
+                conds.push(qualify(&self.pred(1), name));
+            }
+        }
+        if self.chance(0.1) {
+            let name = self.pick(&from.inputs).clone();
+            let col = *self.pick(&ALL_COLS);
+            conds.push(format!("{name}.{col} IS NULL"));
+        }
+        if from.inputs.len() > 1 && self.chance(0.1) {
+            let col = *self.pick(&SAFE_INTS);
+            conds.push(format!(
+                "{}.{col} {} {}.{col}",
+                from.inputs[0],
+                self.cmp_op(),
+                from.inputs[1]
+            ));
+        }
+        if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        }
+    }
+
+    /// A select item over the inputs that cannot fail.
+    fn join_item(&mut self, from: &FromClause) -> String {
+        let name = self.pick(&from.inputs).clone();
+        match self.rng.gen_range(0..100) {
+            0..60 => format!("{name}.{}", self.pick(&ALL_COLS)),
+            60..80 => qualify(&self.num(1).0, &name),
+            80..88 if !from.using.is_empty() => self.pick(&from.using).to_string(),
+            88..94 => qualify(&self.str_fn(), &name),
+            _ => qualify(&self.pred(0), &name),
+        }
+    }
+
+    /// A grouping key over the inputs.
+    fn join_key(&mut self, from: &FromClause) -> String {
+        if !from.using.is_empty() && self.chance(0.3) {
+            return self.pick(&from.using).to_string();
+        }
+        let name = self.pick(&from.inputs).clone();
+        qualify(&self.group_key(), &name)
+    }
+
+    /// `SELECT … FROM a JOIN b …`, a projection or an aggregate.
+    fn join_query(&mut self) -> String {
+        let mut extra = Vec::new();
+        let from = self.join_from(&mut extra);
+        let w = self.join_where(&from, extra);
+        if self.chance(0.45) {
+            if self.chance(0.1) {
+                let star = if self.chance(0.5) {
+                    "*".to_string()
+                } else {
+                    format!("{}.*", self.pick(&from.inputs))
+                };
+                return format!("SELECT {star} FROM {}{w}", from.sql);
+            }
+            let items: Vec<String> = (0..self.rng.gen_range(1..=4))
+                .map(|_| self.join_item(&from))
+                .collect();
+            let distinct = if self.chance(0.1) { "DISTINCT " } else { "" };
+            let ordered = self.chance(0.4);
+            let ol = if distinct.is_empty() {
+                self.order_limit(&items, false, ordered, true)
+            } else {
+                String::new()
+            };
+            return format!(
+                "SELECT {distinct}{} FROM {}{w}{ol}",
+                items.join(", "),
+                from.sql
+            );
+        }
+        let keys: Vec<String> = (0..self.rng.gen_range(0..=2))
+            .map(|_| self.join_key(&from))
+            .collect();
+        let aggs: Vec<String> = (0..self.rng.gen_range(1..=3))
+            .map(|_| {
+                if self.chance(0.2) {
+                    return "count(*)".to_string();
+                }
+                let name = self.pick(&from.inputs).clone();
+                qualify(&self.agg_call(), &name)
+            })
+            .collect();
+        let mut items: Vec<String> = keys.iter().chain(&aggs).cloned().collect();
+        items.dedup();
+        let group = if keys.is_empty() {
+            String::new()
+        } else {
+            format!(" GROUP BY {}", keys.join(", "))
+        };
+        let ordered = !keys.is_empty() && self.chance(0.5);
+        let ol = self.order_limit(&items, false, ordered, ordered);
+        format!(
+            "SELECT {} FROM {}{w}{group}{ol}",
+            items.join(", "),
+            from.sql
+        )
+    }
+
+    /// A select list over the table `t` alone, or aggregates of it, that
+    /// cannot fail; whether it aggregates.
+    fn outer_items(&mut self, q: &str) -> (Vec<String>, bool) {
+        if self.chance(0.4) {
+            let mut items = vec!["count(*)".to_string()];
+            if self.chance(0.6) {
+                items.push(qualify(&self.agg_call(), q));
+            }
+            if self.chance(0.3) {
+                items.insert(0, qualify(&self.group_key(), q));
+            }
+            return (items, true);
+        }
+        let items = (0..self.rng.gen_range(1..=3))
+            .map(|_| {
+                if self.chance(0.7) {
+                    format!("{q}.{}", self.pick(&ALL_COLS))
+                } else {
+                    qualify(&self.num(1).0, q)
+                }
+            })
+            .collect();
+        (items, false)
+    }
+
+    /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `[NOT] IN`,
+    /// `[NOT] EXISTS` correlated on an equality, a scalar subquery
+    /// (correlated or not).
+    fn subquery_query(&mut self) -> String {
+        let outer_table = *self.pick(&["t", "t", "t2"]);
+        let inner_table = *self.pick(&["t", "t2", "t3", "t3"]);
+        let o = self.input(outer_table, "ot", outer_table == inner_table);
+        let i = self.input(inner_table, "it", outer_table == inner_table);
+        let inner_where = |g: &mut Self| {
+            if g.chance(0.5) {
+                format!(" WHERE {}", qualify(&g.pred(1), &i.name))
+            } else {
+                String::new()
+            }
+        };
+        let (a, b) = self.key_pair();
+        let cond = match self.rng.gen_range(0..100) {
+            0..40 => {
+                let not = if self.chance(0.5) { " NOT" } else { "" };
+                let w = inner_where(self);
+                format!(
+                    "{}.{a}{not} IN (SELECT {}.{b} FROM {}{w})",
+                    o.name, i.name, i.sql
+                )
+            }
+            40..75 => {
+                let not = if self.chance(0.5) { "NOT " } else { "" };
+                let mut conds = vec![format!("{}.{b} = {}.{a}", i.name, o.name)];
+                if self.chance(0.3) {
+                    conds.push(qualify(&self.pred(1), &i.name));
+                }
+                if self.chance(0.15) {
+                    let c = *self.pick(&SAFE_INTS);
+                    conds.push(format!("{}.{c} <> {}.{c}", i.name, o.name));
+                }
+                let item = *self.pick(&["1", "*", "i.n"]);
+                let item = if item == "i.n" {
+                    format!("{}.n", i.name)
+                } else {
+                    item.to_string()
+                };
+                format!(
+                    "{not}EXISTS (SELECT {item} FROM {} WHERE {})",
+                    i.sql,
+                    conds.join(" AND ")
+                )
+            }
+            75..88 => {
+                let col = *self.pick(&SAFE_INTS);
+                let agg = *self.pick(&["sum", "min", "max", "count"]);
+                format!(
+                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {} WHERE {}.{b} = {}.{a})",
+                    o.name,
+                    self.cmp_op(),
+                    i.name,
+                    i.sql,
+                    i.name,
+                    o.name
+                )
+            }
+            _ => {
+                let col = *self.pick(&["m", "f", "r", "n"]);
+                let agg = *self.pick(&["avg", "min", "max", "sum"]);
+                let w = inner_where(self);
+                format!(
+                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {}{w})",
+                    o.name,
+                    self.cmp_op(),
+                    i.name,
+                    i.sql
+                )
+            }
+        };
+        let more = if self.chance(0.3) {
+            format!(" AND {}", qualify(&self.pred(1), &o.name))
+        } else {
+            String::new()
+        };
+        let (items, grouped) = self.outer_items(&o.name);
+        let group = if grouped && items.len() == 3 {
+            " GROUP BY 1".to_string()
+        } else {
+            String::new()
+        };
+        let ordered = self.chance(0.4);
+        let ol = self.order_limit(&items, false, ordered, ordered || !grouped);
+        format!(
+            "SELECT {} FROM {} WHERE {cond}{more}{group}{ol}",
+            items.join(", "),
+            o.sql
+        )
+    }
+
+    /// A subquery in FROM (grouped or not), read alone or joined with `t`,
+    /// sometimes as a CTE.
+    fn derived_query(&mut self) -> String {
+        let table = *self.pick(&["t", "t2", "t3"]);
+        let (k, _) = self.key_pair();
+        let w = if self.chance(0.5) {
+            format!(" WHERE {}", self.pred(1))
+        } else {
+            String::new()
+        };
+        let inner = if self.chance(0.5) {
+            // Known limitation, left out: a subquery's or CTE's integer sum
+            // past i64 (`sum(w)`, `sum(j)`) becomes a float column when its
+            // rows are kept as a table (`WITH d AS (SELECT sum(w) AS v FROM
+            // t2) SELECT v FROM d` gives -1.8446744073709552e19 where the
+            // exact sum is -18446744073709551615): a table has no i128
+            // column.
+            let agg = loop {
+                let agg = self.agg_call();
+                if !agg.contains("sum(w)") && !agg.contains("sum(j)") {
+                    break agg;
+                }
+            };
+            format!("SELECT {k} AS dk, count(*) AS dc, {agg} AS dv FROM {table}{w} GROUP BY {k}")
+        } else {
+            let (v, _) = self.num(1);
+            format!("SELECT {k} AS dk, {v} AS dv, 1 AS dc FROM {table}{w}")
+        };
+        let cte = self.chance(0.3);
+        let (with, source) = if cte {
+            (format!("WITH dq AS ({inner}) "), "dq".to_string())
+        } else {
+            (String::new(), format!("({inner}) AS dq"))
+        };
+        if self.chance(0.5) {
+            // Alone.
+            let w2 = if self.chance(0.4) {
+                " WHERE dq.dk IS NOT NULL".to_string()
+            } else {
+                String::new()
+            };
+            let items = [
+                "dq.dk".to_string(),
+                "count(*)".into(),
+                "sum(dq.dc)".into(),
+                "min(dq.dv)".into(),
+            ];
+            let ordered = self.chance(0.5);
+            let ol = self.order_limit(&items, false, ordered, false);
+            format!(
+                "{with}SELECT {} FROM {source}{w2} GROUP BY dq.dk{ol}",
+                items.join(", ")
+            )
+        } else {
+            let o = self.input("t", "ot", false);
+            let kind = self.join_kind();
+            let w2 = if self.chance(0.4) {
+                format!(" WHERE {}", qualify(&self.pred(1), &o.name))
+            } else {
+                String::new()
+            };
+            let (items, _) = (
+                vec![
+                    format!("{}.{}", o.name, self.pick(&ALL_COLS)),
+                    "dq.dk".to_string(),
+                    "dq.dv".to_string(),
+                    "dq.dc".to_string(),
+                ],
+                false,
+            );
+            let ordered = self.chance(0.4);
+            let ol = self.order_limit(&items, false, ordered, ordered);
+            format!(
+                "{with}SELECT {} FROM {} {kind} {source} ON {}.{k} = dq.dk{w2}{ol}",
+                items.join(", "),
+                o.sql,
+                o.name
+            )
+        }
+    }
+
+    /// `SELECT cols FROM x [WHERE] op SELECT cols FROM y [WHERE]`, now
+    /// and then a third operand, ORDER BY and LIMIT.
+    fn set_query(&mut self) -> String {
+        let mut cols: Vec<&str> = Vec::new();
+        for _ in 0..self.rng.gen_range(1..=3) {
+            let c = *self.pick(&["n", "h", "s", "r", "y", "k", "c", "f", "t", "z", "p", "e"]);
+            if !cols.contains(&c) {
+                cols.push(c);
+            }
+        }
+        let list = cols.join(", ");
+        let side = |g: &mut Self| {
+            let table = *g.pick(&["t", "t2", "t3"]);
+            let w = if g.chance(0.5) {
+                format!(" WHERE {}", g.pred(1))
+            } else {
+                String::new()
+            };
+            format!("SELECT {list} FROM {table}{w}")
+        };
+        let op = |g: &mut Self| {
+            *g.pick(&[
+                "UNION",
+                "UNION ALL",
+                "UNION",
+                "UNION ALL",
+                "INTERSECT",
+                "EXCEPT",
+                "INTERSECT ALL",
+                "EXCEPT ALL",
+            ])
+        };
+        let mut sql = side(self);
+        for _ in 0..if self.chance(0.2) { 2 } else { 1 } {
+            let o = op(self);
+            let s = side(self);
+            let _ = write!(sql, " {o} {s}");
+        }
+        if self.chance(0.4) {
+            let keys: Vec<String> = (1..=cols.len())
+                .map(|i| {
+                    let dir = *self.pick(&["", " DESC", " NULLS FIRST", " DESC NULLS LAST"]);
+                    format!("{i}{dir}")
+                })
+                .collect();
+            let _ = write!(sql, " ORDER BY {}", keys.join(", "));
+            if self.chance(0.5) {
+                let _ = write!(sql, " LIMIT {}", self.pick(&[0, 1, 3, 10]));
+            }
+        }
+        sql
+    }
+
+    /// A random query over `t`, `t2` and `t3`.
+    fn multi_query(&mut self) -> String {
+        match self.rng.gen_range(0..100) {
+            0..45 => self.join_query(),
+            45..70 => self.subquery_query(),
+            70..82 => self.derived_query(),
+            _ => self.set_query(),
+        }
+    }
+}
+
+/// The statement as a query (a lone SELECT becomes a plain query).
+fn parse_query(sql: &str) -> Result<katydid::sql::ast::Query, String> {
+    match katydid::sql::parse(sql) {
+        Ok(Statement::Select(s)) => Ok(katydid::sql::ast::Query::plain(*s)),
+        Ok(Statement::Query(q)) => Ok(*q),
+        Ok(other) => Err(format!("not a query: {other:?}")),
+        Err(e) => Err(format!("does not parse: {e}")),
+    }
+}
+
+/// Random joins, subqueries and set operations over three random tables
+/// per seed (`t` as in [`random_queries_match_reference`], `t2` and `t3`
+/// of up to ~200 rows sharing its key values), against the reference's
+/// nested loops. `KATYDID_DIFF_MULTI_TABLES` seeds ×
+/// `KATYDID_DIFF_MULTI_QUERIES` queries (small by default: CI's share is a
+/// few seconds); `KATYDID_DIFF_MULTI_ONLY=<seed>:<query>` reruns one case,
+/// with `KATYDID_DIFF_MULTI_SQL=<query>` instead of the generated one.
+///
+/// A case the engine declines with "not supported" is counted, not
+/// failed; one the reference declines (a join past
+/// `reference::multi::MAX_JOIN_ROWS`) is skipped.
+#[test]
+fn random_multi_table_queries_match_reference() {
+    let start = Instant::now();
+    let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
+    let tables = env_u64("KATYDID_DIFF_MULTI_TABLES", 16);
+    let queries = env_u64("KATYDID_DIFF_MULTI_QUERIES", 25);
+    let only: Option<(u64, u64)> = std::env::var("KATYDID_DIFF_MULTI_ONLY").ok().map(|v| {
+        let (s, q) = v
+            .split_once(':')
+            .expect("KATYDID_DIFF_MULTI_ONLY=<seed>:<query>");
+        (s.parse().expect("seed"), q.parse().expect("query"))
+    });
+    let custom_sql = std::env::var("KATYDID_DIFF_MULTI_SQL").ok();
+    quiet_panics();
+    let mut dbs = databases();
+    let (mut cases, mut both_errors, mut with_rows, mut skipped) = (0usize, 0usize, 0usize, 0usize);
+    let mut unsupported: Vec<String> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    let seeds: Vec<u64> = match only {
+        Some((s, _)) => vec![s],
+        None => (base..base + tables).collect(),
+    };
+    for seed in seeds {
+        let tts = multi_tables(seed);
+        for db in &mut dbs {
+            for tt in &tts {
+                db.add_table(tt.table.clone())
+                    .expect("table fits the memory limit");
+            }
+        }
+        let refs: Vec<&Table> = tts.iter().map(|t| &t.table).collect();
+        let catalog = reference::Catalog::of(&refs);
+        let query_ids: Vec<u64> = match only {
+            Some((_, q)) => vec![q],
+            None => (0..queries).collect(),
+        };
+        for qi in query_ids {
+            let mut g = QueryGen {
+                rng: ChaCha8Rng::seed_from_u64(
+                    seed.wrapping_mul(2_000_003)
+                        .wrapping_add(qi)
+                        .wrapping_add(77),
+                ),
+                samples: &tts[0].samples,
+            };
+            let sql = match &custom_sql {
+                Some(q) => q.clone(),
+                None => g.multi_query(),
+            };
+            let expected =
+                parse_query(&sql).map(|q| reference::multi::run_query(&catalog, &q, None));
+            if let Ok(Err(e)) = &expected
+                && e.starts_with(reference::multi::SKIP)
+            {
+                skipped += 1;
+                continue;
+            }
+            for db in &dbs {
+                cases += 1;
+                let outcome = match &expected {
+                    Ok(expected) => check_case(expected, db, &sql),
+                    Err(e) => Err(e.clone()),
+                };
+                match outcome {
+                    Ok(Outcome::Rows) => with_rows += 1,
+                    Ok(Outcome::BothErrors) => both_errors += 1,
+                    Err(why)
+                        if why.starts_with("engine failed")
+                            && why
+                                .lines()
+                                .next()
+                                .unwrap_or_default()
+                                .contains("not supported") =>
+                    {
+                        unsupported.push(format!(
+                            "{sql}\n      -> {}",
+                            why.lines().next().unwrap_or_default()
+                        ));
+                    }
+                    Err(why) => {
+                        let mut detail = format!(
+                            "KATYDID_DIFF_MULTI_ONLY={seed}:{qi} threads {}: {sql}\n  {why}\n",
+                            db.threads()
+                        );
+                        if failures.is_empty() {
+                            for tt in tts.iter().filter(|t| t.rows.len() <= 40) {
+                                detail.push_str(&describe_table(tt));
+                            }
+                        }
+                        failures.push(detail);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "multi-table differential: {cases} cases ({with_rows} with rows, {both_errors} both failed, {} not supported by the engine), {skipped} skipped, {} failures, {:.1?}",
+        unsupported.len(),
+        failures.len(),
+        start.elapsed()
+    );
+    for u in unsupported
+        .iter()
+        .take(env_u64("KATYDID_DIFF_SHOW", 4) as usize)
+    {
+        eprintln!("  not supported: {u}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} multi-table failures:\n\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Most cases must be answered by both: a generator drifting into what
+    // the engine declines, or into errors, tests nothing.
+    if only.is_none() && custom_sql.is_none() {
+        assert!(
+            with_rows * 10 >= cases * 8,
+            "only {with_rows} of {cases} multi-table cases produced rows"
+        );
+    }
+}
+
+/// The second and third tables of the multi-table test hold every codec,
+/// on the key columns joins use as on the others.
+#[test]
+fn multi_tables_use_every_codec() {
+    let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
+    let mut keys: std::collections::BTreeSet<(String, String)> = Default::default();
+    let mut all: std::collections::BTreeSet<(String, String)> = Default::default();
+    for seed in base..base + 60 {
+        for tt in multi_tables(seed).iter().skip(1) {
+            let t = &tt.table;
+            for p in &t.partitions {
+                for (c, f) in p.columns.iter().zip(&t.fields) {
+                    let name = c.encoding_name();
+                    let name = name.strip_suffix("+nulls").unwrap_or(&name).to_string();
+                    let entry = (f.dtype.to_string(), name);
+                    if JOIN_KEYS.contains(&f.name.as_str()) {
+                        keys.insert(entry.clone());
+                    }
+                    all.insert(entry);
+                }
+            }
+        }
+    }
+    let missing = |seen: &std::collections::BTreeSet<(String, String)>| -> Vec<String> {
+        CODECS
+            .iter()
+            .filter(|(dtype, codec)| {
+                !seen
+                    .iter()
+                    .any(|(t, n)| *t == dtype.to_string() && n.starts_with(codec))
+            })
+            .map(|(dtype, codec)| format!("{dtype} {codec}"))
+            .collect()
+    };
+    assert!(
+        missing(&keys).is_empty(),
+        "no t2/t3 join key in {:?}",
+        missing(&keys)
+    );
+    assert!(
+        missing(&all).is_empty(),
+        "no t2/t3 column in {:?}",
+        missing(&all)
+    );
 }

@@ -1129,3 +1129,133 @@ fn dimension_joins_agree_with_hash_joins() {
         assert!(!plan.contains("dimension join"), "round {round}\n{plan}");
     }
 }
+
+/// Loads `a(k, v)`, `b(k, w, t)` and `flat`, their inner join on `k` by
+/// nested loops, as `flat(k, v, w, t)` (partitions of 2 rows).
+fn load_small_join(db: &mut Database) {
+    let a = [(1, 10), (2, 20), (2, 21), (3, 30)];
+    let b = [
+        (1, 5, "x"),
+        (2, 7, "y"),
+        (2, 3, "z"),
+        (4, 9, "w"),
+        (1, 1, "v"),
+    ];
+    let mut a_csv = String::from("k,v\n");
+    let mut b_csv = String::from("k,w,t\n");
+    let mut flat = String::from("k,v,w,t\n");
+    for (k, v) in a {
+        a_csv += &format!("{k},{v}\n");
+        for (bk, w, t) in b {
+            if bk == k {
+                flat += &format!("{k},{v},{w},{t}\n");
+            }
+        }
+    }
+    for (k, w, t) in b {
+        b_csv += &format!("{k},{w},{t}\n");
+    }
+    let options = LoadOptions {
+        partition_rows: 2,
+        replace: true,
+        ..LoadOptions::default()
+    };
+    for (name, text) in [("a", a_csv), ("b", b_csv), ("flat", flat)] {
+        db.load_csv_bytes(
+            text.into_bytes(),
+            Path::new(&format!("{name}.csv")),
+            name,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+    }
+}
+
+/// An aggregate's own ORDER BY (and WITHIN GROUP's) over a join reads the
+/// joined columns it names (they were not rewritten: "unknown table").
+#[test]
+fn aggregate_order_keys_read_joined_columns() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    for (joined, flat) in [
+        (
+            "SELECT a.k, string_agg(b.t, ',' ORDER BY b.w DESC) FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+            "SELECT k, string_agg(t, ',' ORDER BY w DESC) FROM flat GROUP BY k",
+        ),
+        (
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY b.w), listagg(a.v ORDER BY b.t) FROM a, b WHERE a.k = b.k",
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY w), listagg(v ORDER BY t) FROM flat",
+        ),
+    ] {
+        same(&db, joined, flat, "aggregate ORDER BY over a join");
+    }
+}
+
+/// Implicit grouping by a column keeps its meaning when the column has
+/// no value at all (type NULL: a join's empty result, an empty CSV
+/// column): over no rows there is no group, as with GROUP BY.
+#[test]
+fn implicit_grouping_over_no_rows_has_no_group() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    db.load_csv_bytes(
+        b"x,e\n1,\n2,\n".to_vec(),
+        Path::new("empty_column.csv"),
+        "c",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    for (implicit, explicit) in [
+        (
+            "SELECT a.v, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100",
+            "SELECT a.v, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100 GROUP BY a.v",
+        ),
+        (
+            "SELECT a.v + 1, b.t, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100",
+            "SELECT a.v + 1, b.t, count(*) FROM a JOIN b ON a.k = b.k WHERE b.w > 100 GROUP BY 1, 2",
+        ),
+        (
+            "SELECT e, count(*) FROM c WHERE x > 5",
+            "SELECT e, count(*) FROM c WHERE x > 5 GROUP BY e",
+        ),
+    ] {
+        assert!(query(&db, explicit).is_empty(), "{explicit}");
+        assert!(query(&db, implicit).is_empty(), "{implicit}");
+    }
+    // The empty column still groups every row into one group, and a
+    // global aggregate of it still has its one row.
+    assert_eq!(
+        query(&db, "SELECT e, count(*) FROM c"),
+        vec![vec![Value::Null, Value::Int(2)]]
+    );
+    assert_eq!(
+        query(&db, "SELECT sum(e), count(*) FROM c WHERE x > 5"),
+        vec![vec![Value::Null, Value::Int(0)]]
+    );
+}
+
+/// `SELECT DISTINCT` with an integer literal item keeps the literal as a
+/// value (DISTINCT became a GROUP BY of the items, where `10` read as a
+/// position: "position 10 is not in the select list").
+#[test]
+fn distinct_keeps_integer_literal_items() {
+    let mut db = Database::new(DatabaseOptions::default()).unwrap();
+    load_small_join(&mut db);
+    for (distinct, grouped) in [
+        ("SELECT DISTINCT 10 FROM a", "SELECT 10 FROM a LIMIT 1"),
+        (
+            "SELECT DISTINCT 5, a.k FROM a JOIN b ON a.k = b.k",
+            "SELECT 5, a.k FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+        ),
+        (
+            "SELECT DISTINCT 10 FROM a WHERE v > 100",
+            "SELECT 10 FROM a WHERE v > 100",
+        ),
+    ] {
+        same(&db, distinct, grouped, "DISTINCT with an integer literal");
+    }
+    assert_eq!(
+        query(&db, "SELECT DISTINCT 10 FROM a"),
+        vec![vec![Value::Int(10)]]
+    );
+}

@@ -403,11 +403,20 @@ impl<'e> Composer<'e> {
             })
         {
             select.distinct = false;
+            // An integer literal item is grouped by its position: as a
+            // GROUP BY item it would be read as one.
             select.group_by = select
                 .projection
                 .iter()
-                .filter_map(|item| match item {
-                    SelectItem::Expr { expr, .. } => Some(expr.clone()),
+                .enumerate()
+                .filter_map(|(i, item)| match item {
+                    SelectItem::Expr { expr, .. } => Some(match expr.kind {
+                        ExprKind::Literal(Literal::Int(_)) => Expr {
+                            kind: ExprKind::Literal(Literal::Int(i as i64 + 1)),
+                            span: expr.span,
+                        },
+                        _ => expr.clone(),
+                    }),
                     _ => None,
                 })
                 .collect();
@@ -1107,9 +1116,15 @@ pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             }
             v
         }
-        ExprKind::Function { args, filter, .. } => args
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => args
             .iter_mut()
             .chain(filter.iter_mut().map(|p| p.as_mut()))
+            .chain(order_by.iter_mut().map(|o| &mut o.expr))
             .collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_mut()];
@@ -1161,7 +1176,16 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             }
             v
         }
-        ExprKind::Function { args, filter, .. } => args.iter().chain(filter.as_deref()).collect(),
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => args
+            .iter()
+            .chain(filter.as_deref())
+            .chain(order_by.iter().map(|o| &o.expr))
+            .collect(),
         ExprKind::Window { call, window } => {
             let mut v = vec![call.as_ref()];
             v.extend(window.partition_by.iter());

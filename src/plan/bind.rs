@@ -64,6 +64,9 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
     // Select list, before aggregation.
     let mut items: Vec<Expr> = Vec::new();
     let mut names: Vec<String> = Vec::new();
+    // Per item, whether it names a column (a column of type NULL binds
+    // as a constant, but is a plain expression all the same).
+    let mut reads: Vec<bool> = Vec::new();
     for item in &select.projection {
         match item {
             SelectItem::Wildcard(span, options)
@@ -85,10 +88,12 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
                         None => column_expr(index, f),
                     });
                     names.push(f.name.clone());
+                    reads.push(true);
                 }
             }
             SelectItem::Expr { expr, alias } => {
                 let bound = binder.bind(expr, Ctx::Select)?;
+                reads.push(reads_column(expr));
                 let name = match alias {
                     Some(a) => a.name.clone(),
                     None => match &expr.kind {
@@ -143,9 +148,10 @@ pub fn bind_select(select: &ast::Select, sql: &str, catalog: &dyn Catalog) -> Re
         let mut keys: Deduped<Expr> = Deduped::new();
         if select.group_by.is_empty() {
             // LocustDB's implicit grouping: plain expressions next to
-            // aggregates are the group keys.
-            for e in &items {
-                if !contains_agg(e) && !e.is_constant() {
+            // aggregates are the group keys (also one over a column of
+            // type NULL, bound as a constant: over no rows, no group).
+            for (e, &reads) in items.iter().zip(&reads) {
+                if !contains_agg(e) && (reads || !e.is_constant()) {
                     keys.insert(e.clone());
                 }
             }
@@ -631,6 +637,50 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "variance",
     "year",
 ];
+
+/// True when `e` names a column outside aggregates and subqueries.
+fn reads_column(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Function { name, .. } if AggFunc::is_aggregate_name(name) => false,
+        ExprKind::Column(_) | ExprKind::QualifiedColumn { .. } => true,
+        ExprKind::Literal(_)
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists(_)
+        | ExprKind::Window { .. } => false,
+        ExprKind::InSubquery { expr, .. }
+        | ExprKind::Unary { expr, .. }
+        | ExprKind::IsNull { expr, .. }
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::Extract { expr, .. } => reads_column(expr),
+        ExprKind::Binary { left, right, .. } => reads_column(left) || reads_column(right),
+        ExprKind::InList { expr, list, .. } => reads_column(expr) || list.iter().any(reads_column),
+        ExprKind::Between {
+            expr, low, high, ..
+        } => [expr, low, high].into_iter().any(|x| reads_column(x)),
+        ExprKind::Like { expr, pattern, .. } => reads_column(expr) || reads_column(pattern),
+        ExprKind::Case {
+            operand,
+            branches,
+            else_result,
+        } => {
+            operand.as_deref().is_some_and(reads_column)
+                || branches
+                    .iter()
+                    .any(|(w, t)| reads_column(w) || reads_column(t))
+                || else_result.as_deref().is_some_and(reads_column)
+        }
+        ExprKind::Function {
+            args,
+            filter,
+            order_by,
+            ..
+        } => {
+            args.iter().any(reads_column)
+                || filter.as_deref().is_some_and(reads_column)
+                || order_by.iter().any(|o| reads_column(&o.expr))
+        }
+    }
+}
 
 /// A reference to column `index`. A column of type NULL (no value at all)
 /// is bound as the NULL literal, so that every operator and aggregate takes

@@ -26,16 +26,23 @@
 //! message starts with [`LENIENT`], and an engine that succeeds instead is
 //! not wrong.
 //!
+//! Joins, subqueries, CTEs and set operations are in [`multi`]: a SELECT
+//! reads a [`Relation`] (a table's rows, or a join's) whose columns carry
+//! their qualifiers, and a subquery sees the row of the query around it.
+//!
 //! Everything here favours obviousness over speed: a table is at most a few
 //! hundred rows in the differential test.
 
+pub mod multi;
+
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use katydid::DataType;
 use katydid::Value;
 use katydid::sql::ast::{
-    BinaryOp, Expr, ExprKind, Literal, OrderByItem, Select, SelectItem, Span, UnaryOp,
+    BinaryOp, Expr, ExprKind, FromItem, Literal, OrderByItem, Select, SelectItem, Span, UnaryOp,
 };
 use katydid::store::Table;
 use katydid::types::{parse_timestamp, timestamp_year};
@@ -77,11 +84,135 @@ pub struct RefResult {
     pub all_rows: Vec<Vec<Value>>,
     /// The ORDER BY keys (empty without ORDER BY).
     pub order: Vec<OrderKey>,
-    /// True for an aggregate query (GROUP BY, implicit grouping or a global
-    /// aggregate): its row order without ORDER BY is unspecified.
+    /// True when the row order without ORDER BY is unspecified: an
+    /// aggregate query (GROUP BY, implicit grouping or a global aggregate),
+    /// DISTINCT, or rows of joins, subqueries and set operations.
     pub grouped: bool,
     /// True when LIMIT or OFFSET was given.
     pub limited: bool,
+    /// The output names (an alias, a column's name, else empty), for a
+    /// subquery in FROM, a CTE and a set operation's ORDER BY.
+    pub names: Vec<String>,
+    /// The output types where known statically.
+    pub types: Vec<Option<DataType>>,
+}
+
+/// A column of the rows a SELECT reads.
+#[derive(Debug, Clone)]
+pub struct Col {
+    /// The table name or alias `q.name` finds it by (none for the merged
+    /// column of a `USING`).
+    pub qualifier: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its type, when known.
+    pub dtype: Option<DataType>,
+    /// Found by its bare name (a `USING` column's copies in its two inputs
+    /// are found only qualified; the merged column stands for them).
+    pub bare: bool,
+    /// Shown by `*`.
+    pub star: bool,
+}
+
+/// Rows with named columns: a table, a join, a subquery's result.
+#[derive(Debug, Clone)]
+pub struct Relation {
+    /// The columns, in row order.
+    pub cols: Vec<Col>,
+    /// The rows (shared: a table is read by many subqueries).
+    pub rows: Rc<Vec<Vec<Value>>>,
+}
+
+/// The tables (and CTEs) a query may name, rows decoded once.
+#[derive(Clone, Default)]
+pub struct Catalog {
+    /// `(lower-case name, columns without qualifier, rows)`; later entries
+    /// (CTEs) hide earlier ones of the same name.
+    pub tables: Vec<(String, Relation)>,
+}
+
+impl Catalog {
+    /// A catalog of the given tables.
+    pub fn of(tables: &[&Table]) -> Catalog {
+        let tables = tables
+            .iter()
+            .map(|t| {
+                let cols = t
+                    .fields
+                    .iter()
+                    .map(|f| Col {
+                        qualifier: None,
+                        name: f.name.clone(),
+                        dtype: Some(f.dtype),
+                        bare: true,
+                        star: true,
+                    })
+                    .collect();
+                let rel = Relation {
+                    cols,
+                    rows: Rc::new(load_rows(t)),
+                };
+                (t.name.to_ascii_lowercase(), rel)
+            })
+            .collect();
+        Catalog { tables }
+    }
+
+    /// The table or CTE named `name`.
+    pub fn get(&self, name: &str) -> Option<&Relation> {
+        self.tables
+            .iter()
+            .rev()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, r)| r)
+    }
+}
+
+/// The row of an enclosing query a correlated subquery reads.
+#[derive(Clone, Copy)]
+pub struct Outer<'a> {
+    /// The enclosing query's columns.
+    pub cols: &'a [Col],
+    /// Its current row.
+    pub row: &'a [Value],
+    /// The query enclosing that one.
+    pub parent: Option<&'a Outer<'a>>,
+}
+
+/// The column `qualifier.name` (or the bare `name`) of `cols`; an error when
+/// more than one column answers to it.
+fn find_col(cols: &[Col], qualifier: Option<&str>, name: &str) -> Result<Option<usize>, RefError> {
+    let hits: Vec<usize> = cols
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.name.eq_ignore_ascii_case(name)
+                && match qualifier {
+                    None => c.bare,
+                    Some(q) => c
+                        .qualifier
+                        .as_deref()
+                        .is_some_and(|x| x.eq_ignore_ascii_case(q)),
+                }
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match hits.as_slice() {
+        [] => Ok(None),
+        [i] => Ok(Some(*i)),
+        _ => Err(format!("ambiguous column {name:?}")),
+    }
+}
+
+/// The column an expression that names one refers to among `cols`.
+fn column_of(e: &Expr, cols: &[Col]) -> Option<usize> {
+    match &e.kind {
+        ExprKind::Column(n) => find_col(cols, None, n).ok().flatten(),
+        ExprKind::QualifiedColumn { table, column } => {
+            find_col(cols, Some(table), column).ok().flatten()
+        }
+        _ => None,
+    }
 }
 
 /// Decodes every row of `table` in load order.
@@ -144,7 +275,7 @@ fn contains_aggregate(e: &Expr) -> bool {
 /// True when `e` refers to a column outside any aggregate.
 fn contains_plain_column(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Column(_) => true,
+        ExprKind::Column(_) | ExprKind::QualifiedColumn { .. } => true,
         ExprKind::Function { name, .. } if is_aggregate_name(name) => false,
         _ => children(e).into_iter().any(contains_plain_column),
     }
@@ -220,7 +351,7 @@ fn canonical(e: &Expr) -> Expr {
     let b = |x: &Expr| Box::new(canonical(x));
     let kind = match &e.kind {
         ExprKind::Column(n) => ExprKind::Column(n.to_ascii_lowercase()),
-        // One table, one SELECT: the reference has no joins or subqueries.
+        // Compared as written (qualifiers included); subqueries whole.
         k @ (ExprKind::QualifiedColumn { .. }
         | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
@@ -332,11 +463,12 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 /// The static type of `e` (`None` for an untyped NULL), used where the
 /// contract fixes a result type independently of the row: a CASE mixing
 /// integer and float branches yields floats.
-fn static_type(e: &Expr, table: &Table) -> Option<DataType> {
+fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
     match &e.kind {
-        ExprKind::Column(n) => table.column_index(n).map(|i| table.fields[i].dtype),
-        ExprKind::QualifiedColumn { .. }
-        | ExprKind::Window { .. }
+        ExprKind::Column(_) | ExprKind::QualifiedColumn { .. } => {
+            column_of(e, table).and_then(|i| table[i].dtype)
+        }
+        ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::InSubquery { .. }
         | ExprKind::Exists(_) => None,
@@ -476,7 +608,12 @@ enum Ctx<'a> {
 }
 
 struct Evaluator<'a> {
-    table: &'a Table,
+    /// The columns of the rows evaluated.
+    cols: &'a [Col],
+    /// The enclosing queries' rows, for a correlated subquery.
+    outer: Option<&'a Outer<'a>>,
+    /// The tables subqueries read.
+    catalog: &'a Catalog,
 }
 
 fn truth(v: &Value) -> Result<Option<bool>, RefError> {
@@ -942,23 +1079,61 @@ impl Evaluator<'_> {
     fn eval(&self, e: &Expr, ctx: Ctx) -> Result<Value, RefError> {
         use Value::*;
         Ok(match &e.kind {
-            ExprKind::QualifiedColumn { .. }
-            | ExprKind::Window { .. }
-            | ExprKind::Subquery(_)
-            | ExprKind::InSubquery { .. }
-            | ExprKind::Exists(_) => {
-                return Err("the reference evaluates one table without subqueries".into());
+            ExprKind::Window { .. } => {
+                return Err("the reference has no window functions".into());
             }
-            ExprKind::Column(name) => {
-                let i = self
-                    .table
-                    .column_index(name)
-                    .ok_or_else(|| format!("unknown column {name:?}"))?;
-                match ctx {
-                    Ctx::Row(r) => r[i].clone(),
-                    Ctx::Group { rep: Some(r), .. } => r[i].clone(),
-                    Ctx::Group { rep: None, .. } => {
-                        return Err(format!("column {name:?} in a group of no rows"));
+            ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
+                let row = match ctx {
+                    Ctx::Row(r) => r,
+                    Ctx::Group { rep: Some(r), .. } => r,
+                    Ctx::Group { rep: None, .. } => &[],
+                };
+                let outer = Outer {
+                    cols: self.cols,
+                    row,
+                    parent: self.outer,
+                };
+                match &e.kind {
+                    ExprKind::InSubquery {
+                        expr,
+                        query,
+                        negated,
+                    } => {
+                        let x = self.eval(expr, ctx)?;
+                        multi::in_subquery(self.catalog, &x, query, *negated, &outer)?
+                    }
+                    ExprKind::Exists(query) => multi::exists(self.catalog, query, &outer)?,
+                    ExprKind::Subquery(query) => multi::scalar(self.catalog, query, &outer)?,
+                    _ => unreachable!(),
+                }
+            }
+            ExprKind::Column(_) | ExprKind::QualifiedColumn { .. } => {
+                let (qualifier, name) = match &e.kind {
+                    ExprKind::Column(n) => (None, n),
+                    ExprKind::QualifiedColumn { table, column } => (Some(table.as_str()), column),
+                    _ => unreachable!(),
+                };
+                match find_col(self.cols, qualifier, name)? {
+                    Some(i) => match ctx {
+                        Ctx::Row(r) => r[i].clone(),
+                        Ctx::Group { rep: Some(r), .. } => r[i].clone(),
+                        Ctx::Group { rep: None, .. } => {
+                            return Err(format!("column {name:?} in a group of no rows"));
+                        }
+                    },
+                    None => {
+                        let mut at = self.outer;
+                        loop {
+                            let Some(o) = at else {
+                                return Err(format!("unknown column {name:?}"));
+                            };
+                            if let Some(i) = find_col(o.cols, qualifier, name)? {
+                                break o.row.get(i).cloned().ok_or_else(|| {
+                                    format!("outer column {name:?} of a group of no rows")
+                                })?;
+                            }
+                            at = o.parent;
+                        }
                     }
                 }
             }
@@ -1125,7 +1300,7 @@ impl Evaluator<'_> {
                         None => Null,
                     },
                 };
-                match (static_type(e, self.table), v) {
+                match (static_type(e, self.cols), v) {
                     (Some(DataType::Float), Int(i)) => Float(i as f64),
                     (_, v) => v,
                 }
@@ -1179,7 +1354,7 @@ impl Evaluator<'_> {
                                 (Some(b), _) => b,
                             });
                         }
-                        return Ok(match (static_type(e, self.table), best) {
+                        return Ok(match (static_type(e, self.cols), best) {
                             (Some(DataType::Float), Some(Int(i))) => Float(i as f64),
                             (_, b) => b.unwrap_or(Null),
                         });
@@ -1633,73 +1808,163 @@ enum SortSource {
     Expr(Expr),
 }
 
+/// The items a `*` (or `t.*`) with its options stands for: `(column
+/// expression, name)` pairs in, `(expression, output name, aliased)` out.
+fn expand_star(
+    cols: Vec<(Expr, String)>,
+    options: &katydid::sql::ast::StarOptions,
+) -> Result<Vec<(Expr, String, bool)>, RefError> {
+    // EXCLUDE drops columns, REPLACE swaps a column's value for an
+    // expression under the column's name.
+    let named =
+        |id: &katydid::sql::ast::Ident| cols.iter().any(|(_, n)| n.eq_ignore_ascii_case(&id.name));
+    if let Some(id) = options
+        .exclude
+        .iter()
+        .chain(options.replace.iter().map(|(_, id)| id))
+        .find(|id| !named(id))
+    {
+        return Err(format!("no column {} for *", id.name));
+    }
+    let mut seen = HashSet::new();
+    for id in options
+        .exclude
+        .iter()
+        .chain(options.replace.iter().map(|(_, id)| id))
+    {
+        if !seen.insert(id.name.to_ascii_lowercase()) {
+            return Err(format!("column {} named twice after *", id.name));
+        }
+    }
+    let mut items = Vec::new();
+    for (column, name) in cols {
+        if options
+            .exclude
+            .iter()
+            .any(|id| id.name.eq_ignore_ascii_case(&name))
+        {
+            continue;
+        }
+        let replaced = options
+            .replace
+            .iter()
+            .find(|(_, id)| id.name.eq_ignore_ascii_case(&name));
+        let e = match replaced {
+            Some((e, _)) => e.clone(),
+            None => column,
+        };
+        items.push((e, name, replaced.is_some()));
+    }
+    Ok(items)
+}
+
 /// Runs `select` against `table` (which must be the table it names).
 ///
 /// # Errors
 /// Any evaluation error (overflow, division by zero) or resolution error
 /// (unknown column, misplaced aggregate) fails the whole query.
 pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
-    let ev = Evaluator { table };
+    run_select(&Catalog::of(&[table]), select, None)
+}
+
+/// Runs `select` over the tables of `catalog`; `outer` is the row of the
+/// enclosing query when it is a subquery.
+pub fn run_select(
+    catalog: &Catalog,
+    select: &Select,
+    outer: Option<&Outer>,
+) -> Result<RefResult, RefError> {
+    let source = match &select.from {
+        Some(from) => multi::from_item(catalog, from, outer)?,
+        None => Relation {
+            cols: Vec::new(),
+            rows: Rc::new(vec![Vec::new()]),
+        },
+    };
+    let cols = &source.cols[..];
+    let ev = Evaluator {
+        cols,
+        outer,
+        catalog,
+    };
+    // Rows come in load order only from one table read without subqueries.
+    let mut subqueries = false;
+    let mut note = |e: &Expr| {
+        visit(e, &mut |x| {
+            subqueries |= matches!(
+                x.kind,
+                ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_)
+            )
+        })
+    };
+    for item in &select.projection {
+        if let SelectItem::Expr { expr, .. } = item {
+            note(expr);
+        }
+    }
+    select.selection.iter().for_each(&mut note);
+    let unordered = select.distinct
+        || subqueries
+        || !matches!(select.from, Some(FromItem::Table { .. }) | None);
     // The select list, with `*` expanded: (expression, output name).
     let mut items: Vec<(Expr, String, bool)> = Vec::new();
     for item in &select.projection {
         match item {
-            SelectItem::QualifiedWildcard { .. } => {
-                return Err("the reference has no qualified names".into());
+            SelectItem::QualifiedWildcard {
+                table,
+                span,
+                options,
+            } => {
+                let star: Vec<(Expr, String)> = cols
+                    .iter()
+                    .filter(|c| {
+                        c.qualifier
+                            .as_deref()
+                            .is_some_and(|q| q.eq_ignore_ascii_case(&table.name))
+                    })
+                    .map(|c| {
+                        let kind = ExprKind::QualifiedColumn {
+                            table: table.name.clone(),
+                            column: c.name.clone(),
+                        };
+                        (Expr { kind, span: *span }, c.name.clone())
+                    })
+                    .collect();
+                if star.is_empty() {
+                    return Err(format!("no table {} for {}.*", table.name, table.name));
+                }
+                items.extend(expand_star(star, options)?);
             }
             SelectItem::Wildcard(span, options) => {
-                // EXCLUDE drops columns, REPLACE swaps a column's value
-                // for an expression under the column's name.
-                let named = |id: &katydid::sql::ast::Ident| {
-                    table
-                        .fields
-                        .iter()
-                        .any(|f| f.name.eq_ignore_ascii_case(&id.name))
-                };
-                if let Some(id) = options
-                    .exclude
+                let star: Vec<(Expr, String)> = cols
                     .iter()
-                    .chain(options.replace.iter().map(|(_, id)| id))
-                    .find(|id| !named(id))
-                {
-                    return Err(format!("no column {} for *", id.name));
-                }
-                let mut seen = HashSet::new();
-                for id in options
-                    .exclude
-                    .iter()
-                    .chain(options.replace.iter().map(|(_, id)| id))
-                {
-                    if !seen.insert(id.name.to_ascii_lowercase()) {
-                        return Err(format!("column {} named twice after *", id.name));
-                    }
-                }
-                for f in &table.fields {
-                    if options
-                        .exclude
-                        .iter()
-                        .any(|id| id.name.eq_ignore_ascii_case(&f.name))
-                    {
-                        continue;
-                    }
-                    let replaced = options
-                        .replace
-                        .iter()
-                        .find(|(_, id)| id.name.eq_ignore_ascii_case(&f.name));
-                    let e = match replaced {
-                        Some((e, _)) => e.clone(),
-                        None => Expr {
-                            kind: ExprKind::Column(f.name.clone()),
+                    .enumerate()
+                    .filter(|(_, c)| c.star)
+                    .map(|(i, c)| {
+                        let bare = Expr {
+                            kind: ExprKind::Column(c.name.clone()),
                             span: *span,
-                        },
-                    };
-                    items.push((e, f.name.clone(), replaced.is_some()));
-                }
+                        };
+                        // The bare name where it finds this column.
+                        let kind = match &c.qualifier {
+                            Some(q) if column_of(&bare, cols) != Some(i) => {
+                                ExprKind::QualifiedColumn {
+                                    table: q.clone(),
+                                    column: c.name.clone(),
+                                }
+                            }
+                            _ => ExprKind::Column(c.name.clone()),
+                        };
+                        (Expr { kind, span: *span }, c.name.clone())
+                    })
+                    .collect();
+                items.extend(expand_star(star, options)?);
             }
             SelectItem::Expr { expr, alias } => {
                 let (name, aliased) = match (alias, &expr.kind) {
                     (Some(a), _) => (a.name.clone(), true),
                     (None, ExprKind::Column(c)) => (c.clone(), false),
+                    (None, ExprKind::QualifiedColumn { column, .. }) => (column.clone(), false),
                     (None, _) => (String::new(), false),
                 };
                 items.push((expr.clone(), name, aliased));
@@ -1707,9 +1972,9 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         }
     }
 
-    let all = load_rows(table);
+    let all = &*source.rows;
     let mut kept: Vec<&[Value]> = Vec::new();
-    for r in &all {
+    for r in all {
         let keep = match &select.selection {
             Some(w) => {
                 if contains_aggregate(w) {
@@ -1744,7 +2009,7 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
                     .ok_or_else(|| format!("GROUP BY position {n} out of range"))?;
                 e.clone()
             }
-            ExprKind::Column(name) if table.column_index(name).is_none() => items
+            ExprKind::Column(name) if find_col(cols, None, name)?.is_none() => items
                 .iter()
                 .find(|(_, n, aliased)| *aliased && n.eq_ignore_ascii_case(name))
                 .map(|(e, _, _)| e.clone())
@@ -1897,7 +2162,9 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
     let offset = select.offset.unwrap_or(0).min(keyed.len() as u64) as usize;
     // The candidates whose select list is evaluated: every group of an
     // aggregate query; otherwise only the rows returned.
-    let lazy = !grouped;
+    let lazy = !grouped && !select.distinct;
+    // Which rows an unordered LIMIT returns is the engine's choice.
+    let chosen = unordered && select.order_by.is_empty() && select.limit.is_some();
     let evaluated = match select.limit {
         Some(n) if lazy && n >= 0 => {
             offset.min(keyed.len())..(offset + n as usize).min(keyed.len())
@@ -1924,9 +2191,16 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
                 }
                 all_rows.push(r);
             }
+            Err(e) if evaluated.contains(&i) && chosen => return Err(lenient(e)),
             Err(e) if evaluated.contains(&i) => return Err(e),
             Err(_) => {}
         }
+    }
+    if select.distinct {
+        let mut seen = HashSet::new();
+        rows.retain(|r| seen.insert(r.clone()));
+        let mut seen = HashSet::new();
+        all_rows.retain(|r| seen.insert(r.clone()));
     }
     if !lazy {
         let start = offset.min(rows.len());
@@ -1944,7 +2218,9 @@ pub fn run(table: &Table, select: &Select) -> Result<RefResult, RefError> {
         rows,
         all_rows,
         order,
-        grouped,
+        grouped: grouped || unordered,
         limited: select.limit.is_some() || select.offset.is_some(),
+        names: items.iter().map(|(_, n, _)| n.clone()).collect(),
+        types: items.iter().map(|(e, _, _)| static_type(e, cols)).collect(),
     })
 }

@@ -902,8 +902,8 @@ fn row_groups_loaded(sql: &str) -> Option<(usize, usize)> {
 
 /// Ten row groups of 1,000 rows: `id` and `name` ascending (so each group
 /// holds one range), `grp` the row group, floats with NULLs and a NaN,
-/// timestamps, a string column all NULL in group 5 and an integer one
-/// NULL outside group 2.
+/// timestamps, a string column all NULL in group 5, an integer one NULL
+/// outside group 2, and 32-bit floats.
 fn ten_groups() -> RecordBatch {
     let n = 10_000i64;
     let base = 1_704_067_200_000_000i64; // 2024-01-01 00:00:00 in µs
@@ -941,6 +941,14 @@ fn ten_groups() -> RecordBatch {
                 (0..n).map(|i| (i / 1000 == 2).then_some(i % 7)),
             )),
         ),
+        // Loaded as their shortest decimals: 1000.2f32 is 1000.2, below
+        // the float's own 1000.2000122.
+        (
+            "f32",
+            Arc::new(Float32Array::from_iter_values(
+                (0..n).map(|i| i as f32 + 0.2),
+            )),
+        ),
     ];
     RecordBatch::try_from_iter(cols).unwrap()
 }
@@ -958,7 +966,7 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
     let quoted = format!("'{}'", path.display());
     let mut whole = db(2);
     whole.load_csv(&path, "t", &LoadOptions::default()).unwrap();
-    let cases: [(&str, bool); 24] = [
+    let cases: [(&str, bool); 26] = [
         // (filter, whether the groups kept are exactly those with a match)
         ("id < 1000", true),
         ("id <= 999", true),
@@ -982,6 +990,8 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
         ("ts < '2024-01-01 16:40:00'", true),
         ("fare < 10", true),
         ("fare <= 0", true),
+        ("f32 < 1000.20001", true),
+        ("f32 = 2000.2", true),
         // NaN is above every number: group 3 may match whatever its bounds.
         ("fare > 4990", false),
         ("fare >= 4999.5 OR id = 3", false),

@@ -43,7 +43,7 @@ use ::parquet::arrow::arrow_reader::{
 use rayon::prelude::*;
 
 use super::arrow::{
-    Reserver, encode_partition, finish_table, first_error, invalid_data, katydid_type,
+    Reserver, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
     unsupported, widen,
 };
 use super::progress::{Reporter, Stop};
@@ -770,6 +770,8 @@ impl Bounds {
             }
             (DataType::Int, _, S::Int64(v)) if signed => ints(v.min_opt().copied(), v.max_opt().copied()),
             // Integers widened to floats: `as f64` keeps their order.
+            // Floats of 32 bits load as their shortest decimal (as
+            // `arrow.rs` reads them), which keeps their order too.
             (DataType::Float, _, S::Int32(v)) if signed => (
                 v.min_opt().map(|&x| Bound::Float(x.into())),
                 v.max_opt().map(|&x| Bound::Float(x.into())),
@@ -781,8 +783,8 @@ impl Bounds {
             (DataType::Float, A::Float32, S::Float(v)) => {
                 nan_free = stats.nan_count_opt() == Some(0);
                 (
-                    v.min_opt().map(|&x| Bound::Float(x.into())),
-                    v.max_opt().map(|&x| Bound::Float(x.into())),
+                    v.min_opt().map(|&x| Bound::Float(f32_as_decimal(x))),
+                    v.max_opt().map(|&x| Bound::Float(f32_as_decimal(x))),
                 )
             }
             (DataType::Float, A::Float64, S::Double(v)) => {

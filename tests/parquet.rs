@@ -13,8 +13,8 @@ use katydid::arrow_array::types::Int32Type;
 use katydid::arrow_array::{
     ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int8Array, Int16Array,
     Int32Array, Int64Array, ListArray, RecordBatch, RecordBatchIterator, StringArray,
-    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array,
-    UInt32Array, UInt64Array,
+    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+    TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
 };
 use katydid::{Database, DatabaseOptions, Error, LoadOptions, ParquetOptions, Value};
 use parquet::arrow::ArrowWriter;
@@ -903,7 +903,7 @@ fn row_groups_loaded(sql: &str) -> Option<(usize, usize)> {
 /// Ten row groups of 1,000 rows: `id` and `name` ascending (so each group
 /// holds one range), `grp` the row group, floats with NULLs and a NaN,
 /// timestamps, a string column all NULL in group 5, an integer one NULL
-/// outside group 2, and 32-bit floats.
+/// outside group 2, 32-bit floats, timestamps in seconds and dates.
 fn ten_groups() -> RecordBatch {
     let n = 10_000i64;
     let base = 1_704_067_200_000_000i64; // 2024-01-01 00:00:00 in µs
@@ -941,6 +941,20 @@ fn ten_groups() -> RecordBatch {
                 (0..n).map(|i| (i / 1000 == 2).then_some(i % 7)),
             )),
         ),
+        // Seconds, which the file stores as milliseconds.
+        (
+            "ts_s",
+            Arc::new(TimestampSecondArray::from_iter_values(
+                (0..n).map(|i| base / 1_000_000 + i * 60),
+            )),
+        ),
+        // One day per row group.
+        (
+            "day",
+            Arc::new(Date32Array::from_iter_values(
+                (0..n as i32).map(|i| 19_723 + i / 1000),
+            )),
+        ),
         // Loaded as their shortest decimals: 1000.2f32 is 1000.2, below
         // the float's own 1000.2000122.
         (
@@ -966,7 +980,7 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
     let quoted = format!("'{}'", path.display());
     let mut whole = db(2);
     whole.load_csv(&path, "t", &LoadOptions::default()).unwrap();
-    let cases: [(&str, bool); 26] = [
+    let cases: [(&str, bool); 29] = [
         // (filter, whether the groups kept are exactly those with a match)
         ("id < 1000", true),
         ("id <= 999", true),
@@ -991,6 +1005,9 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
         ("fare < 10", true),
         ("fare <= 0", true),
         ("f32 < 1000.20001", true),
+        ("ts_s >= '2024-01-07 22:39:00'", true),
+        ("day = '2024-01-03'", true),
+        ("day > '2024-01-08 12:00:00'", true),
         ("f32 = 2000.2", true),
         // NaN is above every number: group 3 may match whatever its bounds.
         ("fare > 4990", false),

@@ -749,20 +749,61 @@ impl Bounds {
     /// into a table column of type `dtype` (see `arrow.rs` for how values
     /// are converted; only conversions that keep order are used).
     /// `unsigned_order`: the file orders the chunk's bytes as unsigned.
+    /// `column` is the chunk's column in the file: the statistics are in
+    /// its units (an Arrow `Timestamp(Second)` is stored as milliseconds).
     fn of_chunk(
         stats: Option<&::parquet::file::statistics::Statistics>,
         arrow: &arrow_schema::DataType,
+        column: &::parquet::schema::types::ColumnDescriptor,
         dtype: DataType,
         unsigned_order: bool,
         rows: u64,
     ) -> Bounds {
+        use ::parquet::basic::{ConvertedType, LogicalType, TimeUnit as Unit};
         use ::parquet::file::statistics::Statistics as S;
-        use arrow_schema::{DataType as A, TimeUnit};
+        use arrow_schema::DataType as A;
         let Some(stats) = stats else {
             return Bounds::unknown(rows);
         };
         let ints = |min: Option<i64>, max: Option<i64>| (min.map(Bound::Int), max.map(Bound::Int));
-        let signed = matches!(arrow, A::Int8 | A::Int16 | A::Int32 | A::Int64);
+        let logical = column.logical_type_ref();
+        let signed = matches!(arrow, A::Int8 | A::Int16 | A::Int32 | A::Int64)
+            && match logical {
+                Some(LogicalType::Integer(int)) => int.is_signed,
+                Some(_) => false,
+                None => matches!(
+                    column.converted_type(),
+                    ConvertedType::NONE
+                        | ConvertedType::INT_8
+                        | ConvertedType::INT_16
+                        | ConvertedType::INT_32
+                        | ConvertedType::INT_64
+                ),
+            };
+        // Microseconds per stored unit of a timestamp column (negative:
+        // stored units per microsecond).
+        let unit: Option<i64> = match logical {
+            Some(LogicalType::Timestamp(t)) => Some(match t.unit {
+                Unit::MILLIS => 1000,
+                Unit::MICROS => 1,
+                Unit::NANOS => -1000,
+            }),
+            Some(_) => None,
+            None => match column.converted_type() {
+                ConvertedType::TIMESTAMP_MILLIS => Some(1000),
+                ConvertedType::TIMESTAMP_MICROS => Some(1),
+                // Arrow writers store seconds as a plain INT64, the Arrow
+                // type saying so.
+                ConvertedType::NONE
+                    if matches!(arrow, A::Timestamp(arrow_schema::TimeUnit::Second, _)) =>
+                {
+                    Some(1_000_000)
+                }
+                _ => None,
+            },
+        };
+        let date = matches!(logical, Some(LogicalType::Date))
+            || (logical.is_none() && column.converted_type() == ConvertedType::DATE);
         let mut nan_free = true;
         let (min, max) = match (dtype, arrow, stats) {
             (DataType::Int, _, S::Int32(v)) if signed => {
@@ -791,16 +832,15 @@ impl Bounds {
                 nan_free = stats.nan_count_opt() == Some(0);
                 (v.min_opt().map(|&x| Bound::Float(x)), v.max_opt().map(|&x| Bound::Float(x)))
             }
-            (DataType::Timestamp, A::Timestamp(unit, _), S::Int64(v)) => {
+            (DataType::Timestamp, A::Timestamp(..), S::Int64(v)) if unit.is_some() => {
                 let micros = |x: i64| match unit {
-                    TimeUnit::Second => x.checked_mul(1_000_000),
-                    TimeUnit::Millisecond => x.checked_mul(1000),
-                    TimeUnit::Microsecond => Some(x),
-                    TimeUnit::Nanosecond => Some(x.div_euclid(1000)),
+                    Some(k) if k > 0 => x.checked_mul(k),
+                    Some(k) => Some(x.div_euclid(-k)),
+                    None => None,
                 };
                 ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
             }
-            (DataType::Timestamp, A::Date32, S::Int32(v)) => {
+            (DataType::Timestamp, A::Date32, S::Int32(v)) if date => {
                 let micros = |d: i32| i64::from(d).checked_mul(86_400_000_000);
                 ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
             }
@@ -963,6 +1003,7 @@ pub fn select_row_groups(
                                     Some(&(1, leaf)) => Bounds::of_chunk(
                                         group.column(leaf).statistics(),
                                         schema.field(i).data_type(),
+                                        parquet_schema.column(leaf).as_ref(),
                                         dtype,
                                         matches!(
                                             meta.file_metadata().column_order(leaf),

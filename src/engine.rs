@@ -1020,10 +1020,7 @@ impl Database {
         let statement = sql::parse(sql)?;
         let mut result = match &statement {
             Statement::Select(select) if !compose::needs_composition(select) => {
-                let catalog = Reading {
-                    database: self,
-                    columns: columns_read(select),
-                };
+                let catalog = Reading::new(self, select);
                 let plan = self
                     .pool
                     .install(|| plan::plan_select(select, sql, &catalog))?;
@@ -1072,11 +1069,15 @@ impl Database {
                 let select = query
                     .as_select()
                     .ok_or_else(|| Error::Internal("EXPLAIN of a plain query".into()))?;
-                let text = self.pool.install(|| {
-                    let plan = plan::plan_select(select, sql, self)?;
+                let catalog = Reading::new(self, select);
+                let mut text = self.pool.install(|| {
+                    let plan = plan::plan_select(select, sql, &catalog)?;
                     let mut ctx = self.context(&plan);
                     exec::explain(&plan, &mut ctx)
                 })?;
+                if let Some(line) = catalog.report() {
+                    text = format!("{line}\n{text}");
+                }
                 QueryResult {
                     columns: vec!["plan".into()],
                     types: vec![DataType::Str],
@@ -1166,33 +1167,50 @@ impl Database {
     /// The table of a file named in a query, loaded (on the current pool)
     /// unless cached and unchanged; see [`crate::files`].
     fn file_table(&self, from: &TableRef) -> Result<Arc<Table>> {
-        self.file_table_columns(from, None)
+        self.file_table_columns(from, None, None).map(|(t, _)| t)
     }
 
     /// [`Database::file_table`] with at least the columns named in
-    /// `needed` (lower case; `None`: all): a Parquet file's other columns
-    /// are not read until a query needs them (CSV files load whole).
+    /// `needed` (lower case; `None`: all), and of a Parquet file only the
+    /// row groups whose statistics do not rule out every row passing
+    /// `filter` (a query's WHERE; `None`: all row groups). A Parquet
+    /// file's other columns and row groups are not read until a query
+    /// needs them (CSV files load whole). Also returns the row groups the
+    /// table holds (`None`: all).
     fn file_table_columns(
         &self,
         from: &TableRef,
         needed: Option<&HashSet<String>>,
-    ) -> Result<Arc<Table>> {
+        filter: Option<&ingest::parquet::RowFilter>,
+    ) -> Result<(Arc<Table>, Option<ingest::parquet::RowGroups>)> {
         let source = files::file_source(from)?;
+        let options = || {
+            let mut options = source.load_options(&self.load_options(&LoadOptions::default()));
+            if let Some(p) = &source.parquet {
+                options.skip_unsupported = p.skip_unsupported;
+            }
+            options
+        };
+        let groups = || match (&source.parquet, filter) {
+            (Some(p), Some(filter)) if !filter.tests.is_empty() => {
+                ingest::parquet::select_row_groups(&p.files, &options(), &p.options, filter)
+                    .map(Some)
+            }
+            _ => Ok(None),
+        };
         self.files
-            .get_or_load(&source, &self.memory, needed, |wanted| {
-                let mut options = source.load_options(&self.load_options(&LoadOptions::default()));
+            .get_or_load(&source, &self.memory, needed, &groups, |wanted, read| {
+                let options = options();
                 match &source.parquet {
-                    Some(p) => {
-                        options.skip_unsupported = p.skip_unsupported;
-                        ingest::parquet::load_parquet_columns(
-                            &p.files,
-                            &source.table_name,
-                            &options,
-                            &p.options,
-                            wanted,
-                        )
-                        .map(|(l, columns)| (l.table, columns))
-                    }
+                    Some(p) => ingest::parquet::load_parquet_columns(
+                        &p.files,
+                        &source.table_name,
+                        &options,
+                        &p.options,
+                        wanted,
+                        read,
+                    )
+                    .map(|(l, columns)| (l.table, columns)),
                     None => ingest::load_csv(&source.path, &source.table_name, &options).map(|t| {
                         let columns = t.fields.iter().map(|f| f.name.clone()).collect();
                         (t, columns)
@@ -1291,12 +1309,40 @@ impl Catalog for Database {
 }
 
 /// The database as a query over one file sees it: the file's table with
-/// the columns the query names (a Parquet file's other columns are not
+/// the columns the query names and, of a Parquet file, the row groups its
+/// WHERE may keep (a Parquet file's other columns and row groups are not
 /// read for it).
 struct Reading<'a> {
     database: &'a Database,
     /// The names the query reads (lower case); `None`: every column.
     columns: Option<HashSet<String>>,
+    /// The tests of the query's WHERE that row-group statistics can check.
+    filter: ingest::parquet::RowFilter,
+    /// The row groups of the file read last, as EXPLAIN reports them.
+    read: Mutex<Option<ingest::parquet::RowGroups>>,
+}
+
+impl<'a> Reading<'a> {
+    fn new(database: &'a Database, select: &sql::ast::Select) -> Reading<'a> {
+        Reading {
+            database,
+            columns: columns_read(select),
+            filter: files::row_filter(select),
+            read: Mutex::new(None),
+        }
+    }
+
+    /// A line for EXPLAIN on the row groups of the file read, when some
+    /// were skipped.
+    fn report(&self) -> Option<String> {
+        let read = self.read.lock().ok()?.clone()?;
+        Some(format!(
+            "parquet row groups: {} of {} loaded ({} skipped by their statistics)",
+            read.kept(),
+            read.total(),
+            read.total() - read.kept()
+        ))
+    }
 }
 
 impl Catalog for Reading<'_> {
@@ -1309,8 +1355,13 @@ impl Catalog for Reading<'_> {
     }
 
     fn file_table(&self, source: &TableRef) -> Result<Arc<Table>> {
-        self.database
-            .file_table_columns(source, self.columns.as_ref())
+        let (table, read) =
+            self.database
+                .file_table_columns(source, self.columns.as_ref(), Some(&self.filter))?;
+        if let Ok(mut r) = self.read.lock() {
+            *r = read;
+        }
+        Ok(table)
     }
 }
 

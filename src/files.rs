@@ -30,6 +30,17 @@
 //! `side_by_side` checks (else the needed columns are loaded afresh). The
 //! wider table replaces the cached one, so each query sees one consistent
 //! table. CSV files load whole.
+//!
+//! # Row groups read on demand
+//! A Parquet file's table may also hold only some of its row groups: those
+//! whose statistics do not rule out the query's WHERE ([`row_filter`],
+//! `ingest::parquet::select_row_groups`). The entry records which
+//! ([`RowGroups`]), so a pruned table is never taken for the whole file: a
+//! later query that needs no other row group reuses it; one that needs
+//! others (or all: no filter, `SELECT *` with no WHERE, DESCRIBE) loads
+//! the union of both sets of row groups and columns afresh, which replaces
+//! it. A table of every row group serves any query without reading the
+//! footers again.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -39,8 +50,12 @@ use std::time::SystemTime;
 use crate::control::{MemoryBudget, Reservation};
 use crate::error::{Error, Result};
 use crate::ingest::LoadOptions;
-use crate::ingest::parquet::{ParquetOptions, is_parquet};
-use crate::sql::ast::{ExprKind, Literal, TableArg, TableArgValue, TableRef};
+use crate::ingest::parquet::{
+    Compare, Constant, ParquetOptions, RowFilter, RowGroups, RowTest, is_parquet,
+};
+use crate::sql::ast::{
+    BinaryOp, Expr, ExprKind, Literal, Select, TableArg, TableArgValue, TableRef, UnaryOp,
+};
 use crate::store::{Column, HashIndex, Table};
 use crate::types::TimestampFormat;
 
@@ -145,6 +160,9 @@ struct FileTable {
     dialect: Dialect,
     parquet: Option<ParquetSource>,
     stamp: Stamp,
+    /// The Parquet row groups the table holds (`None`: all; CSV files are
+    /// always whole).
+    groups: Option<RowGroups>,
     /// Hash indexes built on the table's columns, by column.
     indexes: Mutex<HashMap<usize, Arc<HashIndex>>>,
     /// The table's bytes, held against the memory budget.
@@ -159,66 +177,127 @@ pub struct FileTables {
 
 impl FileTables {
     /// The table for `source` with at least the columns named in `needed`
-    /// (lower case; `None`: every column): the cached one when the file
-    /// and options are unchanged and it has them, else what `load` reads.
-    /// `load` is given the columns to read (a name filter) and returns
+    /// (lower case; `None`: every column) and the row groups `groups`
+    /// chooses: the cached one when the file and options are unchanged and
+    /// it has them, else what `load` reads. Returns the table and the row
+    /// groups it holds (`None`: all of them).
+    ///
+    /// `groups` gives the row groups a query may need (`None`: all); it is
+    /// asked only when the cached table holds some row groups and not all
+    /// (a cached table of all of them serves any query). `load` is given
+    /// the columns to read (a name filter) and the row groups, and returns
     /// their table (columns in file order) and the names of all the file's
-    /// columns; a loader that cannot choose columns (CSV) reads them all.
-    /// When the cached table of the unchanged file lacks some of the needed
-    /// columns, only those are loaded and put beside the cached ones (the
-    /// rows in the same order: a load cuts the same partitions), and the
-    /// wider table replaces the cached one (queries still running keep the
-    /// old one); its bytes are reserved from `memory`.
+    /// columns; a loader that cannot choose columns or row groups (CSV)
+    /// reads them all.
+    ///
+    /// When the cached table of the unchanged file holds the row groups
+    /// but lacks some of the needed columns, only those are loaded, over
+    /// the same row groups, and put beside the cached ones (the rows in the
+    /// same order: a load cuts the same partitions). When it lacks row
+    /// groups, the union of its row groups and columns with the needed
+    /// ones is loaded afresh, so a file queried with different filters
+    /// tends to its whole table. Either way the new table replaces the
+    /// cached one (queries still running keep the old one); its bytes are
+    /// reserved from `memory`.
     ///
     /// # Errors
-    /// `load`'s errors; [`Error::MemoryLimit`] when the table does not fit
-    /// (the cache then no longer holds the file).
+    /// `groups`' and `load`'s errors; [`Error::MemoryLimit`] when the
+    /// table does not fit (the cache then no longer holds the file).
     pub fn get_or_load(
         &self,
         source: &FileSource,
         memory: &Arc<MemoryBudget>,
         needed: Option<&HashSet<String>>,
-        load: impl Fn(&dyn Fn(&str) -> bool) -> Result<(Table, Vec<String>)>,
-    ) -> Result<Arc<Table>> {
-        let lacks = |e: &FileTable| -> Vec<String> {
-            e.columns
+        groups: &dyn Fn() -> Result<Option<RowGroups>>,
+        load: impl Fn(&dyn Fn(&str) -> bool, Option<&RowGroups>) -> Result<(Table, Vec<String>)>,
+    ) -> Result<(Arc<Table>, Option<RowGroups>)> {
+        let is_needed = |name: &str| needed.is_none_or(|n| n.contains(&name.to_ascii_lowercase()));
+        // The needed columns `table` lacks, of all the file's `columns`.
+        let lacks = |table: &Table, columns: &[String]| -> Vec<String> {
+            columns
                 .iter()
-                .filter(|c| needed.is_none_or(|n| n.contains(&c.to_ascii_lowercase())))
-                .filter(|c| !e.table.fields.iter().any(|f| &f.name == *c))
+                .filter(|c| is_needed(c))
+                .filter(|c| !table.fields.iter().any(|f| &f.name == *c))
                 .cloned()
                 .collect()
         };
-        // The cached table, and the columns it lacks.
-        let mut cached: Option<(Arc<Table>, Vec<String>)> = None;
-        if let Ok(entries) = self.entries.read()
-            && let Some(e) = entries.get(&source.path)
-            && e.stamp == source.stamp
-            && e.dialect == source.dialect
-            && e.parquet == source.parquet
-        {
-            let missing = lacks(e);
-            if missing.is_empty() {
-                return Ok(e.table.clone());
-            }
-            cached = Some((e.table.clone(), missing));
+        // A whole set of row groups is no restriction.
+        let groups = || -> Result<Option<RowGroups>> { Ok(groups()?.filter(|g| !g.is_all())) };
+        // The cached table (not locked while files are read).
+        let cached: Option<(Arc<Table>, Option<RowGroups>, Vec<String>)> =
+            self.entries.read().ok().and_then(|entries| {
+                let e = entries.get(&source.path)?;
+                (e.stamp == source.stamp
+                    && e.dialect == source.dialect
+                    && e.parquet == source.parquet)
+                    .then(|| (e.table.clone(), e.groups.clone(), e.columns.clone()))
+            });
+        // What to do: put missing columns beside a table of these row
+        // groups, or load these columns of these row groups afresh.
+        enum Plan {
+            Beside(Arc<Table>, Vec<String>, Option<RowGroups>),
+            Afresh(Vec<String>, Option<RowGroups>),
         }
+        let plan = match cached {
+            Some((table, held, columns)) => {
+                let covered = match &held {
+                    None => true,
+                    Some(held) => groups()?.is_some_and(|want| held.covers(&want)),
+                };
+                if covered {
+                    let missing = lacks(&table, &columns);
+                    if missing.is_empty() {
+                        return Ok((table, held));
+                    }
+                    Plan::Beside(table, missing, held)
+                } else {
+                    // The union of what the cached table holds and what
+                    // the query needs.
+                    let want = groups()?;
+                    let read = match (&held, &want) {
+                        (Some(h), Some(w)) => h.union(w).or(want),
+                        _ => None,
+                    };
+                    let names = columns
+                        .iter()
+                        .filter(|c| is_needed(c) || table.fields.iter().any(|f| &f.name == *c))
+                        .cloned()
+                        .collect();
+                    Plan::Afresh(names, read)
+                }
+            }
+            None => Plan::Afresh(Vec::new(), groups()?),
+        };
         // Give back the bytes of a stale (or narrower) copy before loading.
         if let Ok(mut entries) = self.entries.write() {
             entries.remove(&source.path);
         }
-        let load_needed =
-            || load(&|name: &str| needed.is_none_or(|n| n.contains(&name.to_ascii_lowercase())));
-        let (table, columns) = match cached {
-            Some((old, missing)) => {
-                let (more, columns) = load(&|name: &str| missing.iter().any(|m| m == name))?;
+        let load_afresh = |also: &[String], read: Option<&RowGroups>| {
+            load(
+                &|name: &str| is_needed(name) || also.iter().any(|a| a == name),
+                read,
+            )
+        };
+        let (table, columns, held) = match plan {
+            Plan::Beside(old, missing, held) => {
+                let (more, columns) = load(
+                    &|name: &str| missing.iter().any(|m| m == name),
+                    held.as_ref(),
+                )?;
                 match side_by_side(&old, more, &columns) {
-                    Some(table) => (table, columns),
+                    Some(table) => (table, columns, held),
                     // Not the partitions of the cached table: load the
                     // needed columns afresh.
-                    None => load_needed()?,
+                    None => {
+                        let (table, columns) = load_afresh(&[], held.as_ref())?;
+                        (table, columns, held)
+                    }
                 }
             }
-            None => load_needed()?,
+            Plan::Afresh(also, read) => {
+                let (table, columns) = load_afresh(&also, read.as_ref())?;
+                (table, columns, read)
+            }
         };
         let reservation = memory.reserve("load", table.heap_bytes(), || {
             format!("file {} ({} rows)", source.path.display(), table.rows())
@@ -230,13 +309,14 @@ impl FileTables {
             dialect: source.dialect.clone(),
             parquet: source.parquet.clone(),
             stamp: source.stamp.clone(),
+            groups: held.clone(),
             indexes: Mutex::new(HashMap::new()),
             _memory: reservation,
         };
         if let Ok(mut entries) = self.entries.write() {
             entries.insert(source.path.clone(), entry);
         }
-        Ok(table)
+        Ok((table, held))
     }
 
     /// Forgets the table cached for `path` (a canonical path, as
@@ -377,6 +457,109 @@ fn side_by_side(old: &Table, more: Table, columns: &[String]) -> Option<Table> {
         source_bytes: old.source_bytes,
         source_format: old.source_format,
     })
+}
+
+/// The tests of `select`'s WHERE that Parquet row-group statistics can
+/// check: the conjuncts (of its top-level ANDs) that compare a column with
+/// constants (`=`, `<`, `<=`, `>`, `>=` either way round, `BETWEEN`, `IN`,
+/// `IS [NOT] NULL`). Every row the query keeps passes them all.
+pub fn row_filter(select: &Select) -> RowFilter {
+    let mut filter = RowFilter::default();
+    if let Some(e) = &select.selection {
+        conjuncts(e, &mut filter.tests);
+    }
+    filter
+}
+
+fn conjuncts(e: &Expr, out: &mut Vec<(String, RowTest)>) {
+    let column = |e: &Expr| match &e.kind {
+        ExprKind::Column(name) | ExprKind::QualifiedColumn { column: name, .. } => {
+            Some(name.clone())
+        }
+        _ => None,
+    };
+    match &e.kind {
+        ExprKind::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        ExprKind::Binary { op, left, right } => {
+            let compare = match op {
+                BinaryOp::Eq => Compare::Eq,
+                BinaryOp::Lt => Compare::Lt,
+                BinaryOp::LtEq => Compare::LtEq,
+                BinaryOp::Gt => Compare::Gt,
+                BinaryOp::GtEq => Compare::GtEq,
+                _ => return,
+            };
+            if let (Some(c), Some(k)) = (column(left), constant(right)) {
+                out.push((c, RowTest::Compare(compare, k)));
+            } else if let (Some(k), Some(c)) = (constant(left), column(right)) {
+                let flipped = match compare {
+                    Compare::Eq => Compare::Eq,
+                    Compare::Lt => Compare::Gt,
+                    Compare::LtEq => Compare::GtEq,
+                    Compare::Gt => Compare::Lt,
+                    Compare::GtEq => Compare::LtEq,
+                };
+                out.push((c, RowTest::Compare(flipped, k)));
+            }
+        }
+        ExprKind::Between {
+            expr,
+            low,
+            high,
+            negated: false,
+        } => {
+            if let (Some(c), Some(lo), Some(hi)) = (column(expr), constant(low), constant(high)) {
+                out.push((c.clone(), RowTest::Compare(Compare::GtEq, lo)));
+                out.push((c, RowTest::Compare(Compare::LtEq, hi)));
+            }
+        }
+        ExprKind::InList {
+            expr,
+            list,
+            negated: false,
+        } => {
+            let values: Option<Vec<Constant>> = list.iter().map(constant).collect();
+            if let (Some(c), Some(values)) = (column(expr), values) {
+                out.push((c, RowTest::In(values)));
+            }
+        }
+        ExprKind::IsNull { expr, negated } => {
+            if let Some(c) = column(expr) {
+                let test = if *negated {
+                    RowTest::IsNotNull
+                } else {
+                    RowTest::IsNull
+                };
+                out.push((c, test));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A literal number or string (NULL is none: it compares with nothing).
+fn constant(e: &Expr) -> Option<Constant> {
+    match &e.kind {
+        ExprKind::Literal(Literal::Int(k)) => Some(Constant::Int(*k)),
+        ExprKind::Literal(Literal::Float(f)) => Some(Constant::Float(*f)),
+        ExprKind::Literal(Literal::String(s)) => Some(Constant::Str(s.clone())),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            expr,
+        } => match &expr.kind {
+            ExprKind::Literal(Literal::Int(k)) => k.checked_neg().map(Constant::Int),
+            ExprKind::Literal(Literal::Float(f)) => Some(Constant::Float(-f)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Names `FROM 'path'` reads without `read_csv`: CSV and TSV text, plain
@@ -931,11 +1114,12 @@ mod tests {
         let loads = std::cell::Cell::new(0);
         let get = |src: &FileSource, values: &[i64]| {
             files
-                .get_or_load(src, &memory, None, |_| {
+                .get_or_load(src, &memory, None, &|| Ok(None), |_, _| {
                     loads.set(loads.get() + 1);
                     Ok(whole(table(values)))
                 })
                 .unwrap()
+                .0
         };
         let a = get(&source("/a.csv", 10), &[1, 2, 3]);
         let again = get(&source("/a.csv", 10), &[9]);
@@ -961,7 +1145,7 @@ mod tests {
         // A table over the limit is not kept.
         memory.set_limit(memory.used());
         let err = files
-            .get_or_load(&source("/c.csv", 1), &memory, None, |_| {
+            .get_or_load(&source("/c.csv", 1), &memory, None, &|| Ok(None), |_, _| {
                 Ok(whole(table(&[1; 1000])))
             })
             .unwrap_err();
@@ -969,15 +1153,75 @@ mod tests {
         assert_eq!(files.list().len(), 2);
     }
 
+    /// A table of some row groups serves only queries that need no
+    /// others; a query that needs others loads the union, and a query of
+    /// the whole file loads it whole, after which row groups are no longer
+    /// asked for.
+    #[test]
+    fn a_table_of_some_row_groups_serves_only_queries_within_them() {
+        let files = FileTables::default();
+        let memory = MemoryBudget::new(usize::MAX);
+        let loads: std::cell::RefCell<Vec<Option<Vec<bool>>>> = Default::default();
+        let get = |want: Option<Vec<bool>>| {
+            let groups = || Ok(want.clone().map(|w| RowGroups::of(vec![w])));
+            files
+                .get_or_load(
+                    &source("/a.parquet", 10),
+                    &memory,
+                    None,
+                    &groups,
+                    |_, read| {
+                        let read = read.map(|r| r.read[0].clone());
+                        let rows: Vec<i64> = match &read {
+                            Some(r) => (0..r.len() as i64).filter(|&g| r[g as usize]).collect(),
+                            None => (0..4).collect(),
+                        };
+                        loads.borrow_mut().push(read);
+                        Ok(whole(table(&rows)))
+                    },
+                )
+                .unwrap()
+        };
+        let (a, held) = get(Some(vec![true, false, false, true]));
+        assert_eq!(a.rows(), 2);
+        assert_eq!(held.unwrap().kept(), 2);
+        // Within: the cached table.
+        let (b, _) = get(Some(vec![true, false, false, false]));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(loads.borrow().len(), 1);
+        // Beyond: the union.
+        let (c, held) = get(Some(vec![false, true, false, false]));
+        assert_eq!(c.rows(), 3);
+        assert_eq!(held.unwrap().read[0], [true, true, false, true]);
+        assert_eq!(loads.borrow()[1], Some(vec![true, true, false, true]));
+        // Every row group chosen: the whole file.
+        let (d, held) = get(Some(vec![true; 4]));
+        assert_eq!((d.rows(), held), (4, None));
+        assert_eq!(loads.borrow()[2], None);
+        // A whole table serves any query without reading footers.
+        let (e, _) = files
+            .get_or_load(
+                &source("/a.parquet", 10),
+                &memory,
+                None,
+                &|| panic!("the whole file is cached"),
+                |_, _| panic!("the whole file is cached"),
+            )
+            .unwrap();
+        assert!(Arc::ptr_eq(&d, &e));
+        assert_eq!(memory.used(), e.heap_bytes());
+    }
+
     #[test]
     fn file_tables_keep_their_own_hash_indexes() {
         let files = FileTables::default();
         let memory = MemoryBudget::new(usize::MAX);
         let t = files
-            .get_or_load(&source("/a.csv", 1), &memory, None, |_| {
+            .get_or_load(&source("/a.csv", 1), &memory, None, &|| Ok(None), |_, _| {
                 Ok(whole(table(&[5, 6, 5])))
             })
-            .unwrap();
+            .unwrap()
+            .0;
         assert_eq!(files.index_bytes(&t, 0), None);
         let index = files.hash_index(&t, 0).expect("a file table");
         assert!(Arc::ptr_eq(&index, &files.hash_index(&t, 0).unwrap()));

@@ -13,8 +13,8 @@ use katydid::arrow_array::types::Int32Type;
 use katydid::arrow_array::{
     ArrayRef, BooleanArray, Date32Array, Float32Array, Float64Array, Int8Array, Int16Array,
     Int32Array, Int64Array, ListArray, RecordBatch, RecordBatchIterator, StringArray,
-    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray, UInt16Array,
-    UInt32Array, UInt64Array,
+    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+    TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
 };
 use katydid::{Database, DatabaseOptions, Error, LoadOptions, ParquetOptions, Value};
 use parquet::arrow::ArrowWriter;
@@ -884,6 +884,226 @@ fn copy_of_a_scan_to_parquet_writes_every_selected_row_in_order() {
         assert_eq!(back.rows, expected.rows, "{query}");
         assert_eq!(back.types, expected.types, "{query}");
         assert_eq!(back.columns, expected.columns, "{query}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// The row-group line of `EXPLAIN sql` on a fresh database: (loaded,
+/// total), or `None` when no row group was skipped.
+fn row_groups_loaded(sql: &str) -> Option<(usize, usize)> {
+    let lines = rows(&db(2), &format!("EXPLAIN {sql}"));
+    let line = lines
+        .iter()
+        .map(|r| r[0].to_string())
+        .find(|l| l.starts_with("parquet row groups: "))?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    Some((words[3].parse().unwrap(), words[5].parse().unwrap()))
+}
+
+/// Ten row groups of 1,000 rows: `id` and `name` ascending (so each group
+/// holds one range), `grp` the row group, floats with NULLs and a NaN,
+/// timestamps, a string column all NULL in group 5, an integer one NULL
+/// outside group 2, 32-bit floats, timestamps in seconds and dates.
+fn ten_groups() -> RecordBatch {
+    let n = 10_000i64;
+    let base = 1_704_067_200_000_000i64; // 2024-01-01 00:00:00 in µs
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        ("id", Arc::new(Int64Array::from_iter_values(0..n))),
+        (
+            "grp",
+            Arc::new(Int32Array::from_iter_values(
+                (0..n as i32).map(|i| i / 1000),
+            )),
+        ),
+        (
+            "fare",
+            Arc::new(Float64Array::from_iter((0..n).map(|i| match i {
+                3500 => Some(f64::NAN),
+                _ if i % 17 == 0 => None,
+                _ => Some(i as f64 * 0.5),
+            }))),
+        ),
+        (
+            "name",
+            Arc::new(StringArray::from_iter(
+                (0..n).map(|i| (i / 1000 != 5).then(|| format!("n{i:05}"))),
+            )),
+        ),
+        (
+            "ts",
+            Arc::new(TimestampMicrosecondArray::from_iter_values(
+                (0..n).map(|i| base + i * 60_000_000),
+            )),
+        ),
+        (
+            "sparse",
+            Arc::new(Int64Array::from_iter(
+                (0..n).map(|i| (i / 1000 == 2).then_some(i % 7)),
+            )),
+        ),
+        // Seconds, which the file stores as milliseconds.
+        (
+            "ts_s",
+            Arc::new(TimestampSecondArray::from_iter_values(
+                (0..n).map(|i| base / 1_000_000 + i * 60),
+            )),
+        ),
+        // One day per row group.
+        (
+            "day",
+            Arc::new(Date32Array::from_iter_values(
+                (0..n as i32).map(|i| 19_723 + i / 1000),
+            )),
+        ),
+        // Loaded as their shortest decimals: 1000.2f32 is 1000.2, below
+        // the float's own 1000.2000122.
+        (
+            "f32",
+            Arc::new(Float32Array::from_iter_values(
+                (0..n).map(|i| i as f32 + 0.2),
+            )),
+        ),
+    ];
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+/// A WHERE over a Parquet file loads only the row groups whose statistics
+/// allow a match (as few as the groups holding matching rows when the
+/// column is sorted), and every answer equals the whole file's, at the
+/// bounds, with NULLs and NaN; a later query without the filter sees the
+/// whole file.
+#[test]
+fn a_file_query_skips_row_groups_its_filter_rules_out() {
+    let d = dir("row-groups");
+    let path = d.join("ten.parquet");
+    write(&path, &[ten_groups()], 1000);
+    let quoted = format!("'{}'", path.display());
+    let mut whole = db(2);
+    whole.load_csv(&path, "t", &LoadOptions::default()).unwrap();
+    let cases: [(&str, bool); 29] = [
+        // (filter, whether the groups kept are exactly those with a match)
+        ("id < 1000", true),
+        ("id <= 999", true),
+        ("id = 999", true),
+        ("id = 1000", true),
+        ("999 < id AND id < 1001", true),
+        ("id BETWEEN 2000 AND 3999", true),
+        ("id IN (5, 9999, 123456)", true),
+        ("id > 9999", true),
+        ("id >= -5 AND grp = 3", true),
+        ("id < 2.5", true),
+        ("id >= 9000.5", true),
+        ("name = 'n04500'", true),
+        ("name >= 'n09000'", true),
+        ("name < 'n00010'", true),
+        ("name IS NULL", true),
+        ("name IS NOT NULL AND grp > 3", true),
+        ("sparse IS NOT NULL", true),
+        ("sparse > 5", true),
+        ("ts >= '2024-01-07 22:39:00'", true),
+        ("ts < '2024-01-01 16:40:00'", true),
+        ("fare < 10", true),
+        ("fare <= 0", true),
+        ("f32 < 1000.20001", true),
+        ("ts_s >= '2024-01-07 22:39:00'", true),
+        ("day = '2024-01-03'", true),
+        ("day > '2024-01-08 12:00:00'", true),
+        ("f32 = 2000.2", true),
+        // NaN is above every number: group 3 may match whatever its bounds.
+        ("fare > 4990", false),
+        ("fare >= 4999.5 OR id = 3", false),
+    ];
+    for (filter, exact) in cases {
+        let query = |from: &str| {
+            format!(
+                "SELECT count(*), sum(id), min(name), max(fare), count(sparse) FROM {from} WHERE {filter}"
+            )
+        };
+        let expected = rows(&whole, &query("t"));
+        // Fresh, then after other queries have filled the cache.
+        assert_eq!(rows(&db(2), &query(&quoted)), expected, "{filter}");
+        let matching = rows(
+            &whole,
+            &format!("SELECT count(DISTINCT grp) FROM t WHERE {filter}"),
+        )[0][0]
+            .clone();
+        let Value::Int(matching) = matching else {
+            panic!("{filter}: {matching:?}")
+        };
+        let (loaded, total) = row_groups_loaded(&query(&quoted)).unwrap_or((10, 10));
+        assert_eq!(total, 10, "{filter}");
+        assert!(loaded as i64 >= matching, "{filter}: {loaded} < {matching}");
+        if exact {
+            assert_eq!(loaded as i64, matching, "{filter}");
+        }
+    }
+    // One database, filters that need other row groups, then none: every
+    // answer is the whole file's.
+    let one = db(2);
+    for filter in [
+        "id < 1000",
+        "id < 500",
+        "id >= 9000",
+        "name IS NULL",
+        "true",
+        "id < 1000",
+        "fare > 10",
+    ] {
+        for q in [
+            "SELECT count(*), sum(fare), max(name) FROM {} WHERE {f}",
+            "SELECT count(*) FROM {}",
+            "SELECT id, name, ts FROM {} WHERE {f} ORDER BY id DESC LIMIT 3",
+        ] {
+            let q = q.replace("{f}", filter);
+            assert_eq!(
+                rows(&one, &q.replace("{}", &quoted)),
+                rows(&whole, &q.replace("{}", "t")),
+                "{q}"
+            );
+        }
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// Across files: a column a file lacks is NULL there (so a comparison on it
+/// skips all of that file's row groups), and hive keys are one value per
+/// file.
+#[test]
+fn row_groups_are_skipped_by_missing_columns_and_hive_keys() {
+    let d = dir("row-groups-glob");
+    let full = ten_groups();
+    let without_sparse = full.project(&[0, 1, 2, 3, 4]).unwrap();
+    write(
+        &d.join("year=2023/a.parquet"),
+        std::slice::from_ref(&full),
+        1000,
+    );
+    write(&d.join("year=2024/b.parquet"), &[without_sparse], 1000);
+    let glob = format!("'{}'", d.join("*/*.parquet").display());
+    for (filter, expected) in [
+        ("sparse = 3", 1),
+        ("sparse IS NULL", 19),
+        ("year = 2024", 10),
+        ("year > 2023 AND id < 1000", 1),
+        ("year IN (2022, 2023) AND id > 8999", 1),
+    ] {
+        let query = format!("SELECT count(*), sum(id), count(sparse) FROM {glob} WHERE {filter}");
+        let (loaded, total) = row_groups_loaded(&query).unwrap_or((20, 20));
+        assert_eq!((loaded, total), (expected, 20), "{filter}");
+        let mut whole = db(2);
+        whole
+            .load_parquet(
+                &[d.join("year=2023/a.parquet"), d.join("year=2024/b.parquet")],
+                "t",
+                &LoadOptions::default(),
+                &ParquetOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(
+            rows(&db(2), &query),
+            rows(&whole, &query.replace(&glob, "t")),
+            "{filter}"
+        );
     }
     fs::remove_dir_all(&d).unwrap();
 }

@@ -21,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,27 @@ def git_info():
     return {"commit": commit, "dirty": bool(dirty)}
 
 
+# How each engine queries a Parquet file in place: `{file:TABLE}` in a
+# workload's SQL is TABLE's file read by the engine's own Parquet reader.
+FILE_REFS = {
+    "katydid": "'{path}'",
+    "duckdb": "read_parquet('{path}')",
+    "clickhouse": "file('{path}', Parquet)",
+    "polars": "read_parquet('{path}')",
+}
+
+
+def file_refs(text, engine, files):
+    """`text` with each `{file:TABLE}` replaced by `engine`'s reference to
+    the file of TABLE (`files`: table name -> path)."""
+    def ref(m):
+        table = m.group(1)
+        if table not in files:
+            raise SystemExit(f"bench: {{file:{table}}} names no table of the workload")
+        return FILE_REFS[engine].replace("{path}", files[table])
+    return re.sub(r"\{file:(\w+)\}", ref, text)
+
+
 def make_plan(engine, selected, paths, keys, args):
     plan = {"threads": args.threads, "runs": args.runs, "warmup": args.warmup,
             "query_seconds": args.query_seconds, "workloads": []}
@@ -183,6 +205,7 @@ def make_plan(engine, selected, paths, keys, args):
         if want_queries:
             for q in w.queries:
                 kind, text = q.statement(engine)
+                text = file_refs(text, engine, {t: paths[d] for t, d in w.tables})
                 pw["queries"].append({"id": q.id, "kind": kind, "sql": text})
             for lk in w.lookups:
                 stmts = data.lookup_statements(lk.template, keys[lk.name])

@@ -5,7 +5,11 @@ by `katydid generate` (seed 42) when missing; the same bytes feed every
 engine. The multi-table sets are directories named in workload files as
 `SET/TABLE`: `tpch/lineitem` is `.bench-data/tpch-sf<SF>/lineitem.csv`
 (`katydid generate tpch --sf SF`), `join/x` is
-`.bench-data/join-<rows>/x.csv` (`katydid generate join --rows N`).
+`.bench-data/join-<rows>/x.csv` (`katydid generate join --rows N`), and
+`tlc/yellow_tripdata_2024-01.parquet` (a TABLE with an extension names the
+file as it is) is `.bench-data/tlc-<rows>/yellow_tripdata_2024-01.parquet`
+(`katydid generate tlc --rows N`: TLC-like monthly Parquet files of N trips
+each, one month of each schema the real files have had).
 
 Sizes are rows per data set; for `tpch` the size is lineitem's row count,
 from which `tpch_scale_factor` takes the scale factor (6M rows = SF 1).
@@ -23,19 +27,20 @@ SEED = 42
 # and, with all three peers, finishes in a few minutes.
 # `tpch` counts lineitem rows (SF 0.01, 0.1, 1, 10); `join` the rows of x
 # (the issue's targets: SF 1 and x at 10M, the default scale); `groupby` the
-# rows of db-benchmark's groupby table (issue 33's targets: 10M, the default).
+# rows of db-benchmark's groupby table (issue 33's targets: 10M, the default);
+# `tlc` the trips of each monthly Parquet file (four are written).
 SCALES = {
     "smoke": {"taxi": 3_000, "taxi-f32": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000, "hits": 3_000,
-              "shapes": 3_000, "tpch": 60_000, "join": 10_000, "groupby": 10_000},
+              "shapes": 3_000, "tpch": 60_000, "join": 10_000, "groupby": 10_000, "tlc": 5_000},
     "small": {"taxi": 200_000, "taxi-f32": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000,
               "hits": 1_000_000, "shapes": 1_000_000, "tpch": 600_000, "join": 1_000_000,
-              "groupby": 1_000_000},
+              "groupby": 1_000_000, "tlc": 500_000},
     "default": {"taxi": 2_000_000, "taxi-f32": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000,
                 "hits": 10_000_000, "shapes": 10_000_000, "tpch": 6_000_000, "join": 10_000_000,
-                "groupby": 10_000_000},
+                "groupby": 10_000_000, "tlc": 3_000_000},
     "large": {"taxi": 20_000_000, "taxi-f32": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000,
               "hits": 50_000_000, "shapes": 50_000_000, "tpch": 60_000_000, "join": 100_000_000,
-              "groupby": 100_000_000},
+              "groupby": 100_000_000, "tlc": 10_000_000},
 }
 
 # Lineitem rows per TPC-H scale factor (clause 4.2.5: about 6,000,000 × SF).
@@ -94,8 +99,10 @@ def _count(text):
 
 
 def set_dir(data_dir, name, rows):
-    """The directory of multi-table set `name` (tpch or join) at size
+    """The directory of multi-table set `name` (tpch, join or tlc) at size
     `rows`."""
+    if name == "tlc":
+        return os.path.join(data_dir, f"tlc-{rows}")
     if name == "tpch":
         return os.path.join(data_dir, f"tpch-sf{tpch_scale_factor(rows):g}")
     if name == "join":
@@ -111,12 +118,15 @@ def ensure(katydid, data_dir, dataset, rows):
     if "/" in dataset:
         name, table = dataset.split("/", 1)
         directory = os.path.abspath(set_dir(data_dir, name, rows))
-        path = os.path.join(directory, f"{table}.csv")
+        path = os.path.join(directory, table if "." in table else f"{table}.csv")
         if not os.path.exists(directory):
             tmp = directory + ".tmp"
             if name == "tpch":
                 size = ["--sf", f"{tpch_scale_factor(rows):g}"]
                 what = f"TPC-H SF {tpch_scale_factor(rows):g}"
+            elif name == "tlc":
+                size = ["--rows", str(rows), "--seed", str(SEED)]
+                what = f"TLC-like Parquet months ({rows:,} trips each)"
             else:
                 size = ["--rows", str(max(rows, JOIN_MIN_ROWS)), "--seed", str(SEED)]
                 what = f"join (x of {max(rows, JOIN_MIN_ROWS):,} rows)"

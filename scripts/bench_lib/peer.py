@@ -73,6 +73,13 @@ class DuckDB:
     def load(self, table, path):
         before = self._table_bytes()
         start = time.perf_counter()
+        if path.endswith(".parquet"):
+            self.con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet('{path}')")
+            load_s = time.perf_counter() - start
+            rows = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            return {"rows": rows, "load_s": load_s, "mem_bytes": self._table_bytes() - before,
+                    "mem_source": "duckdb_memory() IN_MEMORY_TABLE (+ overflow strings)",
+                    "how": "read_parquet"}
         # allow_quoted_nulls = false: a quoted empty field ("") is an empty
         # string, an unquoted one NULL (PostgreSQL's COPY rule; chdb and
         # Polars read CSV this way by default).
@@ -115,8 +122,9 @@ class ClickHouse:
 
     def load(self, table, path):
         start = time.perf_counter()
+        fmt = "Parquet" if path.endswith(".parquet") else "CSVWithNames"
         self.sess.query(f"CREATE TABLE {table} ENGINE = Memory AS "
-                        f"SELECT * FROM file('{path}', CSVWithNames)")
+                        f"SELECT * FROM file('{path}', {fmt})")
         load_s = time.perf_counter() - start
         _, rows = self._rows(self.sess.query(
             f"SELECT total_rows, total_bytes FROM system.tables "
@@ -150,6 +158,13 @@ class Polars:
 
     def load(self, table, path):
         start = time.perf_counter()
+        if path.endswith(".parquet"):
+            df = self.pl.read_parquet(path)
+            load_s = time.perf_counter() - start
+            self.frames[table] = df
+            self.ctx.register(table, df)
+            return {"rows": df.height, "load_s": load_s, "mem_bytes": int(df.estimated_size()),
+                    "mem_source": "DataFrame.estimated_size()", "how": "read_parquet"}
         note = "read_csv(try_parse_dates=True)"
         try:
             df = self.pl.read_csv(path, try_parse_dates=True)

@@ -394,7 +394,7 @@ def markdown(doc, summary, targets=None, before=None):
     # Loads.
     if summary["loads"]:
         out += ["", "### Loading (ingestion) and memory", "",
-                "CSV file into memory. mem/row: bytes in memory per row (katydid: "
+                "CSV file (Parquet for tlc) into memory; CSV B/row and MB/s count that file's bytes. mem/row: bytes in memory per row (katydid: "
                 "LoadStats.heap_bytes; DuckDB: duckdb_memory(); ClickHouse: "
                 "system.tables.total_bytes; Polars: estimated_size()). Each engine's "
                 "runner starts with its files read once into the page cache, so loads "

@@ -15,11 +15,24 @@ WORKLOADS = os.path.join(os.path.dirname(__file__), "..", "..", "benches", "work
 
 
 class WorkloadFiles(unittest.TestCase):
+    def test_file_references_become_each_engines_parquet_reader(self):
+        files = {"trips": "/d/x.parquet"}
+        text = "SELECT count(*) FROM {file:trips} WHERE a > 1"
+        self.assertEqual(cli.file_refs(text, "katydid", files),
+                         "SELECT count(*) FROM '/d/x.parquet' WHERE a > 1")
+        self.assertEqual(cli.file_refs(text, "duckdb", files),
+                         "SELECT count(*) FROM read_parquet('/d/x.parquet') WHERE a > 1")
+        self.assertEqual(cli.file_refs(text, "clickhouse", files),
+                         "SELECT count(*) FROM file('/d/x.parquet', Parquet) WHERE a > 1")
+        self.assertEqual(cli.file_refs("SELECT 1", "polars", files), "SELECT 1")
+        with self.assertRaises(SystemExit):
+            cli.file_refs("SELECT * FROM {file:other}", "duckdb", files)
+
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
         self.assertEqual([w.name for w in found],
                          ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench",
-                          "tpch", "join", "groupby"])
+                          "tpch", "join", "groupby", "tlc"])
         for w in found:
             self.assertEqual(len(w.tables), {"tpch": 8, "join": 4}.get(w.name, 1), w.name)
             for q in w.queries:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 ENGINES = ("katydid", "duckdb", "clickhouse", "polars")
 WORKLOAD_ORDER = ("taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench", "tpch", "join",
-                  "groupby")
+                  "groupby", "tlc")
 
 
 @dataclass

@@ -409,7 +409,7 @@ fn floats(array: &dyn Array, out: &mut Vec<f64>) -> Convert<()> {
 }
 
 /// An f32 as the double of its shortest round-trip decimal.
-fn f32_as_decimal(x: f32) -> f64 {
+pub(super) fn f32_as_decimal(x: f32) -> f64 {
     if x.is_finite() {
         x.to_string().parse().unwrap_or(f64::from(x))
     } else {

@@ -43,7 +43,7 @@ use ::parquet::arrow::arrow_reader::{
 use rayon::prelude::*;
 
 use super::arrow::{
-    Reserver, encode_partition, finish_table, first_error, invalid_data, katydid_type,
+    Reserver, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
     unsupported, widen,
 };
 use super::progress::{Reporter, Stop};
@@ -229,31 +229,27 @@ pub fn load_parquet(
     options: &LoadOptions,
     parquet: &ParquetOptions,
 ) -> Result<Loaded> {
-    load_parquet_columns(paths, table_name, options, parquet, &|_| true).map(|(l, _)| l)
+    load_parquet_columns(paths, table_name, options, parquet, &|_| true, None).map(|(l, _)| l)
 }
 
-/// [`load_parquet`] reading only the table columns whose name `wanted`
-/// accepts (at least one: the first column when it accepts none), in table
-/// order; with the names of all the columns a whole load has. Only those
-/// columns' chunks are read from the files. A load of other columns of the
-/// same unchanged files cuts the same partitions (row groups in order, in
-/// batches of [`LoadOptions::partition_rows`] rows), so the two tables'
-/// columns can be put side by side.
-///
-/// # Errors
-/// As [`load_parquet`]; a column of a type katydid cannot load fails the
-/// load even when it is not wanted (unless `skip_unsupported`).
-pub fn load_parquet_columns(
-    paths: &[PathBuf],
-    table_name: &str,
-    options: &LoadOptions,
-    parquet: &ParquetOptions,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<(Loaded, Vec<String>)> {
-    let start = Instant::now();
-    let meter = peak::PeakMeter::start();
-    let stop = Stop::new(options.cancel.clone());
-    stop.check()?;
+/// The files of a load, their footers read, and the union of their
+/// columns (see the module docs).
+struct Survey {
+    sources: Vec<Source>,
+    /// The table's columns: the files' (by first appearance), then hive
+    /// keys, then `filename`.
+    names: Vec<String>,
+    dtypes: Vec<DataType>,
+    notices: Vec<String>,
+    /// The number of columns that come from the files themselves.
+    file_columns: usize,
+    /// (hive key, table column) of the keys that are columns.
+    key_columns: Vec<(usize, usize)>,
+    filename_column: Option<usize>,
+}
+
+/// Reads every file's footer and unifies their columns by name.
+fn survey(paths: &[PathBuf], options: &LoadOptions, parquet: &ParquetOptions, stop: &Stop) -> Result<Survey> {
     if paths.is_empty() {
         return Err(Error::plan("no Parquet file to read"));
     }
@@ -369,6 +365,55 @@ pub fn load_parquet_columns(
         dtypes.push(DataType::Str);
         names.len() - 1
     });
+    Ok(Survey {
+        sources,
+        names,
+        dtypes,
+        notices,
+        file_columns,
+        key_columns,
+        filename_column,
+    })
+}
+
+/// [`load_parquet`] reading only the table columns whose name `wanted`
+/// accepts (at least one: the first column when it accepts none), in table
+/// order, and only the row groups `groups` keeps (all of them for `None`);
+/// with the names of all the columns a whole load has. Only those
+/// columns' chunks are read from the files. A load of other columns of the
+/// same unchanged files and row groups cuts the same partitions (row
+/// groups in order, in batches of [`LoadOptions::partition_rows`] rows),
+/// so the two tables' columns can be put side by side.
+///
+/// # Errors
+/// As [`load_parquet`]; a column of a type katydid cannot load fails the
+/// load even when it is not wanted (unless `skip_unsupported`); a file
+/// that is not as it was when `groups` was chosen fails it with
+/// [`Error::Io`].
+pub fn load_parquet_columns(
+    paths: &[PathBuf],
+    table_name: &str,
+    options: &LoadOptions,
+    parquet: &ParquetOptions,
+    wanted: &dyn Fn(&str) -> bool,
+    groups: Option<&RowGroups>,
+) -> Result<(Loaded, Vec<String>)> {
+    let start = Instant::now();
+    let meter = peak::PeakMeter::start();
+    let stop = Stop::new(options.cancel.clone());
+    stop.check()?;
+    let Survey {
+        mut sources,
+        names,
+        dtypes,
+        notices,
+        file_columns: _,
+        key_columns,
+        filename_column,
+    } = survey(paths, options, parquet, &stop)?;
+    if let Some(groups) = groups {
+        groups.check(&sources)?;
+    }
 
     // The wanted columns only, renumbered; all of them when some names
     // are made unique by the table (a subset would be named otherwise).
@@ -417,6 +462,7 @@ pub fn load_parquet_columns(
         .iter()
         .enumerate()
         .flat_map(|(f, s)| (0..s.metadata.metadata().num_row_groups()).map(move |g| (f, g)))
+        .filter(|&(f, g)| groups.is_none_or(|r| r.read[f][g]))
         .collect();
     let total_bytes: u64 = sources.iter().map(|s| s.stamp.0).sum();
     let done_bytes = AtomicU64::new(0);
@@ -495,6 +541,500 @@ pub fn load_parquet_columns(
         },
         all_names,
     ))
+}
+
+/// A constant a query compares a column with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Constant {
+    /// An integer literal.
+    Int(i64),
+    /// A number with a fraction or exponent.
+    Float(f64),
+    /// A string literal (compared with a timestamp column, it is read as a
+    /// timestamp, as the planner reads it).
+    Str(String),
+}
+
+/// How a column is compared with a constant: `column op constant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// `=`
+    Eq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+}
+
+/// A test a query's WHERE puts on every row it keeps.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowTest {
+    /// `column op constant`.
+    Compare(Compare, Constant),
+    /// `column IN (constants)`.
+    In(Vec<Constant>),
+    /// `column IS NULL`.
+    IsNull,
+    /// `column IS NOT NULL`.
+    IsNotNull,
+}
+
+/// Tests that every row a query keeps passes (the conjuncts of its WHERE
+/// that compare a column with constants), by column name as the query
+/// spells it (matched case-insensitively; a name that is not exactly one
+/// column of the table tests nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowFilter {
+    /// (column, test), all of which a row passes.
+    pub tests: Vec<(String, RowTest)>,
+}
+
+/// The row groups of each file of a load that are read, and the files'
+/// size and modification time when they were chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowGroups {
+    /// Per file (in the load's order), per row group: read it.
+    pub read: Vec<Vec<bool>>,
+    stamps: Vec<(u64, Option<SystemTime>)>,
+}
+
+impl RowGroups {
+    /// `read`, of files that never change (for tests of callers).
+    #[cfg(test)]
+    pub(crate) fn of(read: Vec<Vec<bool>>) -> RowGroups {
+        let stamps = vec![(0, None); read.len()];
+        RowGroups { read, stamps }
+    }
+
+    /// The number of row groups of all the files.
+    pub fn total(&self) -> usize {
+        self.read.iter().map(Vec::len).sum()
+    }
+
+    /// The number of row groups read.
+    pub fn kept(&self) -> usize {
+        self.read.iter().flatten().filter(|&&r| r).count()
+    }
+
+    /// True when every row group is read.
+    pub fn is_all(&self) -> bool {
+        self.read.iter().flatten().all(|&r| r)
+    }
+
+    /// True when `other` is of the same unchanged files and reads no row
+    /// group that this does not.
+    pub fn covers(&self, other: &RowGroups) -> bool {
+        self.same_files(other)
+            && self
+                .read
+                .iter()
+                .flatten()
+                .zip(other.read.iter().flatten())
+                .all(|(&mine, &theirs)| mine || !theirs)
+    }
+
+    /// The row groups either reads, when both are of the same unchanged
+    /// files.
+    pub fn union(&self, other: &RowGroups) -> Option<RowGroups> {
+        self.same_files(other).then(|| RowGroups {
+            read: self
+                .read
+                .iter()
+                .zip(&other.read)
+                .map(|(a, b)| a.iter().zip(b).map(|(&x, &y)| x || y).collect())
+                .collect(),
+            stamps: self.stamps.clone(),
+        })
+    }
+
+    fn same_files(&self, other: &RowGroups) -> bool {
+        self.stamps == other.stamps
+            && self.read.len() == other.read.len()
+            && self
+                .read
+                .iter()
+                .zip(&other.read)
+                .all(|(a, b)| a.len() == b.len())
+    }
+
+    /// Fails unless these row groups were chosen from `sources` as they are.
+    fn check(&self, sources: &[Source]) -> Result<()> {
+        if self.read.len() != sources.len() {
+            return Err(Error::Internal(
+                "row groups chosen for other files".into(),
+            ));
+        }
+        for ((s, read), stamp) in sources.iter().zip(&self.read).zip(&self.stamps) {
+            if s.stamp != *stamp || s.metadata.metadata().num_row_groups() != read.len() {
+                return Err(invalid_data(
+                    &s.path,
+                    "the file changed while it was being read".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a row group's statistics say of one column's values there, in
+/// katydid's terms (integers and timestamps as `i64`, floats as `f64`,
+/// strings as bytes): lower and upper bounds of the non-NULL values (not
+/// necessarily reached), and the NULL count.
+#[derive(Debug, Clone, PartialEq)]
+struct Bounds {
+    min: Option<Bound>,
+    max: Option<Bound>,
+    nulls: Option<u64>,
+    rows: u64,
+    /// No float is NaN (NaN is outside the bounds, and compares above
+    /// every number in katydid).
+    nan_free: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Bound {
+    Int(i64),
+    Float(f64),
+    Str(Vec<u8>),
+}
+
+impl Bounds {
+    /// A column whose `rows` values are all NULL.
+    fn all_null(rows: u64) -> Bounds {
+        Bounds {
+            min: None,
+            max: None,
+            nulls: Some(rows),
+            rows,
+            nan_free: true,
+        }
+    }
+
+    /// Nothing known.
+    fn unknown(rows: u64) -> Bounds {
+        Bounds {
+            min: None,
+            max: None,
+            nulls: None,
+            rows,
+            nan_free: false,
+        }
+    }
+
+    /// `rows` copies of one hive key or file name (`None`: NULL) of table
+    /// type `dtype`.
+    fn constant(dtype: DataType, value: Option<&str>, rows: u64) -> Bounds {
+        let bound = match (dtype, value) {
+            (_, None) => return Bounds::all_null(rows),
+            (DataType::Int, Some(v)) => match v.parse::<i64>() {
+                Ok(x) => Bound::Int(x),
+                Err(_) => return Bounds::all_null(rows),
+            },
+            (_, Some(v)) => Bound::Str(v.as_bytes().to_vec()),
+        };
+        Bounds {
+            min: Some(bound.clone()),
+            max: Some(bound),
+            nulls: Some(0),
+            rows,
+            nan_free: true,
+        }
+    }
+
+    /// The statistics of a column chunk whose Arrow type is `arrow`, loaded
+    /// into a table column of type `dtype` (see `arrow.rs` for how values
+    /// are converted; only conversions that keep order are used).
+    /// `unsigned_order`: the file orders the chunk's bytes as unsigned.
+    /// `column` is the chunk's column in the file: the statistics are in
+    /// its units (an Arrow `Timestamp(Second)` is stored as milliseconds).
+    fn of_chunk(
+        stats: Option<&::parquet::file::statistics::Statistics>,
+        arrow: &arrow_schema::DataType,
+        column: &::parquet::schema::types::ColumnDescriptor,
+        dtype: DataType,
+        unsigned_order: bool,
+        rows: u64,
+    ) -> Bounds {
+        use ::parquet::basic::{ConvertedType, LogicalType, TimeUnit as Unit};
+        use ::parquet::file::statistics::Statistics as S;
+        use arrow_schema::DataType as A;
+        let Some(stats) = stats else {
+            return Bounds::unknown(rows);
+        };
+        let ints = |min: Option<i64>, max: Option<i64>| (min.map(Bound::Int), max.map(Bound::Int));
+        let logical = column.logical_type_ref();
+        let signed = matches!(arrow, A::Int8 | A::Int16 | A::Int32 | A::Int64)
+            && match logical {
+                Some(LogicalType::Integer(int)) => int.is_signed,
+                Some(_) => false,
+                None => matches!(
+                    column.converted_type(),
+                    ConvertedType::NONE
+                        | ConvertedType::INT_8
+                        | ConvertedType::INT_16
+                        | ConvertedType::INT_32
+                        | ConvertedType::INT_64
+                ),
+            };
+        // Microseconds per stored unit of a timestamp column (negative:
+        // stored units per microsecond).
+        let unit: Option<i64> = match logical {
+            Some(LogicalType::Timestamp(t)) => Some(match t.unit {
+                Unit::MILLIS => 1000,
+                Unit::MICROS => 1,
+                Unit::NANOS => -1000,
+            }),
+            Some(_) => None,
+            None => match column.converted_type() {
+                ConvertedType::TIMESTAMP_MILLIS => Some(1000),
+                ConvertedType::TIMESTAMP_MICROS => Some(1),
+                // Arrow writers store seconds as a plain INT64, the Arrow
+                // type saying so.
+                ConvertedType::NONE
+                    if matches!(arrow, A::Timestamp(arrow_schema::TimeUnit::Second, _)) =>
+                {
+                    Some(1_000_000)
+                }
+                _ => None,
+            },
+        };
+        let date = matches!(logical, Some(LogicalType::Date))
+            || (logical.is_none() && column.converted_type() == ConvertedType::DATE);
+        let mut nan_free = true;
+        let (min, max) = match (dtype, arrow, stats) {
+            (DataType::Int, _, S::Int32(v)) if signed => {
+                ints(v.min_opt().map(|&x| x.into()), v.max_opt().map(|&x| x.into()))
+            }
+            (DataType::Int, _, S::Int64(v)) if signed => ints(v.min_opt().copied(), v.max_opt().copied()),
+            // Integers widened to floats: `as f64` keeps their order.
+            // Floats of 32 bits load as their shortest decimal (as
+            // `arrow.rs` reads them), which keeps their order too.
+            (DataType::Float, _, S::Int32(v)) if signed => (
+                v.min_opt().map(|&x| Bound::Float(x.into())),
+                v.max_opt().map(|&x| Bound::Float(x.into())),
+            ),
+            (DataType::Float, _, S::Int64(v)) if signed => (
+                v.min_opt().map(|&x| Bound::Float(x as f64)),
+                v.max_opt().map(|&x| Bound::Float(x as f64)),
+            ),
+            (DataType::Float, A::Float32, S::Float(v)) => {
+                nan_free = stats.nan_count_opt() == Some(0);
+                (
+                    v.min_opt().map(|&x| Bound::Float(f32_as_decimal(x))),
+                    v.max_opt().map(|&x| Bound::Float(f32_as_decimal(x))),
+                )
+            }
+            (DataType::Float, A::Float64, S::Double(v)) => {
+                nan_free = stats.nan_count_opt() == Some(0);
+                (v.min_opt().map(|&x| Bound::Float(x)), v.max_opt().map(|&x| Bound::Float(x)))
+            }
+            (DataType::Timestamp, A::Timestamp(..), S::Int64(v)) if unit.is_some() => {
+                let micros = |x: i64| match unit {
+                    Some(k) if k > 0 => x.checked_mul(k),
+                    Some(k) => Some(x.div_euclid(-k)),
+                    None => None,
+                };
+                ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
+            }
+            (DataType::Timestamp, A::Date32, S::Int32(v)) if date => {
+                let micros = |d: i32| i64::from(d).checked_mul(86_400_000_000);
+                ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
+            }
+            (DataType::Str, A::Utf8 | A::LargeUtf8 | A::Utf8View, S::ByteArray(v))
+                if unsigned_order && !stats.is_min_max_deprecated() =>
+            {
+                (
+                    v.min_opt().map(|x| Bound::Str(x.data().to_vec())),
+                    v.max_opt().map(|x| Bound::Str(x.data().to_vec())),
+                )
+            }
+            (DataType::Str, A::Dictionary(_, value), S::ByteArray(v))
+                if unsigned_order
+                    && !stats.is_min_max_deprecated()
+                    && matches!(**value, A::Utf8 | A::LargeUtf8 | A::Utf8View) =>
+            {
+                (
+                    v.min_opt().map(|x| Bound::Str(x.data().to_vec())),
+                    v.max_opt().map(|x| Bound::Str(x.data().to_vec())),
+                )
+            }
+            _ => (None, None),
+        };
+        // A NaN bound (some writers keep one) orders nothing.
+        let number = |b: Option<Bound>| b.filter(|b| !matches!(b, Bound::Float(f) if f.is_nan()));
+        Bounds {
+            min: number(min),
+            max: number(max),
+            nulls: stats.null_count_opt(),
+            rows,
+            nan_free,
+        }
+    }
+
+    /// False when no row of the chunk can pass `test` on a column of type
+    /// `dtype`; true when one may.
+    fn may_pass(&self, test: &RowTest, dtype: DataType) -> bool {
+        match test {
+            RowTest::IsNull => self.nulls != Some(0),
+            RowTest::IsNotNull => self.nulls != Some(self.rows),
+            RowTest::Compare(op, c) => self.may_compare(*op, c, dtype),
+            RowTest::In(list) => list.iter().any(|c| self.may_compare(Compare::Eq, c, dtype)),
+        }
+    }
+
+    fn may_compare(&self, op: Compare, c: &Constant, dtype: DataType) -> bool {
+        use std::cmp::Ordering;
+        // NULL compares with nothing.
+        if self.nulls == Some(self.rows) {
+            return false;
+        }
+        // A NaN passes `>` and `>=` whatever the bounds.
+        if matches!(op, Compare::Gt | Compare::GtEq) && dtype == DataType::Float && !self.nan_free
+        {
+            return true;
+        }
+        let (Some(min), Some(max)) = (&self.min, &self.max) else {
+            return true;
+        };
+        // Below 2^53 in magnitude, integers and floats convert exactly.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        let order = |bound: &Bound| -> Option<Ordering> {
+            match (bound, c, dtype) {
+                (Bound::Int(b), Constant::Int(k), DataType::Int) => Some(b.cmp(k)),
+                (Bound::Int(b), Constant::Float(f), DataType::Int)
+                    if (*b as f64).abs() < EXACT && f.is_finite() =>
+                {
+                    (*b as f64).partial_cmp(f)
+                }
+                (Bound::Float(b), Constant::Float(f), DataType::Float) if f.is_finite() => {
+                    b.partial_cmp(f)
+                }
+                (Bound::Float(b), Constant::Int(k), DataType::Float)
+                    if (*k as f64).abs() < EXACT =>
+                {
+                    b.partial_cmp(&(*k as f64))
+                }
+                (Bound::Int(b), Constant::Str(s), DataType::Timestamp) => {
+                    crate::types::parse_timestamp(s.trim()).map(|t| b.cmp(&t))
+                }
+                (Bound::Str(b), Constant::Str(s), DataType::Str) => {
+                    Some(b.as_slice().cmp(s.as_bytes()))
+                }
+                _ => None,
+            }
+        };
+        let (Some(low), Some(high)) = (order(min), order(max)) else {
+            return true;
+        };
+        match op {
+            Compare::Eq => low != Ordering::Greater && high != Ordering::Less,
+            Compare::Lt => low == Ordering::Less,
+            Compare::LtEq => low != Ordering::Greater,
+            Compare::Gt => high == Ordering::Greater,
+            Compare::GtEq => high != Ordering::Less,
+        }
+    }
+}
+
+/// The row groups of the Parquet `paths` (read as [`load_parquet`] reads
+/// them) that may hold a row passing `filter`, by the row groups'
+/// statistics: a group is skipped when, for some test, the bounds of its
+/// column there (or its NULL count) show that no row passes. A column a
+/// file lacks is NULL there; hive keys and `filename` are one value per
+/// file. Floats may hold NaNs that the bounds leave out (NaN is above
+/// every number here), so `>`/`>=` on a float skips nothing unless the
+/// file counts its NaNs; string bounds are used only where the file orders
+/// them as unsigned bytes (as katydid compares strings).
+///
+/// # Errors
+/// As [`load_parquet`] for a file that cannot be read.
+pub fn select_row_groups(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+    parquet: &ParquetOptions,
+    filter: &RowFilter,
+) -> Result<RowGroups> {
+    let stop = Stop::new(options.cancel.clone());
+    let survey = survey(paths, options, parquet, &stop)?;
+    let all_names = super::unique_names(survey.names.clone());
+    // Each test on the one column it names.
+    let tests: Vec<(usize, &RowTest)> = filter
+        .tests
+        .iter()
+        .filter_map(|(name, test)| {
+            let mut matches = all_names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.eq_ignore_ascii_case(name));
+            match (matches.next(), matches.next()) {
+                (Some((c, _)), None) => Some((c, test)),
+                _ => None,
+            }
+        })
+        .collect();
+    let read = survey
+        .sources
+        .iter()
+        .map(|s| {
+            let meta = s.metadata.metadata();
+            let schema = s.metadata.schema();
+            let parquet_schema = s.metadata.parquet_schema();
+            // The leaf of each root column that has exactly one.
+            let mut leaves = vec![(0usize, 0usize); schema.fields().len()];
+            for leaf in 0..parquet_schema.num_columns() {
+                if let Some(l) = leaves.get_mut(parquet_schema.get_column_root_idx(leaf)) {
+                    *l = (l.0 + 1, leaf);
+                }
+            }
+            (0..meta.num_row_groups())
+                .map(|g| {
+                    let group = meta.row_group(g);
+                    let rows = group.num_rows().max(0) as u64;
+                    tests.iter().all(|&(c, test)| {
+                        let dtype = survey.dtypes[c];
+                        let bounds = if c < survey.file_columns {
+                            match s.columns[c] {
+                                None => Bounds::all_null(rows),
+                                Some(i) => match leaves.get(i) {
+                                    Some(&(1, leaf)) => Bounds::of_chunk(
+                                        group.column(leaf).statistics(),
+                                        schema.field(i).data_type(),
+                                        parquet_schema.column(leaf).as_ref(),
+                                        dtype,
+                                        matches!(
+                                            meta.file_metadata().column_order(leaf),
+                                            ::parquet::basic::ColumnOrder::TYPE_DEFINED_ORDER(
+                                                ::parquet::basic::SortOrder::UNSIGNED
+                                            )
+                                        ),
+                                        rows,
+                                    ),
+                                    _ => Bounds::unknown(rows),
+                                },
+                            }
+                        } else if let Some(&(k, _)) =
+                            survey.key_columns.iter().find(|&&(_, kc)| kc == c)
+                        {
+                            Bounds::constant(dtype, s.keys[k].as_deref(), rows)
+                        } else if survey.filename_column == Some(c) {
+                            Bounds::constant(dtype, Some(&s.path.display().to_string()), rows)
+                        } else {
+                            Bounds::unknown(rows)
+                        };
+                        bounds.may_pass(test, dtype)
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    Ok(RowGroups {
+        read,
+        stamps: survey.sources.iter().map(|s| s.stamp).collect(),
+    })
 }
 
 /// A column of `rows` copies of `value` (NULL for `None`) as `dtype`.

@@ -1043,7 +1043,8 @@ fn dimension_joins_agree_with_hash_joins() {
         let queries = [
             "SELECT di.name, count(*), sum(f.v), sum(di.w) FROM f JOIN di ON f.k = di.k WHERE true{} GROUP BY 1".to_string(),
             format!(
-                "SELECT ds.boro, count(*), min(f.v), sum(ds.x) FROM f JOIN ds ON f.s = ds.s, di WHERE f.k = di.k AND f.v > {c}{{}} GROUP BY 1"
+                "SELECT ds.boro, count(*), min(f.v), sum(ds.x) FROM f JOIN ds ON f.s = ds.s, di WHERE f.k = di.k AND ds.x > {}{{}} GROUP BY 1",
+                w / 3
             ),
             format!(
                 "SELECT di.name, ds.boro, count(*), sum(f.v) FROM f JOIN di ON f.k = di.k JOIN ds ON ds.s = f.s WHERE di.w < {w}{{}} GROUP BY 1, 2"
@@ -1081,6 +1082,28 @@ fn dimension_joins_agree_with_hash_joins() {
             );
             assert!(!h.contains("dimension join"), "{context}: {forced}\n{h}");
         }
+        // A filter of the fact's own keeps the hash join (its scan runs the
+        // filter before any row is joined).
+        let sql = format!(
+            "SELECT di.name, count(*), sum(f.v) FROM f JOIN di ON f.k = di.k WHERE f.v > {c} GROUP BY 1"
+        );
+        let plan: String = query(&db, &format!("EXPLAIN {sql}"))
+            .iter()
+            .map(|r| format!("{}\n", r[0]))
+            .collect();
+        assert!(
+            !plan.contains("dimension join"),
+            "round {round}: {sql}\n{plan}"
+        );
+        same(
+            &db,
+            &sql,
+            &sql.replace(
+                " GROUP BY",
+                " AND EXISTS (SELECT 1 FROM di AS e WHERE e.k = di.k) GROUP BY",
+            ),
+            &format!("round {round}"),
+        );
         // LEFT joins of dimensions: every fact row stays.
         let keep = " AND EXISTS (SELECT 1 FROM f AS e WHERE e.v = f.v)";
         let left = [

@@ -15,7 +15,9 @@
 //! LEFT joins of dimensions to the fact (`fact LEFT JOIN d ON …`, in a
 //! chain) are stars too: the rows without a partner stay, with NULLs.
 //!
-//! Chosen when, in a tree of inner joins with no semi-join, every input
+//! Chosen when the fact has no filter of its own (the lookups read all its
+//! rows; a filter that keeps few is better run first, by the hash join's
+//! scans), and, in a tree of inner joins with no semi-join, every input
 //! but the largest has at most half its rows and is joined to it alone,
 //! on one column of the same type (integer, timestamp or string), that
 //! column has at most [`MAX_CODES`] codes in every partition of the large

@@ -173,6 +173,26 @@ fn query(db: &Database, sql: &str) -> Vec<Vec<Value>> {
         .rows
 }
 
+/// The lines EXPLAIN prints for `sql`, one string.
+fn explain(db: &Database, sql: &str) -> String {
+    query(db, &format!("EXPLAIN {sql}"))
+        .iter()
+        .map(|r| format!("{}\n", r[0]))
+        .collect()
+}
+
+/// Loads CSV `bytes` as table `name` in partitions of `rows` rows,
+/// replacing a table of that name.
+fn load_bytes(db: &mut Database, name: &str, bytes: Vec<u8>, rows: usize) {
+    let options = LoadOptions {
+        partition_rows: rows,
+        replace: true,
+        ..LoadOptions::default()
+    };
+    db.load_csv_bytes(bytes, Path::new(&format!("{name}.csv")), name, &options)
+        .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+}
+
 /// Both queries' rows as multisets.
 fn same(db: &Database, joined: &str, flat: &str, context: &str) {
     let (x, y) = (sorted(query(db, joined)), sorted(query(db, flat)));
@@ -856,13 +876,7 @@ fn join_filters_narrow_scans_without_changing_answers() {
             f.extend(format!("{},{v}\n", cell(*k)).bytes());
         }
         for (name, bytes, part) in [("d", d, 64), ("f", f, 500)] {
-            let options = LoadOptions {
-                partition_rows: part,
-                replace: true,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(bytes, Path::new(&format!("{name}.csv")), name, &options)
-                .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+            load_bytes(&mut db, name, bytes, part);
         }
         for t in [0, 3, 40, 101] {
             let sql = format!(
@@ -881,10 +895,7 @@ fn join_filters_narrow_scans_without_changing_answers() {
             let sum = |s: i64| if n == 0 { Value::Null } else { Value::Int(s) };
             let want = vec![vec![Value::Int(n), sum(sv), sum(sx)]];
             assert_eq!(query(&db, &sql), want, "round {round}: {sql}");
-            let plan: String = query(&db, &format!("EXPLAIN {sql}"))
-                .iter()
-                .map(|r| format!("{}\n", r[0]))
-                .collect();
+            let plan = explain(&db, &sql);
             let kept = dims.iter().filter(|(_, x)| *x < t).count();
             // d's keys are unique: a dimension join when f.fk has few codes
             // (its filter is the lookup itself, not a join filter), which
@@ -925,10 +936,7 @@ fn join_filters_narrow_scans_without_changing_answers() {
                 vec![vec![Value::Int(n), sum]],
                 "round {round}: {sql}"
             );
-            let plan: String = query(&db, &format!("EXPLAIN {sql}"))
-                .iter()
-                .map(|r| format!("{}\n", r[0]))
-                .collect();
+            let plan = explain(&db, &sql);
             assert_eq!(
                 plan.contains("join filter on g.fk"),
                 kept < dims.len() && kept * 2 <= facts.len(),
@@ -953,10 +961,7 @@ fn join_filters_narrow_scans_without_changing_answers() {
                 };
                 let want = vec![vec![Value::Int(rows.len() as i64), sum]];
                 assert_eq!(query(&db, &sql), want, "round {round}: {sql}");
-                let plan: String = query(&db, &format!("EXPLAIN {sql}"))
-                    .iter()
-                    .map(|r| format!("{}\n", r[0]))
-                    .collect();
+                let plan = explain(&db, &sql);
                 // At most 400 outer keys against 6,000 rows.
                 assert!(
                     plan.contains("join filter on fk"),
@@ -1029,13 +1034,7 @@ fn dimension_joins_agree_with_hash_joins() {
             ("ds", ds, 8),
             ("dup", dup, 16),
         ] {
-            let options = LoadOptions {
-                partition_rows: rows,
-                replace: true,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(bytes, Path::new(&format!("{name}.csv")), name, &options)
-                .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+            load_bytes(&mut db, name, bytes, rows);
         }
         let c = rng.below(800) as i64 - 100;
         let w = rng.below(50);
@@ -1061,13 +1060,7 @@ fn dimension_joins_agree_with_hash_joins() {
             let forced = q.replace("{}", hash);
             let context = format!("round {round}");
             same(&db, &star, &forced, &context);
-            let plan = |sql: &str| -> String {
-                query(&db, &format!("EXPLAIN {sql}"))
-                    .iter()
-                    .map(|r| format!("{}\n", r[0]))
-                    .collect()
-            };
-            let (p, h) = (plan(&star), plan(&forced));
+            let (p, h) = (explain(&db, &star), explain(&db, &forced));
             if star.contains("GROUP BY 1 HAVING") {
                 assert!(
                     round >= 3 || p.contains("the NULL group of di.w"),
@@ -1087,10 +1080,7 @@ fn dimension_joins_agree_with_hash_joins() {
         let sql = format!(
             "SELECT di.name, count(*), sum(f.v) FROM f JOIN di ON f.k = di.k WHERE f.v > {c} GROUP BY 1"
         );
-        let plan: String = query(&db, &format!("EXPLAIN {sql}"))
-            .iter()
-            .map(|r| format!("{}\n", r[0]))
-            .collect();
+        let plan = explain(&db, &sql);
         assert!(
             !plan.contains("dimension join"),
             "round {round}: {sql}\n{plan}"
@@ -1117,10 +1107,7 @@ fn dimension_joins_agree_with_hash_joins() {
             let forced = q.replace("{}", keep);
             let context = format!("round {round}");
             same(&db, &star, &forced, &context);
-            let plan: String = query(&db, &format!("EXPLAIN {star}"))
-                .iter()
-                .map(|r| format!("{}\n", r[0]))
-                .collect();
+            let plan = explain(&db, &star);
             assert!(
                 round >= 3 || plan.contains("dimension left join: di ("),
                 "{context}: {star}\n{plan}"
@@ -1145,10 +1132,7 @@ fn dimension_joins_agree_with_hash_joins() {
             vec![vec![Value::Int(want.0), sum]],
             "round {round}"
         );
-        let plan: String = query(&db, &format!("EXPLAIN {sql}"))
-            .iter()
-            .map(|r| format!("{}\n", r[0]))
-            .collect();
+        let plan = explain(&db, sql);
         assert!(!plan.contains("dimension join"), "round {round}\n{plan}");
     }
 }

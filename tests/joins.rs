@@ -173,6 +173,15 @@ fn query(db: &Database, sql: &str) -> Vec<Vec<Value>> {
         .rows
 }
 
+/// A database running queries on two threads.
+fn two_threads() -> Database {
+    Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
 /// The lines EXPLAIN prints for `sql`, one string.
 fn explain(db: &Database, sql: &str) -> String {
     query(db, &format!("EXPLAIN {sql}"))
@@ -204,11 +213,7 @@ const JOIN_HEADER: &str = "a_k,a_v,a_s,b_k,b_w,b_t";
 #[test]
 fn joins_agree_with_nested_loops() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut db = two_threads();
     for round in 0..24 {
         let keys = 1 + rng.below(12);
         // Dense keys (an array of heads), keys spread past 64 per build
@@ -680,11 +685,7 @@ fn subqueries_and_set_operations(db: &Database, a: &[Row], b: &[Row], context: &
 
 #[test]
 fn bad_composed_queries_say_where() {
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut db = two_threads();
     load(
         &mut db,
         "a",
@@ -779,11 +780,7 @@ fn bad_composed_queries_say_where() {
 
 #[test]
 fn create_table_as_keeps_a_result_and_drop_table_removes_it() {
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut db = two_threads();
     let mut rng = Rng(7);
     let a = rows(&mut rng, 5, 1);
     let a: Vec<Vec<Option<Cell>>> = a.iter().map(|r| r.to_vec()).collect();
@@ -847,11 +844,7 @@ fn create_table_as_keeps_a_result_and_drop_table_removes_it() {
 #[test]
 fn join_filters_narrow_scans_without_changing_answers() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut db = two_threads();
     for round in 0..6 {
         let scale: i64 = [1, 1_000_003, 97][round % 3];
         let dims: Vec<(i64, i64)> = (0..400)
@@ -985,11 +978,7 @@ fn join_filters_narrow_scans_without_changing_answers() {
 #[test]
 fn dimension_joins_agree_with_hash_joins() {
     let mut rng = Rng(0x51_7cc1_b727_220a);
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut db = two_threads();
     for round in 0..6 {
         let scale: i64 = [1, 1_000_003, 97][round % 3];
         let part = [7, 100, 1000][round % 3];

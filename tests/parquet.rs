@@ -177,6 +177,17 @@ fn every_type(n: usize) -> RecordBatch {
     RecordBatch::try_from_iter(cols).unwrap()
 }
 
+/// `batch` loaded from memory as table `a` (the reference a Parquet file of
+/// the same rows is compared with).
+fn load_batch(db: &mut Database, batch: &RecordBatch, opts: &LoadOptions) {
+    db.load_arrow(
+        RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
+        Path::new("<arrow>"),
+        "a",
+        opts,
+    )
+    .unwrap();
+}
 #[test]
 fn every_type_reads_back_as_the_arrow_importer_loads_it() {
     let d = dir("types");
@@ -193,13 +204,7 @@ fn every_type_reads_back_as_the_arrow_importer_loads_it() {
             partition_rows: 1000,
             ..LoadOptions::default()
         };
-        db.load_arrow(
-            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
-            Path::new("<arrow>"),
-            "a",
-            &opts,
-        )
-        .unwrap();
+        load_batch(&mut db, &batch, &opts);
         // `.load` and `--load` go through load_csv: the magic bytes decide.
         let stats = db.load_csv(&path, "p", &opts).unwrap();
         assert_eq!(stats.rows, 5000);
@@ -718,13 +723,7 @@ fn dictionary_encoded_strings_load_as_their_strings_do() {
             partition_rows: 1000,
             ..LoadOptions::default()
         };
-        db.load_arrow(
-            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
-            Path::new("<arrow>"),
-            "a",
-            &opts,
-        )
-        .unwrap();
+        load_batch(&mut db, &batch, &opts);
         db.load_csv(&path, "p", &opts).unwrap();
         assert_eq!(rows(&db, "SELECT * FROM p"), rows(&db, "SELECT * FROM a"));
         assert_eq!(

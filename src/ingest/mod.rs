@@ -607,14 +607,17 @@ fn load_from<R: BufRead + Send>(
             return recycle(bytes);
         }
         let mut spare = None;
-        let (bytes, records) = match parse_span(&bytes, line, records, &cx) {
+        // Parsed once; with `ignore_errors`, a span with a malformed record
+        // is parsed again without its bad records.
+        let (bytes, parsed) = match parse_span(&bytes, line, records, &cx) {
             Err(Error::Csv { .. }) if options.ignore_errors => {
                 match parse::drop_bad_records(&bytes, line, &cx) {
                     Ok((kept_bytes, kept, lines)) => {
                         if let Ok(mut s) = skipped.lock() {
                             s.extend(lines);
                         }
-                        (kept_bytes, kept)
+                        let parsed = parse_span(&kept_bytes, line, kept, &cx);
+                        (kept_bytes, parsed)
                     }
                     Err(e) => {
                         if let Ok(mut r) = results.lock() {
@@ -625,9 +628,9 @@ fn load_from<R: BufRead + Send>(
                     }
                 }
             }
-            _ => (bytes, records),
+            parsed => (bytes, parsed),
         };
-        let encoded = parse_span(&bytes, line, records, &cx).and_then(|mut batch| {
+        let encoded = parsed.and_then(|mut batch| {
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
             let mut span =

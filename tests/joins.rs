@@ -999,18 +999,35 @@ fn dimension_joins_agree_with_hash_joins() {
             let k = k.map(|k| k.to_string());
             f.extend(format!("{},{},{v}\n", cell(k), cell(s.clone())).bytes());
         }
-        // di(k, name, w): unique keys 10..80 (some only here, 0..10 only in
-        // f), names of a few values with NULLs.
-        let mut di = b"k,name,w\n".to_vec();
+        // di(k, name, w, u): unique keys 10..80 (some only here, 0..10 only
+        // in f), names of a few values with NULLs, integers u with NULLs.
+        let mut di = b"k,name,w,u\n".to_vec();
         for k in 10..80i64 {
             let name = (rng.below(8) > 0).then(|| format!("n{}", rng.below(5)));
-            di.extend(format!("{},{},{}\n", k * scale, cell(name), rng.below(50)).bytes());
+            let u = (rng.below(4) > 0).then(|| (rng.below(2000) as i64 - 1000).to_string());
+            di.extend(
+                format!(
+                    "{},{},{},{}\n",
+                    k * scale,
+                    cell(name),
+                    rng.below(50),
+                    cell(u)
+                )
+                .bytes(),
+            );
         }
-        // ds(s, boro, x): unique string keys z0..z30 (z30..z40 only in f).
-        let mut ds = b"s,boro,x\n".to_vec();
+        // ds(s, boro, x, y): unique string keys z0..z30 (z30..z40 only in
+        // f), floats y with NULLs, signed zeros and repeats.
+        let mut ds = b"s,boro,x,y\n".to_vec();
         for z in 0..30 {
             let boro = (rng.below(6) > 0).then(|| format!("b{}", rng.below(3)));
-            ds.extend(format!("z{z},{},{}.25\n", cell(boro), rng.below(20)).bytes());
+            let y = match rng.below(6) {
+                0 => None,
+                1 => Some("-0.0".to_string()),
+                2 => Some("0.0".to_string()),
+                _ => Some(format!("{}.5", rng.below(9) as i64 - 4)),
+            };
+            ds.extend(format!("z{z},{},{}.25,{}\n", cell(boro), rng.below(20), cell(y)).bytes());
         }
         // dup(k, name): keys repeat.
         let mut dup = b"k,name\n".to_vec();
@@ -1043,6 +1060,14 @@ fn dimension_joins_agree_with_hash_joins() {
             // without a partner are the NULL group, dropped.
             "SELECT di.w, count(*), sum(f.v) FROM f JOIN di ON f.k = di.k WHERE true{} GROUP BY 1 HAVING count(*) > 1".to_string(),
             "SELECT ds.s AS z, di.w, count(*), max(f.v) FROM f JOIN di ON f.k = di.k JOIN ds ON ds.s = f.s WHERE true{} GROUP BY z, di.w".to_string(),
+            // Numeric columns of the dimensions, with NULLs: gathered by
+            // code, their zone maps from the codes the rows use.
+            "SELECT f.s IS NULL, count(*), min(ds.y), max(ds.y), sum(ds.y), count(ds.y), min(di.u), max(di.u), sum(di.u), count(di.u) FROM f JOIN di ON f.k = di.k JOIN ds ON ds.s = f.s WHERE true{} GROUP BY 1".to_string(),
+            format!(
+                "SELECT di.name, count(*), sum(f.v) FROM f JOIN di ON f.k = di.k JOIN ds ON ds.s = f.s WHERE ds.y > {}.5 AND di.u < {c}{{}} GROUP BY 1",
+                (w % 5) as i64 - 3
+            ),
+            "SELECT ds.y, di.u, count(*) FROM f JOIN di ON f.k = di.k JOIN ds ON ds.s = f.s WHERE true{} GROUP BY 1, 2".to_string(),
         ];
         for q in &queries {
             let star = q.replace("{}", "");

@@ -38,7 +38,9 @@ use crate::exec::aggregate::keys::{KeySource, key_codes};
 use crate::exec::vector::{Array, Data, Datum, Rows, eval};
 use crate::plan;
 use crate::sql::ast::JoinKind;
-use crate::store::{Bitmap, Code, Codes, Column, Dictionary, Partition, Table, with_codes};
+use crate::store::{
+    Bitmap, Code, Codes, Column, ColumnData, Dictionary, Partition, Table, with_codes,
+};
 use crate::types::{DataType, Value};
 
 /// The most codes a partition's fact key column may have for the star to
@@ -298,9 +300,19 @@ pub(super) fn lookup_partitions(
                         },
                         None,
                     ) => {
-                        let rows = rows[dim].get_or_insert_with(|| partners[dim].rows());
-                        let values = scans[dim].columns[position].take_or_null(rows);
-                        crate::compose::materialize::encode_array(dtype, &values, 0..part.rows)
+                        let values = &scans[dim].columns[position];
+                        match number_column(&partners[dim], values, dtype) {
+                            Some(column) => column,
+                            None => {
+                                let rows = rows[dim].get_or_insert_with(|| partners[dim].rows());
+                                let values = values.take_or_null(rows);
+                                crate::compose::materialize::encode_array(
+                                    dtype,
+                                    &values,
+                                    0..part.rows,
+                                )
+                            }
+                        }
                     }
                     (&Output::Matched(dim), _) => partners[dim].matched(),
                 });
@@ -395,6 +407,106 @@ impl Partners<'_> {
     }
 }
 
+/// The codes below `size` the partition's rows use, each once, in the
+/// order of their first row: every row's code, or only the valid rows'
+/// when `validity` is given.
+fn used_codes(codes: &RowCodes<'_>, size: usize, validity: Option<&Bitmap>) -> Vec<usize> {
+    let mut seen = vec![false; size];
+    let mut order = Vec::new();
+    let mut mark = |c: usize| {
+        if let Some(s) = seen.get_mut(c)
+            && !*s
+        {
+            *s = true;
+            order.push(c);
+        }
+    };
+    match (codes, validity) {
+        (RowCodes::Const(n), v) => {
+            if v.map_or(*n, Bitmap::count_ones) > 0 {
+                mark(0);
+            }
+        }
+        (RowCodes::Packed(codes), None) => with_codes!(codes, c => for x in c.iter() {
+            mark(x.to_usize());
+        }),
+        (RowCodes::Packed(codes), Some(v)) => {
+            for r in v.ones() {
+                mark(codes.get(r) as usize);
+            }
+        }
+        (RowCodes::Computed(codes), None) => codes.iter().for_each(|&x| mark(x as usize)),
+        (RowCodes::Computed(codes), Some(v)) => {
+            for r in v.ones() {
+                mark(codes[r] as usize);
+            }
+        }
+    }
+    order
+}
+
+/// A dimension's integer, timestamp or float column (`values`, its
+/// scanned rows) at the partition's rows: each key code's partner value is
+/// taken once and gathered by code, the NULLs being the rows without a
+/// partner (the shared matches bitmap) or with a NULL value. `None` for
+/// another type, left to the general gather.
+fn number_column(partners: &Partners<'_>, values: &Array<'_>, dtype: DataType) -> Option<Column> {
+    let value_of = |p: u32| (p != NONE && values.is_valid(p as usize)).then_some(p as usize);
+    let partner: Vec<Option<usize>> = partners.per_code.iter().map(|&p| value_of(p)).collect();
+    let validity = if partner
+        .iter()
+        .zip(&partners.per_code)
+        .all(|(v, &p)| v.is_none() == (p == NONE))
+    {
+        partners.matched_rows()
+    } else {
+        let missing: Vec<bool> = partner.iter().map(Option::is_none).collect();
+        partners.nulls_where(&missing)
+    };
+    let n = partners.rows;
+    match (dtype, &values.data) {
+        (DataType::Int | DataType::Timestamp, Data::Int(v)) => {
+            let table: Vec<i64> = partner.iter().map(|p| p.map_or(0, |r| v[r])).collect();
+            let rows = gather(&partners.codes, &table, 0);
+            Some(Column::encode_ints_plain(dtype, &rows, validity))
+        }
+        (DataType::Float, Data::Float(v)) => {
+            let table: Vec<f64> = partner.iter().map(|p| p.map_or(0.0, |r| v[r])).collect();
+            // The zone map from the values of the codes the valid rows
+            // use, in the order of their first rows (of equal values such
+            // as 0.0 and -0.0 the first is the minimum), not from every row.
+            // A row is NULL by its code (no partner, or a NULL value: left
+            // out below) or by the key's NULL, whose code is a placeholder:
+            // only the latter needs the rows' validity.
+            let by_key = partners.validity.as_ref();
+            let taken: Vec<f64> = used_codes(&partners.codes, table.len(), by_key)
+                .into_iter()
+                .filter_map(|c| partner[c].map(|r| v[r]))
+                .collect();
+            if taken.is_empty() {
+                return Some(Column::all_null(DataType::Float, n));
+            }
+            let mut zone = Column::encode_floats_plain(taken, None).zone;
+            if let (Value::Float(min), Value::Float(max)) = (&zone.min, &zone.max)
+                && min.to_bits() == max.to_bits()
+            {
+                return Some(Column::constant(DataType::Float, zone.min, n, validity));
+            }
+            let rows = gather(&partners.codes, &table, 0.0);
+            zone.null_count = validity.as_ref().map_or(0, |v| n - v.count_ones());
+            zone.sorted = false;
+            Some(Column {
+                dtype: DataType::Float,
+                len: n,
+                data: ColumnData::Float(Arc::new(rows)),
+                validity,
+                zone,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// A dimension's string column at the partition's rows, as dictionary
 /// codes: each key code's entry is found once, and one pass maps the rows'
 /// codes to entries of the column's whole dictionary; when the partition
@@ -434,29 +546,19 @@ fn string_column(partners: &Partners<'_>, entries: &Entries) -> Column {
         Codes::U32(entry_codes(partners, &entry_of_code))
     };
     // The entries the valid rows use.
-    let mut seen = vec![false; size];
-    let mut any = false;
-    match &validity {
-        None => with_codes!(&codes, c => for x in c.iter() {
-            seen[x.to_usize()] = true;
-        }),
-        Some(v) => {
-            for r in v.ones() {
-                seen[codes.get(r) as usize] = true;
-            }
-        }
-    }
-    for &s in &seen {
-        any |= s;
-    }
-    if !any {
+    let used = used_codes(&RowCodes::Packed(&codes), size, validity.as_ref());
+    if used.is_empty() {
         return Column::all_null(DataType::Str, n);
     }
-    if seen.iter().all(|&s| s) {
+    if used.len() == size {
         let values = entries.dict.values().to_vec();
         return Column::from_sorted_dictionary(values, codes, validity);
     }
     // The partition's entries, in the dictionary's (sorted) order.
+    let mut seen = vec![false; size];
+    for e in used {
+        seen[e] = true;
+    }
     let mut local = vec![0u64; size];
     let mut values: Vec<Arc<str>> = Vec::new();
     for (e, _) in seen.iter().enumerate().filter(|(_, s)| **s) {

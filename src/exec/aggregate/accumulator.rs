@@ -639,12 +639,29 @@ impl<S: SumType> Sum<S> {
                     c[g as usize] += 1;
                 }
             }
-            _ => {
+            (Gids::Single(_), false) => {
+                // As above, skipping NULLs (a dimension join's gathered
+                // column is NULL where a row has no partner).
+                let mut lanes = [S::default(); 8];
+                let mut n = 0u64;
                 for (j, &x) in values.iter().enumerate() {
                     if valid(j) {
-                        let g = gids.get(j);
-                        s[g] += conv(x);
-                        c[g] += 1;
+                        lanes[j % 8] += conv(x);
+                        n += 1;
+                    }
+                }
+                let mut acc = S::default();
+                for lane in lanes {
+                    acc += lane;
+                }
+                s[0] += acc;
+                c[0] += n;
+            }
+            (Gids::Ids(ids), false) => {
+                for (j, (&g, &x)) in ids.iter().zip(values).enumerate() {
+                    if valid(j) {
+                        s[g as usize] += conv(x);
+                        c[g as usize] += 1;
                     }
                 }
             }

@@ -156,6 +156,22 @@ fn generate_writes_plain_and_gzipped_files() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("weather"));
+
+    // The demo's lookup table: a fixed size, so no --rows.
+    let zones = dir.0.join("zones.csv");
+    let out = run(&["generate", "zones", "--out", arg(&zones)], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("wrote 195 zones rows"));
+    let csv = std::fs::read_to_string(&zones).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 196);
+    assert_eq!(lines[0], "ntacode,ntaname,borough,puma");
+    let out = run(
+        &["generate", "zones", "--rows", "5", "--out", arg(&zones)],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("leave out --rows"));
 }
 
 /// Runs a load + query; `None` (with a notice) when the loader or the engine

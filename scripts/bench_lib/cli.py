@@ -42,7 +42,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark katydid, alone or against DuckDB, ClickHouse (chdb) and Polars.",
-        epilog="Workloads: taxi, taxi_f32, iot, numbers, kv, shapes, clickbench, tpch, join, "
+        epilog="Workloads: taxi, taxi_f32, star, iot, numbers, kv, shapes, clickbench, tpch, join, "
                "groupby (benches/workloads/), and ingestion (loads of taxi and iot only). tpch's "
                "size is lineitem's rows (--rows tpch=6m is scale factor 1; see "
                "bench_lib/data.py), join's the rows of x. "

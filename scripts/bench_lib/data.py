@@ -22,25 +22,29 @@ import subprocess
 import sys
 
 SEED = 42
+# Rows of the `zones` table (`katydid generate zones`, which takes no size).
+ZONES_ROWS = 195
 
 # Rows per data set for each scale. `default` fits a 2-core, 24 GiB machine
 # and, with all three peers, finishes in a few minutes.
 # `tpch` counts lineitem rows (SF 0.01, 0.1, 1, 10); `join` the rows of x
 # (the issue's targets: SF 1 and x at 10M, the default scale); `groupby` the
 # rows of db-benchmark's groupby table (issue 33's targets: 10M, the default);
-# `tlc` the trips of each monthly Parquet file (four are written).
+# `tlc` the trips of each monthly Parquet file (four are written); `zones`
+# is the taxi trips' fixed lookup table of 195 neighbourhoods at every scale.
 SCALES = {
     "smoke": {"taxi": 3_000, "taxi-f32": 3_000, "iot": 5_000, "numbers": 5_000, "kv": 5_000, "hits": 3_000,
-              "shapes": 3_000, "tpch": 60_000, "join": 10_000, "groupby": 10_000, "tlc": 5_000},
+              "shapes": 3_000, "tpch": 60_000, "join": 10_000, "groupby": 10_000, "tlc": 5_000,
+              "zones": ZONES_ROWS},
     "small": {"taxi": 200_000, "taxi-f32": 200_000, "iot": 500_000, "numbers": 1_000_000, "kv": 500_000,
               "hits": 1_000_000, "shapes": 1_000_000, "tpch": 600_000, "join": 1_000_000,
-              "groupby": 1_000_000, "tlc": 500_000},
+              "groupby": 1_000_000, "tlc": 500_000, "zones": ZONES_ROWS},
     "default": {"taxi": 2_000_000, "taxi-f32": 2_000_000, "iot": 5_000_000, "numbers": 10_000_000, "kv": 5_000_000,
                 "hits": 10_000_000, "shapes": 10_000_000, "tpch": 6_000_000, "join": 10_000_000,
-                "groupby": 10_000_000, "tlc": 3_000_000},
+                "groupby": 10_000_000, "tlc": 3_000_000, "zones": ZONES_ROWS},
     "large": {"taxi": 20_000_000, "taxi-f32": 20_000_000, "iot": 50_000_000, "numbers": 100_000_000, "kv": 20_000_000,
               "hits": 50_000_000, "shapes": 50_000_000, "tpch": 60_000_000, "join": 100_000_000,
-              "groupby": 100_000_000, "tlc": 10_000_000},
+              "groupby": 100_000_000, "tlc": 10_000_000, "zones": ZONES_ROWS},
 }
 
 # Lineitem rows per TPC-H scale factor (clause 4.2.5: about 6,000,000 × SF).
@@ -80,6 +84,7 @@ def rows_for(scale, rows_arg):
             else:
                 n = _count(part)
                 rows = {k: n for k in rows}
+    rows["zones"] = ZONES_ROWS  # a fixed table: no size to choose
     return rows
 
 
@@ -141,8 +146,9 @@ def ensure(katydid, data_dir, dataset, rows):
     if not os.path.exists(path):
         tmp = path + ".tmp"
         print(f"bench: generating {dataset} ({rows:,} rows) into {path}", file=sys.stderr)
-        subprocess.run([katydid, "generate", dataset, "--rows", str(rows), "--out", tmp,
-                        "--seed", str(SEED)], check=True, stdout=sys.stderr)
+        size = [] if dataset == "zones" else ["--rows", str(rows), "--seed", str(SEED)]
+        subprocess.run([katydid, "generate", dataset, *size, "--out", tmp], check=True,
+                       stdout=sys.stderr)
         os.replace(tmp, path)
     return path
 

@@ -31,10 +31,11 @@ class WorkloadFiles(unittest.TestCase):
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
         self.assertEqual([w.name for w in found],
-                         ["taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench",
-                          "tpch", "join", "groupby", "tlc"])
+                         ["taxi", "taxi_f32", "star", "iot", "numbers", "kv", "shapes",
+                          "clickbench", "tpch", "join", "groupby", "tlc"])
         for w in found:
-            self.assertEqual(len(w.tables), {"tpch": 8, "join": 4}.get(w.name, 1), w.name)
+            self.assertEqual(len(w.tables), {"tpch": 8, "join": 4, "star": 2}.get(w.name, 1),
+                             w.name)
             for q in w.queries:
                 q.check_mode()  # raises on an unknown check
                 for e in workloads.ENGINES:
@@ -48,7 +49,7 @@ class WorkloadFiles(unittest.TestCase):
         self.assertIn("//", q8.statement("duckdb")[1])
         self.assertIn("trip_id / 5", q8.statement("katydid")[1])
         self.assertEqual(taxi.queries[5].check_mode(), ("topn", ["total_amount"]))
-        kv = found[4]
+        kv = found[5]
         self.assertEqual([(lk.name, lk.keys, lk.hits) for lk in kv.lookups],
                          [("eq", 1, 1), ("in100", 100, 25)])
 
@@ -195,7 +196,8 @@ class WorkloadFiles(unittest.TestCase):
         rows = data.rows_for("small", "taxi=2k,kv=1m")
         self.assertEqual((rows["taxi"], rows["kv"]), (2000, 1_000_000))
         self.assertEqual(rows["iot"], data.SCALES["small"]["iot"])
-        self.assertEqual(set(data.rows_for("default", "500").values()), {500})
+        # Every size but the fixed zones table's.
+        self.assertEqual(set(data.rows_for("default", "500").values()), {500, data.ZONES_ROWS})
         self.assertEqual(set(data.rows_for("default", "500")), set(data.SCALES["default"]))
         with self.assertRaises(SystemExit):
             data.rows_for("default", "nosuch=5")
@@ -408,6 +410,24 @@ class Targets(unittest.TestCase):
         self.assertTrue(items["join: every query ≤ 1× the fastest peer"]["met"])
         # ClickHouse did not run: the agreement target is not measured.
         self.assertIsNone(items["join: answers agree with duckdb, polars, clickhouse"]["met"])
+        self.assertIsNone(items["star: q2 ≤ ½× duckdb"]["met"])  # star did not run
+
+    def test_issue32_star_join_against_its_own_group_by_and_duckdb(self):
+        sq = [_query("star", "q1", {"katydid": 0.004, "duckdb": 0.020}),
+              _query("star", "q2", {"katydid": 0.007, "duckdb": 0.020})]
+        summary = {"engines": ["katydid", "duckdb"], "queries": sq, "loads": []}
+        doc = {"engines": {}}
+        items = {i["target"]: i for i in targets.issue32(doc, summary, self.goals)}
+        mine = items["star: q2 (dimension join) ≤ 1.5× q1 (the fact's own column) in katydid"]
+        self.assertFalse(mine["met"])  # 7 ms against 4 ms
+        self.assertIn("1.75×", mine["detail"])
+        theirs = items["star: q2 ≤ ½× duckdb"]
+        self.assertTrue(theirs["met"])  # 7 ms against 20 ms
+        self.assertIn("0.35×", theirs["detail"])
+        sq[1]["engines"]["katydid"]["min_s"] = 0.005
+        items = {i["target"]: i for i in targets.issue32(doc, summary, self.goals)}
+        self.assertTrue(items["star: q2 (dimension join) ≤ 1.5× q1 (the fact's own column) "
+                              "in katydid"]["met"])
 
     def test_issue33_groupby_against_duckdb_and_the_fastest_peer(self):
         qs = [_query("groupby", f"q{i}", {"katydid": 0.010, "duckdb": 0.030, "polars": 0.025})

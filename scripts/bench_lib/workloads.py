@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 ENGINES = ("katydid", "duckdb", "clickhouse", "polars")
-WORKLOAD_ORDER = ("taxi", "taxi_f32", "iot", "numbers", "kv", "shapes", "clickbench", "tpch", "join",
-                  "groupby", "tlc")
+WORKLOAD_ORDER = ("taxi", "taxi_f32", "star", "iot", "numbers", "kv", "shapes", "clickbench", "tpch",
+                  "join", "groupby", "tlc")
 
 
 @dataclass

@@ -153,12 +153,13 @@ pub enum Sub {
     /// taxi_zone_lookup.csv into the directory FILE; `tpch` the 8 TPC-H
     /// tables at scale factor --sf, and `join` db-benchmark's join tables
     /// (x of N rows, small, medium, big), as CSV files in the directory
-    /// FILE.
+    /// FILE; `zones` the 195 neighbourhoods the taxi trips name (the
+    /// demo's lookup table).
     Generate {
         /// The data set: taxi, iot, numbers, kv, hits, shapes, groupby, tlc,
-        /// tpch or join.
+        /// tpch, join or zones.
         dataset: String,
-        /// Number of rows (every data set but tpch).
+        /// Number of rows (every data set but tpch and zones).
         #[arg(long, value_name = "N", value_parser = parse_count)]
         rows: Option<u64>,
         /// The TPC-H scale factor (tpch only): 1 is about 6M lineitem rows.

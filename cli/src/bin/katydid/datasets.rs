@@ -64,6 +64,31 @@ pub fn generate(dataset: &str, rows: u64, seed: u64, out: &Path) -> Result<(), C
     Ok(())
 }
 
+/// `katydid generate zones`: the demo's lookup table of the taxi trips'
+/// 195 neighbourhoods (ntacode, ntaname, borough, puma), as CSV in `out`,
+/// to join with a `taxi` table on `pickup_ntacode` or `dropoff_ntacode`.
+///
+/// # Errors
+/// A file that cannot be written.
+pub fn generate_zones(out: &Path) -> Result<(), CliError> {
+    let csv = katydid_datasets::neighbourhoods_csv();
+    std::fs::write(out, &csv)
+        .map_err(|e| CliError::Message(format!("cannot write {}: {e}", out.display())))?;
+    let rows = csv
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        .saturating_sub(1);
+    writeln!(
+        io::stdout().lock(),
+        "wrote {} zones rows ({}) to {}",
+        thousands(rows as u64),
+        bytes(csv.len() as u64),
+        out.display()
+    )?;
+    Ok(())
+}
+
 /// `katydid generate tlc`: TLC-like monthly Parquet files of `rows` trips
 /// each, one month of each schema the real files have had, and
 /// `taxi_zone_lookup.csv`, into the directory `out`.

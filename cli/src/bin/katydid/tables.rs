@@ -1,6 +1,6 @@
 //! `katydid generate` for the multi-table data sets, `tpch` and `join`,
-//! which write a directory of CSV files; every other data set goes on to
-//! [`datasets::generate`].
+//! which write a directory of CSV files, and the fixed `zones` table; every
+//! other data set goes on to [`datasets::generate`].
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,15 @@ pub fn generate(
     out: &Path,
 ) -> Result<(), CliError> {
     let message = |m: String| CliError::Message(m);
+    if dataset.eq_ignore_ascii_case("zones") {
+        if rows.is_some() || sf.is_some() {
+            return Err(message(
+                "zones is a fixed table of the trips' 195 neighbourhoods: leave out --rows and --sf"
+                    .into(),
+            ));
+        }
+        return datasets::generate_zones(out);
+    }
     let is_tpch = dataset.eq_ignore_ascii_case("tpch");
     if is_tpch && rows.is_some() {
         return Err(message(

@@ -1408,6 +1408,10 @@ impl compose::Engine for Database {
     fn check(&self) -> Result<()> {
         self.cancel.check()
     }
+
+    fn memory(&self) -> Arc<MemoryBudget> {
+        Arc::clone(&self.memory)
+    }
 }
 
 #[cfg(test)]

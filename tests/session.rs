@@ -65,6 +65,43 @@ fn a_group_by_past_the_memory_limit_fails_clearly_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_join_past_the_memory_limit_fails_clearly_and_the_session_goes_on() {
+    let db = database(20_000, 2_000);
+    let used = db.memory().used();
+    // Room for the table, the join's scans (a column of 20,000 rows on
+    // each side) and its build side, not for the 4M pairs of equal g:
+    // the probe stops a chunk (16,384 rows, 3.2M pairs) past the limit.
+    db.set_memory_limit(used + 2 * 1024 * 1024);
+    let sql = "SELECT count(*) FROM t AS a JOIN t AS b ON a.g = b.g";
+    let err = db.query(sql).unwrap_err();
+    assert!(matches!(err, Error::MemoryLimit { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("query needs more than ")
+            && message.contains(" for a join of more than "),
+        "{message}"
+    );
+    // Nothing of the failed join is still held, and the session goes on:
+    // a join of fewer rows fits.
+    assert_eq!(db.memory().used(), used);
+    let fits = db
+        .query("SELECT count(*) FROM t AS a JOIN t AS b ON a.id = b.id WHERE a.g = 7")
+        .unwrap();
+    assert_eq!(fits.rows[0][0], Value::Int(200));
+    assert_eq!(db.memory().used(), used);
+    // A scan that does not fit either says so.
+    db.set_memory_limit(used + 1024);
+    let err = db.query(sql).unwrap_err();
+    assert!(matches!(err, Error::MemoryLimit { .. }), "{err}");
+    assert!(err.to_string().contains("scanned"), "{err}");
+    db.set_memory_limit(usize::MAX);
+    assert_eq!(count(&db), 20_000);
+    // Without a limit the join runs: 100 values of g, 200 rows each.
+    let all = db.query(sql).unwrap();
+    assert_eq!(all.rows[0][0], Value::Int(4_000_000));
+}
+
+#[test]
 fn a_cancelled_query_stops_and_keeps_the_tables() {
     let db = database(300_000, 2_000);
     let token = db.cancel_token();

@@ -56,6 +56,14 @@ const NONE: u32 = crate::exec::vector::NO_ROW;
 /// Rows per parallel probe task.
 const PROBE_CHUNK: usize = 16 * 1024;
 
+/// Bytes a hash join's build side holds per row, as reserved against the
+/// memory budget: its chain link (4), and a slot of the head map with its
+/// key (about 12 at hashbrown's load factor).
+const BUILD_BYTES_PER_ROW: usize = 16;
+
+/// Build rows between two checks for cancellation.
+const CHECK_ROWS: usize = 64 * 1024;
+
 /// The most rows a join may produce (row ids are `u32`).
 const MAX_JOIN_ROWS: usize = (u32::MAX - 1) as usize;
 
@@ -475,7 +483,7 @@ pub(super) fn run(
         }
         let before = joined.rows;
         let t = Instant::now();
-        joined = semi_join(&scans, joined, semi, keys, residual);
+        joined = semi_join(c, &scans, joined, semi, keys, residual)?;
         c.note(format!(
             "{}-join: {} → {} rows ({})",
             if semi.anti { "anti" } else { "semi" },
@@ -1589,6 +1597,14 @@ fn scan_input(
     };
     let select = Select::over(projection, from, selection, span);
     let scanned = c.run_simple_columns(&select, scope, join_filters)?;
+    // The scanned rows stay until the statement ends.
+    c.reserve(scanned.arrays.iter().map(Array::heap_bytes).sum(), || {
+        format!(
+            "the {} rows of {} scanned for a join",
+            thousands(scanned.rows),
+            input.qualifier
+        )
+    })?;
     let positions = columns.iter().enumerate().map(|(p, &c)| (c, p)).collect();
     Ok((
         Scan {
@@ -1956,9 +1972,9 @@ fn join_step(
         })
         .collect();
     let out = if keys.is_empty() {
-        cross(left, right)?
+        cross(c, left, right)?
     } else {
-        hash_join(scans, left, right, keys, kind)?
+        hash_join(c, scans, left, right, keys, kind)?
     };
     let how = match kind {
         JoinKind::Left => "left hash join",
@@ -1983,7 +1999,7 @@ fn join_step(
 }
 
 /// Every pair of rows.
-fn cross(left: Joined, right: Joined) -> Result<Joined> {
+fn cross(c: &Composer<'_>, left: Joined, right: Joined) -> Result<Joined> {
     let rows = left
         .rows
         .checked_mul(right.rows)
@@ -1995,6 +2011,11 @@ fn cross(left: Joined, right: Joined) -> Result<Joined> {
                 thousands(right.rows)
             ))
         })?;
+    let width = left.ids.len() + right.ids.len();
+    c.reserve(rows.saturating_mul(width * 4), || {
+        format!("a cross join of {} rows", thousands(rows))
+    })?;
+    c.engine.check()?;
     let mut ids = Vec::with_capacity(left.ids.len() + right.ids.len());
     for l in &left.ids {
         ids.push((0..rows).map(|k| l[k / right.rows.max(1)]).collect());
@@ -2195,6 +2216,7 @@ fn pack_int_keys(
 /// An equi-join of `left` and `right` on `keys`, of kind `kind` (inner,
 /// left, right or full).
 fn hash_join(
+    c: &Composer<'_>,
     scans: &[Scan],
     left: Joined,
     right: Joined,
@@ -2229,20 +2251,35 @@ fn hash_join(
     };
     let build_rows = if build_left { left.rows } else { right.rows };
     let probe_rows = if build_left { right.rows } else { left.rows };
-    let heads = Heads::build(build, build_rows);
+    // The build side's hash table: a chain link, a key and a slot a row.
+    c.reserve(build_rows.saturating_mul(BUILD_BYTES_PER_ROW), || {
+        format!("the build side of a join ({} rows)", thousands(build_rows))
+    })?;
+    let check = || c.engine.check();
+    let heads = Heads::build(build, build_rows, &check)?;
     let keep_probe = matches!(
         (kind, build_left),
         (JoinKind::Left, false) | (JoinKind::Right, true) | (JoinKind::Full, _)
     );
     let chunks = probe_rows.div_ceil(PROBE_CHUNK);
+    // Each chunk's pairs of rows are held as they are found, so a join
+    // that would pass the memory limit stops a chunk past it.
+    let found = std::sync::atomic::AtomicUsize::new(0);
     let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..chunks)
         .into_par_iter()
         .map(|chunk| {
+            check()?;
             let lo = chunk * PROBE_CHUNK;
             let hi = (lo + PROBE_CHUNK).min(probe_rows);
-            heads.probe(probe, lo..hi, keep_probe)
+            let pairs = heads.probe(probe, lo..hi, keep_probe);
+            let n = pairs.0.len();
+            let so_far = found.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+            c.reserve(n * 8, || {
+                format!("a join of more than {} rows", thousands(so_far))
+            })?;
+            Ok(pairs)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let total: usize = parts.iter().map(|(p, _)| p.len()).sum();
     if total > MAX_JOIN_ROWS {
         return Err(Error::Execution(format!(
@@ -2250,6 +2287,11 @@ fn hash_join(
             thousands(MAX_JOIN_ROWS)
         )));
     }
+    // The joined rows' ids in every input.
+    let width = left.ids.len() + right.ids.len();
+    c.reserve(total.saturating_mul(4 * width), || {
+        format!("a join of {} rows", thousands(total))
+    })?;
     let mut probe_ids = Vec::with_capacity(total);
     let mut build_ids = Vec::with_capacity(total);
     for (p, b) in parts {
@@ -2318,15 +2360,33 @@ enum HeadMap<'a> {
 }
 
 impl<'a> Heads<'a> {
-    fn build(build: &KeyReader<'a>, rows: usize) -> Heads<'a> {
+    /// The hash table of `rows` build rows; `check` is called every
+    /// [`CHECK_ROWS`] rows.
+    ///
+    /// # Errors
+    /// [`Error::Cancelled`] from `check`.
+    fn build(
+        build: &KeyReader<'a>,
+        rows: usize,
+        check: &dyn Fn() -> Result<()>,
+    ) -> Result<Heads<'a>> {
         let mut next = vec![NONE; rows];
+        let checked = |b: usize| {
+            if b.is_multiple_of(CHECK_ROWS) {
+                check()
+            } else {
+                Ok(())
+            }
+        };
         let map = if build.int {
-            let keys: Vec<Option<i64>> = (0..rows)
-                .map(|b| match build.key(b) {
+            let mut keys: Vec<Option<i64>> = Vec::with_capacity(rows);
+            for b in 0..rows {
+                checked(b)?;
+                keys.push(match build.key(b) {
                     Some(Key::Int(k)) => Some(k),
                     _ => None,
-                })
-                .collect();
+                });
+            }
             let (min, max) = keys
                 .iter()
                 .flatten()
@@ -2345,6 +2405,7 @@ impl<'a> Heads<'a> {
             } else {
                 let mut heads: HashMap<i64, u32> = HashMap::with_capacity(rows);
                 for (b, k) in keys.iter().enumerate() {
+                    checked(b)?;
                     if let Some(k) = k {
                         let head = heads.entry(*k).or_insert(NONE);
                         next[b] = *head;
@@ -2364,6 +2425,7 @@ impl<'a> Heads<'a> {
         } else {
             let mut heads: HashMap<Key<'a>, u32> = HashMap::with_capacity(rows);
             for (b, link) in next.iter_mut().enumerate() {
+                checked(b)?;
                 if let Some(k) = build.key(b) {
                     let head = heads.entry(k).or_insert(NONE);
                     *link = *head;
@@ -2373,7 +2435,7 @@ impl<'a> Heads<'a> {
             HeadMap::Values(heads)
         };
         let unique = next.iter().all(|&n| n == NONE);
-        Heads { map, next, unique }
+        Ok(Heads { map, next, unique })
     }
 
     /// Probes rows `rows` of `probe`: the pairs (probe row, build row) of
@@ -2522,12 +2584,13 @@ fn estimate_distinct(scan: &Scan, col: usize) -> f64 {
 /// anti-join): equal keys, NULLs matching nothing, and every residual
 /// comparison true.
 fn semi_join(
+    c: &Composer<'_>,
     scans: &[Scan],
     joined: Joined,
     semi: &Semi,
     keys: &[ColRef],
     residual: &[ColRef],
-) -> Joined {
+) -> Result<Joined> {
     // Integer and float keys meet as floats.
     let floats: Vec<bool> = keys
         .iter()
@@ -2584,13 +2647,21 @@ fn semi_join(
             .collect(),
         int,
     };
-    let heads = Heads::build(&outer, joined.rows);
+    c.reserve(joined.rows.saturating_mul(BUILD_BYTES_PER_ROW + 1), || {
+        format!(
+            "the build side of a semi-join ({} rows)",
+            thousands(joined.rows)
+        )
+    })?;
+    let check = || c.engine.check();
+    let heads = Heads::build(&outer, joined.rows, &check)?;
     let matched: Vec<std::sync::atomic::AtomicBool> = (0..joined.rows)
         .map(|_| std::sync::atomic::AtomicBool::new(false))
         .collect();
     (0..semi.rows.div_ceil(PROBE_CHUNK))
         .into_par_iter()
-        .for_each(|chunk| {
+        .try_for_each(|chunk| {
+            check()?;
             let lo = chunk * PROBE_CHUNK;
             for row in lo..(lo + PROBE_CHUNK).min(semi.rows) {
                 let mut at = heads.first(&inner, row);
@@ -2613,7 +2684,8 @@ fn semi_join(
                     }
                 }
             }
-        });
+            Ok(())
+        })?;
     let keep: Vec<u32> = (0..joined.rows)
         .filter(|&row| matched[row].load(std::sync::atomic::Ordering::Relaxed) != semi.anti)
         .map(|row| row as u32)
@@ -2623,11 +2695,11 @@ fn semi_join(
         .iter()
         .map(|ids| keep.iter().map(|&r| ids[r as usize]).collect())
         .collect();
-    Joined {
+    Ok(Joined {
         inputs: joined.inputs,
         ids,
         rows: keep.len(),
-    }
+    })
 }
 
 /// `a op b` for a comparison, false when either is NULL.
@@ -2672,4 +2744,57 @@ fn expand_star(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-part integer key over `column`.
+    fn int_reader<'a>(column: &'a Array<'static>) -> KeyReader<'a> {
+        KeyReader {
+            parts: vec![(None, column, false)],
+            int: true,
+        }
+    }
+
+    #[test]
+    fn a_build_side_stops_when_cancelled() {
+        let rows = 3 * CHECK_ROWS + 5;
+        // Dense keys (an array of heads), sparse keys (a hash map) and
+        // string keys (a map of values): each loop checks.
+        let dense: Vec<Value> = (0..rows as i64).map(Value::Int).collect();
+        let sparse: Vec<Value> = (0..rows as i64)
+            .map(|k| Value::Int(k * 1_000_003))
+            .collect();
+        let strings: Vec<Value> = (0..rows)
+            .map(|k| Value::Str(format!("k{k}").into()))
+            .collect();
+        for (dtype, values) in [
+            (DataType::Int, dense),
+            (DataType::Int, sparse),
+            (DataType::Str, strings),
+        ] {
+            let column = Array::from_values(dtype, &values);
+            let reader = KeyReader {
+                int: dtype == DataType::Int,
+                ..int_reader(&column)
+            };
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let cancel_second = || {
+                if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1 {
+                    Err(Error::Cancelled)
+                } else {
+                    Ok(())
+                }
+            };
+            let built = Heads::build(&reader, rows, &cancel_second);
+            assert!(matches!(built, Err(Error::Cancelled)), "{dtype:?}");
+            // Never cancelled: every key is found.
+            let heads = Heads::build(&reader, rows, &|| Ok(())).unwrap();
+            let (p, b) = heads.probe(&reader, 0..rows, false);
+            assert_eq!(p.len(), rows, "{dtype:?}");
+            assert!(p.iter().zip(&b).all(|(p, b)| p == b), "{dtype:?}");
+        }
+    }
 }

@@ -31,6 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::control::{MemoryBudget, Reservation};
 use crate::error::{Error, Result};
 use crate::exec;
 use crate::plan::{self, Catalog, QueryPlan};
@@ -61,6 +62,9 @@ pub(crate) trait Engine: Sync {
     ) -> Result<Columns>;
     /// [`Error::Cancelled`] once the statement is cancelled.
     fn check(&self) -> Result<()>;
+    /// The budget a statement's joins hold their build sides and joined
+    /// rows against ([`Composer::reserve`]).
+    fn memory(&self) -> Arc<MemoryBudget>;
     /// Rows per partition of an encoded intermediate result.
     fn partition_rows(&self) -> usize {
         crate::ingest::DEFAULT_PARTITION_ROWS
@@ -200,6 +204,10 @@ pub(crate) struct Composer<'e> {
     depth: Mutex<usize>,
     /// Numbers internal table names.
     counter: Mutex<usize>,
+    /// What the statement's joins hold (their hash tables and joined row
+    /// ids) against the engine's memory budget, released when the
+    /// statement ends.
+    held: Mutex<Reservation>,
 }
 
 impl<'e> Composer<'e> {
@@ -211,6 +219,19 @@ impl<'e> Composer<'e> {
             trace: Mutex::new(Vec::new()),
             depth: Mutex::new(0),
             counter: Mutex::new(0),
+            held: Mutex::new(Reservation::empty(&engine.memory(), "query")),
+        }
+    }
+
+    /// Holds `bytes` more until the statement ends.
+    ///
+    /// # Errors
+    /// [`Error::MemoryLimit`] naming `what` when the budget has no room:
+    /// nothing of the statement is kept, and the session goes on.
+    fn reserve(&self, bytes: usize, what: impl FnOnce() -> String) -> Result<()> {
+        match self.held.lock() {
+            Ok(mut held) => held.grow(bytes, what),
+            Err(_) => Err(Error::Internal("a join's reservation was poisoned".into())),
         }
     }
 

@@ -3180,8 +3180,8 @@ impl QueryGen<'_> {
     }
 
     /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `[NOT] IN`,
-    /// `[NOT] EXISTS` correlated on an equality, a scalar subquery
-    /// (correlated or not).
+    /// `IN` correlated on an equality, `[NOT] EXISTS` correlated on an
+    /// equality, a scalar subquery (correlated or not).
     fn subquery_query(&mut self) -> String {
         let outer_table = *self.pick(&["t", "t", "t2"]);
         let inner_table = *self.pick(&["t", "t2", "t3", "t3"]);
@@ -3196,12 +3196,27 @@ impl QueryGen<'_> {
         };
         let (a, b) = self.key_pair();
         let cond = match self.rng.gen_range(0..100) {
-            0..40 => {
+            0..32 => {
                 let not = if self.chance(0.5) { " NOT" } else { "" };
                 let w = inner_where(self);
                 format!(
                     "{}.{a}{not} IN (SELECT {}.{b} FROM {}{w})",
                     o.name, i.name, i.sql
+                )
+            }
+            // Correlated IN: a semi-join on the correlation and the value.
+            32..40 => {
+                let (c, d) = self.key_pair();
+                let mut conds = vec![format!("{}.{b} = {}.{a}", i.name, o.name)];
+                if self.chance(0.3) {
+                    conds.push(qualify(&self.pred(1), &i.name));
+                }
+                format!(
+                    "{}.{c} IN (SELECT {}.{d} FROM {} WHERE {})",
+                    o.name,
+                    i.name,
+                    i.sql,
+                    conds.join(" AND ")
                 )
             }
             40..75 => {

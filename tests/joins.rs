@@ -740,8 +740,10 @@ fn bad_composed_queries_say_where() {
             "(SELECT",
             "one column",
         ),
+        // NOT IN's NULLs make it no anti-join: a correlated one is refused
+        // (a correlated IN is a semi-join, checked below).
         (
-            "SELECT v FROM a WHERE k IN (SELECT b.k FROM b WHERE b.w > a.v)",
+            "SELECT v FROM a WHERE k NOT IN (SELECT b.k FROM b WHERE b.w > a.v)",
             "a.v",
             "correlated",
         ),
@@ -764,6 +766,15 @@ fn bad_composed_queries_say_where() {
             other => panic!("{sql}: expected a plan error, got {other:?}"),
         }
     }
+    let as_in = db
+        .query("SELECT v FROM a WHERE k IN (SELECT b.k FROM b WHERE b.w > a.v) ORDER BY v")
+        .unwrap();
+    let as_exists = db
+        .query("SELECT v FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.w > a.v) ORDER BY v")
+        .unwrap();
+    assert_eq!(as_in.rows, as_exists.rows);
+    // a's one row: k = 1 is among b's keys whose w exceeds v = 2.
+    assert_eq!(as_in.rows.len(), 1);
     match db.query("SELECT (SELECT k FROM b) FROM a") {
         Err(Error::Plan { offset, message }) => {
             assert!(message.contains("2 rows"), "{message}");

@@ -13,6 +13,10 @@
 //!   (and the values its other comparisons need); the outer rows are then
 //!   kept when some subquery row has equal keys and passes the
 //!   comparisons (for NOT EXISTS, when none has). See [`Semi`].
+//! - `x IN (SELECT y FROM … WHERE …)`, a conjunct of the outer WHERE over a
+//!   subquery of filtered rows (no grouping, aggregate or LIMIT), is
+//!   `EXISTS (SELECT … WHERE … AND y = x)`: a semi-join as above, `x` an
+//!   outer column. (`NOT IN` is not: its NULLs make it no anti-join.)
 //! - a scalar subquery `(SELECT agg(…) FROM … WHERE inner = outer …)`
 //!   becomes its aggregate grouped by the inner keys, joined to the outer
 //!   query on them, and read as a column (aggregate-then-join). The join
@@ -246,6 +250,62 @@ fn split(
     }))
 }
 
+/// A correlated `x IN (SELECT y FROM … WHERE …)` (not negated) as
+/// `EXISTS (SELECT y FROM … WHERE … AND y = x)`; `None` for any other
+/// conjunct, an uncorrelated subquery (which runs once, as a list), or a
+/// subquery whose rows are not its FROM's filtered rows (grouped,
+/// aggregated, windowed or limited), where that would change its answer.
+///
+/// # Errors
+/// As [`split`], for a correlated condition it cannot take.
+fn in_as_exists(
+    c: &Expr,
+    outer: &[(String, Option<Arc<Table>>)],
+    scope: &dyn Catalog,
+) -> Result<Option<Expr>> {
+    let ExprKind::InSubquery {
+        expr,
+        query,
+        negated: false,
+    } = &c.kind
+    else {
+        return Ok(None);
+    };
+    let Some(select) = query.as_select() else {
+        return Ok(None);
+    };
+    let [SelectItem::Expr { expr: item, .. }] = select.projection.as_slice() else {
+        return Ok(None);
+    };
+    let plain = select.group_by.is_empty()
+        && !select.group_by_all
+        && select.having.is_none()
+        && select.windows.is_empty()
+        && select.qualify.is_none()
+        && select.limit.is_none()
+        && select.offset.is_none()
+        && !is_aggregate(item)
+        && query.limit.is_none()
+        && query.offset.is_none();
+    if !plain || split(query, outer, scope)?.is_none() {
+        return Ok(None);
+    }
+    let equal = Expr {
+        kind: ExprKind::Binary {
+            op: BinaryOp::Eq,
+            left: Box::new(item.clone()),
+            right: expr.clone(),
+        },
+        span: c.span,
+    };
+    let mut select = select.clone();
+    select.selection = super::and_all(select.selection.take().into_iter().chain([equal]).collect());
+    Ok(Some(Expr {
+        kind: ExprKind::Exists(Box::new(Query::plain(select))),
+        span: c.span,
+    }))
+}
+
 /// `a op b` as `b op' a`.
 fn flip(op: BinaryOp) -> BinaryOp {
     match op {
@@ -285,6 +345,13 @@ impl Composer<'_> {
         if let Some(selection) = select.selection.take() {
             let mut kept = Vec::new();
             for c in super::conjuncts(selection) {
+                // `x IN (SELECT y FROM … WHERE <correlated>)` is
+                // `EXISTS (SELECT … WHERE <correlated> AND y = x)` as a
+                // conjunct of WHERE (which drops a NULL as it drops false).
+                let c = match in_as_exists(&c, &outer, scope)? {
+                    Some(exists) => exists,
+                    None => c,
+                };
                 let (query, anti) = match &c.kind {
                     ExprKind::Exists(q) => (q, false),
                     ExprKind::Unary {

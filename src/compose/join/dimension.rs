@@ -158,6 +158,13 @@ fn star_around(
 /// A dimension's keys: each key value's row in its scan.
 pub(super) enum Keys<'s> {
     Int(HashMap<i64, u32>),
+    /// Integer keys spanning few values: the row of key `k` at
+    /// `rows[k - min]` ([`NONE`] for none); `len` keys.
+    Dense {
+        min: i64,
+        rows: Vec<u32>,
+        len: usize,
+    },
     Str(HashMap<&'s str, u32>),
 }
 
@@ -170,6 +177,13 @@ impl Keys<'_> {
         }
         let found = match (self, &values.data) {
             (Keys::Int(map), Data::Int(v)) => map.get(&v[i]),
+            (Keys::Dense { min, rows, .. }, Data::Int(v)) => {
+                return v[i]
+                    .checked_sub(*min)
+                    .and_then(|k| usize::try_from(k).ok())
+                    .and_then(|k| rows.get(k).copied())
+                    .unwrap_or(NONE);
+            }
             (Keys::Str(map), Data::Str(s)) => map.get(s.get(i)),
             _ => None,
         };
@@ -179,6 +193,7 @@ impl Keys<'_> {
     fn len(&self) -> usize {
         match self {
             Keys::Int(map) => map.len(),
+            Keys::Dense { len, .. } => *len,
             Keys::Str(map) => map.len(),
         }
     }
@@ -192,8 +207,30 @@ pub(super) fn unique_keys(scan: &Scan, position: usize) -> Option<Keys<'_>> {
     let rows = (0..column.len()).filter(|&r| column.is_valid(r));
     match &column.data {
         Data::Int(v) => {
-            let mut map = HashMap::with_capacity(v.len());
-            for r in rows {
+            let valid: Vec<usize> = rows.collect();
+            let (min, max) = valid.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &r| {
+                (lo.min(v[r]), hi.max(v[r]))
+            });
+            let span = (i128::from(max) - i128::from(min) + 1).max(0) as u128;
+            // Keys spanning at most four slots a key: an array indexed
+            // by key − min, as the hash join's dense heads.
+            if min <= max && span <= 4 * valid.len() as u128 + 1024 {
+                let mut slots = vec![NONE; span as usize];
+                for &r in &valid {
+                    let slot = &mut slots[(v[r] - min) as usize];
+                    if *slot != NONE {
+                        return None;
+                    }
+                    *slot = r as u32;
+                }
+                return Some(Keys::Dense {
+                    min,
+                    rows: slots,
+                    len: valid.len(),
+                });
+            }
+            let mut map = HashMap::with_capacity(valid.len());
+            for r in valid {
                 if map.insert(v[r], r as u32).is_some() {
                     return None;
                 }

@@ -19,97 +19,20 @@ use std::sync::Arc;
 
 use super::alp::Alp;
 use super::bitmap::Bitmap;
-use super::choose::{CodecKind, choose_floats, choose_ints, choose_strings_for};
+use super::choose::{CodecKind, choose_floats_with, choose_ints_with, choose_strings_for};
 use super::codes::Codes;
-use super::column::{Column, ColumnData, ZoneMap};
+use super::column::{Column, ColumnData};
 use super::delta::Delta;
 use super::fsst::Fsst;
 use super::linear::Linear;
 use super::rle::Rle;
 use super::single::Single;
-use crate::types::{DataType, Value, cmp_f64};
+use super::stats::{float_stats, int_stats};
+use crate::types::DataType;
 
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
     validity.filter(|v| v.count_ones() < v.len())
 }
-
-/// Minimum, maximum and whether the valid integers ascend (never with
-/// NULLs); `None` when no row is valid.
-pub(super) fn int_order_stats(
-    values: &[i64],
-    validity: Option<&Bitmap>,
-) -> Option<(i64, i64, bool)> {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let (mut min, mut max) = (i64::MAX, i64::MIN);
-    let mut sorted = validity.is_none();
-    let mut prev = i64::MIN;
-    let mut any = false;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) {
-            any = true;
-            min = min.min(v);
-            max = max.max(v);
-            sorted &= v >= prev;
-            prev = v;
-        }
-    }
-    any.then_some((min, max, sorted))
-}
-
-/// The zone map of integers (`None` when no row is valid).
-fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
-    let (min, max, sorted) = int_order_stats(values, validity)?;
-    let wrap = |v: i64| match dtype {
-        DataType::Timestamp => Value::Timestamp(v),
-        _ => Value::Int(v),
-    };
-    Some(ZoneMap {
-        min: wrap(min),
-        max: wrap(max),
-        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
-        sorted,
-    })
-}
-
-/// Minimum and maximum of the valid floats under [`cmp_f64`]'s order (the
-/// first of equal values, so `0.0` and `-0.0` keep their order) and
-/// whether they ascend (never with NULLs); `None` when no row is valid.
-pub(super) fn float_order_stats(
-    values: &[f64],
-    validity: Option<&Bitmap>,
-) -> Option<(f64, f64, bool)> {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let mut min: Option<f64> = None;
-    let mut max: Option<f64> = None;
-    let mut sorted = validity.is_none();
-    let mut prev = f64::NEG_INFINITY;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) {
-            if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
-                min = Some(v);
-            }
-            if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
-                max = Some(v);
-            }
-            sorted &= cmp_f64(v, prev).is_ge();
-            prev = v;
-        }
-    }
-    min.zip(max).map(|(min, max)| (min, max, sorted))
-}
-
-/// The zone map of floats under [`cmp_f64`]'s order (see
-/// [`float_order_stats`]), `None` when no row is valid.
-fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
-    let (min, max, sorted) = float_order_stats(values, validity)?;
-    Some(ZoneMap {
-        min: Value::Float(min),
-        max: Value::Float(max),
-        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
-        sorted,
-    })
-}
-
 
 /// After a partition's columns are encoded (or some encoded again): data
 /// that two columns hold alike is kept once. Hex points take their
@@ -196,9 +119,16 @@ impl Column {
         debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
-        let choice = choose_ints(values, v);
+        // One pass gives the chooser's statistics, the zone map and the
+        // offsets' base and factor.
+        let Some(stats) = int_stats(values, v) else {
+            return Column::all_null(dtype, values.len());
+        };
+        let (choice, line) = choose_ints_with(values, v, &stats);
         let data = match choice.codec {
-            CodecKind::Linear => Linear::encode(values, v).map(ColumnData::Linear),
+            CodecKind::Linear => line
+                .or_else(|| Linear::encode(values, v))
+                .map(ColumnData::Linear),
             CodecKind::IntDict => choice
                 .int_dict_values
                 .and_then(|sorted| int_dict(values, v, sorted)),
@@ -206,15 +136,15 @@ impl Column {
             CodecKind::Rle => Rle::encode(values, v).map(ColumnData::Runs),
             _ => None,
         };
-        match (data, int_zone(dtype, values, v)) {
-            (Some(data), Some(zone)) => Column {
+        match data {
+            Some(data) => Column {
                 dtype,
                 len: values.len(),
                 data,
                 validity,
-                zone,
+                zone: stats.zone(dtype),
             },
-            _ => Column::encode_ints_plain(dtype, values, validity),
+            None => Column::offsets_with(dtype, values, validity, &stats),
         }
     }
 
@@ -226,7 +156,10 @@ impl Column {
     pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
-        let choice = choose_floats(&values, v);
+        let Some(stats) = float_stats(&values, v) else {
+            return Column::all_null(DataType::Float, values.len());
+        };
+        let choice = choose_floats_with(&values, v, &stats);
         let data = match (choice.codec, choice.alp_exponent) {
             (CodecKind::Alp, Some(e)) => {
                 Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Arc::new(a)))
@@ -238,15 +171,15 @@ impl Column {
                 .map(|f| ColumnData::Single(Arc::new(f))),
             _ => None,
         };
-        match (data, float_zone(&values, v)) {
-            (Some(data), Some(zone)) => Column {
+        match data {
+            Some(data) => Column {
                 dtype: DataType::Float,
                 len: values.len(),
                 data,
                 validity,
-                zone,
+                zone: stats.zone(),
             },
-            _ => Column::encode_floats_plain(values, validity),
+            None => Column::floats_with(values, validity, &stats),
         }
     }
 
@@ -360,6 +293,7 @@ fn compress_strings<'a>(mut baseline: Column, values: impl FnOnce() -> Vec<&'a s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Value;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

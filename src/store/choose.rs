@@ -327,7 +327,9 @@ pub(crate) fn choose_ints_with(
 /// offsets or u16 codes under wider ones and 8 bytes per distinct value.
 /// The count stops at the most that could win, so a column of many
 /// distinct values costs at most that many hash inserts; when that bound
-/// is below the sample's size, the sample is counted first.
+/// is below the sample's size, the sample is counted first, and a column
+/// whose values set more hashed bits than that bound
+/// ([`hashed_bits_set`]) is ruled out without a hash set.
 fn int_dict_values(
     values: &[i64],
     validity: Option<&Bitmap>,
@@ -350,10 +352,44 @@ fn int_dict_values(
         let rows = samples.iter().cloned().flatten().filter(|&i| valid(i));
         distinct_at_most(rows.map(|i| values[i]), cap)?;
     }
+    if hashed_bits_set(values, validity, cap) > cap {
+        return None;
+    }
     let set = distinct_at_most((0..len).filter(|&i| valid(i)).map(|i| values[i]), cap)?;
     let mut sorted: Vec<i64> = set.into_iter().collect();
     sorted.sort_unstable();
     Some(sorted)
+}
+
+/// A lower bound on the distinct valid values, exact enough to rule out
+/// more than `cap` of them cheaply: each value sets one bit, picked by a
+/// multiplicative hash (Knuth's, TAOCP vol. 3 §6.4), of a table of at least
+/// `4 · cap` bits (at most 32 KiB, so it stays in the L1 cache); equal
+/// values set the same bit and collisions only make fewer bits, so the
+/// set bits never exceed the distinct count. With `d` distinct values
+/// about `m · (1 - e^(-d/m))` bits of `m` are set: past `cap` once `d` is
+/// about `1.3 · cap`, so a column of mostly distinct values (random
+/// timestamps: every partition of them) is ruled out at a bit per row
+/// instead of `cap` hash-set inserts. NULL rows count as the first valid
+/// value, which sets a bit anyway.
+fn hashed_bits_set(values: &[i64], validity: Option<&Bitmap>, cap: usize) -> usize {
+    let log = (4 * cap.max(16)).next_power_of_two().trailing_zeros();
+    let mut table = vec![0u64; (1usize << log) / 64];
+    let slot = |x: i64| ((x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - log)) as usize;
+    let Some(first) = (0..values.len()).find(|&i| validity.is_none_or(|v| v.get(i))) else {
+        return 0;
+    };
+    let fill = values[first];
+    for (w, block) in values.chunks(64).enumerate() {
+        let mut bits = validity.map_or(u64::MAX, |v| v.word(w));
+        for &v in block {
+            let x = if bits & 1 == 1 { v } else { fill };
+            bits >>= 1;
+            let s = slot(x);
+            table[s / 64] |= 1 << (s % 64);
+        }
+    }
+    table.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 /// The distinct values, or `None` once there are more than `cap`.
@@ -791,6 +827,43 @@ mod tests {
         let values: Vec<&str> = phrases.iter().map(String::as_str).collect();
         let choice = choose_strings(&values, None);
         assert_eq!(choice.codec, CodecKind::Fsst, "{:?}", choice.candidates);
+    }
+
+    #[test]
+    fn hashed_bits_bound_the_distinct_count_from_below() {
+        let mut rng = ChaCha8Rng::seed_from_u64(16);
+        let n = 65_536;
+        let random: Vec<i64> = (0..n).map(|_| rng.r#gen()).collect();
+        let seconds: Vec<i64> = (0..n)
+            .map(|_| 1_400_000_000_000_000 + rng.gen_range(0..31_536_000i64) * 1_000_000)
+            .collect();
+        let pool: Vec<i64> = (0..3000).map(|_| rng.r#gen()).collect();
+        let few: Vec<i64> = (0..n).map(|_| pool[rng.gen_range(0..3000)]).collect();
+        let extremes: Vec<i64> = (0..n)
+            .map(|_| [i64::MIN, i64::MAX, 0, -1][rng.gen_range(0..4)])
+            .collect();
+        let halves = Bitmap::from_fn(n, |_| rng.gen_bool(0.5));
+        for values in [&random, &seconds, &few, &extremes] {
+            for validity in [None, Some(&halves)] {
+                let valid: hashbrown::HashSet<i64> = (0..n)
+                    .filter(|&i| validity.is_none_or(|v| v.get(i)))
+                    .map(|i| values[i])
+                    .collect();
+                for cap in [0, 3, 256, 4000, 43_194, 65_536] {
+                    let bits = hashed_bits_set(values, validity, cap);
+                    assert!(bits <= valid.len(), "{bits} > {}", valid.len());
+                }
+            }
+        }
+        // Mostly distinct values are ruled out at the bound the chooser
+        // uses for u16 codes under u64 offsets.
+        let cap = (8 * n * 10 / 11 - 2 * n) / 8;
+        assert!(hashed_bits_set(&random, None, cap) > cap);
+        assert!(hashed_bits_set(&seconds, None, cap) > cap);
+        assert!(hashed_bits_set(&few, None, cap) <= 3000);
+        assert_eq!(hashed_bits_set(&[], None, cap), 0);
+        assert_eq!(choose_ints(&random, None).codec, CodecKind::Offset);
+        assert_eq!(choose_ints(&few, None).codec, CodecKind::IntDict);
     }
 
     #[test]

@@ -389,6 +389,43 @@ fn offset_codes(
     }
 }
 
+/// The indices of `strings` in ascending byte order (ties in input order).
+///
+/// Each string is keyed by its first 16 bytes, zero padded, as a
+/// big-endian u128, and the keys are sorted first: one integer comparison
+/// instead of a `memcmp` call, the sort's cost for the short strings of
+/// most dictionaries (perf of registering a Polars frame with a column of
+/// 5,000 names: sorting each partition's dictionary through `memcmp` was a
+/// tenth of that column's time). Strings are compared in full only when
+/// their keys are equal. A smaller key never belongs to a larger string:
+/// the first differing byte within 16 decides both orders, and where one
+/// string ends inside the 16 bytes its padding is 0, not above the other's
+/// byte there, so the shorter (a prefix, smaller by bytes) never gets a
+/// larger key.
+pub(crate) fn byte_order(strings: &[&str]) -> Vec<u32> {
+    let key = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut buf = [0u8; 16];
+        let n = bytes.len().min(16);
+        buf[..n].copy_from_slice(&bytes[..n]);
+        u128::from_be_bytes(buf)
+    };
+    let mut keyed: Vec<(u128, u32)> = strings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (key(s), i as u32))
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| {
+            strings[a.1 as usize]
+                .as_bytes()
+                .cmp(strings[b.1 as usize].as_bytes())
+                .then(a.1.cmp(&b.1))
+        })
+    });
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 /// Greatest common divisor (Euclid); `gcd(0, x) == x`.
 pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -834,12 +871,7 @@ impl Column {
                 zone,
             };
         }
-        let mut order: Vec<u32> = (0..dict_len as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            distinct[a as usize]
-                .as_bytes()
-                .cmp(distinct[b as usize].as_bytes())
-        });
+        let order = byte_order(distinct);
         // `rank[id]` is the sorted code of `id`.
         let mut rank = vec![0u32; dict_len];
         for (code, &id) in order.iter().enumerate() {
@@ -1084,6 +1116,8 @@ impl Column {
 mod tests {
     use super::*;
     use crate::types::cmp_f64;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     fn decode(c: &Column) -> Vec<Value> {
         (0..c.len).map(|i| c.value(i)).collect()
@@ -1168,6 +1202,26 @@ mod tests {
                 }
             }
             _ => "packed",
+        }
+    }
+
+    #[test]
+    fn byte_order_sorts_by_bytes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(37);
+        let alphabet = ["", "a", "b", "\0", "\u{7f}", "é", "zone ", "0123456789abcdef"];
+        for _ in 0..300 {
+            let n = rng.gen_range(0..60);
+            let owned: Vec<String> = (0..n)
+                .map(|_| {
+                    (0..rng.gen_range(0..5))
+                        .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                        .collect()
+                })
+                .collect();
+            let strings: Vec<&str> = owned.iter().map(String::as_str).collect();
+            let mut expected: Vec<u32> = (0..n as u32).collect();
+            expected.sort_by(|&a, &b| strings[a as usize].as_bytes().cmp(strings[b as usize].as_bytes()));
+            assert_eq!(byte_order(&strings), expected, "{strings:?}");
         }
     }
 

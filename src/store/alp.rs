@@ -310,28 +310,32 @@ impl Alp {
         if len > u32::MAX as usize || !(MIN_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
             return None;
         }
-        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
         let mut min = i64::MAX;
         let mut max = i64::MIN;
         let mut exception_rows = Vec::new();
         let mut exception_values = Vec::new();
         let mut digits: Vec<i64> = Vec::with_capacity(len);
-        for (i, &x) in values.iter().enumerate() {
-            if !valid(i) {
-                digits.push(i64::MIN);
-                continue;
-            }
-            match encode_digits(x, exponent) {
-                Some(d) => {
-                    min = min.min(d);
-                    max = max.max(d);
-                    digits.push(d);
-                }
-                None => {
-                    exception_rows.push(i as u32);
+        // A validity word per 64 rows, no branch on it per row: every row
+        // is encoded, a NULL row's digits are then replaced by the marker
+        // (a select) and only a valid row that does not round-trip (rare)
+        // takes the branch to the exceptions.
+        for (w, block) in values.chunks(64).enumerate() {
+            let mut bits = validity.map_or(u64::MAX, |v| v.word(w));
+            for (j, &x) in block.iter().enumerate() {
+                let valid = bits & 1 == 1;
+                bits >>= 1;
+                let encoded = encode_digits(x, exponent);
+                if valid & encoded.is_none() {
+                    exception_rows.push((64 * w + j) as u32);
                     exception_values.push(x);
-                    digits.push(i64::MIN);
                 }
+                let d = match encoded {
+                    Some(d) if valid => d,
+                    _ => i64::MIN,
+                };
+                min = min.min(if d == i64::MIN { i64::MAX } else { d });
+                max = max.max(d);
+                digits.push(d);
             }
         }
         Self::from_digits(

@@ -804,7 +804,7 @@ impl Column {
             }
         }
         drop(index);
-        Self::string_ids_plain(&distinct, &ids, validity, true)
+        Self::string_ids_plain(&distinct, &ids, validity, true, None)
     }
 
     /// Encodes the strings `distinct[ids[i]]` exactly as
@@ -824,7 +824,24 @@ impl Column {
         ids: &[u32],
         validity: Option<Bitmap>,
     ) -> Column {
-        Self::string_ids_plain(distinct, ids, validity, false)
+        Self::string_ids_plain(distinct, ids, validity, false, None)
+    }
+
+    /// [`Column::encode_string_ids_plain`], taking `reuse` as the column's
+    /// dictionary when it holds exactly the sorted distinct strings (one
+    /// comparison per entry), instead of allocating each entry again: the
+    /// partitions of an imported column mostly hold the same names, and
+    /// 5,000 names allocated per partition, then freed again when
+    /// [`super::share_dictionaries`] makes them one copy, were a fifth of
+    /// registering such a column (perf). The column is the same either
+    /// way; only the dictionary's allocation is shared.
+    pub fn encode_string_ids_plain_reusing(
+        distinct: &[&str],
+        ids: &[u32],
+        validity: Option<Bitmap>,
+        reuse: Option<&Arc<Dictionary>>,
+    ) -> Column {
+        Self::string_ids_plain(distinct, ids, validity, false, reuse)
     }
 
     /// [`Column::encode_string_ids_plain`]; `probed` when the caller
@@ -835,6 +852,7 @@ impl Column {
         ids: &[u32],
         validity: Option<Bitmap>,
         probed: bool,
+        reuse: Option<&Arc<Dictionary>>,
     ) -> Column {
         let validity = normalize_validity(validity);
         let len = ids.len();
@@ -896,17 +914,24 @@ impl Column {
             } else {
                 Codes::U16(ids.iter().map(|&id| rank[id as usize] as u16).collect())
             };
-            let values = order
-                .iter()
-                .map(|&id| Arc::from(distinct[id as usize]))
-                .collect();
-            ColumnData::Dict {
-                codes,
-                dict: Arc::new(Dictionary {
-                    values,
+            let same = |d: &&Arc<Dictionary>| {
+                d.values.len() == dict_len
+                    && order
+                        .iter()
+                        .zip(d.values.iter())
+                        .all(|(&id, v)| distinct[id as usize] == &**v)
+            };
+            let dict = match reuse.filter(same) {
+                Some(d) => Arc::clone(d),
+                None => Arc::new(Dictionary {
+                    values: order
+                        .iter()
+                        .map(|&id| Arc::from(distinct[id as usize]))
+                        .collect(),
                     hashes: OnceLock::new(),
                 }),
-            }
+            };
+            ColumnData::Dict { codes, dict }
         };
         Column {
             dtype: DataType::Str,

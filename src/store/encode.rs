@@ -58,6 +58,12 @@ pub fn share_dictionaries(partitions: &mut [super::Partition]) {
     for c in 0..width {
         let mut kept: hashbrown::HashMap<(u64, usize), Vec<Arc<super::column::Dictionary>>> =
             hashbrown::HashMap::new();
+        // The last dictionary met as it was found (held, so its address is
+        // not reused) and what it became.
+        let mut last: Option<(
+            Arc<super::column::Dictionary>,
+            Arc<super::column::Dictionary>,
+        )> = None;
         for p in partitions.iter_mut() {
             let Some(column) = p.columns.get_mut(c) else {
                 continue;
@@ -67,12 +73,23 @@ pub fn share_dictionaries(partitions: &mut [super::Partition]) {
             else {
                 continue;
             };
+            // Partitions that already share a dictionary (the Arrow
+            // importer's, `Column::encode_string_ids_reusing`) are
+            // recognised by pointer, without hashing it again.
+            if let Some((seen, canonical)) = &last
+                && Arc::ptr_eq(seen, dict)
+            {
+                *dict = Arc::clone(canonical);
+                continue;
+            }
+            let seen = Arc::clone(dict);
             let hash = hasher.hash_one(dict.values());
             let same = kept.entry((hash, dict.len())).or_default();
             match same.iter().find(|k| Arc::ptr_eq(k, dict) || k.values() == dict.values()) {
                 Some(k) => *dict = Arc::clone(k),
                 None => same.push(Arc::clone(dict)),
             }
+            last = Some((seen, Arc::clone(dict)));
         }
     }
 }
@@ -201,6 +218,24 @@ impl Column {
     /// If an id is not below `distinct.len()`.
     pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
         let baseline = Column::encode_string_ids_plain(distinct, ids, validity);
+        compress_strings(baseline, || {
+            ids.iter().map(|&id| distinct[id as usize]).collect()
+        })
+    }
+
+    /// [`Column::encode_string_ids`], taking `reuse` as the dictionary when
+    /// it holds exactly the partition's distinct strings
+    /// ([`Column::encode_string_ids_plain_reusing`]).
+    ///
+    /// # Panics
+    /// If an id is not below `distinct.len()`.
+    pub fn encode_string_ids_reusing(
+        distinct: &[&str],
+        ids: &[u32],
+        validity: Option<Bitmap>,
+        reuse: Option<&Arc<super::Dictionary>>,
+    ) -> Column {
+        let baseline = Column::encode_string_ids_plain_reusing(distinct, ids, validity, reuse);
         compress_strings(baseline, || {
             ids.iter().map(|&id| distinct[id as usize]).collect()
         })
@@ -358,6 +393,67 @@ mod tests {
         // The shared dictionary counts once, half in each holder.
         let four = dict(&partitions[0], 0).heap_bytes();
         assert_eq!(bytes(&partitions), unshared - four);
+    }
+
+    /// A dictionary offered for reuse is taken only when it holds exactly
+    /// the partition's strings; the column is the one encoded without the
+    /// offer either way, and partitions that took one dictionary stay one
+    /// copy through `share_dictionaries`.
+    #[test]
+    fn offered_dictionaries_are_reused_only_when_equal() {
+        let names = ["fig", "pear", "apple", "kiwi", "", "é"];
+        let ids: Vec<u32> = (0..600).map(|i| (i * 7 % names.len()) as u32).collect();
+        let validity = Bitmap::from_fn(ids.len(), |i| i % 5 != 1);
+        let dict_of = |c: &Column| match &c.data {
+            ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. } => Arc::clone(dict),
+            _ => panic!("{}", c.encoding_name()),
+        };
+        for validity in [None, Some(validity)] {
+            let first = Column::encode_string_ids(&names, &ids, validity.clone());
+            let offer = dict_of(&first);
+            // The same strings in another order of first appearance.
+            let reversed: Vec<&str> = names.iter().rev().copied().collect();
+            let flipped: Vec<u32> = ids.iter().map(|&id| names.len() as u32 - 1 - id).collect();
+            let again = Column::encode_string_ids_reusing(
+                &reversed,
+                &flipped,
+                validity.clone(),
+                Some(&offer),
+            );
+            assert!(Arc::ptr_eq(&dict_of(&again), &offer));
+            assert_eq!(decode(&again), decode(&first));
+            assert_eq!(again.zone, first.zone);
+            // One string fewer, one string changed: a dictionary of its own.
+            let fewer: Vec<u32> = ids.iter().map(|&id| id.min(4)).collect();
+            let mut changed = names;
+            changed[2] = "apricot";
+            for (distinct, ids) in [(&names[..5], &fewer), (&changed[..], &ids)] {
+                let own = Column::encode_string_ids(distinct, ids, validity.clone());
+                let offered =
+                    Column::encode_string_ids_reusing(distinct, ids, validity.clone(), Some(&offer));
+                assert!(!Arc::ptr_eq(&dict_of(&offered), &offer));
+                assert_eq!(decode(&offered), decode(&own));
+                assert_eq!(offered.zone, own.zone);
+            }
+            // Partitions sharing the offered dictionary, one with another
+            // copy of it and one with other strings.
+            let part = |c: Column| super::super::Partition {
+                rows: c.len,
+                first_row: 0,
+                columns: vec![c],
+            };
+            let copy = Column::encode_string_ids(&names, &ids, validity.clone());
+            let other = Column::encode_string_ids(&changed, &ids, validity.clone());
+            let mut partitions = vec![part(first.clone()), part(again), part(copy), part(other)];
+            let before: Vec<Vec<Value>> = partitions.iter().map(|p| decode(&p.columns[0])).collect();
+            share_dictionaries(&mut partitions);
+            let dicts: Vec<Arc<super::super::column::Dictionary>> =
+                partitions.iter().map(|p| dict_of(&p.columns[0])).collect();
+            assert!(Arc::ptr_eq(&dicts[0], &dicts[1]) && Arc::ptr_eq(&dicts[0], &dicts[2]));
+            assert!(!Arc::ptr_eq(&dicts[0], &dicts[3]));
+            let after: Vec<Vec<Value>> = partitions.iter().map(|p| decode(&p.columns[0])).collect();
+            assert_eq!(before, after);
+        }
     }
 
     /// Every shape gets its codec, decodes to its values, and keeps the

@@ -48,7 +48,7 @@
 
 use std::borrow::Cow;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -67,7 +67,7 @@ use super::progress::Stop;
 use super::{LoadOptions, Loaded, peak, thousands, unique_names};
 use crate::control::{Progress, ProgressUnit, Reservation};
 use crate::error::{Error, Result};
-use crate::store::{Bitmap, Column, EntryIds, Field, Partition, Table};
+use crate::store::{Bitmap, Column, ColumnData, Dictionary, EntryIds, Field, Partition, Table};
 use crate::types::{DataType, Value, format_timestamp};
 
 /// Microseconds in a day.
@@ -527,7 +527,12 @@ fn validity(arrays: &[&dyn Array], rows: usize) -> Option<Bitmap> {
 /// # Errors
 /// A message naming the value that cannot be converted (the caller names
 /// the file and column).
-fn encode_column(arrays: &[&dyn Array], rows: usize, dtype: DataType) -> Convert<Column> {
+fn encode_column(
+    arrays: &[&dyn Array],
+    rows: usize,
+    dtype: DataType,
+    hint: &DictHint,
+) -> Convert<Column> {
     let validity = validity(arrays, rows);
     if validity.as_ref().is_some_and(Bitmap::none_set) {
         return Ok(Column::all_null(dtype, rows));
@@ -536,7 +541,15 @@ fn encode_column(arrays: &[&dyn Array], rows: usize, dtype: DataType) -> Convert
         && let Some((distinct, ids)) = short_view_ids(arrays, validity.as_ref())
             .or_else(|| dictionary_ids(arrays, validity.as_ref()))
     {
-        return Ok(Column::encode_string_ids(&distinct, &ids, validity));
+        let reuse = hint.lock().ok().and_then(|h| h.clone());
+        let column = Column::encode_string_ids_reusing(&distinct, &ids, validity, reuse.as_ref());
+        if let ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. } = &column.data
+            && reuse.as_ref().is_none_or(|r| !Arc::ptr_eq(r, dict))
+            && let Ok(mut h) = hint.lock()
+        {
+            *h = Some(Arc::clone(dict));
+        }
+        return Ok(column);
     }
     let mut values = Values::with_capacity(dtype, rows);
     for a in arrays {
@@ -665,10 +678,23 @@ fn dictionary_ids<'a>(
     (!distinct.is_empty()).then_some((distinct, ids))
 }
 
+/// The dictionary a string column's last partition took, offered to the
+/// next ([`Column::encode_string_ids_reusing`]): partitions of a column of
+/// names mostly hold the same ones, and then share one dictionary from the
+/// start instead of each allocating its own.
+pub(crate) type DictHint = Mutex<Option<Arc<Dictionary>>>;
+
+/// One [`DictHint`] per column of a load.
+pub(crate) fn dict_hints(columns: usize) -> Vec<DictHint> {
+    (0..columns).map(|_| Mutex::new(None)).collect()
+}
+
 /// One partition's columns in table order from `batches` (placed end to
 /// end): column `c` is `sources[c]`'s array of each batch (`None`: the
 /// column is not in that batch, all NULL there), loaded as `dtypes[c]`.
-/// The columns are encoded in parallel on the current rayon pool.
+/// The columns are encoded in parallel on the current rayon pool; a string
+/// column takes the dictionary of `hints[c]` when it holds the same
+/// strings, and offers its own there.
 ///
 /// # Errors
 /// [`Error::Io`] naming `origin` and the column for a value that cannot be
@@ -680,6 +706,7 @@ pub(crate) fn encode_partition(
     names: &[String],
     origin: &Path,
     stop: &Stop,
+    hints: &[DictHint],
 ) -> Result<Vec<Column>> {
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
     let nulls: Vec<arrow_array::ArrayRef> = batches
@@ -699,7 +726,7 @@ pub(crate) fn encode_partition(
                     None => n.as_ref(),
                 })
                 .collect();
-            encode_column(&arrays, rows, dtypes[c])
+            encode_column(&arrays, rows, dtypes[c], &hints[c])
                 .map_err(|message| value_error(origin, &names[c], &message))
         })
         .collect()
@@ -885,6 +912,7 @@ pub fn load_arrow<R: RecordBatchReader + Send>(
     let dtypes: Vec<DataType> = targets.iter().map(|t| t.dtype).collect();
     let per_partition = options.partition_rows.max(1);
     let reserver = Reserver::new(options, table_name);
+    let hints = dict_hints(dtypes.len());
     let reading = Mutex::new(Reading {
         reader,
         pending: None,
@@ -971,7 +999,9 @@ pub fn load_arrow<R: RecordBatchReader + Send>(
                 .iter()
                 .map(|t| vec![Some(t.source); batches.len()])
                 .collect();
-            let encoded = encode_partition(&batches, &sources, &dtypes, &names, origin, &stop)
+            let encoded = encode_partition(
+                &batches, &sources, &dtypes, &names, origin, &stop, &hints,
+            )
                 .and_then(|mut columns| {
                     crate::store::share_repeated(&mut columns);
                     reserver.reserve(&columns, rows)?;

@@ -43,7 +43,7 @@ use ::parquet::arrow::arrow_reader::{
 use rayon::prelude::*;
 
 use super::arrow::{
-    Reserver, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
+    Reserver, dict_hints, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
     unsupported, widen,
 };
 use super::progress::{Reporter, Stop};
@@ -1139,6 +1139,8 @@ fn read_row_group(
         })
         .collect();
     let mut out = Vec::new();
+    // A row group's partitions offer each other their string dictionaries.
+    let hints = dict_hints(dtypes.len());
     for batch in reader {
         stop.check()?;
         let batch: RecordBatch = batch.map_err(|e| at(&e))?;
@@ -1151,6 +1153,7 @@ fn read_row_group(
             names,
             &s.path,
             stop,
+            &hints,
         )?;
         out.push(Partition {
             rows,

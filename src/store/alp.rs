@@ -154,6 +154,31 @@ pub fn encode_digits(x: f64, exponent: i8) -> Option<i64> {
     (d.abs() < MAX_DIGITS && decode_digits(d, exponent).to_bits() == x.to_bits()).then_some(d)
 }
 
+/// [`encode_digits`] of each value of `block` as floats: `rounded[j]` the
+/// digits (an integer below 2^51 in magnitude when `fits[j]`), `fits[j]`
+/// whether `encode_digits` gives `Some` (the scaled value and its digits
+/// below [`MAX_DIGITS`], and the digits decoding to `block[j]` bit for
+/// bit). The same operations without a branch or an integer conversion,
+/// so a block is a vector loop; `NEG` is `exponent < 0` (scaling
+/// multiplies, decoding divides).
+#[inline(always)]
+fn encode_block<const NEG: bool>(
+    block: &[f64],
+    exponent: i8,
+    rounded: &mut [f64],
+    fits: &mut [bool],
+) {
+    let p = POW10[exponent.unsigned_abs() as usize];
+    let limit = MAX_DIGITS as f64;
+    for ((&x, r), f) in block.iter().zip(rounded.iter_mut()).zip(fits.iter_mut()) {
+        let scaled = if NEG { x * p } else { x / p };
+        let digits = fast_round(scaled);
+        let back = if NEG { digits / p } else { digits * p };
+        *r = digits;
+        *f = (scaled.abs() < limit) & (digits.abs() < limit) & (back.to_bits() == x.to_bits());
+    }
+}
+
 /// Estimated bytes of `values` under `exponent`: codes plus exceptions.
 fn estimate(values: impl Iterator<Item = f64>, exponent: i8) -> usize {
     let (mut n, mut exceptions) = (0usize, 0usize);
@@ -310,28 +335,39 @@ impl Alp {
         if len > u32::MAX as usize || !(MIN_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
             return None;
         }
-        let valid = |i: usize| validity.is_none_or(|v| v.get(i));
         let mut min = i64::MAX;
         let mut max = i64::MIN;
         let mut exception_rows = Vec::new();
         let mut exception_values = Vec::new();
         let mut digits: Vec<i64> = Vec::with_capacity(len);
-        for (i, &x) in values.iter().enumerate() {
-            if !valid(i) {
-                digits.push(i64::MIN);
-                continue;
+        // A validity word per 64 rows, no branch on it per row: every row
+        // of a block is encoded by the branch-free `encode_block` (which
+        // the compiler vectorizes, two divisions at a time), a NULL row's
+        // digits are then replaced by the marker (a select) and only a
+        // valid row that does not round-trip (rare) takes the branch to
+        // the exceptions.
+        let mut rounded = [0f64; 64];
+        let mut fits = [false; 64];
+        for (w, block) in values.chunks(64).enumerate() {
+            let (r, f) = (&mut rounded[..block.len()], &mut fits[..block.len()]);
+            if exponent < 0 {
+                encode_block::<true>(block, exponent, r, f);
+            } else {
+                encode_block::<false>(block, exponent, r, f);
             }
-            match encode_digits(x, exponent) {
-                Some(d) => {
-                    min = min.min(d);
-                    max = max.max(d);
-                    digits.push(d);
-                }
-                None => {
-                    exception_rows.push(i as u32);
+            let mut bits = validity.map_or(u64::MAX, |v| v.word(w));
+            for (j, &x) in block.iter().enumerate() {
+                let valid = bits & 1 == 1;
+                bits >>= 1;
+                if valid & !f[j] {
+                    exception_rows.push((64 * w + j) as u32);
                     exception_values.push(x);
-                    digits.push(i64::MIN);
                 }
+                // |r| < 2^51 is an integer, so the cast is exact.
+                let d = if valid & f[j] { r[j] as i64 } else { i64::MIN };
+                min = min.min(if d == i64::MIN { i64::MAX } else { d });
+                max = max.max(d);
+                digits.push(d);
             }
         }
         Self::from_digits(

@@ -33,9 +33,9 @@ use super::delta::ANCHOR_ROWS;
 use super::fsst::{BLOCK_ROWS, Fsst};
 use super::hexpoint::HexPoints;
 use super::linear::Linear;
-use super::rle::{Rle, RunValue};
+use super::rle::Rle;
 use super::single::{Single, Split};
-use crate::types::cmp_f64;
+use super::stats::{FloatStats, IntStats};
 
 /// Runs of consecutive rows in a sample (as BtrBlocks: 10 × 64).
 pub const SAMPLE_RUNS: usize = 10;
@@ -192,33 +192,49 @@ fn width_bytes(max: u128) -> usize {
 /// (offset), run count (RLE), the distinct count up to the most that could
 /// pay (integer dictionary: only when offsets take 2 bytes or more);
 /// sampled: linear residual width, delta width.
+#[cfg(any(test, feature = "internals"))]
 pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
-    let len = values.len();
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let Some(first) = (0..len).find(|&i| valid(i)) else {
-        return pick(vec![Candidate {
+    match super::stats::int_stats(values, validity) {
+        Some(stats) => choose_ints_with(values, validity, &stats).0,
+        None => pick(vec![Candidate {
             codec: CodecKind::Const,
             bytes: 0,
-        }]);
-    };
+        }]),
+    }
+}
+
+/// [`choose_ints`] given the statistics of `values` (which the encoder
+/// also makes its zone map and offsets from, so the partition is read
+/// once for all three); also returns the exact line when one was verified
+/// on the whole partition, so it is not encoded again.
+pub(crate) fn choose_ints_with(
+    values: &[i64],
+    validity: Option<&Bitmap>,
+    stats: &IntStats,
+) -> (Choice, Option<Linear>) {
+    let len = values.len();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
     let IntStats {
+        first_row: first,
+        last_row: last,
         min,
         max,
         scale,
         runs,
-    } = int_stats(values, validity, values[first]);
+        ..
+    } = *stats;
     if min == max {
-        return pick(vec![Candidate {
+        let choice = pick(vec![Candidate {
             codec: CodecKind::Const,
             bytes: 0,
         }]);
+        return (choice, None);
     }
     let offset = width_bytes((max as i128 - min as i128) as u128 / scale.max(1) as u128) * len;
     let samples = sample_ranges(len);
 
     // Linear: the line through the first and last valid rows, residuals on
     // the sample.
-    let last = (0..len).rev().find(|&i| valid(i)).unwrap_or(first);
     let step = if last > first {
         let rise = values[last] as i128 - values[first] as i128;
         let run = (last - first) as i128;
@@ -233,9 +249,11 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         rmax = rmax.max(r);
     }
     let mut candidates = Vec::new();
+    let mut exact_line = None;
     let linear_bytes = if rmin >= rmax {
         // Zero on the sample: verify on the whole partition.
-        Linear::encode(values, validity).map(|l| l.heap_bytes())
+        exact_line = Linear::encode(values, validity);
+        exact_line.as_ref().map(Linear::heap_bytes)
     } else {
         Some(width_bytes((rmax - rmin) as u128) * len)
     };
@@ -295,10 +313,12 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
         });
     }
     let choice = pick(candidates);
-    Choice {
+    let linear = exact_line.filter(|_| choice.codec == CodecKind::Linear);
+    let choice = Choice {
         int_dict_values: distinct.filter(|_| choice.codec == CodecKind::IntDict),
         ..choice
-    }
+    };
+    (choice, linear)
 }
 
 /// The distinct values of an integer dictionary, ascending, or `None` when
@@ -307,7 +327,9 @@ pub fn choose_ints(values: &[i64], validity: Option<&Bitmap>) -> Choice {
 /// offsets or u16 codes under wider ones and 8 bytes per distinct value.
 /// The count stops at the most that could win, so a column of many
 /// distinct values costs at most that many hash inserts; when that bound
-/// is below the sample's size, the sample is counted first.
+/// is below the sample's size, the sample is counted first, and a column
+/// whose values set more hashed bits than that bound
+/// ([`hashed_bits_set`]) is ruled out without a hash set.
 fn int_dict_values(
     values: &[i64],
     validity: Option<&Bitmap>,
@@ -330,10 +352,44 @@ fn int_dict_values(
         let rows = samples.iter().cloned().flatten().filter(|&i| valid(i));
         distinct_at_most(rows.map(|i| values[i]), cap)?;
     }
+    if hashed_bits_set(values, validity, cap) > cap {
+        return None;
+    }
     let set = distinct_at_most((0..len).filter(|&i| valid(i)).map(|i| values[i]), cap)?;
     let mut sorted: Vec<i64> = set.into_iter().collect();
     sorted.sort_unstable();
     Some(sorted)
+}
+
+/// A lower bound on the distinct valid values, exact enough to rule out
+/// more than `cap` of them cheaply: each value sets one bit, picked by a
+/// multiplicative hash (Knuth's, TAOCP vol. 3 §6.4), of a table of at least
+/// `4 · cap` bits (at most 32 KiB, so it stays in the L1 cache); equal
+/// values set the same bit and collisions only make fewer bits, so the
+/// set bits never exceed the distinct count. With `d` distinct values
+/// about `m · (1 - e^(-d/m))` bits of `m` are set: past `cap` once `d` is
+/// about `1.3 · cap`, so a column of mostly distinct values (random
+/// timestamps: every partition of them) is ruled out at a bit per row
+/// instead of `cap` hash-set inserts. NULL rows count as the first valid
+/// value, which sets a bit anyway.
+fn hashed_bits_set(values: &[i64], validity: Option<&Bitmap>, cap: usize) -> usize {
+    let log = (4 * cap.max(16)).next_power_of_two().trailing_zeros();
+    let mut table = vec![0u64; (1usize << log) / 64];
+    let slot = |x: i64| ((x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - log)) as usize;
+    let Some(first) = (0..values.len()).find(|&i| validity.is_none_or(|v| v.get(i))) else {
+        return 0;
+    };
+    let fill = values[first];
+    for (w, block) in values.chunks(64).enumerate() {
+        let mut bits = validity.map_or(u64::MAX, |v| v.word(w));
+        for &v in block {
+            let x = if bits & 1 == 1 { v } else { fill };
+            bits >>= 1;
+            let s = slot(x);
+            table[s / 64] |= 1 << (s % 64);
+        }
+    }
+    table.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 /// The distinct values, or `None` once there are more than `cap`.
@@ -352,68 +408,6 @@ fn distinct_at_most(
     Some(seen)
 }
 
-/// Runs in the valid rows (NULLs continue the current run, as [`Rle`]).
-/// One pass's statistics of a partition's valid integers.
-struct IntStats {
-    min: i64,
-    max: i64,
-    /// Greatest common divisor of the differences between values (0 when
-    /// all are equal).
-    scale: u64,
-    /// Runs of equal values, NULL rows not breaking them.
-    runs: usize,
-}
-
-/// [`IntStats`] in one pass; `first` is the first valid value. The common
-/// factor is taken of the differences from `first`, which divide exactly
-/// what the differences from the minimum do, so the minimum need not be
-/// known first; it stops being updated once it is 1.
-fn int_stats(values: &[i64], validity: Option<&Bitmap>, first: i64) -> IntStats {
-    let mut s = IntStats {
-        min: first,
-        max: first,
-        scale: 0,
-        runs: 0,
-    };
-    let mut prev = None;
-    let mut observe = |v: i64| {
-        s.min = s.min.min(v);
-        s.max = s.max.max(v);
-        if s.scale != 1 {
-            // |v - first| < 2^64 always fits.
-            s.scale = gcd(s.scale, (v as i128 - first as i128).unsigned_abs() as u64);
-        }
-        if prev != Some(v) {
-            s.runs += 1;
-            prev = Some(v);
-        }
-    };
-    match validity {
-        None => values.iter().for_each(|&v| observe(v)),
-        Some(b) => {
-            for (i, &v) in values.iter().enumerate() {
-                if b.get(i) {
-                    observe(v);
-                }
-            }
-        }
-    }
-    s
-}
-
-fn run_count<T: RunValue>(values: &[T], validity: Option<&Bitmap>) -> usize {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let mut runs = 0;
-    let mut prev: Option<T> = None;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) && prev.is_none_or(|p| !T::same(p, v)) {
-            runs += 1;
-            prev = Some(v);
-        }
-    }
-    runs
-}
-
 /// Chooses among const, f64, ALP, f32 ([`Single`]) and RLE for floats
 /// (values at NULL rows are ignored).
 ///
@@ -422,17 +416,27 @@ fn run_count<T: RunValue>(values: &[T], validity: Option<&Bitmap>) -> usize {
 /// exception rate, and f32's split (tail bits, front dictionary size) and
 /// exception rate, tried only when ALP's estimate is not already within
 /// the 10% of 4 bytes a row that f32 could at best take.
+#[cfg(any(test, feature = "internals"))]
 pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
-    let len = values.len();
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let present = || (0..len).filter(|&i| valid(i)).map(|i| values[i]);
-    let Some(first) = present().next() else {
-        return pick(vec![Candidate {
+    match super::stats::float_stats(values, validity) {
+        Some(stats) => choose_floats_with(values, validity, &stats),
+        None => pick(vec![Candidate {
             codec: CodecKind::Const,
             bytes: 0,
-        }]);
-    };
-    if present().all(|x| x.to_bits() == first.to_bits()) {
+        }]),
+    }
+}
+
+/// [`choose_floats`] given the statistics of `values` (which the encoder
+/// also makes its zone map from).
+pub(crate) fn choose_floats_with(
+    values: &[f64],
+    validity: Option<&Bitmap>,
+    stats: &FloatStats,
+) -> Choice {
+    let len = values.len();
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
+    if stats.constant {
         return pick(vec![Candidate {
             codec: CodecKind::Const,
             bytes: 0,
@@ -455,17 +459,9 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
         let e = alp.exponent();
         alp_exponent = Some(e);
         let exception_share = alp.exceptions().0.len() as f64 / sample.len().max(1) as f64;
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for x in present() {
-            if x.is_finite() {
-                if cmp_f64(x, lo).is_lt() {
-                    lo = x;
-                }
-                if cmp_f64(x, hi).is_gt() {
-                    hi = x;
-                }
-            }
-        }
+        let (lo, hi) = stats
+            .finite
+            .unwrap_or((f64::INFINITY, f64::NEG_INFINITY));
         // The extremes may be exceptions themselves: fall back to the
         // sample's range then.
         let range = match (encode_digits(lo, e), encode_digits(hi, e)) {
@@ -497,7 +493,7 @@ pub fn choose_floats(values: &[f64], validity: Option<&Bitmap>) -> Choice {
     }
     candidates.push(Candidate {
         codec: CodecKind::Rle,
-        bytes: run_count(values, validity) * RUN_BYTES,
+        bytes: stats.runs * RUN_BYTES,
     });
     let choice = pick(candidates);
     Choice {
@@ -831,6 +827,43 @@ mod tests {
         let values: Vec<&str> = phrases.iter().map(String::as_str).collect();
         let choice = choose_strings(&values, None);
         assert_eq!(choice.codec, CodecKind::Fsst, "{:?}", choice.candidates);
+    }
+
+    #[test]
+    fn hashed_bits_bound_the_distinct_count_from_below() {
+        let mut rng = ChaCha8Rng::seed_from_u64(16);
+        let n = 65_536;
+        let random: Vec<i64> = (0..n).map(|_| rng.r#gen()).collect();
+        let seconds: Vec<i64> = (0..n)
+            .map(|_| 1_400_000_000_000_000 + rng.gen_range(0..31_536_000i64) * 1_000_000)
+            .collect();
+        let pool: Vec<i64> = (0..3000).map(|_| rng.r#gen()).collect();
+        let few: Vec<i64> = (0..n).map(|_| pool[rng.gen_range(0..3000)]).collect();
+        let extremes: Vec<i64> = (0..n)
+            .map(|_| [i64::MIN, i64::MAX, 0, -1][rng.gen_range(0..4)])
+            .collect();
+        let halves = Bitmap::from_fn(n, |_| rng.gen_bool(0.5));
+        for values in [&random, &seconds, &few, &extremes] {
+            for validity in [None, Some(&halves)] {
+                let valid: hashbrown::HashSet<i64> = (0..n)
+                    .filter(|&i| validity.is_none_or(|v| v.get(i)))
+                    .map(|i| values[i])
+                    .collect();
+                for cap in [0, 3, 256, 4000, 43_194, 65_536] {
+                    let bits = hashed_bits_set(values, validity, cap);
+                    assert!(bits <= valid.len(), "{bits} > {}", valid.len());
+                }
+            }
+        }
+        // Mostly distinct values are ruled out at the bound the chooser
+        // uses for u16 codes under u64 offsets.
+        let cap = (8 * n * 10 / 11 - 2 * n) / 8;
+        assert!(hashed_bits_set(&random, None, cap) > cap);
+        assert!(hashed_bits_set(&seconds, None, cap) > cap);
+        assert!(hashed_bits_set(&few, None, cap) <= 3000);
+        assert_eq!(hashed_bits_set(&[], None, cap), 0);
+        assert_eq!(choose_ints(&random, None).codec, CodecKind::Offset);
+        assert_eq!(choose_ints(&few, None).codec, CodecKind::IntDict);
     }
 
     #[test]

@@ -19,97 +19,20 @@ use std::sync::Arc;
 
 use super::alp::Alp;
 use super::bitmap::Bitmap;
-use super::choose::{CodecKind, choose_floats, choose_ints, choose_strings_for};
+use super::choose::{CodecKind, choose_floats_with, choose_ints_with, choose_strings_for};
 use super::codes::Codes;
-use super::column::{Column, ColumnData, ZoneMap};
+use super::column::{Column, ColumnData};
 use super::delta::Delta;
 use super::fsst::Fsst;
 use super::linear::Linear;
 use super::rle::Rle;
 use super::single::Single;
-use crate::types::{DataType, Value, cmp_f64};
+use super::stats::{float_stats, int_stats};
+use crate::types::DataType;
 
 fn normalize_validity(validity: Option<Bitmap>) -> Option<Bitmap> {
     validity.filter(|v| v.count_ones() < v.len())
 }
-
-/// Minimum, maximum and whether the valid integers ascend (never with
-/// NULLs); `None` when no row is valid.
-pub(super) fn int_order_stats(
-    values: &[i64],
-    validity: Option<&Bitmap>,
-) -> Option<(i64, i64, bool)> {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let (mut min, mut max) = (i64::MAX, i64::MIN);
-    let mut sorted = validity.is_none();
-    let mut prev = i64::MIN;
-    let mut any = false;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) {
-            any = true;
-            min = min.min(v);
-            max = max.max(v);
-            sorted &= v >= prev;
-            prev = v;
-        }
-    }
-    any.then_some((min, max, sorted))
-}
-
-/// The zone map of integers (`None` when no row is valid).
-fn int_zone(dtype: DataType, values: &[i64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
-    let (min, max, sorted) = int_order_stats(values, validity)?;
-    let wrap = |v: i64| match dtype {
-        DataType::Timestamp => Value::Timestamp(v),
-        _ => Value::Int(v),
-    };
-    Some(ZoneMap {
-        min: wrap(min),
-        max: wrap(max),
-        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
-        sorted,
-    })
-}
-
-/// Minimum and maximum of the valid floats under [`cmp_f64`]'s order (the
-/// first of equal values, so `0.0` and `-0.0` keep their order) and
-/// whether they ascend (never with NULLs); `None` when no row is valid.
-pub(super) fn float_order_stats(
-    values: &[f64],
-    validity: Option<&Bitmap>,
-) -> Option<(f64, f64, bool)> {
-    let valid = |i: usize| validity.is_none_or(|v| v.get(i));
-    let mut min: Option<f64> = None;
-    let mut max: Option<f64> = None;
-    let mut sorted = validity.is_none();
-    let mut prev = f64::NEG_INFINITY;
-    for (i, &v) in values.iter().enumerate() {
-        if valid(i) {
-            if min.is_none_or(|m| cmp_f64(v, m).is_lt()) {
-                min = Some(v);
-            }
-            if max.is_none_or(|m| cmp_f64(v, m).is_gt()) {
-                max = Some(v);
-            }
-            sorted &= cmp_f64(v, prev).is_ge();
-            prev = v;
-        }
-    }
-    min.zip(max).map(|(min, max)| (min, max, sorted))
-}
-
-/// The zone map of floats under [`cmp_f64`]'s order (see
-/// [`float_order_stats`]), `None` when no row is valid.
-fn float_zone(values: &[f64], validity: Option<&Bitmap>) -> Option<ZoneMap> {
-    let (min, max, sorted) = float_order_stats(values, validity)?;
-    Some(ZoneMap {
-        min: Value::Float(min),
-        max: Value::Float(max),
-        null_count: validity.map_or(0, |v| v.len() - v.count_ones()),
-        sorted,
-    })
-}
-
 
 /// After a partition's columns are encoded (or some encoded again): data
 /// that two columns hold alike is kept once. Hex points take their
@@ -135,6 +58,12 @@ pub fn share_dictionaries(partitions: &mut [super::Partition]) {
     for c in 0..width {
         let mut kept: hashbrown::HashMap<(u64, usize), Vec<Arc<super::column::Dictionary>>> =
             hashbrown::HashMap::new();
+        // The last dictionary met as it was found (held, so its address is
+        // not reused) and what it became.
+        let mut last: Option<(
+            Arc<super::column::Dictionary>,
+            Arc<super::column::Dictionary>,
+        )> = None;
         for p in partitions.iter_mut() {
             let Some(column) = p.columns.get_mut(c) else {
                 continue;
@@ -144,12 +73,23 @@ pub fn share_dictionaries(partitions: &mut [super::Partition]) {
             else {
                 continue;
             };
+            // Partitions that already share a dictionary (the Arrow
+            // importer's, `Column::encode_string_ids_reusing`) are
+            // recognised by pointer, without hashing it again.
+            if let Some((seen, canonical)) = &last
+                && Arc::ptr_eq(seen, dict)
+            {
+                *dict = Arc::clone(canonical);
+                continue;
+            }
+            let seen = Arc::clone(dict);
             let hash = hasher.hash_one(dict.values());
             let same = kept.entry((hash, dict.len())).or_default();
             match same.iter().find(|k| Arc::ptr_eq(k, dict) || k.values() == dict.values()) {
                 Some(k) => *dict = Arc::clone(k),
                 None => same.push(Arc::clone(dict)),
             }
+            last = Some((seen, Arc::clone(dict)));
         }
     }
 }
@@ -196,9 +136,16 @@ impl Column {
         debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp));
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
-        let choice = choose_ints(values, v);
+        // One pass gives the chooser's statistics, the zone map and the
+        // offsets' base and factor.
+        let Some(stats) = int_stats(values, v) else {
+            return Column::all_null(dtype, values.len());
+        };
+        let (choice, line) = choose_ints_with(values, v, &stats);
         let data = match choice.codec {
-            CodecKind::Linear => Linear::encode(values, v).map(ColumnData::Linear),
+            CodecKind::Linear => line
+                .or_else(|| Linear::encode(values, v))
+                .map(ColumnData::Linear),
             CodecKind::IntDict => choice
                 .int_dict_values
                 .and_then(|sorted| int_dict(values, v, sorted)),
@@ -206,15 +153,15 @@ impl Column {
             CodecKind::Rle => Rle::encode(values, v).map(ColumnData::Runs),
             _ => None,
         };
-        match (data, int_zone(dtype, values, v)) {
-            (Some(data), Some(zone)) => Column {
+        match data {
+            Some(data) => Column {
                 dtype,
                 len: values.len(),
                 data,
                 validity,
-                zone,
+                zone: stats.zone(dtype),
             },
-            _ => Column::encode_ints_plain(dtype, values, validity),
+            None => Column::offsets_with(dtype, values, validity, &stats),
         }
     }
 
@@ -226,7 +173,10 @@ impl Column {
     pub fn encode_floats(values: Vec<f64>, validity: Option<Bitmap>) -> Column {
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
-        let choice = choose_floats(&values, v);
+        let Some(stats) = float_stats(&values, v) else {
+            return Column::all_null(DataType::Float, values.len());
+        };
+        let choice = choose_floats_with(&values, v, &stats);
         let data = match (choice.codec, choice.alp_exponent) {
             (CodecKind::Alp, Some(e)) => {
                 Alp::encode_with_exponent(&values, v, e).map(|a| ColumnData::Alp(Arc::new(a)))
@@ -238,15 +188,15 @@ impl Column {
                 .map(|f| ColumnData::Single(Arc::new(f))),
             _ => None,
         };
-        match (data, float_zone(&values, v)) {
-            (Some(data), Some(zone)) => Column {
+        match data {
+            Some(data) => Column {
                 dtype: DataType::Float,
                 len: values.len(),
                 data,
                 validity,
-                zone,
+                zone: stats.zone(),
             },
-            _ => Column::encode_floats_plain(values, validity),
+            None => Column::floats_with(values, validity, &stats),
         }
     }
 
@@ -268,6 +218,24 @@ impl Column {
     /// If an id is not below `distinct.len()`.
     pub fn encode_string_ids(distinct: &[&str], ids: &[u32], validity: Option<Bitmap>) -> Column {
         let baseline = Column::encode_string_ids_plain(distinct, ids, validity);
+        compress_strings(baseline, || {
+            ids.iter().map(|&id| distinct[id as usize]).collect()
+        })
+    }
+
+    /// [`Column::encode_string_ids`], taking `reuse` as the dictionary when
+    /// it holds exactly the partition's distinct strings
+    /// ([`Column::encode_string_ids_plain_reusing`]).
+    ///
+    /// # Panics
+    /// If an id is not below `distinct.len()`.
+    pub fn encode_string_ids_reusing(
+        distinct: &[&str],
+        ids: &[u32],
+        validity: Option<Bitmap>,
+        reuse: Option<&Arc<super::Dictionary>>,
+    ) -> Column {
+        let baseline = Column::encode_string_ids_plain_reusing(distinct, ids, validity, reuse);
         compress_strings(baseline, || {
             ids.iter().map(|&id| distinct[id as usize]).collect()
         })
@@ -360,6 +328,7 @@ fn compress_strings<'a>(mut baseline: Column, values: impl FnOnce() -> Vec<&'a s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Value;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -424,6 +393,67 @@ mod tests {
         // The shared dictionary counts once, half in each holder.
         let four = dict(&partitions[0], 0).heap_bytes();
         assert_eq!(bytes(&partitions), unshared - four);
+    }
+
+    /// A dictionary offered for reuse is taken only when it holds exactly
+    /// the partition's strings; the column is the one encoded without the
+    /// offer either way, and partitions that took one dictionary stay one
+    /// copy through `share_dictionaries`.
+    #[test]
+    fn offered_dictionaries_are_reused_only_when_equal() {
+        let names = ["fig", "pear", "apple", "kiwi", "", "é"];
+        let ids: Vec<u32> = (0..600).map(|i| (i * 7 % names.len()) as u32).collect();
+        let validity = Bitmap::from_fn(ids.len(), |i| i % 5 != 1);
+        let dict_of = |c: &Column| match &c.data {
+            ColumnData::Dict { dict, .. } | ColumnData::DictRuns { dict, .. } => Arc::clone(dict),
+            _ => panic!("{}", c.encoding_name()),
+        };
+        for validity in [None, Some(validity)] {
+            let first = Column::encode_string_ids(&names, &ids, validity.clone());
+            let offer = dict_of(&first);
+            // The same strings in another order of first appearance.
+            let reversed: Vec<&str> = names.iter().rev().copied().collect();
+            let flipped: Vec<u32> = ids.iter().map(|&id| names.len() as u32 - 1 - id).collect();
+            let again = Column::encode_string_ids_reusing(
+                &reversed,
+                &flipped,
+                validity.clone(),
+                Some(&offer),
+            );
+            assert!(Arc::ptr_eq(&dict_of(&again), &offer));
+            assert_eq!(decode(&again), decode(&first));
+            assert_eq!(again.zone, first.zone);
+            // One string fewer, one string changed: a dictionary of its own.
+            let fewer: Vec<u32> = ids.iter().map(|&id| id.min(4)).collect();
+            let mut changed = names;
+            changed[2] = "apricot";
+            for (distinct, ids) in [(&names[..5], &fewer), (&changed[..], &ids)] {
+                let own = Column::encode_string_ids(distinct, ids, validity.clone());
+                let offered =
+                    Column::encode_string_ids_reusing(distinct, ids, validity.clone(), Some(&offer));
+                assert!(!Arc::ptr_eq(&dict_of(&offered), &offer));
+                assert_eq!(decode(&offered), decode(&own));
+                assert_eq!(offered.zone, own.zone);
+            }
+            // Partitions sharing the offered dictionary, one with another
+            // copy of it and one with other strings.
+            let part = |c: Column| super::super::Partition {
+                rows: c.len,
+                first_row: 0,
+                columns: vec![c],
+            };
+            let copy = Column::encode_string_ids(&names, &ids, validity.clone());
+            let other = Column::encode_string_ids(&changed, &ids, validity.clone());
+            let mut partitions = vec![part(first.clone()), part(again), part(copy), part(other)];
+            let before: Vec<Vec<Value>> = partitions.iter().map(|p| decode(&p.columns[0])).collect();
+            share_dictionaries(&mut partitions);
+            let dicts: Vec<Arc<super::super::column::Dictionary>> =
+                partitions.iter().map(|p| dict_of(&p.columns[0])).collect();
+            assert!(Arc::ptr_eq(&dicts[0], &dicts[1]) && Arc::ptr_eq(&dicts[0], &dicts[2]));
+            assert!(!Arc::ptr_eq(&dicts[0], &dicts[3]));
+            let after: Vec<Vec<Value>> = partitions.iter().map(|p| decode(&p.columns[0])).collect();
+            assert_eq!(before, after);
+        }
     }
 
     /// Every shape gets its codec, decodes to its values, and keeps the

@@ -32,6 +32,7 @@ mod index;
 mod linear;
 mod rle;
 mod single;
+mod stats;
 mod table;
 mod table_dict;
 

@@ -557,3 +557,49 @@ fn cases_cover_both_code_layouts() {
     }
     assert!(bits >= 10 && bytes >= 10, "{bits} bit-packed, {bytes} bytes");
 }
+
+/// The vector encoder of a block agrees with `encode_digits` on every
+/// value and exponent: specials, -0.0, subnormals, values around 2^51
+/// digits, and decimals that do or do not round-trip.
+#[test]
+fn block_encoding_agrees_with_encode_digits() {
+    let mut rng = ChaCha8Rng::seed_from_u64(39);
+    let mut values: Vec<f64> = SPECIALS.to_vec();
+    values.extend([
+        0.0,
+        -0.0,
+        f64::MIN_POSITIVE,
+        -5e-324,
+        f64::MAX,
+        (MAX_DIGITS - 1) as f64,
+        MAX_DIGITS as f64,
+        -(MAX_DIGITS as f64) + 1.0,
+        (MAX_DIGITS as f64) - 0.5,
+        0.1,
+        1.005,
+        123_456.789,
+        9.999_999_999_999_999e14,
+    ]);
+    for _ in 0..2000 {
+        let digits = rng.gen_range(-(1i64 << 52)..(1i64 << 52));
+        let e = rng.gen_range(MIN_EXPONENT..=MAX_EXPONENT);
+        values.push(decode_digits(digits, e));
+        values.push(f64::from_bits(rng.r#gen()));
+        values.push(rng.gen_range(-1e6..1e6));
+    }
+    for exponent in MIN_EXPONENT..=MAX_EXPONENT {
+        for block in values.chunks(64) {
+            let mut rounded = vec![0.0; block.len()];
+            let mut fits = vec![false; block.len()];
+            if exponent < 0 {
+                encode_block::<true>(block, exponent, &mut rounded, &mut fits);
+            } else {
+                encode_block::<false>(block, exponent, &mut rounded, &mut fits);
+            }
+            for (j, &x) in block.iter().enumerate() {
+                let got = fits[j].then(|| rounded[j] as i64);
+                assert_eq!(got, encode_digits(x, exponent), "{x:e} at 10^{exponent}");
+            }
+        }
+    }
+}

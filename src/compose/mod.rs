@@ -1156,78 +1156,18 @@ pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
     }
 }
 
-/// The direct subexpressions of `e` (not those inside a subquery).
-pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Column(_)
-        | ExprKind::QualifiedColumn { .. }
-        | ExprKind::Literal(_)
-        | ExprKind::Subquery(_)
-        | ExprKind::Exists(_) => Vec::new(),
-        ExprKind::Unary { expr, .. }
-        | ExprKind::IsNull { expr, .. }
-        | ExprKind::Cast { expr, .. }
-        | ExprKind::Extract { expr, .. }
-        | ExprKind::InSubquery { expr, .. } => vec![expr.as_ref()],
-        ExprKind::Binary { left, right, .. } => vec![left.as_ref(), right.as_ref()],
-        ExprKind::InList { expr, list, .. } => {
-            let mut v = vec![expr.as_ref()];
-            v.extend(list.iter());
-            v
-        }
-        ExprKind::Between {
-            expr, low, high, ..
-        } => vec![expr.as_ref(), low.as_ref(), high.as_ref()],
-        ExprKind::Like { expr, pattern, .. } => vec![expr.as_ref(), pattern.as_ref()],
-        ExprKind::Case {
-            operand,
-            branches,
-            else_result,
-        } => {
-            let mut v: Vec<&Expr> = Vec::new();
-            if let Some(o) = operand {
-                v.push(o.as_ref());
-            }
-            for (w, t) in branches {
-                v.push(w);
-                v.push(t);
-            }
-            if let Some(e) = else_result {
-                v.push(e.as_ref());
-            }
-            v
-        }
-        ExprKind::Function {
-            args,
-            filter,
-            order_by,
-            ..
-        } => args
-            .iter()
-            .chain(filter.as_deref())
-            .chain(order_by.iter().map(|o| &o.expr))
-            .collect(),
-        ExprKind::Window { call, window } => {
-            let mut v = vec![call.as_ref()];
-            v.extend(window.partition_by.iter());
-            v.extend(window.order_by.iter().map(|o| &o.expr));
-            v
-        }
-    }
-}
-
 /// Calls `f` on `e` and every subexpression, parents first (not inside
 /// subqueries).
 pub(crate) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
-    for c in children(e) {
+    for c in e.children() {
         walk(c, f);
     }
 }
 
 /// True when `f` holds for `e` or a subexpression (not inside a subquery).
 pub(crate) fn any_node(e: &Expr, f: &dyn Fn(&Expr) -> bool) -> bool {
-    f(e) || children(e).into_iter().any(|c| any_node(c, f))
+    f(e) || e.children().into_iter().any(|c| any_node(c, f))
 }
 
 /// Calls `f` on each top-level expression of `select`: the select list,

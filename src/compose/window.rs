@@ -136,7 +136,7 @@ fn has_plain_aggregate(e: &Expr) -> bool {
                 .any(super::contains_aggregate)
         }
         ExprKind::Function { name, .. } if AggFunc::is_aggregate_name(name) => true,
-        _ => super::children(e).into_iter().any(has_plain_aggregate),
+        _ => e.children().into_iter().any(has_plain_aggregate),
     }
 }
 

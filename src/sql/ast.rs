@@ -583,6 +583,69 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// The direct subexpressions (not those inside a subquery), in
+    /// source order: what a walk over the tree visits below this node.
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Column(_)
+            | ExprKind::QualifiedColumn { .. }
+            | ExprKind::Literal(_)
+            | ExprKind::Subquery(_)
+            | ExprKind::Exists(_) => Vec::new(),
+            ExprKind::Unary { expr, .. }
+            | ExprKind::IsNull { expr, .. }
+            | ExprKind::Cast { expr, .. }
+            | ExprKind::Extract { expr, .. }
+            | ExprKind::InSubquery { expr, .. } => vec![expr.as_ref()],
+            ExprKind::Binary { left, right, .. } => vec![left.as_ref(), right.as_ref()],
+            ExprKind::InList { expr, list, .. } => {
+                let mut v = vec![expr.as_ref()];
+                v.extend(list.iter());
+                v
+            }
+            ExprKind::Between {
+                expr, low, high, ..
+            } => vec![expr.as_ref(), low.as_ref(), high.as_ref()],
+            ExprKind::Like { expr, pattern, .. } => vec![expr.as_ref(), pattern.as_ref()],
+            ExprKind::Case {
+                operand,
+                branches,
+                else_result,
+            } => {
+                let mut v: Vec<&Expr> = Vec::new();
+                if let Some(o) = operand {
+                    v.push(o.as_ref());
+                }
+                for (w, t) in branches {
+                    v.push(w);
+                    v.push(t);
+                }
+                if let Some(e) = else_result {
+                    v.push(e.as_ref());
+                }
+                v
+            }
+            ExprKind::Function {
+                args,
+                filter,
+                order_by,
+                ..
+            } => args
+                .iter()
+                .chain(filter.as_deref())
+                .chain(order_by.iter().map(|o| &o.expr))
+                .collect(),
+            ExprKind::Window { call, window } => {
+                let mut v = vec![call.as_ref()];
+                v.extend(window.partition_by.iter());
+                v.extend(window.order_by.iter().map(|o| &o.expr));
+                v
+            }
+        }
+    }
+}
+
 /// The forms of expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {

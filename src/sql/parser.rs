@@ -499,56 +499,7 @@ fn interval_micros(text: &str, unit: Option<i64>) -> std::result::Result<i64, St
 /// The depth of an expression tree (a leaf is 1). Only called on trees
 /// already checked against [`MAX_HEIGHT`], so the recursion is bounded.
 fn height(e: &Expr) -> usize {
-    let children = match &e.kind {
-        ExprKind::Column(_)
-        | ExprKind::Literal(_)
-        | ExprKind::QualifiedColumn { .. }
-        | ExprKind::Subquery(_)
-        | ExprKind::Exists(_) => 0,
-        ExprKind::InSubquery { expr, .. } => height(expr),
-        ExprKind::Unary { expr, .. }
-        | ExprKind::IsNull { expr, .. }
-        | ExprKind::Cast { expr, .. }
-        | ExprKind::Extract { expr, .. } => height(expr),
-        ExprKind::Binary { left, right, .. } => height(left).max(height(right)),
-        ExprKind::InList { expr, list, .. } => {
-            list.iter().map(height).fold(height(expr), usize::max)
-        }
-        ExprKind::Between {
-            expr, low, high, ..
-        } => height(expr).max(height(low)).max(height(high)),
-        ExprKind::Like { expr, pattern, .. } => height(expr).max(height(pattern)),
-        ExprKind::Window { call, window } => window
-            .partition_by
-            .iter()
-            .chain(window.order_by.iter().map(|o| &o.expr))
-            .map(height)
-            .fold(height(call), usize::max),
-        ExprKind::Case {
-            operand,
-            branches,
-            else_result,
-        } => {
-            let mut h = operand.as_deref().map_or(0, height);
-            for (when, then) in branches {
-                h = h.max(height(when)).max(height(then));
-            }
-            h.max(else_result.as_deref().map_or(0, height))
-        }
-        ExprKind::Function {
-            args,
-            filter,
-            order_by,
-            ..
-        } => args
-            .iter()
-            .chain(filter.as_deref())
-            .chain(order_by.iter().map(|o| &o.expr))
-            .map(height)
-            .max()
-            .unwrap_or(0),
-    };
-    children + 1
+    e.children().into_iter().map(height).max().unwrap_or(0) + 1
 }
 
 // ---------------------------------------------------------------------------

@@ -3180,8 +3180,9 @@ impl QueryGen<'_> {
     }
 
     /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `[NOT] IN`,
-    /// `IN` correlated on an equality, `[NOT] EXISTS` correlated on an
-    /// equality, a scalar subquery (correlated or not).
+    /// `[NOT] IN` correlated on an equality, `[NOT] EXISTS` correlated on an
+    /// equality, a scalar subquery (correlated or not; an aggregate or a
+    /// plain column).
     fn subquery_query(&mut self) -> String {
         let outer_table = *self.pick(&["t", "t", "t2"]);
         let inner_table = *self.pick(&["t", "t2", "t3", "t3"]);
@@ -3204,15 +3205,17 @@ impl QueryGen<'_> {
                     o.name, i.name, i.sql
                 )
             }
-            // Correlated IN: a semi-join on the correlation and the value.
+            // Correlated [NOT] IN: a semi-join on the correlation and the
+            // value; NOT IN three anti-joins, for its NULLs.
             32..40 => {
+                let not = if self.chance(0.4) { " NOT" } else { "" };
                 let (c, d) = self.key_pair();
                 let mut conds = vec![format!("{}.{b} = {}.{a}", i.name, o.name)];
                 if self.chance(0.3) {
                     conds.push(qualify(&self.pred(1), &i.name));
                 }
                 format!(
-                    "{}.{c} IN (SELECT {}.{d} FROM {} WHERE {})",
+                    "{}.{c}{not} IN (SELECT {}.{d} FROM {} WHERE {})",
                     o.name,
                     i.name,
                     i.sql,
@@ -3241,7 +3244,19 @@ impl QueryGen<'_> {
                     conds.join(" AND ")
                 )
             }
-            75..88 => {
+            // A correlated scalar subquery that is a plain column: one
+            // row per key, as the subquery reads a table grouped by it.
+            75..80 => {
+                let col = *self.pick(&SAFE_INTS);
+                let agg = *self.pick(&["sum", "min", "max", "count"]);
+                format!(
+                    "{}.{col} {} (SELECT g.v FROM (SELECT {b} AS k, {agg}({col}) AS v FROM {inner_table} GROUP BY {b}) AS g WHERE g.k = {}.{a})",
+                    o.name,
+                    self.cmp_op(),
+                    o.name
+                )
+            }
+            80..88 => {
                 let col = *self.pick(&SAFE_INTS);
                 let agg = *self.pick(&["sum", "min", "max", "count"]);
                 format!(

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::Path;
 
-use katydid::{Database, DatabaseOptions, Error, LoadOptions, Value};
+use katydid::{DataType, Database, DatabaseOptions, Error, LoadOptions, Value};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -740,17 +740,15 @@ fn bad_composed_queries_say_where() {
             "(SELECT",
             "one column",
         ),
-        // NOT IN's NULLs make it no anti-join: a correlated one is refused
-        // (a correlated IN is a semi-join, checked below).
-        (
-            "SELECT v FROM a WHERE k NOT IN (SELECT b.k FROM b WHERE b.w > a.v)",
-            "a.v",
-            "correlated",
-        ),
         (
             "SELECT x.k FROM a WHERE x.k = 1",
             "x.k",
             "unknown table \"x\"",
+        ),
+        (
+            "SELECT * FROM (VALUES (1, 2), (3, 'x')) v",
+            "'x'",
+            "VALUES column 2 is integer in the rows above and string here",
         ),
     ];
     for (sql, at, message) in cases {
@@ -1290,4 +1288,85 @@ fn distinct_keeps_integer_literal_items() {
         query(&db, "SELECT DISTINCT 10 FROM a"),
         vec![vec![Value::Int(10)]]
     );
+}
+
+/// `VALUES` lists: in FROM with column names, as a statement, as a set
+/// operand and as a CTE; typed as UNION ALL of their rows, named `col0`,
+/// `col1`, … without an alias list; joined like any table.
+#[test]
+fn values_lists_read_as_tables() {
+    let mut db = two_threads();
+    load_small_join(&mut db);
+    let named = db
+        .query("SELECT * FROM (VALUES (1, 'x'), (2, NULL)) AS v(id, name)")
+        .unwrap();
+    assert_eq!(named.columns, ["id", "name"]);
+    assert_eq!(named.types, [DataType::Int, DataType::Str]);
+    assert_eq!(
+        named.rows,
+        [
+            vec![Value::Int(1), Value::Str("x".into())],
+            vec![Value::Int(2), Value::Null],
+        ]
+    );
+    let unnamed = db.query("VALUES (NULL, 2.5), (3, 4)").unwrap();
+    assert_eq!(unnamed.columns, ["col0", "col1"]);
+    assert_eq!(unnamed.types, [DataType::Int, DataType::Float]);
+    assert_eq!(unnamed.rows[1], [Value::Int(3), Value::Float(4.0)]);
+    for (values, selects) in [
+        (
+            "SELECT * FROM (VALUES (1 + 1, upper('a')), (3, 'b')) v ORDER BY 1",
+            "SELECT 2 AS col0, 'A' AS col1 UNION ALL SELECT 3, 'b' ORDER BY 1",
+        ),
+        (
+            "SELECT 0 AS n UNION ALL VALUES (2), (1) ORDER BY n",
+            "SELECT 0 AS n UNION ALL SELECT 2 UNION ALL SELECT 1 ORDER BY n",
+        ),
+        (
+            "WITH t AS (VALUES (1, 10), (2, 20)) SELECT sum(col0 * col1) FROM t",
+            "SELECT 50",
+        ),
+        (
+            "SELECT a.k, v.label FROM a JOIN (VALUES (1, 'one'), (3, 'three')) v(k, label) ON a.k = v.k",
+            "SELECT a.k, CASE a.k WHEN 1 THEN 'one' ELSE 'three' END FROM a WHERE a.k IN (1, 3)",
+        ),
+    ] {
+        same(&db, values, selects, "VALUES");
+    }
+    match db.query("VALUES (1), (2, 3)") {
+        Err(e) => {
+            assert!(e.to_string().contains("same number of values"), "{e}");
+            assert_eq!(e.offset(), Some("VALUES (1), ".len()));
+        }
+        Ok(r) => panic!("VALUES of two widths: {:?}", r.rows),
+    }
+}
+
+/// A correlated scalar subquery that is a plain column reads the one row
+/// its key has (NULL for none), and fails when a key the outer rows have
+/// has two.
+#[test]
+fn correlated_plain_scalars_read_one_row_per_key() {
+    let mut db = two_threads();
+    load_small_join(&mut db);
+    same(
+        &db,
+        "SELECT a.k, a.v, (SELECT b.t FROM b WHERE b.k = a.k AND b.w > 4) FROM a",
+        "SELECT a.k, a.v, b.t FROM a LEFT JOIN b ON a.k = b.k AND b.w > 4",
+        "plain correlated scalar",
+    );
+    same(
+        &db,
+        "SELECT a.v FROM a WHERE a.v > (SELECT b.w * 3 FROM b WHERE b.k = a.k AND b.w > 4)",
+        "SELECT a.v FROM a JOIN b ON a.k = b.k WHERE b.w > 4 AND a.v > b.w * 3",
+        "plain correlated scalar in WHERE",
+    );
+    let sql = "SELECT a.k, (SELECT b.t FROM b WHERE b.k = a.k) FROM a";
+    match db.query(sql) {
+        Err(Error::Plan { offset, message }) => {
+            assert!(message.contains("2 rows"), "{message}");
+            assert_eq!(offset, sql.find("(SELECT b.t"));
+        }
+        other => panic!("two rows for a key: {other:?}"),
+    }
 }

@@ -16,7 +16,8 @@
 //! - `x IN (SELECT y FROM … WHERE …)`, a conjunct of the outer WHERE over a
 //!   subquery of filtered rows (no grouping, aggregate or LIMIT), is
 //!   `EXISTS (SELECT … WHERE … AND y = x)`: a semi-join as above, `x` an
-//!   outer column. (`NOT IN` is not: its NULLs make it no anti-join.)
+//!   outer column. `x NOT IN (…)` is three anti-joins, for its NULLs (see
+//!   [`in_as_exists`]).
 //! - a scalar subquery `(SELECT agg(…) FROM … WHERE inner = outer …)`
 //!   becomes its aggregate grouped by the inner keys, joined to the outer
 //!   query on them, and read as a column (aggregate-then-join). The join
@@ -38,7 +39,7 @@ use crate::sql::ast::{
     SelectItem, Span, TableRef,
 };
 use crate::store::Table;
-use crate::types::DataType;
+use crate::types::{DataType, Value};
 
 /// A derived table replacing a correlated scalar subquery: its name in the
 /// scope, the outer columns equal to its keys `__k0, __k1, …`, and where the
@@ -61,6 +62,9 @@ pub(crate) struct Semi {
     pub residual: Vec<(usize, BinaryOp, Expr)>,
     /// NOT EXISTS: keep the rows no subquery row matches.
     pub anti: bool,
+    /// An outer column the anti-join is gated on (NOT IN's NULL rule): the
+    /// outer rows where it is not NULL are kept whatever matches.
+    pub gate: Option<Expr>,
     /// The types of `rows`' columns.
     pub types: Vec<DataType>,
     /// A subquery that is a plain scan, not run yet: the join runs it once
@@ -250,11 +254,22 @@ fn split(
     }))
 }
 
-/// A correlated `x IN (SELECT y FROM … WHERE …)` (not negated) as
-/// `EXISTS (SELECT y FROM … WHERE … AND y = x)`; `None` for any other
-/// conjunct, an uncorrelated subquery (which runs once, as a list), or a
-/// subquery whose rows are not its FROM's filtered rows (grouped,
-/// aggregated, windowed or limited), where that would change its answer.
+/// An `[NOT] EXISTS` conjunct and the outer column it is gated on
+/// ([`Semi::gate`]).
+type Gated = (Expr, Option<Expr>);
+
+/// A correlated `x [NOT] IN (SELECT y FROM … WHERE …)` as EXISTS
+/// conjuncts, each with its gate (below); `None` for any other conjunct, an
+/// uncorrelated subquery (which runs once, as a list), or a subquery whose
+/// rows are not its FROM's filtered rows (grouped, aggregated, windowed or
+/// limited), where that would change its answer.
+/// - `x IN (…)` is `EXISTS (SELECT … WHERE … AND y = x)`.
+/// - `x NOT IN (…)` keeps an outer row when every subquery row `s` has
+///   `x <> s.y` true, so it drops the row when some `s` has `y = x`, or
+///   `y` NULL, or `x` NULL. That is three anti-joins: `NOT EXISTS (… AND
+///   y = x)`, `NOT EXISTS (… AND y IS NULL)`, and `NOT EXISTS (…)` gated
+///   on `x`: applied only to the outer rows where `x` is NULL (an empty
+///   subquery keeps even those, as `NULL NOT IN (empty)` is true).
 ///
 /// # Errors
 /// As [`split`], for a correlated condition it cannot take.
@@ -262,11 +277,11 @@ fn in_as_exists(
     c: &Expr,
     outer: &[(String, Option<Arc<Table>>)],
     scope: &dyn Catalog,
-) -> Result<Option<Expr>> {
+) -> Result<Option<Vec<Gated>>> {
     let ExprKind::InSubquery {
         expr,
         query,
-        negated: false,
+        negated,
     } = &c.kind
     else {
         return Ok(None);
@@ -290,20 +305,37 @@ fn in_as_exists(
     if !plain || split(query, outer, scope)?.is_none() {
         return Ok(None);
     }
-    let equal = Expr {
-        kind: ExprKind::Binary {
-            op: BinaryOp::Eq,
-            left: Box::new(item.clone()),
-            right: expr.clone(),
-        },
-        span: c.span,
+    let at = |kind| Expr { kind, span: c.span };
+    let exists = |extra: Option<Expr>| {
+        let mut select = select.clone();
+        select.selection =
+            super::and_all(select.selection.take().into_iter().chain(extra).collect());
+        let exists = at(ExprKind::Exists(Box::new(Query::plain(select))));
+        match negated {
+            false => exists,
+            true => at(ExprKind::Unary {
+                op: crate::sql::ast::UnaryOp::Not,
+                expr: Box::new(exists),
+            }),
+        }
     };
-    let mut select = select.clone();
-    select.selection = super::and_all(select.selection.take().into_iter().chain([equal]).collect());
-    Ok(Some(Expr {
-        kind: ExprKind::Exists(Box::new(Query::plain(select))),
-        span: c.span,
-    }))
+    let equal = at(ExprKind::Binary {
+        op: BinaryOp::Eq,
+        left: Box::new(item.clone()),
+        right: expr.clone(),
+    });
+    if !negated {
+        return Ok(Some(vec![(exists(Some(equal)), None)]));
+    }
+    let null = at(ExprKind::IsNull {
+        expr: Box::new(item.clone()),
+        negated: false,
+    });
+    Ok(Some(vec![
+        (exists(Some(equal)), None),
+        (exists(Some(null)), None),
+        (exists(None), Some((**expr).clone())),
+    ]))
 }
 
 /// `a op b` as `b op' a`.
@@ -314,6 +346,22 @@ fn flip(op: BinaryOp) -> BinaryOp {
         BinaryOp::Gt => BinaryOp::Lt,
         BinaryOp::GtEq => BinaryOp::LtEq,
         op => op,
+    }
+}
+
+/// `name(args)`, a plain call.
+fn call(name: &str, args: Vec<Expr>, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Function {
+            name: name.into(),
+            args,
+            star: false,
+            distinct: false,
+            filter: None,
+            order_by: Vec::new(),
+            within_group: false,
+        },
+        span,
     }
 }
 
@@ -344,14 +392,17 @@ impl Composer<'_> {
         // [NOT] EXISTS conjuncts.
         if let Some(selection) = select.selection.take() {
             let mut kept = Vec::new();
+            let mut conjuncts = Vec::new();
             for c in super::conjuncts(selection) {
-                // `x IN (SELECT y FROM … WHERE <correlated>)` is
-                // `EXISTS (SELECT … WHERE <correlated> AND y = x)` as a
-                // conjunct of WHERE (which drops a NULL as it drops false).
-                let c = match in_as_exists(&c, &outer, scope)? {
-                    Some(exists) => exists,
-                    None => c,
-                };
+                // `x [NOT] IN (SELECT y FROM … WHERE <correlated>)` as
+                // EXISTS conjuncts of WHERE (which drops a NULL as it drops
+                // false).
+                match in_as_exists(&c, &outer, scope)? {
+                    Some(exists) => conjuncts.extend(exists),
+                    None => conjuncts.push((c, None)),
+                }
+            }
+            for (c, gate) in conjuncts {
                 let (query, anti) = match &c.kind {
                     ExprKind::Exists(q) => (q, false),
                     ExprKind::Unary {
@@ -418,6 +469,7 @@ impl Composer<'_> {
                         .map(|(i, (_, op, o))| (nkeys + i, op, o))
                         .collect(),
                     anti,
+                    gate,
                     types: columns.types,
                 });
             }
@@ -531,13 +583,29 @@ impl Composer<'_> {
                     e.span.start,
                 ));
             };
-            if !inner.group_by.is_empty() || inner.having.is_some() || !is_aggregate(value) {
+            // A plain value (`SELECT b.x FROM b WHERE b.k = a.k`) must be
+            // one row per outer row: grouped by the keys as `any_value`,
+            // with a count of rows checked below.
+            let single = inner.group_by.is_empty()
+                && inner.having.is_none()
+                && !inner.distinct
+                && inner.limit.is_none()
+                && inner.offset.is_none()
+                && !is_aggregate(value)
+                && !super::any_node(value, &|x| matches!(x.kind, ExprKind::Window { .. }));
+            if !single
+                && (!inner.group_by.is_empty() || inner.having.is_some() || !is_aggregate(value))
+            {
                 return Err(Error::plan_at(
-                    "a correlated scalar subquery must be one aggregate (such as min, sum or avg) for now",
+                    "a correlated scalar subquery must be one value per outer row: an aggregate (such as min, sum or avg) or a plain column, without GROUP BY, DISTINCT or LIMIT",
                     e.span.start,
                 ));
             }
-            let value = value.clone();
+            let value = if single {
+                call("any_value", vec![value.clone()], value.span)
+            } else {
+                value.clone()
+            };
             // An outer row without a group gets NULL, except from a bare
             // count, which is 0 there.
             let count = matches!(&value.kind,
@@ -558,6 +626,13 @@ impl Composer<'_> {
                 .map(|(i, (k, _))| item(k.clone(), format!("__k{i}")))
                 .collect();
             projection.push(item(value, "__v".into()));
+            if single {
+                let mut star = call("count", Vec::new(), e.span);
+                if let ExprKind::Function { star: s, .. } = &mut star.kind {
+                    *s = true;
+                }
+                projection.push(item(star, "__n".into()));
+            }
             inner.group_by = split.keys.iter().map(|(k, _)| k.clone()).collect();
             inner.projection = projection;
             // Only the keys the outer query can have need a group: each
@@ -592,6 +667,18 @@ impl Composer<'_> {
             }
             let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
             *scanned += rel.rows_scanned;
+            if single {
+                let n = split.keys.len() + 1;
+                if let Some(row) = rel.rows.iter().find(|r| !matches!(r[n], Value::Int(..=1))) {
+                    return Err(Error::plan_at(
+                        format!(
+                            "this subquery returned {} rows for one row of the outer query where one value is expected (use an aggregate such as min or any_value)",
+                            row[n]
+                        ),
+                        e.span.start,
+                    ));
+                }
+            }
             let name = self.internal_name("scalar");
             self.note(format!(
                 "correlated scalar subquery: {} groups, joined on {} key(s)",
@@ -611,21 +698,11 @@ impl Composer<'_> {
             };
             e.kind = if count {
                 let span = e.span;
-                ExprKind::Function {
-                    name: "coalesce".into(),
-                    args: vec![
-                        Expr { kind: column, span },
-                        Expr {
-                            kind: ExprKind::Literal(crate::sql::ast::Literal::Int(0)),
-                            span,
-                        },
-                    ],
-                    star: false,
-                    distinct: false,
-                    filter: None,
-                    order_by: Vec::new(),
-                    within_group: false,
-                }
+                let zero = Expr {
+                    kind: ExprKind::Literal(crate::sql::ast::Literal::Int(0)),
+                    span,
+                };
+                call("coalesce", vec![Expr { kind: column, span }, zero], span).kind
             } else {
                 column
             };

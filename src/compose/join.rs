@@ -300,7 +300,7 @@ pub(super) fn run(
         key_columns.insert(*b);
     }
     // The outer columns of semi-joins, per semi-join: keys, then residuals.
-    let mut semi_columns: Vec<(Vec<ColRef>, Vec<ColRef>)> = Vec::new();
+    let mut semi_columns: Vec<(Vec<ColRef>, Vec<ColRef>, Option<ColRef>)> = Vec::new();
     for semi in &semis {
         let column = |e: &Expr| -> Result<ColRef> {
             r.resolve(e)?
@@ -312,8 +312,9 @@ pub(super) fn run(
             .iter()
             .map(|(_, _, e)| column(e))
             .collect::<Result<Vec<_>>>()?;
-        key_columns.extend(keys.iter().chain(&residual).copied());
-        semi_columns.push((keys, residual));
+        let gate = semi.gate.as_ref().map(column).transpose()?;
+        key_columns.extend(keys.iter().chain(&residual).chain(&gate).copied());
+        semi_columns.push((keys, residual, gate));
     }
 
     // Scan each input once. In a tree of inner joins the smaller tables go
@@ -462,8 +463,16 @@ pub(super) fn run(
         run_tree(c, &tree, &inputs, &scans)?
     };
     let mut semis = semis;
-    for (semi, (keys, residual)) in semis.iter_mut().zip(&semi_columns) {
+    for (semi, (keys, residual, gate)) in semis.iter_mut().zip(&semi_columns) {
         c.engine.check()?;
+        if let Some(gate) = *gate
+            && !any_null(&scans, &joined, gate)
+        {
+            // NOT IN's third anti-join acts on rows whose left side is
+            // NULL; there are none.
+            c.note("anti-join for NULLs on the left of NOT IN: none, skipped".into());
+            continue;
+        }
         if let Some(inner) = semi.pending.take() {
             // The subquery's scan, narrowed to the outer rows' keys.
             let outer_keys = match keys.first() {
@@ -483,7 +492,7 @@ pub(super) fn run(
         }
         let before = joined.rows;
         let t = Instant::now();
-        joined = semi_join(c, &scans, joined, semi, keys, residual)?;
+        joined = semi_join(c, &scans, joined, semi, keys, residual, *gate)?;
         c.note(format!(
             "{}-join: {} → {} rows ({})",
             if semi.anti { "anti" } else { "semi" },
@@ -1636,6 +1645,18 @@ fn int_keys(scans: &[Scan], joined: &Joined, key: ColRef) -> Option<KeySet> {
     Some(KeySet::new(&keys))
 }
 
+/// Whether column `key` is NULL in some joined row (its input missing, as
+/// an outer join pads, or its value NULL).
+fn any_null(scans: &[Scan], joined: &Joined, key: ColRef) -> bool {
+    let column = column_of(scans, key);
+    let Some(k) = joined.inputs.iter().position(|&x| x == key.0) else {
+        return true;
+    };
+    joined.ids[k]
+        .iter()
+        .any(|&id| id == NONE || !column.is_valid(id as usize))
+}
+
 /// The equalities `edges` imply: every pair of columns of different
 /// inputs joined by a chain of them (union-find over the columns).
 fn transitive_edges(edges: &[(ColRef, ColRef)]) -> Vec<(ColRef, ColRef)> {
@@ -2590,6 +2611,7 @@ fn semi_join(
     semi: &Semi,
     keys: &[ColRef],
     residual: &[ColRef],
+    gate: Option<ColRef>,
 ) -> Result<Joined> {
     // Integer and float keys meet as floats.
     let floats: Vec<bool> = keys
@@ -2686,8 +2708,12 @@ fn semi_join(
             }
             Ok(())
         })?;
+    let gate_at = gate.map(position);
     let keep: Vec<u32> = (0..joined.rows)
-        .filter(|&row| matched[row].load(std::sync::atomic::Ordering::Relaxed) != semi.anti)
+        .filter(|&row| {
+            gate_at.is_some_and(|g| value(g, row) != Value::Null)
+                || matched[row].load(std::sync::atomic::Ordering::Relaxed) != semi.anti
+        })
         .map(|row| row as u32)
         .collect();
     let ids = joined

@@ -360,7 +360,84 @@ impl<'e> Composer<'e> {
                 ));
                 Ok(out)
             }
+            SetExpr::Values { rows, span } => self.run_values(rows, *span, scope),
         }
+    }
+
+    /// The rows of a `VALUES` list: each row's expressions evaluated as a
+    /// SELECT without FROM, the rows typed as UNION ALL would type them
+    /// (integers meet floats as floats, NULLs take the other rows' type).
+    fn run_values(&self, rows: &[Vec<Expr>], span: Span, scope: &Scope<'_>) -> Result<Relation> {
+        let start = Instant::now();
+        let notes = self.trace.lock().map(|t| t.len()).unwrap_or(0);
+        let mut out: Option<Relation> = None;
+        for row in rows {
+            let projection = row
+                .iter()
+                .enumerate()
+                .map(|(n, e)| SelectItem::Expr {
+                    expr: e.clone(),
+                    alias: Some(Ident {
+                        name: format!("col{n}"),
+                        span: e.span,
+                    }),
+                })
+                .collect();
+            let row_span = row[0].span.union(row[row.len() - 1].span);
+            let select = Select {
+                from: None,
+                ..Select::over(
+                    projection,
+                    FromItem::Table {
+                        table: TableRef::Named(Ident {
+                            name: String::new(),
+                            span,
+                        }),
+                        alias: None,
+                    },
+                    None,
+                    row_span,
+                )
+            };
+            let rel = self.run_select(&select, scope, None)?;
+            out = Some(match out {
+                None => rel,
+                Some(above) => {
+                    let clash = above.types.iter().zip(&rel.types).position(|(&a, &b)| {
+                        a != b
+                            && a != DataType::Null
+                            && b != DataType::Null
+                            && !matches!(
+                                (a, b),
+                                (DataType::Int, DataType::Float) | (DataType::Float, DataType::Int)
+                            )
+                    });
+                    if let Some(c) = clash {
+                        return Err(Error::plan_at(
+                            format!(
+                                "VALUES column {} is {} in the rows above and {} here",
+                                c + 1,
+                                above.types[c],
+                                rel.types[c]
+                            ),
+                            row[c].span.start,
+                        ));
+                    }
+                    set_operation(SetOp::Union, true, above, rel, row_span)?
+                }
+            });
+        }
+        if let Ok(mut t) = self.trace.lock() {
+            t.truncate(notes);
+        }
+        let out = out.ok_or_else(|| Error::Internal("VALUES without rows".into()))?;
+        self.note(format!(
+            "VALUES: {} rows × {} columns ({})",
+            thousands(out.rows.len()),
+            out.names.len(),
+            ms(start)
+        ));
+        Ok(out)
     }
 
     /// Runs one SELECT: subqueries first, then its FROM.
@@ -916,6 +993,7 @@ fn correlated(err: Error, query: &Query, outer: &[String]) -> Error {
                 visit_set(left, outer, found);
                 visit_set(right, outer, found);
             }
+            SetExpr::Values { .. } => {}
         }
     }
     let mut found = None;

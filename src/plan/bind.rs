@@ -841,7 +841,7 @@ impl Binder<'_> {
                 }
             },
             ExprKind::Literal(lit) => match lit {
-                Literal::Null => Expr::literal(Value::Null, DataType::Int),
+                Literal::Null => Expr::literal(Value::Null, DataType::Null),
                 Literal::Bool(b) => Expr::literal(Value::Bool(*b), DataType::Bool),
                 Literal::Int(i) => Expr::literal(Value::Int(*i), DataType::Int),
                 Literal::Float(f) => Expr::literal(Value::Float(*f), DataType::Float),

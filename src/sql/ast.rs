@@ -213,6 +213,15 @@ pub enum SetExpr {
         /// Right operand.
         right: Box<SetExpr>,
     },
+    /// `VALUES (e, …), (e, …)`: rows of constant expressions, every row as
+    /// wide as the first; the columns are named `col0`, `col1`, … (DuckDB's
+    /// names) and typed as UNION ALL of the rows would type them.
+    Values {
+        /// The rows, each at least one expression.
+        rows: Vec<Vec<Expr>>,
+        /// From `VALUES` to the last row's `)`.
+        span: Span,
+    },
 }
 
 impl SetExpr {
@@ -221,6 +230,7 @@ impl SetExpr {
         match self {
             SetExpr::Select(s) => s.span,
             SetExpr::Operation { left, right, .. } => left.span().union(right.span()),
+            SetExpr::Values { span, .. } => *span,
         }
     }
 }

@@ -153,6 +153,23 @@ impl Display for SetExpr {
                 let all = if *all { " ALL" } else { "" };
                 write!(f, "{left} {}{all} {right}", op.keyword())
             }
+            SetExpr::Values { rows, .. } => {
+                f.write_str("VALUES ")?;
+                for (n, row) in rows.iter().enumerate() {
+                    if n > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str("(")?;
+                    for (m, e) in row.iter().enumerate() {
+                        if m > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write!(f, "{e}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -691,6 +708,10 @@ fn clear_set_expr(body: &mut SetExpr) {
         SetExpr::Operation { left, right, .. } => {
             clear_set_expr(left);
             clear_set_expr(right);
+        }
+        SetExpr::Values { rows, span } => {
+            *span = super::ast::Span::default();
+            rows.iter_mut().flatten().for_each(clear_expr);
         }
     }
 }

@@ -719,7 +719,9 @@ impl<'a> Parser<'a> {
             match query.as_select() {
                 Some(_) => match query.body {
                     SetExpr::Select(select) => (i, Statement::Select(select)),
-                    SetExpr::Operation { .. } => unreachable!("as_select is a SELECT"),
+                    SetExpr::Operation { .. } | SetExpr::Values { .. } => {
+                        unreachable!("as_select is a SELECT")
+                    }
                 },
                 None => (i, Statement::Query(Box::new(query))),
             }
@@ -763,7 +765,7 @@ impl<'a> Parser<'a> {
                 .iter()
                 .all(|p| matches!(p, SelectItem::Expr { .. }))
                 .then_some(s.projection.len()),
-            SetExpr::Operation { .. } => None,
+            SetExpr::Operation { .. } | SetExpr::Values { .. } => None,
         };
         let i = self.select_tail(i, &mut tail, width)?;
         let mut query = Query::plain(empty_select());
@@ -820,20 +822,52 @@ impl<'a> Parser<'a> {
     }
 
     fn intersect_term(&self, i: &'a str) -> PResult<'a, SetExpr> {
-        let (mut i, first) = self.select(i)?;
-        let mut left = SetExpr::Select(Box::new(first));
+        let (mut i, mut left) = self.set_operand(i)?;
         while let Some(t) = self.keyword(i, "INTERSECT")? {
             let (rest, all) = self.set_quantifier(t)?;
-            let (rest, right) = self.select(rest)?;
+            let (rest, right) = self.set_operand(rest)?;
             i = rest;
             left = SetExpr::Operation {
                 op: SetOp::Intersect,
                 all,
                 left: Box::new(left),
-                right: Box::new(SetExpr::Select(Box::new(right))),
+                right: Box::new(right),
             };
         }
         Ok((i, left))
+    }
+
+    /// A SELECT or a `VALUES` list.
+    fn set_operand(&self, i: &'a str) -> PResult<'a, SetExpr> {
+        let t = self.next(i)?;
+        if !t.is_keyword("VALUES") {
+            let (i, select) = self.select(i)?;
+            return Ok((i, SetExpr::Select(Box::new(select))));
+        }
+        let (rest, rows) = self.comma_list(t.rest, |i| {
+            let open = self.expect_sym(i, "(")?;
+            let (rest, row) = self.comma_list(open.rest, |i| self.expr(i))?;
+            let close = self.expect_sym(rest, ")")?;
+            Ok((close.rest, (row, open.at)))
+        })?;
+        let width = rows[0].0.len();
+        if let Some((row, at)) = rows.iter().find(|(row, _)| row.len() != width) {
+            return Err(failure(
+                at,
+                format!(
+                    "every VALUES row needs the same number of values: the first has {width}, this one {}",
+                    row.len()
+                ),
+            ));
+        }
+        let rows = rows.into_iter().map(|(row, _)| row).collect();
+        Ok((
+            rest,
+            SetExpr::Values {
+                rows,
+                span: self.span(t.at, rest),
+            },
+        ))
     }
 
     /// `[ALL | DISTINCT]` after the set operation's keyword `op`.
@@ -935,7 +969,7 @@ impl<'a> Parser<'a> {
         let t = self.next(i)?;
         if t.is_sym("(") {
             let inner = self.next(t.rest)?;
-            if !(inner.is_keyword("SELECT") || inner.is_keyword("WITH")) {
+            if !["SELECT", "WITH", "VALUES"].iter().any(|k| inner.is_keyword(k)) {
                 return Err(expected(inner, "a subquery (SELECT …)"));
             }
             let (rest, query) = self.nested(t.rest, |i| self.query(i))?;
@@ -2517,6 +2551,7 @@ mod tests {
             match body {
                 SetExpr::Select(s) => s.as_ref(),
                 SetExpr::Operation { .. } => unreachable!("descended"),
+                SetExpr::Values { .. } => panic!("VALUES has no SELECT"),
             }
         }
         match statement {

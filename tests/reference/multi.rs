@@ -346,6 +346,7 @@ fn set_rows(
             left,
             right,
         } => (*op, *all, left, right),
+        SetExpr::Values { rows, .. } => return values_rows(catalog, rows, outer),
     };
     let (l, names, types) = set_rows(catalog, left, outer)?;
     let (r, right_names, _) = set_rows(catalog, right, outer)?;
@@ -457,4 +458,66 @@ pub fn scalar(catalog: &Catalog, query: &Query, outer: &Outer) -> Result<Value, 
         [row] => Ok(row[0].clone()),
         _ => Err(format!("a scalar subquery returned {} rows", r.rows.len())),
     }
+}
+
+/// A `VALUES` list's rows: each row a SELECT without FROM of its
+/// expressions, named `col0`, `col1`, …; an integer column with a float in
+/// some row is a float column, as UNION ALL makes it.
+#[allow(clippy::type_complexity)]
+fn values_rows(
+    catalog: &Catalog,
+    rows: &[Vec<katydid::sql::ast::Expr>],
+    outer: Option<&Outer>,
+) -> Result<(Vec<Vec<Value>>, Vec<String>, Vec<Option<katydid::DataType>>), RefError> {
+    let mut out = Vec::new();
+    let mut types: Vec<Option<katydid::DataType>> = Vec::new();
+    let names: Vec<String> = (0..rows[0].len()).map(|n| format!("col{n}")).collect();
+    for row in rows {
+        let projection = row
+            .iter()
+            .zip(&names)
+            .map(|(e, name)| katydid::sql::ast::SelectItem::Expr {
+                expr: e.clone(),
+                alias: Some(katydid::sql::ast::Ident {
+                    name: name.clone(),
+                    span: e.span,
+                }),
+            })
+            .collect();
+        let mut select = katydid::sql::ast::Select::over(
+            projection,
+            katydid::sql::ast::FromItem::Table {
+                table: katydid::sql::ast::TableRef::Named(katydid::sql::ast::Ident {
+                    name: String::new(),
+                    span: row[0].span,
+                }),
+                alias: None,
+            },
+            None,
+            row[0].span,
+        );
+        select.from = None;
+        let r = run_select(catalog, &select, outer)?;
+        if types.is_empty() {
+            types = r.types.clone();
+        }
+        for (t, u) in types.iter_mut().zip(&r.types) {
+            if t.is_none()
+                || (*t == Some(katydid::DataType::Int) && *u == Some(katydid::DataType::Float))
+            {
+                *t = *u;
+            }
+        }
+        out.extend(r.rows);
+    }
+    for (c, t) in types.iter().enumerate() {
+        if *t == Some(katydid::DataType::Float) {
+            for row in &mut out {
+                if let Value::Int(v) = row[c] {
+                    row[c] = Value::Float(v as f64);
+                }
+            }
+        }
+    }
+    Ok((out, names, types))
 }

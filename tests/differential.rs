@@ -2940,10 +2940,22 @@ impl QueryGen<'_> {
         let mut conds = Vec::new();
         for _ in 0..if two { 2 } else { 1 } {
             let (a, b) = self.key_pair();
+            // Now and then a key that is an expression of each side's
+            // columns (computed as a column of its input).
+            let (x, y) = match self.rng.gen_range(0..100) {
+                0..6 if SAFE_INTS.contains(&a) && SAFE_INTS.contains(&b) => {
+                    (format!("{l}.{a} - 1"), format!("{r}.{b} + 0"))
+                }
+                6..9 if STRS.contains(&a) && STRS.contains(&b) => {
+                    (format!("reverse({l}.{a})"), format!("reverse({r}.{b})"))
+                }
+                9..12 => (format!("coalesce({l}.{a}, {l}.{a})"), format!("{r}.{b}")),
+                _ => (format!("{l}.{a}"), format!("{r}.{b}")),
+            };
             conds.push(if self.chance(0.5) {
-                format!("{l}.{a} = {r}.{b}")
+                format!("{x} = {y}")
             } else {
-                format!("{r}.{b} = {l}.{a}")
+                format!("{y} = {x}")
             });
         }
         format!(" ON {}", conds.join(" AND "))

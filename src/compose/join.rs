@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
+mod computed;
 mod dimension;
 
 use super::correlated::Semi;
@@ -122,6 +123,26 @@ impl Joined {
     }
 }
 
+/// Whether `*` shows a column: not one of the computed join keys.
+fn shown_by_star(name: &str) -> bool {
+    !name.starts_with(computed::PREFIX)
+}
+
+/// Whether `select` is a filter-and-project of one table: no grouping,
+/// aggregate, window, DISTINCT, ordering or subquery.
+fn is_scan(select: &Select) -> bool {
+    !super::needs_composition(select)
+        && select.group_by.is_empty()
+        && select.having.is_none()
+        && select.order_by.is_empty()
+        && select.limit.is_none()
+        && select.offset.is_none()
+        && select.qualify.is_none()
+        && !select.projection.iter().any(
+            |item| matches!(item, SelectItem::Expr { expr, .. } if super::contains_aggregate(expr)),
+        )
+}
+
 /// Runs a SELECT whose FROM has joins.
 pub(super) fn run(
     c: &Composer<'_>,
@@ -131,8 +152,14 @@ pub(super) fn run(
     needed: Option<&HashSet<String>>,
 ) -> Result<Relation> {
     let mut scope = scope.child();
+    let from = select
+        .from
+        .take()
+        .ok_or_else(|| Error::Internal("a join without FROM".into()))?;
+    let from = computed::compute_expression_keys(from, &mut select, &scope)?;
     // What the SELECT reads of its inputs: a subquery input computes only
     // that.
+    select.from = Some(from);
     let reads = super::referenced_names(&select);
     let from = select
         .from
@@ -191,7 +218,7 @@ pub(super) fn run(
                 let mut shown: HashSet<String> = HashSet::new();
                 let mut star = Vec::new();
                 for (i, input) in inputs.iter().enumerate() {
-                    for f in &input.table.fields {
+                    for f in input.table.fields.iter().filter(|f| shown_by_star(&f.name)) {
                         let lower = f.name.to_ascii_lowercase();
                         if r.using.contains(&lower) && !shown.insert(lower.clone()) {
                             continue;
@@ -220,6 +247,7 @@ pub(super) fn run(
                     .table
                     .fields
                     .iter()
+                    .filter(|f| shown_by_star(&f.name))
                     .map(|f| (f.name.as_str(), qualified(i, &inputs[i], &f.name, *span)))
                     .collect();
                 expand_star(&mut items, star, options, *span)?;
@@ -950,11 +978,25 @@ fn build(
             span,
         } => {
             let reads = reads.filter(|_| columns.is_empty());
-            let mut rel = c.nest(|| c.run_query_for(query, scope, reads))?;
-            super::rename_columns(&mut rel, columns)?;
-            *scanned += rel.rows_scanned;
             let name = c.internal_name("subquery");
-            let table = c.materialize(&name, &rel);
+            let table = match query
+                .as_select()
+                .filter(|s| columns.is_empty() && is_scan(s))
+            {
+                // A filter-and-project of one table (as computed join keys
+                // make): scanned into columns and encoded from them.
+                Some(select) => {
+                    let (table, rows) = c.nest(|| c.scan_table(&name, select, scope, reads))?;
+                    *scanned += rows;
+                    table
+                }
+                None => {
+                    let mut rel = c.nest(|| c.run_query_for(query, scope, reads))?;
+                    super::rename_columns(&mut rel, columns)?;
+                    *scanned += rel.rows_scanned;
+                    c.materialize(&name, &rel)
+                }
+            };
             let table = scope.add(&name, table);
             let qualifier = alias
                 .as_ref()

@@ -716,6 +716,34 @@ impl<'e> Composer<'e> {
         Ok(out)
     }
 
+    /// The rows of `select`, a filter-and-project of one table, as a table
+    /// named `name`: scanned into columns (only the outputs `needed`
+    /// names, when given) and encoded from them, with no row of values.
+    /// Returns the table and the table rows the scan read.
+    pub(crate) fn scan_table(
+        &self,
+        name: &str,
+        select: &Select,
+        scope: &Scope<'_>,
+        needed: Option<&HashSet<String>>,
+    ) -> Result<(Table, usize)> {
+        self.engine.check()?;
+        let mut plan = plan::plan_select(select, self.sql, scope)?;
+        if let Some(needed) = needed {
+            keep_outputs(&mut plan, needed);
+        }
+        let columns = self.run_planned_columns(select, plan, &[])?;
+        let table = materialize::table_from_arrays(
+            name,
+            &columns.names,
+            &columns.types,
+            &columns.arrays,
+            columns.rows,
+            self.engine.partition_rows(),
+        );
+        Ok((table, columns.rows_scanned))
+    }
+
     /// `rel` encoded as a table named `name`.
     fn materialize(&self, name: &str, rel: &Relation) -> Table {
         materialize::table_from_rows(

@@ -1,0 +1,280 @@
+//! Join keys that are expressions (`ON a.k % 7 = b.k % 7`, `ON lower(a.s)
+//! = b.s`): each side's expression becomes a column of its input, computed
+//! by a scan of that input (`(SELECT *, a.k % 7 AS __join_key_0 FROM a) AS
+//! a`), so the equality is one between columns and the join hashes it like
+//! any other key instead of pairing every row with every row.
+//!
+//! Only equalities whose sides each read exactly one input are taken, and
+//! at least one side must be more than a column. Those of an ON clause
+//! always are (ON is evaluated on the inputs' own rows); those of WHERE
+//! only when every join is inner, as an expression computed before an
+//! outer join pads its side with NULLs could differ from the same
+//! expression over the padded row (`coalesce(b.x, 0)`).
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::plan::Catalog;
+use crate::sql::ast::{
+    BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Query, Select, SelectItem,
+    TableRef,
+};
+
+/// The prefix of a computed key column's name; `*` does not show them.
+pub(super) const PREFIX: &str = "__join_key_";
+
+/// One input of the FROM tree as the rewrite sees it.
+struct Leaf {
+    /// The name `t.col` uses.
+    qualifier: Option<String>,
+    /// Its columns' names, when known without running anything (a table or
+    /// a file; not a subquery).
+    fields: Option<Vec<String>>,
+    /// Computed key columns: `(expression, name)`.
+    computed: Vec<(Expr, String)>,
+}
+
+/// Rewrites `from` and `select`'s WHERE so that every equality between
+/// expressions of two inputs compares computed columns (module docs).
+/// Leaves everything as it was when there is none.
+///
+/// # Errors
+/// Resolving a table or file of the FROM tree (which the join does next
+/// anyway).
+pub(super) fn compute_expression_keys(
+    from: FromItem,
+    select: &mut Select,
+    scope: &dyn Catalog,
+) -> Result<FromItem> {
+    let mut leaves = Vec::new();
+    collect_leaves(&from, scope, &mut leaves)?;
+    if leaves.len() < 2 {
+        return Ok(from);
+    }
+    let mut counter = 0;
+    let mut from = from;
+    on_clauses(&mut from, &mut |e| {
+        rewrite_conjuncts(e, &mut leaves, &mut counter)
+    });
+    if inner_only(&from)
+        && let Some(selection) = &mut select.selection
+    {
+        rewrite_conjuncts(selection, &mut leaves, &mut counter);
+    }
+    if counter == 0 {
+        return Ok(from);
+    }
+    let mut at = 0;
+    Ok(wrap_leaves(from, &mut leaves, &mut at))
+}
+
+fn collect_leaves(from: &FromItem, scope: &dyn Catalog, out: &mut Vec<Leaf>) -> Result<()> {
+    match from {
+        FromItem::Table { table, alias } => {
+            let qualifier = match (alias, table) {
+                (Some(a), _) => Some(a.name.clone()),
+                (None, TableRef::Named(n)) => Some(n.name.clone()),
+                _ => None,
+            };
+            let fields =
+                crate::plan::resolve_table(table, scope)
+                    .ok()
+                    .map(|t: Arc<crate::store::Table>| {
+                        t.fields.iter().map(|f| f.name.clone()).collect()
+                    });
+            out.push(Leaf {
+                qualifier,
+                fields,
+                computed: Vec::new(),
+            });
+        }
+        FromItem::Subquery { alias, .. } => out.push(Leaf {
+            qualifier: alias.as_ref().map(|a| a.name.clone()),
+            fields: None,
+            computed: Vec::new(),
+        }),
+        FromItem::Join(j) => {
+            collect_leaves(&j.left, scope, out)?;
+            collect_leaves(&j.right, scope, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f` on every ON clause of the tree.
+fn on_clauses(from: &mut FromItem, f: &mut dyn FnMut(&mut Expr)) {
+    if let FromItem::Join(j) = from {
+        on_clauses(&mut j.left, f);
+        on_clauses(&mut j.right, f);
+        if let JoinConstraint::On(e) = &mut j.constraint {
+            f(e);
+        }
+    }
+}
+
+fn inner_only(from: &FromItem) -> bool {
+    match from {
+        FromItem::Join(j) => {
+            matches!(j.kind, JoinKind::Inner | JoinKind::Cross | JoinKind::Comma)
+                && inner_only(&j.left)
+                && inner_only(&j.right)
+        }
+        _ => true,
+    }
+}
+
+/// The conjuncts of `e` (an AND tree), rewritten in place.
+fn rewrite_conjuncts(e: &mut Expr, leaves: &mut [Leaf], counter: &mut usize) {
+    if let ExprKind::Binary {
+        op: BinaryOp::And,
+        left,
+        right,
+    } = &mut e.kind
+    {
+        rewrite_conjuncts(left, leaves, counter);
+        rewrite_conjuncts(right, leaves, counter);
+        return;
+    }
+    let ExprKind::Binary {
+        op: BinaryOp::Eq,
+        left,
+        right,
+    } = &mut e.kind
+    else {
+        return;
+    };
+    let is_column = |x: &Expr| {
+        matches!(
+            x.kind,
+            ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
+        )
+    };
+    if is_column(left) && is_column(right) {
+        return;
+    }
+    let (Some(l), Some(r)) = (leaf_of(left, leaves), leaf_of(right, leaves)) else {
+        return;
+    };
+    if l == r {
+        return;
+    }
+    for (side, leaf) in [(left, l), (right, r)] {
+        if is_column(side) {
+            continue;
+        }
+        let Some(qualifier) = leaves[leaf].qualifier.clone() else {
+            return;
+        };
+        let name = format!("{PREFIX}{counter}");
+        *counter += 1;
+        let span = side.span;
+        let computed = std::mem::replace(
+            &mut **side,
+            Expr {
+                kind: ExprKind::QualifiedColumn {
+                    table: qualifier,
+                    column: name.clone(),
+                },
+                span,
+            },
+        );
+        leaves[leaf].computed.push((computed, name));
+    }
+}
+
+/// The one input every column of `e` belongs to; `None` when it reads
+/// none, several, or a name the rewrite cannot place, or holds anything
+/// but scalar operations (a subquery, an aggregate, a window).
+fn leaf_of(e: &Expr, leaves: &[Leaf]) -> Option<usize> {
+    let mut found: Option<usize> = None;
+    let mut ok = true;
+    super::super::walk(e, &mut |x| {
+        let here = match &x.kind {
+            ExprKind::QualifiedColumn { table, .. } => leaves.iter().position(|l| {
+                l.qualifier
+                    .as_ref()
+                    .is_some_and(|q| q.eq_ignore_ascii_case(table))
+            }),
+            ExprKind::Column(name) => {
+                let holders: Vec<usize> = (0..leaves.len())
+                    .filter(|&i| match &leaves[i].fields {
+                        Some(f) => f.iter().any(|n| n.eq_ignore_ascii_case(name)),
+                        None => true,
+                    })
+                    .collect();
+                match holders.as_slice() {
+                    [one] if leaves[*one].fields.is_some() => Some(*one),
+                    _ => None,
+                }
+            }
+            ExprKind::Subquery(_)
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Exists(_)
+            | ExprKind::Window { .. } => None,
+            ExprKind::Function { .. } if super::super::contains_aggregate(x) => None,
+            _ => return,
+        };
+        match (here, found) {
+            (None, _) => ok = false,
+            (Some(h), Some(f)) if h != f => ok = false,
+            (Some(h), _) => found = Some(h),
+        }
+    });
+    found.filter(|_| ok)
+}
+
+/// `from` with each leaf that has computed keys replaced by a scan of it
+/// that adds them; `at` counts leaves in the order [`collect_leaves`]
+/// visits them.
+fn wrap_leaves(from: FromItem, leaves: &mut [Leaf], at: &mut usize) -> FromItem {
+    match from {
+        FromItem::Join(mut j) => {
+            let left = std::mem::replace(&mut j.left, placeholder());
+            j.left = wrap_leaves(left, leaves, at);
+            let right = std::mem::replace(&mut j.right, placeholder());
+            j.right = wrap_leaves(right, leaves, at);
+            FromItem::Join(j)
+        }
+        leaf => {
+            let me = &mut leaves[*at];
+            *at += 1;
+            if me.computed.is_empty() {
+                return leaf;
+            }
+            let Some(qualifier) = me.qualifier.clone() else {
+                return leaf;
+            };
+            let span = leaf.span();
+            let mut projection = vec![SelectItem::Wildcard(span, Default::default())];
+            for (expr, name) in me.computed.drain(..) {
+                projection.push(SelectItem::Expr {
+                    alias: Some(Ident {
+                        name,
+                        span: expr.span,
+                    }),
+                    expr,
+                });
+            }
+            let select = Select::over(projection, leaf, None, span);
+            FromItem::Subquery {
+                query: Box::new(Query::plain(select)),
+                alias: Some(Ident {
+                    name: qualifier,
+                    span,
+                }),
+                columns: Vec::new(),
+                span,
+            }
+        }
+    }
+}
+
+fn placeholder() -> FromItem {
+    FromItem::Table {
+        table: TableRef::Named(Ident {
+            name: String::new(),
+            span: Default::default(),
+        }),
+        alias: None,
+    }
+}

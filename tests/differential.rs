@@ -1427,6 +1427,12 @@ impl QueryGen<'_> {
                 };
                 let dir = *self.pick(&["", " ASC", " DESC", " DESC NULLS FIRST", " NULLS FIRST"]);
                 let name = *self.pick(&["string_agg", "listagg"]);
+                if self.chance(0.3) {
+                    // DISTINCT: ordered by the value itself (DuckDB's rule;
+                    // tests/analytic.rs checks the error of another key,
+                    // which the reference would only raise for a group).
+                    return format!("{name}(DISTINCT {value}{sep} ORDER BY {value}{dir})");
+                }
                 format!("{name}({value}{sep} ORDER BY {key}{dir})")
             }
             114..116 => format!(

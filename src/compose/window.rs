@@ -1123,6 +1123,7 @@ impl Hoist<'_> {
                 agg = Some(AggFunc::StringAgg {
                     desc: false,
                     nulls_first: false,
+                    distinct: false,
                 });
             }
             name if AggFunc::is_aggregate_name(name) => {

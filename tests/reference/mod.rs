@@ -1335,7 +1335,9 @@ impl Evaluator<'_> {
                             kept
                         }
                     };
-                    if let Some(v) = self.ordered_aggregate(&lname, args, order_by, &rows)? {
+                    if let Some(v) =
+                        self.ordered_aggregate(&lname, args, *distinct, order_by, &rows)?
+                    {
                         return Ok(v);
                     }
                     return self.aggregate(&lname, args, *star, *distinct, &rows);
@@ -1601,11 +1603,20 @@ impl Evaluator<'_> {
         &self,
         name: &str,
         args: &[Expr],
+        distinct: bool,
         order_by: &[OrderByItem],
         rows: &[&[Value]],
     ) -> Result<Option<Value>, RefError> {
         match name {
             "string_agg" | "listagg" => {
+                // DISTINCT: each string once; an ORDER BY key must be the
+                // argument itself (DuckDB's rule).
+                if distinct
+                    && let Some(o) = order_by.first()
+                    && !same_expr(&o.expr, &args[0])
+                {
+                    return Err("string_agg(DISTINCT) ordered by another key".into());
+                }
                 let sep = match args.get(1) {
                     None => ",".to_string(),
                     Some(e) => match self.eval(e, Ctx::Row(&[]))? {
@@ -1633,7 +1644,12 @@ impl Evaluator<'_> {
                 if pieces.is_empty() {
                     return Ok(Some(Value::Null));
                 }
-                let joined: Vec<String> = pieces.into_iter().map(|(_, s)| s).collect();
+                let mut seen = HashSet::new();
+                let joined: Vec<String> = pieces
+                    .into_iter()
+                    .map(|(_, s)| s)
+                    .filter(|s| !distinct || seen.insert(s.clone()))
+                    .collect();
                 Ok(Some(Value::str(&joined.join(&sep))))
             }
             "arg_min" | "argmin" | "min_by" | "arg_max" | "argmax" | "max_by" => {

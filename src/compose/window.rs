@@ -1864,7 +1864,9 @@ impl SortKeys {
         let width = keys.len();
         let mut codes = vec![0u128; rows.len() * width];
         for (k, &(c, desc, nulls_first)) in keys.iter().enumerate() {
-            let values = value_codes(rows, base + c);
+            // A partition key needs only equality: its strings are numbered
+            // as they come, not sorted.
+            let values = value_codes(rows, base + c, k >= call.partition.len());
             codes
                 .par_chunks_mut(width.max(1))
                 .zip(values.par_iter())
@@ -1929,13 +1931,13 @@ impl SortKeys {
     }
 }
 
-/// Column `c` of `rows` as codes that order as [`Value::total_cmp`] does
-/// and are equal exactly when it says equal (`None` for NULL): integers
-/// and timestamps with the sign bit flipped, floats by their bits made
-/// monotonic (-0.0 as 0.0, one NaN above every number), strings (and a
-/// column of mixed types) by their rank among the column's distinct
-/// values.
-fn value_codes(rows: &[Vec<Value>], c: usize) -> Vec<Option<u64>> {
+/// Column `c` of `rows` as codes that are equal exactly when
+/// [`Value::total_cmp`] says equal (`None` for NULL) and, when `ordered`,
+/// order as it does: integers and timestamps with the sign bit flipped,
+/// floats by their bits made monotonic (-0.0 as 0.0, one NaN above every
+/// number), strings (and a column of mixed types) by their rank among the
+/// column's distinct values, or unordered, by first appearance.
+fn value_codes(rows: &[Vec<Value>], c: usize, ordered: bool) -> Vec<Option<u64>> {
     let flip = |i: i64| (i as u64) ^ (1 << 63);
     let float = |x: f64| {
         let x = if x == 0.0 {
@@ -1968,6 +1970,21 @@ fn value_codes(rows: &[Vec<Value>], c: usize) -> Vec<Option<u64>> {
                 .collect();
         }
         _ => {}
+    }
+    if !ordered && uniform {
+        // One type, so equal values are equal Values: numbered by hashing.
+        let mut ids: hashbrown::HashMap<&Value, u64> = hashbrown::HashMap::new();
+        return rows
+            .iter()
+            .map(|r| {
+                let v = &r[c];
+                if v.is_null() {
+                    return None;
+                }
+                let next = ids.len() as u64;
+                Some(*ids.entry(v).or_insert(next))
+            })
+            .collect();
     }
     // Ranks: the distinct values sorted, each row's found by hashing.
     let mut distinct: Vec<&Value> = {

@@ -3,7 +3,8 @@
 -- distinct values against the same top-n over a unique key, string group
 -- keys of 10k, 100k and 1M values, computed keys with over a million
 -- groups, sparse 2- and 3-column keys, exact and approximate distinct
--- counts per group, filters of hundreds of OR terms and wide arithmetic.
+-- counts per group, filters of hundreds of OR terms, wide arithmetic and
+-- window functions over 1k and 1M partitions (issue 33).
 -- Table `shapes` (`katydid generate shapes`; the columns are described in
 -- datasets/src/shapes.rs). Default scale 10M rows, so s1m sees nearly all
 -- of its million values.

@@ -3887,8 +3887,53 @@ impl QueryGen<'_> {
             0..45 => self.join_query(),
             45..70 => self.subquery_query(),
             70..82 => self.derived_query(),
+            82..88 => self.window_join_query(),
             _ => self.set_query(),
         }
+    }
+
+    /// Window functions over a join's rows, on one input's columns: only
+    /// calls whose answer rows tied on that input's columns cannot change
+    /// (a join repeats an input's row), i.e. ranks and aggregates over
+    /// peer-closed frames; sometimes with QUALIFY.
+    fn window_join_query(&mut self) -> String {
+        let mut extra = Vec::new();
+        let from = self.join_from(&mut extra);
+        let w = self.join_where(&from, extra);
+        let q = self.pick(&from.inputs).clone();
+        let stable = |call: &str| -> bool {
+            let ranks = [
+                "rank(",
+                "dense_rank(",
+                "percent_rank(",
+                "cume_dist(",
+                "RANK(",
+            ];
+            let aggs = [
+                "count(", "sum(", "avg(", "min(", "max(", "median(", "var_", "stddev_",
+            ];
+            (ranks.iter().chain(&aggs).any(|f| call.starts_with(f)))
+                && !call.contains(" ROWS ")
+                && !call.contains("FILTER")
+        };
+        let mut items = Vec::new();
+        for _ in 0..self.rng.gen_range(1..=2) {
+            let call = loop {
+                let call = self.window_call(None);
+                if stable(&call) {
+                    break call;
+                }
+            };
+            items.push(qualify(&call, &q));
+        }
+        items.push(format!("{q}.{}", self.pick(&ALL_COLS)));
+        let list = self.select_list(&items, true);
+        let qualify_clause = if self.chance(0.3) {
+            format!(" QUALIFY c0 IS NOT NULL AND {q}.n IS NOT NULL")
+        } else {
+            String::new()
+        };
+        format!("SELECT {list} FROM {}{w}{qualify_clause}", from.sql)
     }
 }
 

@@ -113,6 +113,50 @@ fn string_agg_without_order_joins_every_non_null_string() {
     }
 }
 
+/// `string_agg(DISTINCT …)`: each string once, grouped and not, with
+/// and without ORDER BY; DuckDB gives the same answers (without ORDER BY
+/// the order is the engine's, so those are compared as sets).
+#[test]
+fn string_agg_distinct_joins_each_string_once() {
+    let s = |x: &str| Value::str(x);
+    for db in databases() {
+        assert_eq!(
+            rows(
+                &db,
+                "SELECT g, string_agg(DISTINCT v, '|' ORDER BY v DESC) FROM t GROUP BY g ORDER BY g"
+            ),
+            vec![
+                vec![Value::Int(1), s("3|2|1")],
+                vec![Value::Int(2), s("7|5")],
+                vec![Value::Int(3), Value::Null],
+            ]
+        );
+        assert_eq!(
+            rows(&db, "SELECT listagg(DISTINCT v ORDER BY v) FROM t"),
+            vec![vec![s("1,2,3,5,7")]]
+        );
+        // Without ORDER BY: each string once, in some order.
+        for (sql, want) in [
+            (
+                "SELECT string_agg(DISTINCT s, '') FROM t WHERE g = 2",
+                vec!["q", "r", "s"],
+            ),
+            (
+                "SELECT string_agg(DISTINCT v, '') FROM t GROUP BY g HAVING g = 2",
+                vec!["5", "7"],
+            ),
+        ] {
+            let got = rows(&db, sql);
+            let Value::Str(text) = &got[0][0] else {
+                panic!("{sql}: {got:?}");
+            };
+            let mut chars: Vec<String> = text.chars().map(String::from).collect();
+            chars.sort();
+            assert_eq!(chars, want, "{sql}");
+        }
+    }
+}
+
 #[test]
 fn ordered_answers_do_not_depend_on_partitions() {
     // Answers checked against DuckDB 2.0 by hand; the same for every
@@ -197,6 +241,11 @@ fn errors_point_at_the_part_at_fault() {
             "SELECT string_agg(a, ',' ORDER BY v, g) FROM t",
             "g) FROM",
             "string_agg() takes one ORDER BY key",
+        ),
+        (
+            "SELECT string_agg(DISTINCT a, ',' ORDER BY v) FROM t",
+            "v) FROM",
+            "string_agg(DISTINCT …) can only order by its argument (\"a\")",
         ),
         (
             "SELECT sum(v ORDER BY v) FROM t",

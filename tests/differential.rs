@@ -1427,6 +1427,12 @@ impl QueryGen<'_> {
                 };
                 let dir = *self.pick(&["", " ASC", " DESC", " DESC NULLS FIRST", " NULLS FIRST"]);
                 let name = *self.pick(&["string_agg", "listagg"]);
+                if self.chance(0.3) {
+                    // DISTINCT: ordered by the value itself (DuckDB's rule;
+                    // tests/analytic.rs checks the error of another key,
+                    // which the reference would only raise for a group).
+                    return format!("{name}(DISTINCT {value}{sep} ORDER BY {value}{dir})");
+                }
                 format!("{name}({value}{sep} ORDER BY {key}{dir})")
             }
             114..116 => format!(
@@ -1753,6 +1759,458 @@ impl QueryGen<'_> {
             self.projection_query()
         } else {
             self.aggregate_query()
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Random window queries
+
+/// Columns a window's PARTITION BY takes (of every type, with NULLs,
+/// NaN and ±0.0 in `d`, one partition in `k` and `z`, many in `c`, `p`).
+const WINDOW_PARTITIONS: [&str; 16] = [
+    "n", "s", "h", "y", "r", "k", "z", "f", "d", "t", "c", "p", "(m % 3)", "year(t)", "e", "x",
+];
+/// Columns a window's ORDER BY takes.
+const WINDOW_ORDERS: [&str; 18] = [
+    "m", "n", "h", "f", "g", "s", "p", "t", "u", "d", "e", "r", "q", "c", "w", "y", "z", "(m % 5)",
+];
+/// Numeric columns a RANGE frame with an offset may order by (no NaN,
+/// no infinities).
+const RANGE_KEYS: [&str; 10] = ["n", "m", "h", "r", "q", "f", "g", "e", "z", "k"];
+
+/// One generated window: its SQL and whether its ORDER BY orders every
+/// partition totally (every row's position, and so row_number, lag and
+/// ROWS frames, are then determined by the data).
+struct WindowGen {
+    sql: String,
+    total: bool,
+    ordered: bool,
+    range_offset_ok: bool,
+}
+
+impl QueryGen<'_> {
+    /// An ORDER BY key's direction and NULL placement, sometimes none.
+    fn window_dir(&mut self) -> &'static str {
+        self.pick::<&str>(&[
+            "",
+            "",
+            " DESC",
+            " ASC",
+            " DESC NULLS LAST",
+            " NULLS FIRST",
+            " DESC NULLS FIRST",
+        ])
+    }
+
+    /// PARTITION BY and ORDER BY (without the frame). `total` appends
+    /// every column to the ORDER BY, so that rows tied on it are equal in
+    /// every column and their order changes no answer.
+    fn window_spec(&mut self, total: bool) -> WindowGen {
+        let mut parts = Vec::new();
+        let nparts = *self.pick(&[0, 1, 1, 1, 2]);
+        while parts.len() < nparts {
+            let p = *self.pick(&WINDOW_PARTITIONS);
+            if !parts.contains(&p) {
+                parts.push(p);
+            }
+        }
+        let mut keys: Vec<String> = Vec::new();
+        let nkeys = if total {
+            *self.pick(&[0, 1, 1, 2])
+        } else {
+            *self.pick(&[0, 1, 1, 1, 2])
+        };
+        let mut range_offset_ok = false;
+        if nkeys == 1 && !total && self.chance(0.5) {
+            let k = *self.pick(&RANGE_KEYS);
+            keys.push(format!("{k}{}", self.window_dir()));
+            range_offset_ok = true;
+        } else {
+            while keys.len() < nkeys {
+                let k = *self.pick(&WINDOW_ORDERS);
+                if !keys.iter().any(|x| x.split(' ').next() == Some(k)) {
+                    keys.push(format!("{k}{}", self.window_dir()));
+                }
+            }
+        }
+        if total {
+            let mut rest: Vec<&str> = ALL_COLS.to_vec();
+            rest.shuffle(&mut self.rng);
+            for c in rest {
+                if !keys.iter().any(|x| x.split(' ').next() == Some(c)) {
+                    keys.push(format!("{c}{}", self.window_dir()));
+                }
+            }
+        }
+        let mut sql = String::new();
+        if !parts.is_empty() {
+            let _ = write!(sql, "PARTITION BY {}", parts.join(", "));
+        }
+        if !keys.is_empty() {
+            if !sql.is_empty() {
+                sql.push(' ');
+            }
+            let _ = write!(sql, "ORDER BY {}", keys.join(", "));
+        }
+        WindowGen {
+            sql,
+            total,
+            ordered: !keys.is_empty(),
+            range_offset_ok,
+        }
+    }
+
+    /// A frame bound; `offsets` allows `n PRECEDING/FOLLOWING`.
+    fn frame_bound(&mut self, offsets: bool, range: bool) -> (String, i128) {
+        let k: u64 = if range {
+            *self.pick(&[0, 1, 2, 5, 10, 100, 1000])
+        } else {
+            *self.pick(&[0, 1, 1, 2, 3, 5])
+        };
+        match self.rng.gen_range(0..5) {
+            0 => ("UNBOUNDED PRECEDING".into(), i128::MIN),
+            1 if offsets => (format!("{k} PRECEDING"), -i128::from(k)),
+            3 if offsets => (format!("{k} FOLLOWING"), i128::from(k)),
+            4 => ("UNBOUNDED FOLLOWING".into(), i128::MAX),
+            _ => ("CURRENT ROW".into(), 0),
+        }
+    }
+
+    /// A frame clause for `w` (with a leading space), or none. ROWS
+    /// frames only over a total order; RANGE offsets only over one
+    /// numeric key.
+    fn window_frame(&mut self, w: &WindowGen) -> String {
+        if !w.ordered || self.chance(0.3) {
+            return String::new();
+        }
+        let rows = w.total && self.chance(0.7);
+        if !rows && !w.total && !w.range_offset_ok {
+            // RANGE without offsets: peers only.
+            let (start, end) = *self.pick(&[
+                ("UNBOUNDED PRECEDING", "CURRENT ROW"),
+                ("CURRENT ROW", "UNBOUNDED FOLLOWING"),
+                ("UNBOUNDED PRECEDING", "UNBOUNDED FOLLOWING"),
+                ("CURRENT ROW", "CURRENT ROW"),
+            ]);
+            return format!(" RANGE BETWEEN {start} AND {end}");
+        }
+        if !rows && w.total {
+            return " RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".into();
+        }
+        let unit = if rows { "ROWS" } else { "RANGE" };
+        loop {
+            let (start, s) = self.frame_bound(true, !rows);
+            let (end, e) = self.frame_bound(true, !rows);
+            // Now and then a frame that starts after it ends (an error
+            // on both sides).
+            if s > e && self.chance(0.9) || s == i128::MAX || e == i128::MIN {
+                continue;
+            }
+            if e == 0 && self.chance(0.3) && s != i128::MAX {
+                return format!(" {unit} {start}");
+            }
+            return format!(" {unit} BETWEEN {start} AND {end}");
+        }
+    }
+
+    /// A window function call `f(…) OVER (…)`, and whether it is
+    /// determined by the data.
+    fn window_call(&mut self, named: Option<&WindowGen>) -> String {
+        let own;
+        let w = match named {
+            Some(w) => w,
+            None => {
+                let total = self.chance(0.5);
+                own = self.window_spec(total);
+                &own
+            }
+        };
+        let over = |g: &mut Self, frame: bool| -> String {
+            let f = if frame {
+                g.window_frame(w)
+            } else {
+                String::new()
+            };
+            match named {
+                Some(_) if f.is_empty() => " OVER w".to_string(),
+                Some(_) => format!(" OVER (w{f})"),
+                None => format!(" OVER ({}{f})", w.sql),
+            }
+        };
+        let num = |g: &mut Self| -> String {
+            match g.rng.gen_range(0..10) {
+                0..4 => g.pick(&SAFE_INTS).to_string(),
+                4..8 => g.pick(&FLOATS).to_string(),
+                // Not `j` or `w`: a sum past i64 is a HUGEINT in the
+                // reference (DuckDB's), a float in a window's column.
+                8 => (*g.pick(&["c", "q"])).to_string(),
+                _ => g.num(1).0,
+            }
+        };
+        let any = |g: &mut Self| -> String { g.pick(&ALL_COLS).to_string() };
+        // Ranking functions are determined by the data over any window;
+        // the rest only over a total order (or over peer-closed frames).
+        let mut choices: Vec<u32> = vec![0, 1, 2, 3, 4];
+        if w.total {
+            choices.extend([5, 6, 7, 8, 8, 9, 9]);
+        } else if w.ordered {
+            choices.push(5);
+        }
+        match *self.pick(&choices) {
+            0 => format!(
+                "{}(){}",
+                self.pick(&["rank", "dense_rank", "percent_rank", "cume_dist", "RANK"]),
+                over(self, false)
+            ),
+            1 | 2 => {
+                // An aggregate over a frame of the window.
+                let call = match self.rng.gen_range(0..9) {
+                    0 => "count(*)".to_string(),
+                    1 => format!("count({})", any(self)),
+                    2 => format!("sum({})", num(self)),
+                    3 => format!("avg({})", num(self)),
+                    4 => format!("min({})", any(self)),
+                    5 => format!("max({})", any(self)),
+                    _ => self.window_statistic(w.total),
+                };
+                let call = if self.chance(0.1) && !call.starts_with("count(DISTINCT") {
+                    format!("{call} FILTER (WHERE {})", self.pred(1))
+                } else {
+                    call
+                };
+                format!("{call}{}", over(self, true))
+            }
+            3 | 4 => {
+                // The whole partition: no ORDER BY, or a frame over it.
+                let call = match self.rng.gen_range(0..6) {
+                    0 => "count(*)".to_string(),
+                    1 => format!("sum({})", num(self)),
+                    2 => format!("min({})", any(self)),
+                    3 => format!("max({})", any(self)),
+                    4 => format!("count(DISTINCT {})", any(self)),
+                    _ => self.window_statistic(false),
+                };
+                match named {
+                    Some(_) => format!(
+                        "{call} OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+                    ),
+                    None => {
+                        let parts = *self.pick(&WINDOW_PARTITIONS);
+                        format!("{call} OVER (PARTITION BY {parts})")
+                    }
+                }
+            }
+            5 => {
+                // Peer-closed frames over an order with ties.
+                if w.total {
+                    format!("row_number(){}", over(self, false))
+                } else {
+                    format!(
+                        "{}({}){}",
+                        self.pick(&["sum", "count", "max"]),
+                        self.pick(&SAFE_INTS),
+                        over(self, true)
+                    )
+                }
+            }
+            6 => format!("ntile({}){}", self.rng.gen_range(1..=5), over(self, false)),
+            7 => {
+                let f = *self.pick(&["first_value", "last_value", "nth_value"]);
+                let arg = any(self);
+                if f == "nth_value" {
+                    let k = self.rng.gen_range(1..=3);
+                    format!("nth_value({arg}, {k}){}", over(self, true))
+                } else {
+                    format!("{f}({arg}){}", over(self, true))
+                }
+            }
+            8 => {
+                let f = *self.pick(&["lag", "lead"]);
+                let col = any(self);
+                match self.rng.gen_range(0..4) {
+                    0 => format!("{f}({col}){}", over(self, false)),
+                    1 => {
+                        let k = *self.pick(&[0, 1, 2, 3, 7, -1]);
+                        format!("{f}({col}, {k}){}", over(self, false))
+                    }
+                    _ => {
+                        let k = *self.pick(&[1, 2, 3]);
+                        let default = if ["t", "u", "v"].contains(&col.as_str()) {
+                            "NULL".to_string()
+                        } else if ["w", "j"].contains(&col.as_str()) {
+                            self.rng.gen_range(-5..5i64).to_string()
+                        } else {
+                            self.lit_for(&col)
+                        };
+                        format!("{f}({col}, {k}, {default}){}", over(self, false))
+                    }
+                }
+            }
+            _ => format!("row_number(){}", over(self, false)),
+        }
+    }
+
+    /// A statistical or holistic aggregate for a window; `ordered` when
+    /// the frame's row order is determined (`string_agg` depends on it).
+    fn window_statistic(&mut self, ordered: bool) -> String {
+        let stat = |g: &mut Self| -> String {
+            if g.chance(0.5) {
+                g.pick(&SAFE_INTS).to_string()
+            } else {
+                (*g.pick(&["f", "g", "e"])).to_string()
+            }
+        };
+        let ordered_arg = |g: &mut Self| -> String {
+            match g.rng.gen_range(0..3) {
+                0 => g.pick(&SAFE_INTS).to_string(),
+                1 => g.pick(&FLOATS).to_string(),
+                _ => g.pick(&TSS).to_string(),
+            }
+        };
+        match self.rng.gen_range(0..11) {
+            0 => format!(
+                "{}({})",
+                self.pick(&["var_samp", "var_pop", "stddev_samp", "stddev_pop"]),
+                stat(self)
+            ),
+            1 => format!(
+                "{}({}, {})",
+                self.pick(&["covar_samp", "covar_pop", "corr", "regr_slope"]),
+                self.pick(&SAFE_INTS),
+                self.pick(&SAFE_INTS)
+            ),
+            2 => format!("median({})", ordered_arg(self)),
+            3 => format!(
+                "{}({}, {})",
+                self.pick(&["quantile_cont", "quantile_disc"]),
+                ordered_arg(self),
+                self.pick(&["0", "0.25", "0.5", "0.9", "1"])
+            ),
+            4 => format!("mode({})", self.pick(&ALL_COLS)),
+            5 => format!("count_if({})", self.pred(1)),
+            6 => format!(
+                "{}({}, {})",
+                self.pick(&["arg_min", "arg_max", "min_by", "max_by"]),
+                self.pick(&ALL_COLS),
+                ordered_arg(self)
+            ),
+            7 => format!(
+                "{}(({} {} 0))",
+                self.pick(&["bool_and", "bool_or"]),
+                self.pick(&SAFE_INTS),
+                self.cmp_op()
+            ),
+            8 if ordered => format!(
+                "{}({}{})",
+                self.pick(&["string_agg", "listagg"]),
+                self.pick(&STRS),
+                self.pick(&["", ", '|'", ", ''"])
+            ),
+            _ => format!("count(DISTINCT {})", self.pick(&ALL_COLS)),
+        }
+    }
+
+    /// A query with window functions: a projection beside them, QUALIFY,
+    /// named windows, ORDER BY/LIMIT over their results, the top-k per
+    /// group (QUALIFY or subquery form).
+    fn window_query(&mut self) -> String {
+        let w = self.where_clause(0.3);
+        match self.rng.gen_range(0..100) {
+            // Top-k per group: only the partition and order columns and
+            // the number are shown, which ties do not change.
+            0..25 => {
+                let g = *self.pick(&WINDOW_PARTITIONS);
+                let x = loop {
+                    let x = *self.pick(&WINDOW_ORDERS);
+                    if x != g {
+                        break x;
+                    }
+                };
+                let dir = *self.pick(&[" DESC", "", " DESC NULLS FIRST", " ASC"]);
+                let k = *self.pick(&[1, 2, 3, 3, 5]);
+                let f = *self.pick(&["row_number", "row_number", "rank", "dense_rank"]);
+                let op = *self.pick(&["<=", "<=", "<", "="]);
+                let parts = if self.chance(0.85) {
+                    format!("PARTITION BY {g} ")
+                } else {
+                    String::new()
+                };
+                let win = format!("{f}() OVER ({parts}ORDER BY {x}{dir})");
+                if self.chance(0.5) {
+                    let shown = if self.chance(0.5) {
+                        format!("{g}, {x}, {win} AS rn")
+                    } else {
+                        format!("{g}, {x}")
+                    };
+                    format!("SELECT {shown} FROM t{w} QUALIFY {win} {op} {k}")
+                } else {
+                    format!(
+                        "SELECT pk, ok, rn FROM (SELECT {g} AS pk, {x} AS ok, {win} AS rn FROM t{w}) WHERE rn {op} {k}"
+                    )
+                }
+            }
+            // Named windows.
+            25..40 => {
+                let total = self.chance(0.5);
+                let spec = self.window_spec(total);
+                let n = self.rng.gen_range(1..=3);
+                let items: Vec<String> = (0..n).map(|_| self.window_call(Some(&spec))).collect();
+                let cols = if spec.total { "q, s, " } else { "" };
+                let list = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| format!("{e} AS w{i}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("SELECT {cols}{list} FROM t{w} WINDOW w AS ({})", spec.sql)
+            }
+            // Windows beside columns, in expressions, QUALIFY, ORDER BY.
+            _ => {
+                let n = self.rng.gen_range(1..=3);
+                let mut items: Vec<String> = (0..n).map(|_| self.window_call(None)).collect();
+                if self.chance(0.2) {
+                    let i = self.rng.gen_range(0..items.len());
+                    let counted = ["rank", "dense_rank", "row_number", "ntile", "count"]
+                        .iter()
+                        .any(|f| items[i].starts_with(&format!("{f}(")));
+                    items[i] = match self.rng.gen_range(0..3) {
+                        0 if counted => format!("({} * 2)", items[i]),
+                        1 => format!("({} IS NULL)", items[i]),
+                        _ => format!("({} IS NOT NULL)", items[i]),
+                    };
+                }
+                for _ in 0..self.rng.gen_range(0..=2) {
+                    items.push(self.pick(&ALL_COLS).to_string());
+                }
+                items.shuffle(&mut self.rng);
+                let list = self.select_list(&items, true);
+                let q = if self.chance(0.25) {
+                    let i = self.rng.gen_range(0..items.len());
+                    let pred = format!("c{i} IS NOT NULL");
+                    // Compared with a number: an integer-valued window (a
+                    // float one could sit on either side of it by rounding).
+                    let call = loop {
+                        let call = self.window_call(None);
+                        if ["rank(", "dense_rank(", "row_number(", "ntile(", "count("]
+                            .iter()
+                            .any(|f| call.starts_with(f))
+                        {
+                            break call;
+                        }
+                    };
+                    match self.rng.gen_range(0..3) {
+                        0 => format!(" QUALIFY {pred}"),
+                        1 => format!(" QUALIFY {call} > {}", self.rng.gen_range(0..4)),
+                        _ => format!(" QUALIFY ({call} IS NULL OR {pred})"),
+                    }
+                } else {
+                    String::new()
+                };
+                let ordered = self.chance(0.3);
+                let ol = self.order_limit(&items, true, ordered, ordered);
+                format!("SELECT {list} FROM t{w}{q}{ol}")
+            }
         }
     }
 }
@@ -2212,6 +2670,8 @@ fn random_queries_match_reference() {
             };
             let sql = match &custom_sql {
                 Some(q) => q.clone(),
+                // Every sixth query has window functions.
+                None if qi % 6 == 5 => g.window_query(),
                 None => g.query(),
             };
             let expected = reference_answer(&tt.table, &sql);
@@ -3454,8 +3914,53 @@ impl QueryGen<'_> {
             0..45 => self.join_query(),
             45..70 => self.subquery_query(),
             70..82 => self.derived_query(),
+            82..88 => self.window_join_query(),
             _ => self.set_query(),
         }
+    }
+
+    /// Window functions over a join's rows, on one input's columns: only
+    /// calls whose answer rows tied on that input's columns cannot change
+    /// (a join repeats an input's row), i.e. ranks and aggregates over
+    /// peer-closed frames; sometimes with QUALIFY.
+    fn window_join_query(&mut self) -> String {
+        let mut extra = Vec::new();
+        let from = self.join_from(&mut extra);
+        let w = self.join_where(&from, extra);
+        let q = self.pick(&from.inputs).clone();
+        let stable = |call: &str| -> bool {
+            let ranks = [
+                "rank(",
+                "dense_rank(",
+                "percent_rank(",
+                "cume_dist(",
+                "RANK(",
+            ];
+            let aggs = [
+                "count(", "sum(", "avg(", "min(", "max(", "median(", "var_", "stddev_",
+            ];
+            (ranks.iter().chain(&aggs).any(|f| call.starts_with(f)))
+                && !call.contains(" ROWS ")
+                && !call.contains("FILTER")
+        };
+        let mut items = Vec::new();
+        for _ in 0..self.rng.gen_range(1..=2) {
+            let call = loop {
+                let call = self.window_call(None);
+                if stable(&call) {
+                    break call;
+                }
+            };
+            items.push(qualify(&call, &q));
+        }
+        items.push(format!("{q}.{}", self.pick(&ALL_COLS)));
+        let list = self.select_list(&items, true);
+        let qualify_clause = if self.chance(0.3) {
+            format!(" QUALIFY c0 IS NOT NULL AND {q}.n IS NOT NULL")
+        } else {
+            String::new()
+        };
+        format!("SELECT {list} FROM {}{w}{qualify_clause}", from.sql)
     }
 }
 

@@ -614,6 +614,21 @@ fn window_errors_point_at_the_fault() {
             "sum",
             "sum() OVER needs a number",
         ),
+        (
+            "SELECT quantile_cont(x, 1.5) OVER () FROM w",
+            "1.5",
+            "quantile_cont() needs a constant fraction between 0 and 1",
+        ),
+        (
+            "SELECT string_agg(h, h) OVER () FROM w",
+            "h) OVER",
+            "string_agg() OVER needs a constant string separator",
+        ),
+        (
+            "SELECT sum(DISTINCT x) OVER () FROM w",
+            "sum",
+            "sum(DISTINCT …) (but count)",
+        ),
     ];
     for (sql, at, message) in cases {
         match db.query(sql) {
@@ -627,4 +642,218 @@ fn window_errors_point_at_the_fault() {
             other => panic!("{sql}: expected a plan error, got {other:?}"),
         }
     }
+}
+
+/// A small table whose answers DuckDB 1.x gave (the queries run there as
+/// written): `id` in load order, `g` two partitions, `f` with an infinity
+/// and a huge value, `x` integers with a NULL, `h` strings with a NULL.
+fn fixed() -> Database {
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .expect("thread pool");
+    let csv = "id,g,f,x,h\n1,1,inf,2,a\n2,1,1.5e300,3,b\n3,1,0.25,-1,\n4,2,1.0,5,c\n5,2,2.0,,d\n6,2,4.0,8,e\n";
+    let options = LoadOptions {
+        partition_rows: 4,
+        ..LoadOptions::default()
+    };
+    db.load_csv_bytes(csv.as_bytes().to_vec(), Path::new("w.csv"), "w", &options)
+        .expect("loads");
+    db
+}
+
+/// The rows of `sql`, which must succeed.
+fn answer(db: &Database, sql: &str) -> Vec<Vec<Value>> {
+    db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).rows
+}
+
+fn ints(xs: &[Option<i64>]) -> Vec<Value> {
+    xs.iter()
+        .map(|x| x.map_or(Value::Null, Value::Int))
+        .collect()
+}
+
+fn column(rows: &[Vec<Value>], c: usize) -> Vec<Value> {
+    rows.iter().map(|r| r[c].clone()).collect()
+}
+
+fn assert_floats(got: &[Value], want: &[Option<f64>], sql: &str) {
+    assert_eq!(got.len(), want.len(), "{sql}");
+    for (g, w) in got.iter().zip(want) {
+        let ok = match (g, w) {
+            (Value::Null, None) => true,
+            (Value::Float(a), Some(b)) => a == b || (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+            _ => false,
+        };
+        assert!(ok, "{sql}: got {got:?}, want {want:?}");
+    }
+}
+
+/// A float sum over a sliding frame must not subtract what leaves it: an
+/// infinity that left made every later sum NaN, and a huge value that
+/// left took the small ones it had absorbed with it.
+#[test]
+fn sliding_float_sums_forget_what_left_the_frame() {
+    let db = fixed();
+    let sql = "SELECT id, sum(f) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM w ORDER BY id";
+    let want = [
+        Some(f64::INFINITY),
+        Some(f64::INFINITY),
+        Some(1.5e300),
+        Some(1.25),
+        Some(3.0),
+        Some(6.0),
+    ];
+    assert_floats(&column(&answer(&db, sql), 1), &want, sql);
+    let sql = "SELECT id, avg(f) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM w WHERE id > 1 ORDER BY id";
+    let want = [Some(0.75e300), Some(0.625), Some(1.5), Some(3.0), Some(4.0)];
+    assert_floats(&column(&answer(&db, sql), 1), &want, sql);
+}
+
+/// `lag`'s default takes the argument's type, as DuckDB casts it: a float
+/// default in an integer column rounds half away from zero.
+#[test]
+fn lag_defaults_take_the_arguments_type() {
+    let db = fixed();
+    let rows = answer(
+        &db,
+        "SELECT id, lag(x, 1, 2.5) OVER (ORDER BY id), lag(x, 2, -2.5) OVER (ORDER BY id), lead(f, 1, 7) OVER (ORDER BY id) FROM w ORDER BY id",
+    );
+    assert_eq!(
+        column(&rows, 1),
+        ints(&[Some(3), Some(2), Some(3), Some(-1), Some(5), None])
+    );
+    assert_eq!(
+        column(&rows, 2),
+        ints(&[Some(-3), Some(-3), Some(2), Some(3), Some(-1), Some(5)])
+    );
+    assert_eq!(rows[5][3], Value::Float(7.0));
+}
+
+/// A boolean window result stays a boolean (the store keeps booleans as
+/// strings between the steps).
+#[test]
+fn boolean_window_results_are_booleans() {
+    let db = fixed();
+    let rows = answer(
+        &db,
+        "SELECT id, bool_or(x > 4) OVER (PARTITION BY g), bool_and(x > 0) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), lag(x > 2) OVER (ORDER BY id) AS l FROM w QUALIFY l OR l IS NULL ORDER BY id",
+    );
+    let b = |x: bool| Value::Bool(x);
+    assert_eq!(
+        column(&rows, 0),
+        ints(&[Some(1), Some(3), Some(5), Some(6)])
+    );
+    assert_eq!(column(&rows, 1), vec![b(false), b(false), b(true), b(true)]);
+    assert_eq!(column(&rows, 2), vec![b(true), b(false), b(true), b(true)]);
+    assert_eq!(
+        column(&rows, 3),
+        vec![Value::Null, b(true), b(true), Value::Null]
+    );
+}
+
+/// Statistical and holistic aggregates over windows, DuckDB's answers.
+#[test]
+fn statistical_aggregates_run_over_windows() {
+    let db = fixed();
+    let sql = "SELECT id, median(x) OVER (PARTITION BY g), stddev_samp(x) OVER (PARTITION BY g ORDER BY id), quantile_disc(f, 0.5) OVER (PARTITION BY g), corr(x, id) OVER (PARTITION BY g), regr_slope(x, id) OVER (), var_pop(x) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM w ORDER BY id";
+    let rows = answer(&db, sql);
+    assert_floats(
+        &column(&rows, 1),
+        &[
+            Some(2.0),
+            Some(2.0),
+            Some(2.0),
+            Some(6.5),
+            Some(6.5),
+            Some(6.5),
+        ],
+        sql,
+    );
+    assert_floats(
+        &column(&rows, 2),
+        &[
+            None,
+            Some(std::f64::consts::FRAC_1_SQRT_2),
+            Some(2.0816659994661326),
+            None,
+            None,
+            Some(2.1213203435596424),
+        ],
+        sql,
+    );
+    assert_floats(
+        &column(&rows, 3),
+        &[
+            Some(1.5e300),
+            Some(1.5e300),
+            Some(1.5e300),
+            Some(2.0),
+            Some(2.0),
+            Some(2.0),
+        ],
+        sql,
+    );
+    let r = -0.720576692122892;
+    assert_floats(
+        &column(&rows, 4),
+        &[Some(r), Some(r), Some(r), Some(1.0), Some(1.0), Some(1.0)],
+        sql,
+    );
+    assert_floats(&column(&rows, 5), &[Some(1.2567567567567568); 6], sql);
+    assert_floats(
+        &column(&rows, 6),
+        &[
+            Some(0.25),
+            Some(2.888888888888889),
+            Some(6.222222222222222),
+            Some(9.0),
+            Some(2.25),
+            Some(0.0),
+        ],
+        sql,
+    );
+    let rows = answer(
+        &db,
+        "SELECT id, mode(g) OVER (ORDER BY id), string_agg(h, '|') OVER (PARTITION BY g ORDER BY id), arg_max(h, x) OVER (PARTITION BY g), count_if(x > 2) OVER (ORDER BY id) FROM w ORDER BY id",
+    );
+    assert_eq!(column(&rows, 1), ints(&[Some(1); 6]));
+    let s = |x: &str| Value::str(x);
+    assert_eq!(
+        column(&rows, 2),
+        vec![s("a"), s("a|b"), s("a|b"), s("c"), s("c|d"), s("c|d|e")]
+    );
+    assert_eq!(
+        column(&rows, 3),
+        vec![s("b"), s("b"), s("b"), s("e"), s("e"), s("e")]
+    );
+    assert_eq!(
+        column(&rows, 4),
+        ints(&[Some(0), Some(1), Some(1), Some(2), Some(2), Some(3)])
+    );
+}
+
+/// `count(DISTINCT x) OVER (…)` and `FILTER (WHERE …)` on a window
+/// aggregate, DuckDB's answers.
+#[test]
+fn distinct_counts_and_filters_over_windows() {
+    let db = fixed();
+    let rows = answer(
+        &db,
+        "SELECT id, count(DISTINCT g) OVER (), count(DISTINCT x) OVER (PARTITION BY g), sum(x) FILTER (WHERE x > 2) OVER (PARTITION BY g), count(*) FILTER (WHERE x > 2) OVER (ORDER BY id) FROM w ORDER BY id",
+    );
+    assert_eq!(column(&rows, 1), ints(&[Some(2); 6]));
+    assert_eq!(
+        column(&rows, 2),
+        ints(&[Some(3), Some(3), Some(3), Some(2), Some(2), Some(2)])
+    );
+    assert_eq!(
+        column(&rows, 3),
+        ints(&[Some(3), Some(3), Some(3), Some(13), Some(13), Some(13)])
+    );
+    assert_eq!(
+        column(&rows, 4),
+        ints(&[Some(0), Some(1), Some(1), Some(2), Some(2), Some(3)])
+    );
 }

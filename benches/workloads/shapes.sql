@@ -3,7 +3,8 @@
 -- distinct values against the same top-n over a unique key, string group
 -- keys of 10k, 100k and 1M values, computed keys with over a million
 -- groups, sparse 2- and 3-column keys, exact and approximate distinct
--- counts per group, filters of hundreds of OR terms and wide arithmetic.
+-- counts per group, filters of hundreds of OR terms, wide arithmetic and
+-- window functions over 1k and 1M partitions (issue 33).
 -- Table `shapes` (`katydid generate shapes`; the columns are described in
 -- datasets/src/shapes.rs). Default scale 10M rows, so s1m sees nearly all
 -- of its million values.
@@ -200,3 +201,70 @@ sum(x * 9 + g1000), sum(y * 9 - x), sum(x * 10 + g1000), sum(y * 10 - x), sum(x 
 g1000), sum(y * 14 - x), sum(x * 15 + g1000), sum(y * 15 - x), sum(x * 16 + g1000), sum(y * 16 - x),
 sum(x * 17 + g1000), sum(y * 17 - x), sum(x * 18 + g1000), sum(y * 18 - x), sum(x * 19 + g1000),
 sum(y * 19 - x), sum(x * 20 + g1000), sum(y * 20 - x) FROM shapes;
+
+-- Window functions (issue 33): a running sum, lag and rank over the table
+-- partitioned by g1000 (1,000 values, 10,000 rows each at 10M) and by s1m
+-- (a million string values, about ten rows each), and the top 3 per group.
+-- Each is wrapped to one row (the count and the sum of the window's
+-- values) so no engine ships 10M rows back; the ORDER BY is the window's,
+-- and the keys make every answer independent of ties.
+
+-- query: window_running_sum_g1000
+-- about: sum(x) OVER (PARTITION BY g1000 ORDER BY id), a running sum.
+-- check: rows
+SELECT count(*), sum(r) FROM (SELECT sum(x) OVER (PARTITION BY g1000 ORDER BY id) AS r FROM shapes) w;
+-- for: polars python
+shapes.sort("id").select(pl.col("x").cum_sum().over("g1000").alias("r")).select(pl.len(), pl.col("r").sum())
+
+-- query: window_running_sum_s1m
+-- check: rows
+SELECT count(*), sum(r) FROM (SELECT sum(x) OVER (PARTITION BY s1m ORDER BY id) AS r FROM shapes) w;
+-- for: polars python
+shapes.sort("id").select(pl.col("x").cum_sum().over("s1m").alias("r")).select(pl.len(), pl.col("r").sum())
+
+-- query: window_lag_g1000
+-- about: lag(x) OVER (PARTITION BY g1000 ORDER BY id); ClickHouse's
+-- lagInFrame gives 0, not NULL, before a partition's first row, which
+-- the sum does not see.
+-- check: rows
+SELECT count(*), sum(l) FROM (SELECT lag(x) OVER (PARTITION BY g1000 ORDER BY id) AS l FROM shapes) w;
+-- for: clickhouse
+SELECT count(*), sum(l) FROM (SELECT lagInFrame(x) OVER (PARTITION BY g1000 ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS l FROM shapes) w;
+-- for: polars python
+shapes.sort("id").select(pl.col("x").shift(1).over("g1000").alias("l")).select(pl.len(), pl.col("l").sum())
+
+-- query: window_lag_s1m
+-- check: rows
+SELECT count(*), sum(l) FROM (SELECT lag(x) OVER (PARTITION BY s1m ORDER BY id) AS l FROM shapes) w;
+-- for: clickhouse
+SELECT count(*), sum(l) FROM (SELECT lagInFrame(x) OVER (PARTITION BY s1m ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS l FROM shapes) w;
+-- for: polars python
+shapes.sort("id").select(pl.col("x").shift(1).over("s1m").alias("l")).select(pl.len(), pl.col("l").sum())
+
+-- query: window_rank_g1000
+-- about: rank() OVER (PARTITION BY g1000 ORDER BY x): x has 10,000 values,
+-- so ranks tie.
+-- check: rows
+SELECT count(*), sum(r) FROM (SELECT rank() OVER (PARTITION BY g1000 ORDER BY x) AS r FROM shapes) w;
+-- for: polars python
+shapes.select(pl.col("x").rank("min").over("g1000").alias("r")).select(pl.len(), pl.col("r").sum())
+
+-- query: window_rank_s1m
+-- check: rows
+SELECT count(*), sum(r) FROM (SELECT rank() OVER (PARTITION BY s1m ORDER BY x) AS r FROM shapes) w;
+-- for: polars python
+shapes.select(pl.col("x").rank("min").over("s1m").alias("r")).select(pl.len(), pl.col("r").sum())
+
+-- query: window_top3_g1000
+-- about: the top 3 x per g1000 (ties by id), in the subquery form
+-- (katydid runs it as a bounded heap per group, no sort).
+-- check: rows
+SELECT count(*), sum(x), sum(id) FROM (SELECT id, x, row_number() OVER (PARTITION BY g1000 ORDER BY x DESC, id) AS rn FROM shapes) w WHERE rn <= 3;
+-- for: polars python
+shapes.sort(["x", "id"], descending=[True, False]).group_by("g1000").head(3).select(pl.len(), pl.col("x").sum(), pl.col("id").sum())
+
+-- query: window_top3_s1m
+-- check: rows
+SELECT count(*), sum(x), sum(id) FROM (SELECT id, x, row_number() OVER (PARTITION BY s1m ORDER BY x DESC, id) AS rn FROM shapes) w WHERE rn <= 3;
+-- for: polars python
+shapes.sort(["x", "id"], descending=[True, False]).group_by("s1m").head(3).select(pl.len(), pl.col("x").sum(), pl.col("id").sum())

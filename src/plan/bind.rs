@@ -1314,6 +1314,7 @@ impl Binder<'_> {
         &self,
         lname: &str,
         args: &[ast::Expr],
+        distinct: bool,
         order: Option<&ast::OrderByItem>,
         bind_arg: impl Fn(&ast::Expr) -> Result<Expr>,
         at: usize,
@@ -1348,16 +1349,32 @@ impl Binder<'_> {
                 }
             },
         };
+        // DuckDB's rule: the strings are told apart by themselves, so a
+        // DISTINCT call orders by them or not at all.
+        if let Some(o) = order
+            && distinct
+            && self.text(&o.expr) != self.text(&args[0])
+        {
+            return Err(Error::plan_at(
+                format!(
+                    "{lname}(DISTINCT …) can only order by its argument (\"{}\")",
+                    self.text(&args[0])
+                ),
+                o.expr.span.start,
+            ));
+        }
         let (func, key) = match order {
             None => (
                 AggFunc::StringAgg {
                     desc: false,
                     nulls_first: false,
+                    distinct,
                 },
                 None,
             ),
             Some(o) => (
                 AggFunc::StringAgg {
+                    distinct,
                     desc: o.desc,
                     // NULL keys last unless NULLS FIRST, as in the
                     // query's ORDER BY (and DuckDB's).
@@ -1421,6 +1438,7 @@ impl Binder<'_> {
                 AggFunc::StringAgg {
                     desc: false,
                     nulls_first: false,
+                    distinct: false,
                 },
                 2,
             )),
@@ -1444,11 +1462,11 @@ impl Binder<'_> {
                 }
                 _ => {}
             }
-            if distinct && func != AggFunc::CountDistinct {
+            let string_agg = matches!(func, AggFunc::StringAgg { .. });
+            if distinct && func != AggFunc::CountDistinct && !string_agg {
                 return Err(Error::NotSupported(format!("{lname}(DISTINCT …)")));
             }
             let percentile = lname.starts_with("percentile_");
-            let string_agg = matches!(func, AggFunc::StringAgg { .. });
             if let Some(first) = order_by.first() {
                 if within_group && !percentile {
                     return Err(Error::plan_at(
@@ -1495,7 +1513,14 @@ impl Binder<'_> {
                 })
             };
             if string_agg {
-                return self.bind_string_agg(&lname, args, order_by.first(), bind_arg, at);
+                return self.bind_string_agg(
+                    &lname,
+                    args,
+                    distinct,
+                    order_by.first(),
+                    bind_arg,
+                    at,
+                );
             }
             // percentile_cont(f) WITHIN GROUP (ORDER BY x) is
             // quantile_cont(x, f), descending when x is.

@@ -1066,6 +1066,10 @@ pub enum AggFunc {
         desc: bool,
         /// NULL keys before every other key.
         nulls_first: bool,
+        /// `string_agg(DISTINCT s, …)`: each string once (its first
+        /// occurrence in the answer's order; an `ORDER BY` key must then
+        /// be `s` itself, as DuckDB requires).
+        distinct: bool,
     },
     /// `arg_min(arg, val)` (`argmin`, `min_by`): `arg` of the row with the
     /// smallest `val`, over the rows where both are non-NULL (DuckDB); of
@@ -1232,9 +1236,21 @@ impl fmt::Display for AggCall {
                 "percentile_disc({}) WITHIN GROUP (ORDER BY {a} DESC)",
                 q.get()
             ),
-            (AggFunc::StringAgg { desc, nulls_first }, Some(a)) => {
+            (
+                AggFunc::StringAgg {
+                    desc,
+                    nulls_first,
+                    distinct,
+                },
+                Some(a),
+            ) => {
                 let sep = self.separator.as_deref().unwrap_or(",");
-                write!(f, "string_agg({a}, '{}'", sep.replace('\'', "''"))?;
+                let distinct = if *distinct { "DISTINCT " } else { "" };
+                write!(
+                    f,
+                    "string_agg({distinct}{a}, '{}'",
+                    sep.replace('\'', "''")
+                )?;
                 if let Some(k) = &self.arg2 {
                     let dir = if *desc { " DESC" } else { "" };
                     let nulls = if *nulls_first { "FIRST" } else { "LAST" };

@@ -34,6 +34,7 @@
 //! hundred rows in the differential test.
 
 pub mod multi;
+mod window;
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -226,7 +227,9 @@ pub fn load_rows(table: &Table) -> Vec<Vec<Value>> {
     rows
 }
 
-const AGGREGATES: [&str; 28] = [
+const AGGREGATES: [&str; 30] = [
+    "bool_and",
+    "bool_or",
     "string_agg",
     "listagg",
     "arg_min",
@@ -1080,7 +1083,7 @@ impl Evaluator<'_> {
         use Value::*;
         Ok(match &e.kind {
             ExprKind::Window { .. } => {
-                return Err("the reference has no window functions".into());
+                return Err("a window function where none is allowed".into());
             }
             ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
                 let row = match ctx {
@@ -1332,7 +1335,9 @@ impl Evaluator<'_> {
                             kept
                         }
                     };
-                    if let Some(v) = self.ordered_aggregate(&lname, args, order_by, &rows)? {
+                    if let Some(v) =
+                        self.ordered_aggregate(&lname, args, *distinct, order_by, &rows)?
+                    {
                         return Ok(v);
                     }
                     return self.aggregate(&lname, args, *star, *distinct, &rows);
@@ -1502,6 +1507,19 @@ impl Evaluator<'_> {
             return Ok(Value::Null);
         }
         match name {
+            // The AND (OR) of the non-NULL values.
+            "bool_and" | "bool_or" => {
+                let mut all = true;
+                let mut any = false;
+                for v in &vals {
+                    let Value::Bool(b) = v else {
+                        return Err(format!("{name}() of {v:?}"));
+                    };
+                    all &= *b;
+                    any |= *b;
+                }
+                Ok(Value::Bool(if name == "bool_and" { all } else { any }))
+            }
             "min" => Ok(vals
                 .into_iter()
                 .min_by(|a, b| a.total_cmp(b))
@@ -1585,11 +1603,20 @@ impl Evaluator<'_> {
         &self,
         name: &str,
         args: &[Expr],
+        distinct: bool,
         order_by: &[OrderByItem],
         rows: &[&[Value]],
     ) -> Result<Option<Value>, RefError> {
         match name {
             "string_agg" | "listagg" => {
+                // DISTINCT: each string once; an ORDER BY key must be the
+                // argument itself (DuckDB's rule).
+                if distinct
+                    && let Some(o) = order_by.first()
+                    && !same_expr(&o.expr, &args[0])
+                {
+                    return Err("string_agg(DISTINCT) ordered by another key".into());
+                }
                 let sep = match args.get(1) {
                     None => ",".to_string(),
                     Some(e) => match self.eval(e, Ctx::Row(&[]))? {
@@ -1617,7 +1644,12 @@ impl Evaluator<'_> {
                 if pieces.is_empty() {
                     return Ok(Some(Value::Null));
                 }
-                let joined: Vec<String> = pieces.into_iter().map(|(_, s)| s).collect();
+                let mut seen = HashSet::new();
+                let joined: Vec<String> = pieces
+                    .into_iter()
+                    .map(|(_, s)| s)
+                    .filter(|s| !distinct || seen.insert(s.clone()))
+                    .collect();
                 Ok(Some(Value::str(&joined.join(&sep))))
             }
             "arg_min" | "argmin" | "min_by" | "arg_max" | "argmax" | "max_by" => {
@@ -1800,6 +1832,32 @@ pub fn order_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Orderin
             if desc { o.reverse() } else { o }
         }
     }
+}
+
+/// True when `e` has an aggregate call that is not a window's.
+fn contains_aggregate_outside_window(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Window { .. } => false,
+        ExprKind::Function { name, .. } if is_aggregate_name(name) => true,
+        _ => children(e)
+            .into_iter()
+            .any(contains_aggregate_outside_window),
+    }
+}
+
+/// `e` with every bare name of an aliased select item replaced by the
+/// item's expression (QUALIFY may name items by alias).
+fn substitute_aliases(e: &Expr, items: &[(Expr, String, bool)]) -> Expr {
+    if let ExprKind::Column(name) = &e.kind
+        && let Some((x, _, _)) = items
+            .iter()
+            .find(|(_, n, aliased)| *aliased && n.eq_ignore_ascii_case(name))
+    {
+        return x.clone();
+    }
+    let mut out = e.clone();
+    window::map_children(&mut out, &mut |c| substitute_aliases(c, items));
+    out
 }
 
 /// Where an ORDER BY key takes its value from.
@@ -1994,6 +2052,73 @@ pub fn run_select(
         }
     }
 
+    // Window functions (see `window`): computed over the kept rows into
+    // hidden columns, which the select list, QUALIFY and ORDER BY read.
+    let has_windows = items.iter().any(|(e, _, _)| window::contains_window(e))
+        || select.qualify.is_some()
+        || select
+            .order_by
+            .iter()
+            .any(|o| window::contains_window(&o.expr));
+    let unordered = unordered || has_windows;
+    let mut order_by = select.order_by.clone();
+    let windowed = if has_windows {
+        if !select.group_by.is_empty()
+            || items
+                .iter()
+                .any(|(e, _, _)| contains_aggregate_outside_window(e))
+        {
+            return Err("the reference has no windows over groups".into());
+        }
+        if select
+            .selection
+            .as_ref()
+            .is_some_and(window::contains_window)
+        {
+            return Err("window function in WHERE".into());
+        }
+        let mut calls = window::Calls::default();
+        for (e, _, _) in &mut items {
+            *e = calls.rewrite(e)?;
+        }
+        for o in &mut order_by {
+            o.expr = calls.rewrite(&o.expr)?;
+        }
+        let qualify = match &select.qualify {
+            // QUALIFY may name a select item by its alias.
+            Some(q) => Some(calls.rewrite(&substitute_aliases(q, &items))?),
+            None => None,
+        };
+        let (ext_cols, ext_rows) = window::extend(&ev, cols, &kept, &calls, &select.windows)?;
+        let ev = Evaluator {
+            cols: &ext_cols,
+            outer,
+            catalog,
+        };
+        let mut rows = Vec::with_capacity(ext_rows.len());
+        for r in ext_rows {
+            let keep = match &qualify {
+                Some(q) => ev.predicate(q, Ctx::Row(&r))?,
+                None => true,
+            };
+            if keep {
+                rows.push(r);
+            }
+        }
+        Some((ext_cols, rows))
+    } else {
+        None
+    };
+    let (cols, kept): (&[Col], Vec<&[Value]>) = match &windowed {
+        Some((c, rows)) => (c, rows.iter().map(|r| &r[..]).collect()),
+        None => (cols, kept),
+    };
+    let ev = Evaluator {
+        cols,
+        outer,
+        catalog,
+    };
+
     // Group keys: explicit GROUP BY, or implicit grouping by the plain
     // (aggregate-free, non-constant) select items when aggregates appear.
     let has_agg = items.iter().any(|(e, _, _)| contains_aggregate(e))
@@ -2037,7 +2162,7 @@ pub fn run_select(
         expr,
         desc,
         nulls_first,
-    } in &select.order_by
+    } in &order_by
     {
         let src = match &expr.kind {
             ExprKind::Literal(Literal::Int(n)) => {

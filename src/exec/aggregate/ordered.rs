@@ -15,6 +15,7 @@
 
 use std::any::Any;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -50,6 +51,8 @@ pub(super) struct StringAgg {
     separator: Arc<str>,
     /// `Some((desc, nulls_first))` when the strings follow a key.
     order: Option<(bool, bool)>,
+    /// `string_agg(DISTINCT …)`: a string already joined is skipped.
+    distinct: bool,
     pieces: Vec<Vec<(Value, Arc<str>)>>,
 }
 
@@ -58,12 +61,15 @@ impl StringAgg {
     /// when the call has an `ORDER BY` key.
     pub(super) fn new(func: AggFunc, separator: Arc<str>, ordered: bool) -> StringAgg {
         let order = match func {
-            AggFunc::StringAgg { desc, nulls_first } if ordered => Some((desc, nulls_first)),
+            AggFunc::StringAgg {
+                desc, nulls_first, ..
+            } if ordered => Some((desc, nulls_first)),
             _ => None,
         };
         StringAgg {
             separator,
             order,
+            distinct: matches!(func, AggFunc::StringAgg { distinct: true, .. }),
             pieces: Vec::new(),
         }
     }
@@ -72,6 +78,7 @@ impl StringAgg {
         Box::new(StringAgg {
             separator: self.separator.clone(),
             order: self.order,
+            distinct: self.distinct,
             pieces,
         })
     }
@@ -174,11 +181,17 @@ impl Accumulator for StringAgg {
             refs.sort_by(|a, b| piece_order(a, b, desc, nulls_first));
         }
         let mut out = String::new();
-        for (i, (_, s)) in refs.into_iter().enumerate() {
-            if i > 0 {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut joined = 0usize;
+        for (_, s) in refs {
+            if self.distinct && !seen.insert(s) {
+                continue;
+            }
+            if joined > 0 {
                 out.push_str(&self.separator);
             }
             out.push_str(s);
+            joined += 1;
         }
         Value::Str(Arc::from(out))
     }

@@ -160,18 +160,7 @@ impl Accumulator for Moments {
     }
 
     fn value(&self, g: usize) -> Value {
-        let m = self.states.get(g).copied().unwrap_or_default();
-        let var = match self.func {
-            AggFunc::VarSamp | AggFunc::StddevSamp if m.n >= 2 => m.m2 / (m.n - 1) as f64,
-            AggFunc::VarPop | AggFunc::StddevPop if m.n >= 1 => m.m2 / m.n as f64,
-            _ => return Value::Null,
-        };
-        // Rounding can leave a tiny negative sum of squares.
-        let var = var.max(0.0);
-        Value::Float(match self.func {
-            AggFunc::StddevSamp | AggFunc::StddevPop => var.sqrt(),
-            _ => var,
-        })
+        moment_value(self.func, self.states.get(g).copied().unwrap_or_default())
     }
 
     fn heap_bytes(&self) -> usize {
@@ -185,6 +174,21 @@ impl Accumulator for Moments {
 
 // ---------------------------------------------------------------------------
 // covar_samp, covar_pop, corr, regr_slope, regr_intercept, regr_r2
+
+/// The answer of `func` (a variance or standard deviation) of moments `m`.
+fn moment_value(func: AggFunc, m: Moment) -> Value {
+    let var = match func {
+        AggFunc::VarSamp | AggFunc::StddevSamp if m.n >= 2 => m.m2 / (m.n - 1) as f64,
+        AggFunc::VarPop | AggFunc::StddevPop if m.n >= 1 => m.m2 / m.n as f64,
+        _ => return Value::Null,
+    };
+    // Rounding can leave a tiny negative sum of squares.
+    let var = var.max(0.0);
+    Value::Float(match func {
+        AggFunc::StddevSamp | AggFunc::StddevPop => var.sqrt(),
+        _ => var,
+    })
+}
 
 /// Count, means, sums of squared deviations and the sum of co-deviations
 /// of one group's pairs `(y, x)`.
@@ -645,6 +649,116 @@ impl<T: Sample> Accumulator for Holistic<T> {
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+/// The answer of `func` over one window frame's values, NULLs skipped as
+/// the grouped accumulators skip them: `x` the first argument's values in
+/// frame order, `y` the second's (the pair aggregates' `x`, `arg_min`'s
+/// and `arg_max`'s key); `dtype` the first argument's type, `separator`
+/// `string_agg`'s.
+///
+/// Recomputed from the frame's values each call (Welford moments, a
+/// selection for a quantile, a sort for the mode): linear in the frame
+/// (the mode n log n).
+pub fn frame_answer(
+    func: AggFunc,
+    dtype: DataType,
+    x: &[&Value],
+    y: &[&Value],
+    separator: &str,
+) -> Value {
+    match func {
+        AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+            let mut m = Moment::default();
+            x.iter()
+                .filter_map(|v| scalar_f64(v))
+                .for_each(|v| m.add(v));
+            moment_value(func, m)
+        }
+        _ if func.takes_pair() => {
+            let mut m = CoMoment::default();
+            for (a, b) in x.iter().zip(y) {
+                if let (Some(a), Some(b)) = (scalar_f64(a), scalar_f64(b)) {
+                    m.add(a, b);
+                }
+            }
+            m.finish(func)
+        }
+        AggFunc::QuantileCont(_)
+        | AggFunc::QuantileDisc(_)
+        | AggFunc::QuantileDiscDesc(_)
+        | AggFunc::Mode => match dtype {
+            DataType::Float => {
+                let mut v: Vec<f64> = x.iter().filter_map(|v| v.as_f64()).collect();
+                holistic_answer(func, dtype, &mut v)
+            }
+            DataType::Str => {
+                let mut v: Vec<Box<str>> = x
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Str(s) => Some(Box::from(&**s)),
+                        _ => None,
+                    })
+                    .collect();
+                holistic_answer(func, dtype, &mut v)
+            }
+            _ => {
+                let mut v: Vec<i64> = x
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Int(i) | Value::Timestamp(i) => Some(*i),
+                        Value::Bool(b) => Some(i64::from(*b)),
+                        _ => None,
+                    })
+                    .collect();
+                holistic_answer(func, dtype, &mut v)
+            }
+        },
+        AggFunc::ArgMin | AggFunc::ArgMax => {
+            // Of the rows where both are non-NULL, the best key; of tied
+            // keys the smallest argument.
+            let mut best: Option<(&Value, &Value)> = None;
+            for (a, k) in x.iter().zip(y) {
+                if a.is_null() || k.is_null() {
+                    continue;
+                }
+                let better = match best {
+                    None => true,
+                    Some((ba, bk)) => {
+                        let o = k.total_cmp(bk);
+                        let o = if func == AggFunc::ArgMin {
+                            o
+                        } else {
+                            o.reverse()
+                        };
+                        o.is_lt() || (o.is_eq() && a.total_cmp(ba).is_lt())
+                    }
+                };
+                if better {
+                    best = Some((a, k));
+                }
+            }
+            best.map_or(Value::Null, |(a, _)| (*a).clone())
+        }
+        AggFunc::StringAgg { .. } => {
+            let mut out: Option<String> = None;
+            for v in x.iter().filter(|v| !v.is_null()) {
+                let s = match out.as_mut() {
+                    Some(s) => {
+                        s.push_str(separator);
+                        s
+                    }
+                    None => out.insert(String::new()),
+                };
+                match v {
+                    Value::Str(t) => s.push_str(t),
+                    v => s.push_str(&v.to_string()),
+                }
+            }
+            out.map_or(Value::Null, |s| Value::str(&s))
+        }
+        _ => Value::Null,
     }
 }
 

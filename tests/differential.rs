@@ -3720,13 +3720,21 @@ impl QueryGen<'_> {
             // row per key, as the subquery reads a table grouped by it.
             75..80 => {
                 let col = *self.pick(&SAFE_INTS);
-                let agg = *self.pick(&["sum", "min", "max", "count"]);
-                format!(
-                    "{}.{col} {} (SELECT g.v FROM (SELECT {b} AS k, {agg}({col}) AS v FROM {inner_table} GROUP BY {b}) AS g WHERE g.k = {}.{a})",
-                    o.name,
-                    self.cmp_op(),
-                    o.name
-                )
+                let op = self.cmp_op();
+                if self.chance(0.4) {
+                    // The first row per key in an order: a top-1 per group.
+                    let dir = *self.pick(&["", " DESC", " NULLS FIRST", " DESC NULLS LAST"]);
+                    format!(
+                        "{}.{col} {op} (SELECT {}.{col} FROM {} WHERE {}.{b} = {}.{a} ORDER BY {}.{col}{dir} LIMIT 1)",
+                        o.name, i.name, i.sql, i.name, o.name, i.name
+                    )
+                } else {
+                    let agg = *self.pick(&["sum", "min", "max", "count"]);
+                    format!(
+                        "{}.{col} {op} (SELECT g.v FROM (SELECT {b} AS k, {agg}({col}) AS v FROM {inner_table} GROUP BY {b}) AS g WHERE g.k = {}.{a})",
+                        o.name, o.name
+                    )
+                }
             }
             80..88 => {
                 let col = *self.pick(&SAFE_INTS);

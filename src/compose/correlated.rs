@@ -36,7 +36,7 @@ use crate::exec::vector::Array;
 use crate::plan::{Catalog, resolve_table};
 use crate::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Ident, Join, JoinConstraint, JoinKind, Query, Select,
-    SelectItem, Span, TableRef,
+    SelectItem, Span, TableRef, WindowSpec,
 };
 use crate::store::Table;
 use crate::types::{DataType, Value};
@@ -349,6 +349,20 @@ fn flip(op: BinaryOp) -> BinaryOp {
     }
 }
 
+/// What a correlated scalar subquery gives per outer row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// An aggregate of the rows of its key.
+    Aggregate,
+    /// The one row of its key (an error for two).
+    Single,
+    /// Any row of its key (`LIMIT 1`).
+    Any,
+    /// The first row of its key in the subquery's order (`ORDER BY …
+    /// LIMIT 1`).
+    First,
+}
+
 /// `name(args)`, a plain call.
 fn call(name: &str, args: Vec<Expr>, span: Span) -> Expr {
     Expr {
@@ -585,26 +599,38 @@ impl Composer<'_> {
             };
             // A plain value (`SELECT b.x FROM b WHERE b.k = a.k`) must be
             // one row per outer row: grouped by the keys as `any_value`,
-            // with a count of rows checked below.
-            let single = inner.group_by.is_empty()
+            // with a count of rows checked below. With `ORDER BY … LIMIT
+            // 1` it is the first row per key (a top-1 per group: QUALIFY
+            // row_number() … <= 1); with a bare `LIMIT 1`, any row.
+            let plain = inner.group_by.is_empty()
                 && inner.having.is_none()
                 && !inner.distinct
-                && inner.limit.is_none()
                 && inner.offset.is_none()
+                && inner.qualify.is_none()
                 && !is_aggregate(value)
                 && !super::any_node(value, &|x| matches!(x.kind, ExprKind::Window { .. }));
-            if !single
-                && (!inner.group_by.is_empty() || inner.having.is_some() || !is_aggregate(value))
-            {
-                return Err(Error::plan_at(
-                    "a correlated scalar subquery must be one value per outer row: an aggregate (such as min, sum or avg) or a plain column, without GROUP BY, DISTINCT or LIMIT",
-                    e.span.start,
-                ));
-            }
-            let value = if single {
-                call("any_value", vec![value.clone()], value.span)
-            } else {
-                value.clone()
+            let ordinal = inner
+                .order_by
+                .iter()
+                .any(|o| matches!(o.expr.kind, ExprKind::Literal(_)));
+            let shape = match (plain, inner.limit) {
+                (true, None) => Shape::Single,
+                (true, Some(1)) if inner.order_by.is_empty() => Shape::Any,
+                (true, Some(1)) if !ordinal => Shape::First,
+                _ if inner.group_by.is_empty() && inner.having.is_none() && is_aggregate(value) => {
+                    Shape::Aggregate
+                }
+                _ => {
+                    return Err(Error::plan_at(
+                        "a correlated scalar subquery must be one value per outer row: an aggregate (such as min, sum or avg), a plain column, or the first row of ORDER BY … LIMIT 1; not GROUP BY, DISTINCT or OFFSET",
+                        e.span.start,
+                    ));
+                }
+            };
+            let single = shape == Shape::Single;
+            let value = match shape {
+                Shape::Single | Shape::Any => call("any_value", vec![value.clone()], value.span),
+                Shape::First | Shape::Aggregate => value.clone(),
             };
             // An outer row without a group gets NULL, except from a bare
             // count, which is 0 there.
@@ -633,7 +659,41 @@ impl Composer<'_> {
                 }
                 projection.push(item(star, "__n".into()));
             }
-            inner.group_by = split.keys.iter().map(|(k, _)| k.clone()).collect();
+            let keys: Vec<Expr> = split.keys.iter().map(|(k, _)| k.clone()).collect();
+            if shape == Shape::First {
+                let span = e.span;
+                let window = WindowSpec {
+                    base: None,
+                    partition_by: keys,
+                    order_by: std::mem::take(&mut inner.order_by),
+                    frame: None,
+                    span,
+                };
+                let number = Expr {
+                    kind: ExprKind::Window {
+                        call: Box::new(call("row_number", Vec::new(), span)),
+                        window: Box::new(window),
+                    },
+                    span,
+                };
+                let one = Expr {
+                    kind: ExprKind::Literal(crate::sql::ast::Literal::Int(1)),
+                    span,
+                };
+                inner.qualify = Some(Expr {
+                    kind: ExprKind::Binary {
+                        op: BinaryOp::LtEq,
+                        left: Box::new(number),
+                        right: Box::new(one),
+                    },
+                    span,
+                });
+                inner.limit = None;
+            } else {
+                inner.group_by = keys;
+                inner.order_by.clear();
+                inner.limit = None;
+            }
             inner.projection = projection;
             // Only the keys the outer query can have need a group: each
             // outer key's values under its input's own filters become an

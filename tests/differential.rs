@@ -515,11 +515,11 @@ fn encode(dtype: DataType, vals: &[Value]) -> Column {
     let valid: Vec<bool> = vals.iter().map(|v| !v.is_null()).collect();
     let validity = valid.contains(&false).then(|| Bitmap::from_bools(&valid));
     match dtype {
-        DataType::Int | DataType::Timestamp => {
+        DataType::Int | DataType::Timestamp | DataType::Date => {
             let xs: Vec<i64> = vals
                 .iter()
                 .map(|v| match v {
-                    Value::Int(x) | Value::Timestamp(x) => *x,
+                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x,
                     _ => 0,
                 })
                 .collect();
@@ -1851,6 +1851,7 @@ fn fmt_value(v: &Value) -> String {
         Value::HugeInt(i) => format!("{i}i128"),
         Value::Float(f) => format!("{f:?}"),
         Value::Timestamp(t) => format!("ts'{}'", format_timestamp(*t)),
+        Value::Date(d) => format!("date'{}'", katydid::types::format_date(*d)),
         Value::Str(s) => format!("{s:?}"),
     }
 }

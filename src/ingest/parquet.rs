@@ -924,14 +924,10 @@ impl Bounds {
                 (Bound::Int(b), Constant::Str(s), DataType::Timestamp) => {
                     crate::types::parse_timestamp(s.trim()).map(|t| b.cmp(&t))
                 }
-                // A day against a date's or timestamp's text: the day's
-                // midnight (as the binder compares them).
-                (Bound::Int(b), Constant::Str(s), DataType::Date) => {
-                    crate::types::parse_timestamp(s.trim()).map(|t| {
-                        let day = i128::from(crate::types::MICROS_PER_DAY);
-                        (i128::from(*b) * day).cmp(&i128::from(t))
-                    })
-                }
+                // A day against a date's or timestamp's text: the text's
+                // day (as the binder casts it).
+                (Bound::Int(b), Constant::Str(s), DataType::Date) => crate::types::parse_timestamp(s.trim())
+                    .map(|t| b.cmp(&crate::types::timestamp_to_date(t))),
                 (Bound::Str(b), Constant::Str(s), DataType::Str) => {
                     Some(b.as_slice().cmp(s.as_bytes()))
                 }

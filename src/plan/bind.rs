@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::sql::ast::{self, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
 use crate::store::{Field, Partition, Table};
 use crate::types::{
-    DataType, MICROS_PER_DAY, TimestampFormat, Value, parse_date, parse_timestamp,
+    DataType, MICROS_PER_DAY, TimestampFormat, Value, parse_timestamp,
     timestamp_to_date,
 };
 
@@ -902,11 +902,14 @@ impl Binder<'_> {
                 negated,
             } => {
                 let x = self.bind(expr, ctx)?;
+                let bound = list
+                    .iter()
+                    .map(|item| self.bind(item, ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut x = widen_date(x, &bound);
                 let mut items = Vec::with_capacity(list.len());
-                let mut x = x;
-                for item in list {
-                    let (nx, ni) =
-                        self.coerce_comparison(x, self.bind(item, ctx)?, item.span.start)?;
+                for (item, src) in bound.into_iter().zip(list) {
+                    let (nx, ni) = self.coerce_comparison(x, item, src.span.start)?;
                     x = nx;
                     items.push(ni);
                 }
@@ -923,8 +926,10 @@ impl Binder<'_> {
                 negated,
             } => {
                 let x = self.bind(expr, ctx)?;
-                let (x, lo) = self.coerce_comparison(x, self.bind(low, ctx)?, low.span.start)?;
-                let (x, hi) = self.coerce_comparison(x, self.bind(high, ctx)?, high.span.start)?;
+                let (lo, hi) = (self.bind(low, ctx)?, self.bind(high, ctx)?);
+                let x = widen_date(x, &[lo.clone(), hi.clone()]);
+                let (x, lo) = self.coerce_comparison(x, lo, low.span.start)?;
+                let (x, hi) = self.coerce_comparison(x, hi, high.span.start)?;
                 let (op_lo, op_hi, join) = if *negated {
                     (BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Or)
                 } else {
@@ -1155,7 +1160,8 @@ impl Binder<'_> {
     }
 
     /// A date compared with a timestamp or a string literal: a string
-    /// literal that is a date becomes a date literal, a timestamp constant
+    /// literal becomes a date literal (a timestamp's text its day, as
+    /// DuckDB casts the literal to the date's type), a timestamp constant
     /// at midnight a date constant (so a date column is compared as the
     /// integers it stores), and otherwise the date is widened to its
     /// midnight, as DuckDB compares them. Other operands pass unchanged.
@@ -1170,21 +1176,16 @@ impl Binder<'_> {
         }
         let constant = fold(l.clone());
         match constant.as_literal() {
-            Some(Value::Str(s)) => {
-                if let Some(d) = parse_date(s.trim()) {
-                    return Ok((Expr::literal(Value::Date(d), DataType::Date), r));
-                }
-                match parse_timestamp(s.trim()) {
-                    Some(t) => Ok((
-                        Expr::literal(Value::Timestamp(t), DataType::Timestamp),
-                        to_timestamp(r),
-                    )),
-                    None => Err(Error::plan_at(
-                        format!("\"{s}\" is not a date (expected YYYY-MM-DD)"),
-                        at,
-                    )),
-                }
-            }
+            Some(Value::Str(s)) => match parse_timestamp(s.trim()) {
+                Some(t) => Ok((
+                    Expr::literal(Value::Date(timestamp_to_date(t)), DataType::Date),
+                    r,
+                )),
+                None => Err(Error::plan_at(
+                    format!("\"{s}\" is not a date (expected YYYY-MM-DD)"),
+                    at,
+                )),
+            },
             Some(Value::Timestamp(t)) if t.rem_euclid(MICROS_PER_DAY) == 0 => Ok((
                 Expr::literal(Value::Date(timestamp_to_date(*t)), DataType::Date),
                 r,
@@ -1580,6 +1581,11 @@ impl Binder<'_> {
             }
             if matches!(lname.as_str(), "bool_and" | "bool_or") {
                 arg = self.expect_type(arg, DataType::Bool, &args[0], &format!("{lname}()"))?;
+            }
+            if matches!(func, AggFunc::QuantileCont(_)) && arg.dtype() == DataType::Date {
+                // Between two dates lies a time of day: DuckDB's median of
+                // dates is a timestamp.
+                arg = to_timestamp(arg);
             }
             let t = arg.dtype();
             let numeric = |e: &Expr| e.dtype().is_numeric() || is_null_literal(e);
@@ -2167,6 +2173,23 @@ fn unify_types(items: Vec<(Expr, usize)>, what: &str) -> Result<(Vec<Expr>, Data
         })
         .collect();
     Ok((unified, dtype))
+}
+
+/// `x` compared with each of `others` (IN, BETWEEN): a date is widened to
+/// its midnight up front when one of them is a timestamp other than a
+/// midnight constant, so that every
+/// comparison sees the same left side (comparing one by one would widen it
+/// halfway through the list).
+fn widen_date(x: Expr, others: &[Expr]) -> Expr {
+    if x.dtype() != DataType::Date {
+        return x;
+    }
+    let timestamp = others.iter().any(|o| match fold(o.clone()).as_literal() {
+        Some(Value::Timestamp(t)) => t.rem_euclid(MICROS_PER_DAY) != 0,
+        Some(_) => false,
+        None => o.dtype() == DataType::Timestamp,
+    });
+    if timestamp { to_timestamp(x) } else { x }
 }
 
 /// A date widened to the timestamp of its midnight.

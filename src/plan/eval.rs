@@ -237,6 +237,11 @@ pub fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         }
         (Value::Timestamp(a), Value::Int(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
         (Value::Int(a), Value::Timestamp(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
+        // A date ± days; date − date in days (the binder allows no other).
+        (Value::Date(a), Value::Int(b)) | (Value::Int(a), Value::Date(b)) => {
+            int_arith(op, *a, *b).map(Value::Date)
+        }
+        (Value::Date(a), Value::Date(b)) => int_arith(op, *a, *b).map(Value::Int),
         _ => match (l.as_f64(), r.as_f64()) {
             (Some(a), Some(b)) => float_arith(op, a, b).map(Value::Float),
             _ => Err(Error::Internal(format!(

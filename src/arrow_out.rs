@@ -3,7 +3,9 @@
 //! # Layout
 //! A result column of type integer becomes `Int64`, float `Float64`,
 //! timestamp `Timestamp(Microsecond, None)` (microseconds since the epoch,
-//! no time zone, as katydid keeps them), string `Utf8` (`LargeUtf8` past
+//! no time zone, as katydid keeps them), date `Date32` (days since the
+//! epoch, narrowed from katydid's i64: a date past ±5.8 million years is
+//! an error), string `Utf8` (`LargeUtf8` past
 //! 2 GiB of text in the column), boolean `Boolean`, and a column of
 //! NULL's type `Int64` (all NULL); NULLs are the validity bitmap. An
 //! integer column holding a sum past i64 ([`Value::HugeInt`]) becomes
@@ -35,10 +37,13 @@ use std::time::Duration;
 
 use arrow_array::builder::NullBufferBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType};
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType,
+};
 use arrow_array::{
-    Array as _, ArrayRef, BooleanArray, Decimal128Array, Float64Array, GenericStringArray,
-    Int64Array, OffsetSizeTrait, RecordBatch, RecordBatchOptions, TimestampMicrosecondArray,
+    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array,
+    GenericStringArray, Int64Array, OffsetSizeTrait, RecordBatch, RecordBatchOptions,
+    TimestampMicrosecondArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
@@ -160,6 +165,7 @@ fn value_at(array: &dyn arrow_array::Array, i: usize) -> Value {
         ArrowType::Timestamp(TimeUnit::Microsecond, _) => {
             Value::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(i))
         }
+        ArrowType::Date32 => Value::Date(i64::from(array.as_primitive::<Date32Type>().value(i))),
         ArrowType::Decimal128(_, _) => {
             Value::from_i128(array.as_primitive::<Decimal128Type>().value(i))
         }
@@ -310,6 +316,17 @@ fn boolean_buffer(bits: &Bitmap) -> BooleanBuffer {
     BooleanBuffer::new(Buffer::from_vec(words), 0, len)
 }
 
+/// Dates (days since the epoch) as Arrow's `Date32` values.
+///
+/// # Errors
+/// A date whose day count does not fit an i32.
+fn date32s(days: &[i64]) -> Result<ScalarBuffer<i32>> {
+    let narrowed: Option<Vec<i32>> = days.iter().map(|&d| i32::try_from(d).ok()).collect();
+    narrowed
+        .map(ScalarBuffer::from)
+        .ok_or_else(|| Error::Execution("a date past the range of Arrow's Date32".into()))
+}
+
 /// One whole result column as an Arrow array, its buffers moved where the
 /// layouts agree.
 fn column_of_array(dtype: DataType, array: Array<'static>) -> Result<ArrayRef> {
@@ -321,6 +338,7 @@ fn column_of_array(dtype: DataType, array: Array<'static>) -> Result<ArrayRef> {
         (DataType::Timestamp, Data::Int(v)) => {
             Arc::new(TimestampMicrosecondArray::new(ScalarBuffer::from(v), nulls))
         }
+        (DataType::Date, Data::Int(v)) => Arc::new(Date32Array::new(date32s(&v)?, nulls)),
         (DataType::Int | DataType::Null, Data::Int(v)) => {
             Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls))
         }
@@ -414,6 +432,7 @@ fn column_of_rows(dtype: DataType, rows: &[Vec<Value>], c: usize) -> Result<Arra
             (_, Value::Null)
                 | (DataType::Int | DataType::Null, Value::Int(_))
                 | (DataType::Timestamp, Value::Timestamp(_))
+                | (DataType::Date, Value::Date(_))
                 | (DataType::Float, Value::Float(_) | Value::Int(_))
                 | (DataType::Bool, Value::Bool(_))
                 | (DataType::Str, Value::Str(_))
@@ -487,14 +506,20 @@ fn column_of_rows(dtype: DataType, rows: &[Vec<Value>], c: usize) -> Result<Arra
                 BooleanBuffer::collect_bool(n, |i| matches!(at(&rows[i], c), Value::Bool(true)));
             Arc::new(BooleanArray::new(values, nulls))
         }
-        (Layout::Declared, DataType::Int | DataType::Null | DataType::Timestamp) => {
+        (
+            Layout::Declared,
+            DataType::Int | DataType::Null | DataType::Timestamp | DataType::Date,
+        ) => {
             let values: Vec<i64> = rows
                 .iter()
                 .map(|r| match at(r, c) {
-                    Value::Int(v) | Value::Timestamp(v) => *v,
+                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v,
                     _ => 0,
                 })
                 .collect();
+            if dtype == DataType::Date {
+                return Ok(Arc::new(Date32Array::new(date32s(&values)?, nulls)));
+            }
             let values = ScalarBuffer::from(values);
             if dtype == DataType::Timestamp {
                 Arc::new(TimestampMicrosecondArray::new(values, nulls))

@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+    BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
@@ -558,6 +559,16 @@ impl FileSink {
                     }
                     Arc::new(b.finish())
                 }
+                DataType::Date => {
+                    let mut b = Date32Builder::with_capacity(rows.len());
+                    for v in values {
+                        b.append_option(match v {
+                            Value::Date(x) => i32::try_from(*x).ok(),
+                            _ => None,
+                        });
+                    }
+                    Arc::new(b.finish())
+                }
                 DataType::Bool => {
                     let mut b = BooleanBuilder::with_capacity(rows.len());
                     for v in values {
@@ -596,6 +607,7 @@ impl FileSink {
                     DataType::Int | DataType::Null => ArrowType::Int64,
                     DataType::Float => ArrowType::Float64,
                     DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+                    DataType::Date => ArrowType::Date32,
                     DataType::Bool => ArrowType::Boolean,
                     DataType::Str => ArrowType::Utf8,
                 };
@@ -689,7 +701,9 @@ impl RowSink for FileSink {
                                 text.push_str(&v.to_string());
                             }
                             Value::Str(s) => json_string(s, &mut text),
-                            Value::Timestamp(_) => json_string(&v.to_string(), &mut text),
+                            Value::Timestamp(_) | Value::Date(_) => {
+                                json_string(&v.to_string(), &mut text)
+                            }
                         }
                     }
                     text.push_str("}\n");

@@ -233,7 +233,7 @@ fn sample_rows(table: &Table) -> Vec<(usize, usize)> {
 /// other types and for columns without values.
 fn quartiles(table: &Table, column: usize, rows: &[(usize, usize)]) -> [Value; 3] {
     let dtype = table.fields[column].dtype;
-    if !(dtype.is_numeric() || dtype == DataType::Timestamp) {
+    if !(dtype.is_numeric() || dtype.is_temporal()) {
         return [Value::Null, Value::Null, Value::Null];
     }
     let mut values: Vec<Value> = rows

@@ -5,7 +5,9 @@
 //! partition (the codec) is the store's business. A [`Value`] is one decoded
 //! scalar: what the reference evaluator computes with and what query results
 //! hold. Timestamps are microseconds since 1970-01-01 00:00:00 UTC, without a
-//! time zone.
+//! time zone; dates are whole days since 1970-01-01. Both are integers
+//! underneath, stored in the integer codecs and computed on as integers:
+//! only conversion, display and calendar functions tell them apart.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -21,6 +23,8 @@ pub enum DataType {
     Float,
     /// Microseconds since the Unix epoch, no time zone.
     Timestamp,
+    /// A calendar date: days since 1970-01-01 (proleptic Gregorian).
+    Date,
     /// UTF-8 text.
     Str,
     /// Result of a comparison or logical operator; never inferred at load.
@@ -38,6 +42,7 @@ impl DataType {
             DataType::Int => "integer",
             DataType::Float => "float",
             DataType::Timestamp => "timestamp",
+            DataType::Date => "date",
             DataType::Str => "string",
             DataType::Bool => "boolean",
             DataType::Null => "null",
@@ -47,6 +52,17 @@ impl DataType {
     /// True for integer and float.
     pub fn is_numeric(self) -> bool {
         matches!(self, DataType::Int | DataType::Float)
+    }
+
+    /// True for the types held as an i64 in the integer codecs: integer,
+    /// timestamp (µs) and date (days).
+    pub fn is_integer_backed(self) -> bool {
+        matches!(self, DataType::Int | DataType::Timestamp | DataType::Date)
+    }
+
+    /// True for timestamp and date.
+    pub fn is_temporal(self) -> bool {
+        matches!(self, DataType::Timestamp | DataType::Date)
     }
 }
 
@@ -78,6 +94,8 @@ pub enum Value {
     Float(f64),
     /// Microseconds since the Unix epoch.
     Timestamp(i64),
+    /// Days since 1970-01-01.
+    Date(i64),
     /// A string; shared so that copying a value is cheap.
     Str(Arc<str>),
 }
@@ -96,8 +114,27 @@ impl Value {
             Value::Int(_) | Value::HugeInt(_) => DataType::Int,
             Value::Float(_) => DataType::Float,
             Value::Timestamp(_) => DataType::Timestamp,
+            Value::Date(_) => DataType::Date,
             Value::Str(_) => DataType::Str,
         })
+    }
+
+    /// An integer-backed value of type `dtype` from its i64 (see
+    /// [`DataType::is_integer_backed`]); an integer for any other type.
+    pub fn from_integer(v: i64, dtype: DataType) -> Value {
+        match dtype {
+            DataType::Timestamp => Value::Timestamp(v),
+            DataType::Date => Value::Date(v),
+            _ => Value::Int(v),
+        }
+    }
+
+    /// The i64 of an integer, timestamp or date, else `None`.
+    pub fn as_integer(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => Some(*v),
+            _ => None,
+        }
     }
 
     /// An integer: [`Value::Int`] when it fits an i64, else
@@ -146,6 +183,14 @@ impl Value {
             (_, Null) => Ordering::Less,
             (Int(a), Int(b)) => a.cmp(b),
             (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            // A date is its midnight.
+            (Date(a), Timestamp(b)) => i128::from(*a)
+                .saturating_mul(i128::from(MICROS_PER_DAY))
+                .cmp(&i128::from(*b)),
+            (Timestamp(a), Date(b)) => {
+                i128::from(*a).cmp(&i128::from(*b).saturating_mul(i128::from(MICROS_PER_DAY)))
+            }
             (Float(a), Float(b)) => cmp_f64(*a, *b),
             (Int(a), Float(b)) => cmp_i64_f64(*a, *b),
             (Float(a), Int(b)) => cmp_i64_f64(*b, *a).reverse(),
@@ -166,7 +211,7 @@ impl Value {
         match self {
             Value::Bool(_) => 0,
             Value::Int(_) | Value::HugeInt(_) | Value::Float(_) => 1,
-            Value::Timestamp(_) => 2,
+            Value::Timestamp(_) | Value::Date(_) => 2,
             Value::Str(_) => 3,
             Value::Null => 4,
         }
@@ -217,6 +262,7 @@ impl PartialEq for Value {
             (Int(a), Int(b)) => a == b,
             (HugeInt(a), HugeInt(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
+            (Date(a), Date(b)) => a == b,
             (Float(a), Float(b)) => canonical_f64_bits(*a) == canonical_f64_bits(*b),
             (Str(a), Str(b)) => a == b,
             _ => false,
@@ -232,7 +278,7 @@ impl Hash for Value {
         match self {
             Value::Null => {}
             Value::Bool(b) => b.hash(state),
-            Value::Int(v) | Value::Timestamp(v) => v.hash(state),
+            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => v.hash(state),
             Value::Float(v) => canonical_f64_bits(*v).hash(state),
             Value::HugeInt(v) => v.hash(state),
             Value::Str(s) => s.hash(state),
@@ -254,7 +300,8 @@ pub fn canonical_f64_bits(v: f64) -> u64 {
 
 impl fmt::Display for Value {
     /// Text form used by the table and CSV output: NULL as `NULL`, floats in
-    /// shortest round-trip form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]`.
+    /// shortest round-trip form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]`,
+    /// dates as `YYYY-MM-DD`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => f.write_str("NULL"),
@@ -263,6 +310,7 @@ impl fmt::Display for Value {
             Value::HugeInt(v) => write!(f, "{v}"),
             Value::Float(v) => write_f64(f, *v),
             Value::Timestamp(t) => f.write_str(&format_timestamp(*t)),
+            Value::Date(d) => f.write_str(&format_date(*d)),
             Value::Str(s) => f.write_str(s),
         }
     }
@@ -449,6 +497,37 @@ fn days_in_month(year: i64, month: u32) -> u32 {
         2 => 28,
         _ => 31,
     }
+}
+
+/// Parses exactly `YYYY-MM-DD` (a valid proleptic Gregorian date) into days
+/// since 1970-01-01; `None` for anything else, including a time of day.
+pub fn parse_date(s: &str) -> Option<i64> {
+    if s.len() != 10 {
+        return None;
+    }
+    parse_timestamp(s).map(|t| t.div_euclid(MICROS_PER_DAY))
+}
+
+/// Whether `b` has the shape of an ISO date alone, `YYYY-MM-DD` (not
+/// checked to be a valid date).
+pub fn is_iso_date_shape(b: &[u8]) -> bool {
+    b.len() == 10 && b[4] == b'-' && b[7] == b'-'
+}
+
+/// Formats days since 1970-01-01 as `YYYY-MM-DD`.
+pub fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The timestamp (µs) of a date's midnight, or `None` past the i64 range.
+pub fn date_to_timestamp(days: i64) -> Option<i64> {
+    days.checked_mul(MICROS_PER_DAY)
+}
+
+/// The date of a timestamp (µs): the day it falls in.
+pub fn timestamp_to_date(micros: i64) -> i64 {
+    micros.div_euclid(MICROS_PER_DAY)
 }
 
 /// Formats microseconds since the epoch as `YYYY-MM-DD HH:MM:SS`, with a
@@ -638,6 +717,23 @@ mod tests {
         ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn dates_parse_show_and_compare_with_timestamps() {
+        assert_eq!(parse_date("1970-01-01"), Some(0));
+        assert_eq!(parse_date("1969-12-31"), Some(-1));
+        assert_eq!(parse_date("2013-02-30"), None);
+        assert_eq!(parse_date("2013-09-01 00:00:00"), None);
+        let d = parse_date("2013-09-01").unwrap();
+        assert_eq!(Value::Date(d).to_string(), "2013-09-01");
+        assert_eq!(format_date(-1), "1969-12-31");
+        let midnight = Value::Timestamp(parse_timestamp("2013-09-01").unwrap());
+        assert_eq!(Value::Date(d).total_cmp(&midnight), Ordering::Equal);
+        let later = Value::Timestamp(parse_timestamp("2013-09-01 00:00:01").unwrap());
+        assert_eq!(Value::Date(d).total_cmp(&later), Ordering::Less);
+        assert_eq!(later.total_cmp(&Value::Date(d + 1)), Ordering::Less);
+        assert_eq!(timestamp_to_date(-1), -1);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use katydid::store::{
     Bitmap, Column, ColumnData, Field, Partition, Table, share_dictionaries, share_repeated,
     table_dictionaries,
 };
-use katydid::types::{MICROS_PER_DAY, format_timestamp, parse_timestamp};
+use katydid::types::{MICROS_PER_DAY, format_date, format_timestamp, parse_timestamp};
 use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -70,6 +70,8 @@ enum Kind {
     Years,
     /// Timestamps within 2014.
     OneYear,
+    /// Dates over 2012..2016, sometimes sorted, some NULLs.
+    Dates,
     /// Float with two decimals and exceptions for ALP: NaN, ±inf, -0.0,
     /// values that do not round-trip as decimals (0.1 + 0.2, 1/3) and a
     /// huge one, some NULLs.
@@ -103,7 +105,7 @@ enum Kind {
 }
 
 /// The schema every random table has; the values differ by seed.
-const SCHEMA: [(&str, DataType, Kind); 24] = [
+const SCHEMA: [(&str, DataType, Kind); 25] = [
     ("n", DataType::Int, Kind::Narrow),
     ("m", DataType::Int, Kind::Moderate),
     ("k", DataType::Int, Kind::Constant),
@@ -128,6 +130,7 @@ const SCHEMA: [(&str, DataType, Kind); 24] = [
     ("y", DataType::Str, Kind::StrRuns),
     ("j", DataType::Int, Kind::Huge),
     ("b", DataType::Float, Kind::Single),
+    ("a", DataType::Date, Kind::Dates),
 ];
 
 /// Words for [`Kind::Words`] and [`Kind::Urls`].
@@ -332,6 +335,23 @@ fn gen_column(rng: &mut ChaCha8Rng, kind: Kind, rows: usize) -> Vec<Value> {
                 });
             }
         }
+        Kind::Dates => {
+            let start = ts("2012-01-01") / MICROS_PER_DAY;
+            let mut xs: Vec<i64> = (0..rows)
+                .map(|_| start + rng.gen_range(0..5 * 365))
+                .collect();
+            let sorted = rng.gen_bool(0.3);
+            if sorted {
+                xs.sort();
+            }
+            for x in xs {
+                v.push(if null(rng, 0.05) {
+                    Value::Null
+                } else {
+                    Value::Date(x)
+                });
+            }
+        }
         Kind::Exceptional => {
             for _ in 0..rows {
                 v.push(match rng.gen_range(0..100) {
@@ -515,11 +535,11 @@ fn encode(dtype: DataType, vals: &[Value]) -> Column {
     let valid: Vec<bool> = vals.iter().map(|v| !v.is_null()).collect();
     let validity = valid.contains(&false).then(|| Bitmap::from_bools(&valid));
     match dtype {
-        DataType::Int | DataType::Timestamp => {
+        DataType::Int | DataType::Timestamp | DataType::Date => {
             let xs: Vec<i64> = vals
                 .iter()
                 .map(|v| match v {
-                    Value::Int(x) | Value::Timestamp(x) => *x,
+                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x,
                     _ => 0,
                 })
                 .collect();
@@ -769,7 +789,7 @@ enum Ty {
 const SAFE_INTS: [&str; 6] = ["n", "m", "k", "h", "z", "r"];
 const FLOATS: [&str; 5] = ["f", "g", "d", "e", "b"];
 const STRS: [&str; 6] = ["s", "p", "l", "o", "x", "y"];
-const TSS: [&str; 3] = ["t", "u", "v"];
+const TSS: [&str; 4] = ["t", "u", "v", "a"];
 /// `extract` parts whose values are small enough for arithmetic.
 const SMALL_PARTS: [&str; 13] = [
     "year", "isoyear", "quarter", "month", "week", "day", "dow", "isodow", "doy", "hour", "minute",
@@ -825,9 +845,9 @@ const REPLACEMENTS: [(&str, usize); 9] = [
     ("[\\1]", 1),
     ("\\2\\1", 2),
 ];
-const ALL_COLS: [&str; 24] = [
+const ALL_COLS: [&str; 25] = [
     "n", "m", "k", "w", "c", "z", "h", "f", "g", "s", "p", "t", "u", "d", "r", "e", "q", "v", "l",
-    "o", "x", "y", "j", "b",
+    "o", "x", "y", "j", "b", "a",
 ];
 
 struct QueryGen<'a> {
@@ -889,6 +909,10 @@ impl QueryGen<'_> {
                 Value::Float(f) => sql_float(f),
                 Value::Str(s) => sql_str(&s),
                 Value::Timestamp(t) => sql_str(&format_timestamp(t)),
+                Value::Date(d) => match self.rng.gen_range(0..3) {
+                    0 => format!("DATE '{}'", format_date(d)),
+                    _ => sql_str(&format_date(d)),
+                },
                 _ => unreachable!(),
             };
         }
@@ -957,7 +981,7 @@ impl QueryGen<'_> {
                 ];
                 sql_str(self.pick::<&str>(&absent))
             }
-            "t" | "u" | "v" => {
+            "t" | "u" | "v" | "a" => {
                 let year = self.rng.gen_range(2011..=2017);
                 let month = self.rng.gen_range(1..=12);
                 let day = self.rng.gen_range(1..=28);
@@ -985,7 +1009,13 @@ impl QueryGen<'_> {
                     let part = *self.pick(&SMALL_PARTS);
                     (format!("extract({part} FROM {})", self.pick(&TSS)), Ty::Int)
                 }
-                97..99 => self.num_fn(),
+                97..99 => {
+                    if self.chance(0.3) {
+                        self.date_arith()
+                    } else {
+                        self.num_fn()
+                    }
+                }
                 _ => {
                     let f = *self.pick(&["strlen", "length", "STRLEN"]);
                     (format!("{f}({})", self.pick(&STRS)), Ty::Int)
@@ -1170,7 +1200,15 @@ impl QueryGen<'_> {
             82..90 => {
                 let col = *self.pick(&TSS);
                 let lit = self.lit_for(col);
-                format!("{col} {} {lit}", self.cmp_op())
+                match self.rng.gen_range(0..10) {
+                    // A date against a timestamp column: its midnight.
+                    0 => format!("a {} {}", self.cmp_op(), self.pick(&["t", "u", "v"])),
+                    1 => {
+                        let k = self.rng.gen_range(-400..=400);
+                        format!("a + {k} {} {}", self.cmp_op(), self.lit_for("a"))
+                    }
+                    _ => format!("{col} {} {lit}", self.cmp_op()),
+                }
             }
             90..95 => {
                 let (a, _) = self.num(2);
@@ -1220,6 +1258,22 @@ impl QueryGen<'_> {
             sql_str(pattern),
             sql_str(replacement)
         )
+    }
+
+    /// Integer expressions over the date column: days between dates, a
+    /// part of a date moved by days, a date compared after arithmetic.
+    fn date_arith(&mut self) -> (String, Ty) {
+        let k = self.rng.gen_range(-40..=40);
+        let e = match self.rng.gen_range(0..4) {
+            0 => "(a - DATE '2014-03-01')".to_string(),
+            1 => format!("extract(day FROM a + {k})"),
+            2 => format!("(a - {k} - a)"),
+            _ => {
+                let part = *self.pick(&["month", "dow", "doy", "year"]);
+                format!("date_part('{part}', {k} + a)")
+            }
+        };
+        (e, Ty::Int)
     }
 
     /// An integer function at a leaf of [`Self::num`]: small values only.
@@ -1313,10 +1367,11 @@ impl QueryGen<'_> {
     /// The value of a literal generated by `lit_for(col)`, for ordering
     /// BETWEEN bounds.
     fn lit_value(&self, col: &str, lit: &str) -> Value {
+        let lit = lit.strip_prefix("DATE ").unwrap_or(lit);
         if let Some(s) = lit.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
             let s = s.replace("''", "'");
             return match col {
-                "t" | "u" | "v" => {
+                "t" | "u" | "v" | "a" => {
                     Value::Timestamp(parse_timestamp(&s).expect("timestamp literal"))
                 }
                 _ => Value::str(&s),
@@ -2231,7 +2286,7 @@ fn val_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Null, Null) => true,
         (Float(x), Float(y)) => approx(*x, *y),
-        (Int(x), Int(y)) | (Timestamp(x), Timestamp(y)) => x == y,
+        (Int(x), Int(y)) | (Timestamp(x), Timestamp(y)) | (Date(x), Date(y)) => x == y,
         (HugeInt(x), HugeInt(y)) => x == y,
         (Str(x), Str(y)) => x == y,
         (Bool(x), Bool(y)) => x == y,
@@ -2309,6 +2364,7 @@ fn fmt_value(v: &Value) -> String {
         Value::HugeInt(i) => format!("{i}i128"),
         Value::Float(f) => format!("{f:?}"),
         Value::Timestamp(t) => format!("ts'{}'", format_timestamp(*t)),
+        Value::Date(d) => format!("date'{}'", katydid::types::format_date(*d)),
         Value::Str(s) => format!("{s:?}"),
     }
 }

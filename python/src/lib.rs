@@ -27,7 +27,7 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use katydid::{ArrowResult, CancelToken, Database, DatabaseOptions, LoadOptions, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDateTime, PyDict, PyList, PyTuple};
+use pyo3::types::{PyCapsule, PyDate, PyDateTime, PyDict, PyList, PyTuple};
 
 use crate::errors::{InternalError, to_py_err};
 
@@ -502,7 +502,19 @@ fn value_object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAn
         Value::Float(v) => v.into_pyobject(py)?.into_any(),
         Value::Str(s) => s.as_ref().into_pyobject(py)?.into_any(),
         Value::Timestamp(us) => datetime(py, *us)?.into_any(),
+        Value::Date(days) => date(py, *days)?.into_any(),
     })
+}
+
+/// Days since 1970-01-01 as a `datetime.date`; years outside 1..=9999
+/// raise `ValueError`.
+fn date(py: Python<'_>, days: i64) -> PyResult<Bound<'_, PyDate>> {
+    let (year, month, day) = civil_from_days(days);
+    let year = i32::try_from(year)
+        .ok()
+        .filter(|y| (1..=9999).contains(y))
+        .ok_or_else(|| PyValueError::new_err(format!("date {days} days is out of range")))?;
+    PyDate::new(py, year, month as u8, day as u8)
 }
 
 /// Microseconds since 1970-01-01 00:00:00 as a naive `datetime`; years

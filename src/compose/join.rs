@@ -1675,7 +1675,10 @@ fn int_keys(scans: &[Scan], joined: &Joined, key: ColRef) -> Option<KeySet> {
     let Data::Int(values) = &column.data else {
         return None;
     };
-    if !matches!(type_of(scans, key), DataType::Int | DataType::Timestamp) {
+    if !matches!(
+        type_of(scans, key),
+        DataType::Int | DataType::Timestamp | DataType::Date
+    ) {
         return None;
     }
     let k = joined.inputs.iter().position(|&x| x == key.0)?;
@@ -1743,8 +1746,10 @@ fn distinct_bound(table: &Table, col: usize) -> f64 {
     let mut span: Option<(i64, i64)> = None;
     for p in &table.partitions {
         let zone = &p.columns[col].zone;
-        let (Value::Int(lo) | Value::Timestamp(lo), Value::Int(hi) | Value::Timestamp(hi)) =
-            (&zone.min, &zone.max)
+        let (
+            Value::Int(lo) | Value::Timestamp(lo) | Value::Date(lo),
+            Value::Int(hi) | Value::Timestamp(hi) | Value::Date(hi),
+        ) = (&zone.min, &zone.max)
         else {
             continue;
         };
@@ -1788,8 +1793,10 @@ fn filter_sources(
         let Some(&at) = scan.positions.get(&other.1) else {
             continue;
         };
-        if !matches!(field.dtype, DataType::Int | DataType::Timestamp)
-            || scan.types[at] != field.dtype
+        if !matches!(
+            field.dtype,
+            DataType::Int | DataType::Timestamp | DataType::Date
+        ) || scan.types[at] != field.dtype
             || !matches!(scan.columns[at].data, Data::Int(_))
         {
             continue;
@@ -2159,7 +2166,7 @@ fn readers<'a>(
     for &(a, b) in keys {
         let (ta, tb) = (type_of(scans, a), type_of(scans, b));
         let float = ta != tb && ta.is_numeric() && tb.is_numeric();
-        int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp);
+        int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp | DataType::Date);
         let part = |j: &'a Joined, c: ColRef| {
             let k = j.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
             (Some(j.ids[k].as_slice()), column_of(scans, c), float)
@@ -2217,7 +2224,7 @@ fn pack_int_keys(
     let mut bits = 0u32;
     for &(a, b) in keys {
         let (ta, tb) = (type_of(scans, a), type_of(scans, b));
-        if ta != tb || !matches!(ta, DataType::Int | DataType::Timestamp) {
+        if ta != tb || !matches!(ta, DataType::Int | DataType::Timestamp | DataType::Date) {
             return None;
         }
         let (l, r) = (side(scans, left, a)?, side(scans, right, b)?);
@@ -2691,7 +2698,7 @@ fn semi_join(
         && !floats[0]
         && matches!(
             semi.types.first(),
-            Some(DataType::Int | DataType::Timestamp)
+            Some(DataType::Int | DataType::Timestamp | DataType::Date)
         )
         && semi.types.first() == Some(&type_of(scans, keys[0]));
     let outer = KeyReader {

@@ -190,7 +190,7 @@ pub(crate) fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usi
         return Column::all_null(dtype, len);
     }
     match (dtype, &a.data) {
-        (DataType::Int | DataType::Timestamp, Data::Int(v)) => {
+        (DataType::Int | DataType::Timestamp | DataType::Date, Data::Int(v)) => {
             Column::encode_ints_plain(dtype, &v[range], Some(validity))
         }
         (DataType::Float, Data::Float(v)) => {
@@ -265,10 +265,10 @@ fn encode<'v>(
         return Column::all_null(dtype, len);
     }
     match dtype {
-        DataType::Int | DataType::Timestamp => {
+        DataType::Int | DataType::Timestamp | DataType::Date => {
             let values: Vec<i64> = (0..len)
                 .map(|r| match get(r) {
-                    Value::Int(v) | Value::Timestamp(v) => *v,
+                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v,
                     _ => 0,
                 })
                 .collect();

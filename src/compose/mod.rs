@@ -632,7 +632,7 @@ impl<'e> Composer<'e> {
                 Some(plan::Expr::Column {
                     index,
                     name,
-                    dtype: dtype @ (DataType::Int | DataType::Timestamp),
+                    dtype: dtype @ (DataType::Int | DataType::Timestamp | DataType::Date),
                 }),
             ) if keys.len().saturating_mul(2) <= plan.table.rows() => {
                 self.note(format!(
@@ -1158,6 +1158,14 @@ fn literal_kind(value: &Value, span: Span) -> ExprKind {
                 span,
             }),
             to: TypeName::Timestamp,
+            try_cast: false,
+        },
+        Value::Date(d) => ExprKind::Cast {
+            expr: Box::new(Expr {
+                kind: lit(Literal::String(crate::types::format_date(*d))),
+                span,
+            }),
+            to: TypeName::Date,
             try_cast: false,
         },
     }

@@ -474,9 +474,10 @@ fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
         ColumnData::IntDict { values, codes } => Some((codes, values.len(), "integer dictionary")),
         ColumnData::Offset { codes, scale, .. } => {
             let range = match (&col.zone.min, &col.zone.max) {
-                (Value::Int(a) | Value::Timestamp(a), Value::Int(b) | Value::Timestamp(b)) => {
-                    (*b as i128 - *a as i128) as u128
-                }
+                (
+                    Value::Int(a) | Value::Timestamp(a) | Value::Date(a),
+                    Value::Int(b) | Value::Timestamp(b) | Value::Date(b),
+                ) => (*b as i128 - *a as i128) as u128,
                 _ => return None,
             };
             let card = usize::try_from(range / (*scale).max(1) as u128)
@@ -492,6 +493,7 @@ fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
 fn int_value(col: &Column, v: i64) -> Value {
     match col.dtype {
         crate::types::DataType::Timestamp => Value::Timestamp(v),
+        crate::types::DataType::Date => Value::Date(v),
         _ => Value::Int(v),
     }
 }

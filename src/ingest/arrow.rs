@@ -13,7 +13,7 @@
 //! | Float16/32/64                           | float (a Float32 as its shortest decimal, `0.1f32` is `0.1`) |
 //! | Decimal32/64/128/256 with scale ≤ 0, precision ≤ 18 | integer                   |
 //! | other decimals                          | float: the double nearest the decimal, which the ALP codec keeps as exact decimal digits, so sums stay exact to the last digit |
-//! | Date32, Date64                          | timestamp at midnight                |
+//! | Date32, Date64                          | date (days since the epoch; a Date64 off midnight is its day) |
 //! | Timestamp (s, ms, µs, ns; any zone)     | timestamp in µs of the UTC instant (ns rounded down to the µs) |
 //! | Utf8, LargeUtf8, Utf8View, Dictionary of those | string                        |
 //! | Binary, LargeBinary, BinaryView         | string, when every value is UTF-8    |
@@ -88,7 +88,8 @@ pub fn katydid_type(arrow: &ArrowType) -> Option<DataType> {
                 DataType::Float
             }
         }
-        A::Date32 | A::Date64 | A::Timestamp(_, _) => DataType::Timestamp,
+        A::Date32 | A::Date64 => DataType::Date,
+        A::Timestamp(_, _) => DataType::Timestamp,
         A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::Str,
         A::Binary | A::LargeBinary | A::BinaryView => DataType::Str,
         A::Boolean | A::Null => DataType::Str,
@@ -99,11 +100,14 @@ pub fn katydid_type(arrow: &ArrowType) -> Option<DataType> {
 
 /// The type two sources of one column load as together (DuckDB's
 /// `union_by_name` widening): equal types stay, integers and floats make
-/// floats, any other mix makes strings.
+/// floats, dates and timestamps timestamps, any other mix makes strings.
 pub fn widen(a: DataType, b: DataType) -> DataType {
     match (a, b) {
         _ if a == b => a,
         (DataType::Int, DataType::Float) | (DataType::Float, DataType::Int) => DataType::Float,
+        (DataType::Date, DataType::Timestamp) | (DataType::Timestamp, DataType::Date) => {
+            DataType::Timestamp
+        }
         _ => DataType::Str,
     }
 }
@@ -175,7 +179,7 @@ enum Values<'a> {
 impl Values<'_> {
     fn with_capacity(dtype: DataType, rows: usize) -> Self {
         match dtype {
-            DataType::Int | DataType::Timestamp => Values::Ints(Vec::with_capacity(rows)),
+            DataType::Int | DataType::Timestamp | DataType::Date => Values::Ints(Vec::with_capacity(rows)),
             DataType::Float => Values::Floats(Vec::with_capacity(rows)),
             DataType::Str | DataType::Bool | DataType::Null => {
                 Values::Texts(Vec::with_capacity(rows))
@@ -195,7 +199,14 @@ fn append<'a>(array: &'a dyn Array, to: DataType, out: &mut Values<'a>) -> Conve
         .ok_or_else(|| format!("type {} is not supported", array.data_type()))?;
     match (from, to, out) {
         (DataType::Int, DataType::Int, Values::Ints(v))
-        | (DataType::Timestamp, DataType::Timestamp, Values::Ints(v)) => ints(array, v),
+        | (DataType::Timestamp, DataType::Timestamp, Values::Ints(v))
+        | (DataType::Date, DataType::Date, Values::Ints(v)) => ints(array, v),
+        (DataType::Date, DataType::Timestamp, Values::Ints(v)) => {
+            let mut days = Vec::with_capacity(array.len());
+            ints(array, &mut days)?;
+            v.extend(days.into_iter().map(|d| d.saturating_mul(DAY_MICROS)));
+            Ok(())
+        }
         (DataType::Float, DataType::Float, Values::Floats(v)) => floats(array, v),
         (DataType::Int, DataType::Float, Values::Floats(v)) => {
             let mut i = Vec::with_capacity(array.len());
@@ -214,6 +225,9 @@ fn append<'a>(array: &'a dyn Array, to: DataType, out: &mut Values<'a>) -> Conve
                 Values::Ints(i) if from == DataType::Timestamp => {
                     v.extend(i.into_iter().map(|t| Cow::Owned(format_timestamp(t))));
                 }
+                Values::Ints(i) if from == DataType::Date => {
+                    v.extend(i.into_iter().map(|d| value(Value::Date(d))));
+                }
                 Values::Ints(i) => v.extend(i.into_iter().map(|x| value(Value::Int(x)))),
                 Values::Floats(f) => v.extend(f.into_iter().map(|x| value(Value::Float(x)))),
                 Values::Texts(t) => v.extend(t),
@@ -224,7 +238,8 @@ fn append<'a>(array: &'a dyn Array, to: DataType, out: &mut Values<'a>) -> Conve
     }
 }
 
-/// Appends integers, timestamps (µs) and integral decimals as i64.
+/// Appends integers, timestamps (µs), dates (days) and integral decimals
+/// as i64.
 fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Convert<()> {
     fn prim<T: ArrowPrimitiveType>(
         array: &dyn Array,
@@ -256,8 +271,8 @@ fn ints(array: &dyn Array, out: &mut Vec<i64>) -> Convert<()> {
         A::UInt16 => prim::<UInt16Type>(array, out, |x| some(x.into()), "value"),
         A::UInt32 => prim::<UInt32Type>(array, out, |x| some(x.into()), "value"),
         A::UInt64 => prim::<UInt64Type>(array, out, |x| i64::try_from(x).ok(), "unsigned value"),
-        A::Date32 => prim::<Date32Type>(array, out, |d| i64::from(d).checked_mul(DAY_MICROS), "date"),
-        A::Date64 => prim::<Date64Type>(array, out, |ms| ms.checked_mul(1000), "date"),
+        A::Date32 => prim::<Date32Type>(array, out, |d| some(d.into()), "date"),
+        A::Date64 => prim::<Date64Type>(array, out, |ms| some(ms.div_euclid(86_400_000)), "date"),
         A::Timestamp(TimeUnit::Second, _) => {
             prim::<TimestampSecondType>(array, out, |s| s.checked_mul(1_000_000), "timestamp")
         }

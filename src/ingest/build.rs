@@ -13,6 +13,7 @@ use super::infer::{
     parse_int, parse_number,
 };
 use crate::store::{Bitmap, DICTIONARY_PROBE_ROWS, MAX_DICTIONARY_LEN, dictionary_unlikely};
+use crate::types::{MICROS_PER_DAY, is_iso_date_shape, timestamp_to_date};
 
 /// Values parsed so far, one per row (NULL rows hold a placeholder).
 #[derive(Debug)]
@@ -497,6 +498,11 @@ impl ColumnBuilder {
                 Some(t) => v.push(t),
                 None => self.become_str(row, field),
             },
+            (Kind::Date, Values::Ints(v)) => match self.dates.parse(field) {
+                Some(t) if is_iso_date_shape(field) => v.push(timestamp_to_date(t)),
+                Some(t) => self.date_to_timestamp(t),
+                None => self.become_str(row, field),
+            },
             _ => self.first_value(row, field, at),
         }
     }
@@ -588,6 +594,21 @@ impl ColumnBuilder {
         self.values = Values::Ints(wide);
     }
 
+    /// Turns a date column (days) into a timestamp column (µs) at a
+    /// timestamp `t` that is not a date alone.
+    #[cold]
+    fn date_to_timestamp(&mut self, t: i64) {
+        if let Values::Ints(v) = &mut self.values {
+            // Days within ±25 million years: `parse_date` reads four-digit
+            // years, so the product fits.
+            for d in v.iter_mut() {
+                *d *= MICROS_PER_DAY;
+            }
+            v.push(t);
+        }
+        self.kind = Kind::Timestamp;
+    }
+
     /// Turns an integer column into a float column at a float value `f`.
     #[cold]
     fn int_to_float(&mut self, f: f64) {
@@ -637,8 +658,13 @@ impl ColumnBuilder {
                     self.values = Values::Floats(v);
                 } else if let Some(t) = self.dates.parse(field) {
                     let mut v = with_nulls(row, self.rows);
-                    v.push(t);
-                    self.kind = Kind::Timestamp;
+                    if is_iso_date_shape(field) {
+                        v.push(timestamp_to_date(t));
+                        self.kind = Kind::Date;
+                    } else {
+                        v.push(t);
+                        self.kind = Kind::Timestamp;
+                    }
                     self.values = Values::Ints(v);
                 } else {
                     self.first_text(row, field, at);
@@ -685,7 +711,7 @@ impl ColumnBuilder {
         };
         let misfit = match self.kind {
             Kind::Int | Kind::Float => CENSUS_TIMESTAMP,
-            Kind::Timestamp => CENSUS_NUMBER,
+            Kind::Timestamp | Kind::Date => CENSUS_NUMBER,
             Kind::Empty | Kind::Str => return census,
         };
         if values > 0 {

@@ -14,7 +14,7 @@ use super::parse::{Batch, Context, span_text, span_texts};
 use super::scan::{Next, Scanner};
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column, Decoded, TableDictBuilder};
-use crate::types::DataType;
+use crate::types::{DataType, MICROS_PER_DAY};
 
 /// What one column of the partition is encoded from.
 enum Source {
@@ -238,7 +238,7 @@ fn encode_column(
                 Some(Strings::Texts(texts)) => encode_texts(&texts, rows, input, direct)?,
                 None => return Err(Error::Internal("a string column without text".into())),
             },
-            (kind @ (Kind::Int | Kind::Timestamp), values @ (Values::Ints(_) | Values::Small(_))) => {
+            (kind @ (Kind::Int | Kind::Timestamp | Kind::Date), values @ (Values::Ints(_) | Values::Small(_))) => {
                 let v = values.into_ints().unwrap_or_default();
                 Column::encode_ints(kind.data_type(), &v, c.validity)
             }
@@ -312,6 +312,15 @@ pub(crate) fn conform(
                 }
                 Column::encode_floats(floats, column.validity.take())
             }
+            (Kind::Date, Kind::Timestamp) => {
+                // A span of dates in a column with timestamps elsewhere:
+                // each date is its midnight.
+                let micros: Vec<i64> = dates_of(column)?
+                    .into_iter()
+                    .map(|d| d.saturating_mul(MICROS_PER_DAY))
+                    .collect();
+                Column::encode_ints(DataType::Timestamp, &micros, column.validity.take())
+            }
             (from, to) => {
                 return Err(Error::Internal(format!(
                     "a {from:?} span in a {to:?} column"
@@ -320,6 +329,17 @@ pub(crate) fn conform(
         };
     }
     Ok(())
+}
+
+/// The days of an encoded date column (some value at NULL rows).
+fn dates_of(column: &Column) -> Result<Vec<i64>> {
+    match column.decode_range(0..column.len) {
+        Decoded::Ints(v) if column.dtype == DataType::Date => Ok(v),
+        _ => Err(Error::Internal(format!(
+            "a date column encoded as {}",
+            column.encoding_name()
+        ))),
+    }
 }
 
 /// The integers of an encoded integer column (some value at NULL rows),

@@ -15,14 +15,18 @@
 //!   beyond f64 is ±infinity (`1e400`). Also `nan`, `inf` and `infinity` in
 //!   any case, with an optional `-`: what DuckDB reads as DOUBLE (checked
 //!   with DuckDB 1.x, where `+inf`, like `+5`, is text).
-//! - Timestamp: whatever [`crate::types::parse_timestamp`] accepts.
+//! - Date: `YYYY-MM-DD` alone, a valid date (`2013-02-30` is text, as
+//!   DuckDB's sniffer makes it VARCHAR).
+//! - Timestamp: whatever else [`crate::types::parse_timestamp`] accepts, or
+//!   a layout of the load's timestamp formats.
 //! - Anything else, including text with surrounding spaces (` 5`) or a plus
 //!   sign (`+5`), is a string.
 //!
 //! A column's type is the join of its values' types in the lattice
-//! `Empty < Int < Float < Str` and `Empty < Timestamp < Str`
+//! `Empty < Int < Float < Str` and `Empty < Date < Timestamp < Str`
 //! ([`Kind::merge`]): integers mixed with floats make a float column,
-//! timestamps mixed with numbers make a string column.
+//! dates mixed with timestamps a timestamp column (a date is its
+//! midnight), timestamps mixed with numbers make a string column.
 
 use std::sync::Arc;
 
@@ -37,7 +41,9 @@ pub(crate) enum Kind {
     Int,
     /// Every value is an integer or a float, at least one a float.
     Float,
-    /// Every value is a timestamp.
+    /// Every value is an ISO date alone (`YYYY-MM-DD`).
+    Date,
+    /// Every value is a timestamp or a date, at least one a timestamp.
     Timestamp,
     /// Anything else.
     Str,
@@ -51,6 +57,7 @@ impl Kind {
             (Empty, k) | (k, Empty) => k,
             (a, b) if a == b => a,
             (Int, Float) | (Float, Int) => Float,
+            (Date, Timestamp) | (Timestamp, Date) => Timestamp,
             _ => Str,
         }
     }
@@ -69,9 +76,9 @@ impl Kind {
                 IntText::Int(_) => Kind::Int,
                 _ => Kind::Int.merge(classify(field)),
             },
-            Kind::Timestamp => {
+            Kind::Timestamp | Kind::Date => {
                 if is_timestamp(field) {
-                    Kind::Timestamp
+                    self.merge(classify(field))
                 } else {
                     Kind::Str
                 }
@@ -88,6 +95,7 @@ impl Kind {
             Kind::Int => DataType::Int,
             Kind::Float => DataType::Float,
             Kind::Timestamp => DataType::Timestamp,
+            Kind::Date => DataType::Date,
         }
     }
 }
@@ -103,7 +111,11 @@ pub(crate) fn classify(field: &[u8]) -> Kind {
     if is_float(field) {
         Kind::Float
     } else if is_timestamp(field) {
-        Kind::Timestamp
+        if crate::types::is_iso_date_shape(field) {
+            Kind::Date
+        } else {
+            Kind::Timestamp
+        }
     } else {
         Kind::Str
     }
@@ -504,7 +516,7 @@ mod tests {
             ("--inf", Str),
             ("0099999999999999999999", Str),
             ("+1.5", Str),
-            ("2013-01-01", Timestamp),
+            ("2013-01-01", Date),
             ("2013-01-01 23:59:59", Timestamp),
             ("2013-01-01T23:59:59", Timestamp),
             ("2013-01-01T23:59:59.125Z", Timestamp),
@@ -543,7 +555,10 @@ mod tests {
             (&["2013-01-01", "5"], Str),
             (&["5", "2013-01-01"], Str),
             (&["2013-01-01", "1.5"], Str),
-            (&["", "2013-01-01", ""], Timestamp),
+            (&["", "2013-01-01", ""], Date),
+            (&["2013-01-01", "2012-02-29"], Date),
+            (&["2013-01-01", "2013-02-30"], Str),
+            (&["2013-01-01 10:00:00", "2013-01-02"], Timestamp),
             (&["1", " 2"], Str),
             (&["1", "nan"], Float),
             (&["-inf", "1"], Float),
@@ -556,7 +571,7 @@ mod tests {
     #[test]
     fn merge_is_a_join() {
         use Kind::*;
-        let all = [Empty, Int, Float, Timestamp, Str];
+        let all = [Empty, Int, Float, Date, Timestamp, Str];
         for a in all {
             assert_eq!(a.merge(Empty), a);
             assert_eq!(a.merge(a), a);
@@ -570,6 +585,9 @@ mod tests {
         }
         assert_eq!(Int.merge(Float), Float);
         assert_eq!(Timestamp.merge(Int), Str);
+        assert_eq!(Date.merge(Timestamp), Timestamp);
+        assert_eq!(Date.merge(Int), Str);
+        assert_eq!(Date.data_type(), DataType::Date);
         assert_eq!(Empty.data_type(), DataType::Null);
     }
 

@@ -840,6 +840,9 @@ impl Bounds {
                 };
                 ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
             }
+            (DataType::Date, A::Date32, S::Int32(v)) if date => {
+                ints(v.min_opt().map(|&x| x.into()), v.max_opt().map(|&x| x.into()))
+            }
             (DataType::Timestamp, A::Date32, S::Int32(v)) if date => {
                 let micros = |d: i32| i64::from(d).checked_mul(86_400_000_000);
                 ints(v.min_opt().and_then(|&x| micros(x)), v.max_opt().and_then(|&x| micros(x)))
@@ -921,6 +924,10 @@ impl Bounds {
                 (Bound::Int(b), Constant::Str(s), DataType::Timestamp) => {
                     crate::types::parse_timestamp(s.trim()).map(|t| b.cmp(&t))
                 }
+                // A day against a date's or timestamp's text: the text's
+                // day (as the binder casts it).
+                (Bound::Int(b), Constant::Str(s), DataType::Date) => crate::types::parse_timestamp(s.trim())
+                    .map(|t| b.cmp(&crate::types::timestamp_to_date(t))),
                 (Bound::Str(b), Constant::Str(s), DataType::Str) => {
                     Some(b.as_slice().cmp(s.as_bytes()))
                 }

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::sql::ast::{self, ExprKind, Literal, SelectItem, TypeName, UnaryOp};
 use crate::store::{Field, Partition, Table};
-use crate::types::{DataType, TimestampFormat, Value, parse_timestamp};
+use crate::types::{
+    DataType, MICROS_PER_DAY, TimestampFormat, Value, parse_timestamp,
+    timestamp_to_date,
+};
 
 use super::eval::{NoRow, eval};
 use super::expr::{
@@ -556,6 +559,10 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "date_trunc",
     "datediff",
     "datepart",
+    "day",
+    "dayofmonth",
+    "dayofweek",
+    "dayofyear",
     "degrees",
     "ends_with",
     "exp",
@@ -563,8 +570,10 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "floor",
     "greatest",
     "group_concat",
+    "hour",
     "ifnull",
     "instr",
+    "isodow",
     "lcase",
     "least",
     "left",
@@ -584,8 +593,10 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "median",
     "min",
     "min_by",
+    "minute",
     "mod",
     "mode",
+    "month",
     "nullif",
     "percentile_cont",
     "percentile_disc",
@@ -595,6 +606,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "quantile",
     "quantile_cont",
     "quantile_disc",
+    "quarter",
     "radians",
     "random",
     "regexp_replace",
@@ -608,6 +620,7 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "round",
     "rpad",
     "rtrim",
+    "second",
     "sign",
     "sin",
     "split_part",
@@ -635,6 +648,8 @@ pub const FUNCTION_NAMES: &[&str] = &[
     "var_pop",
     "var_samp",
     "variance",
+    "week",
+    "weekofyear",
     "year",
 ];
 
@@ -887,11 +902,14 @@ impl Binder<'_> {
                 negated,
             } => {
                 let x = self.bind(expr, ctx)?;
+                let bound = list
+                    .iter()
+                    .map(|item| self.bind(item, ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut x = widen_date(x, &bound);
                 let mut items = Vec::with_capacity(list.len());
-                let mut x = x;
-                for item in list {
-                    let (nx, ni) =
-                        self.coerce_comparison(x, self.bind(item, ctx)?, item.span.start)?;
+                for (item, src) in bound.into_iter().zip(list) {
+                    let (nx, ni) = self.coerce_comparison(x, item, src.span.start)?;
                     x = nx;
                     items.push(ni);
                 }
@@ -908,8 +926,10 @@ impl Binder<'_> {
                 negated,
             } => {
                 let x = self.bind(expr, ctx)?;
-                let (x, lo) = self.coerce_comparison(x, self.bind(low, ctx)?, low.span.start)?;
-                let (x, hi) = self.coerce_comparison(x, self.bind(high, ctx)?, high.span.start)?;
+                let (lo, hi) = (self.bind(low, ctx)?, self.bind(high, ctx)?);
+                let x = widen_date(x, &[lo.clone(), hi.clone()]);
+                let (x, lo) = self.coerce_comparison(x, lo, low.span.start)?;
+                let (x, hi) = self.coerce_comparison(x, hi, high.span.start)?;
                 let (op_lo, op_hi, join) = if *negated {
                     (BinaryOp::Lt, BinaryOp::Gt, BinaryOp::Or)
                 } else {
@@ -1034,32 +1054,16 @@ impl Binder<'_> {
                 let part = DatePart::parse(&field.name)
                     .ok_or_else(|| Error::plan_at(unknown_part(&field.name), field.span.start))?;
                 let ts = self.bind(expr, ctx)?;
-                let ts = self.expect_type(ts, DataType::Timestamp, expr, "extract()")?;
+                let ts = self.timestamp_arg(ts, expr, "extract()")?;
                 extract_call(part, ts)
             }
             ExprKind::Cast { expr, to, try_cast } => {
                 let inner = self.bind(expr, ctx)?;
-                if *to == TypeName::Date {
-                    // A date is the timestamp of its midnight.
-                    let as_ts = ast::Expr {
-                        kind: ExprKind::Cast {
-                            expr: expr.clone(),
-                            to: TypeName::Timestamp,
-                            try_cast: *try_cast,
-                        },
-                        span: e.span,
-                    };
-                    let ts = self.bind(&as_ts, ctx)?;
-                    return Ok(fold(Expr::Call {
-                        func: Func::DateTrunc(TruncUnit::Day),
-                        args: vec![ts],
-                        dtype: DataType::Timestamp,
-                    }));
-                }
                 let to = match to {
                     TypeName::Int => DataType::Int,
                     TypeName::Float => DataType::Float,
-                    TypeName::Timestamp | TypeName::Date => DataType::Timestamp,
+                    TypeName::Timestamp => DataType::Timestamp,
+                    TypeName::Date => DataType::Date,
                     TypeName::Str => DataType::Str,
                     TypeName::Bool => DataType::Bool,
                 };
@@ -1069,6 +1073,7 @@ impl Binder<'_> {
                     || to == DataType::Str
                     || from == DataType::Str
                     || (from.is_numeric() && to.is_numeric())
+                    || (from.is_temporal() && to.is_temporal())
                     || (from == DataType::Bool && to == DataType::Int)
                     || (from == DataType::Int && to == DataType::Bool);
                 if !ok {
@@ -1109,9 +1114,11 @@ impl Binder<'_> {
     }
 
     /// Makes two operands comparable: numbers with numbers, a string
-    /// literal with a timestamp becomes a timestamp literal, NULL adopts
+    /// literal with a timestamp becomes a timestamp literal (with a date, a
+    /// date literal), a date with a timestamp is its midnight, NULL adopts
     /// the other side's type.
     fn coerce_comparison(&self, l: Expr, r: Expr, at: usize) -> Result<(Expr, Expr)> {
+        let (l, r) = self.date_comparison(l, r, at)?;
         let (lt, rt) = (l.dtype(), r.dtype());
         if is_null_literal(&r) {
             return Ok((l, retype_null(r, lt)));
@@ -1152,6 +1159,42 @@ impl Binder<'_> {
         Err(Error::plan_at(format!("cannot compare {lt} with {rt}"), at))
     }
 
+    /// A date compared with a timestamp or a string literal: a string
+    /// literal becomes a date literal (a timestamp's text its day, as
+    /// DuckDB casts the literal to the date's type), a timestamp constant
+    /// at midnight a date constant (so a date column is compared as the
+    /// integers it stores), and otherwise the date is widened to its
+    /// midnight, as DuckDB compares them. Other operands pass unchanged.
+    fn date_comparison(&self, l: Expr, r: Expr, at: usize) -> Result<(Expr, Expr)> {
+        let (lt, rt) = (l.dtype(), r.dtype());
+        if lt == DataType::Date && rt != DataType::Date {
+            let (r, l) = self.date_comparison(r, l, at)?;
+            return Ok((l, r));
+        }
+        if rt != DataType::Date || !matches!(lt, DataType::Timestamp | DataType::Str) {
+            return Ok((l, r));
+        }
+        let constant = fold(l.clone());
+        match constant.as_literal() {
+            Some(Value::Str(s)) => match parse_timestamp(s.trim()) {
+                Some(t) => Ok((
+                    Expr::literal(Value::Date(timestamp_to_date(t)), DataType::Date),
+                    r,
+                )),
+                None => Err(Error::plan_at(
+                    format!("\"{s}\" is not a date (expected YYYY-MM-DD)"),
+                    at,
+                )),
+            },
+            Some(Value::Timestamp(t)) if t.rem_euclid(MICROS_PER_DAY) == 0 => Ok((
+                Expr::literal(Value::Date(timestamp_to_date(*t)), DataType::Date),
+                r,
+            )),
+            _ if lt == DataType::Timestamp => Ok((l, to_timestamp(r))),
+            _ => Ok((l, r)),
+        }
+    }
+
     fn bind_binary(
         &self,
         op: BinaryOp,
@@ -1164,7 +1207,7 @@ impl Binder<'_> {
             ExprKind::Literal(Literal::Interval(m)) => Some(m),
             _ => None,
         };
-        // Timestamp ± months, by the calendar: on a constant for now.
+        // Timestamp (or date) ± months, by the calendar.
         let months = |e: &ast::Expr| match e.kind {
             ExprKind::Literal(Literal::Months(n)) => Some(n),
             _ => None,
@@ -1178,7 +1221,7 @@ impl Binder<'_> {
             if let Some(ts_src) = ts {
                 let n = n.ok_or_else(|| Error::plan_at("interval out of range", at))?;
                 let ts = self.bind(ts_src, ctx)?;
-                let ts = fold(self.expect_type(ts, DataType::Timestamp, ts_src, "interval arithmetic")?);
+                let ts = fold(self.timestamp_arg(ts, ts_src, "interval arithmetic")?);
                 return match ts.as_literal() {
                     Some(Value::Timestamp(t)) => {
                         let shifted = super::eval::add_months(*t, n)
@@ -1186,10 +1229,11 @@ impl Binder<'_> {
                         Ok(Expr::literal(Value::Timestamp(shifted), DataType::Timestamp))
                     }
                     Some(Value::Null) => Ok(Expr::literal(Value::Null, DataType::Timestamp)),
-                    _ => Err(Error::plan_at(
-                        "months and years can only be added to a constant date for now (DATE '1994-01-01' + INTERVAL '3' MONTH)",
-                        at,
-                    )),
+                    _ => Ok(Expr::Call {
+                        func: Func::AddMonths(n),
+                        args: vec![ts],
+                        dtype: DataType::Timestamp,
+                    }),
                 };
             }
         }
@@ -1197,7 +1241,7 @@ impl Binder<'_> {
         if matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
             if let Some(m) = interval(right) {
                 let l = self.bind(left, ctx)?;
-                let l = self.expect_type(l, DataType::Timestamp, left, "interval arithmetic")?;
+                let l = self.timestamp_arg(l, left, "interval arithmetic")?;
                 return Ok(Expr::Binary {
                     op,
                     left: Box::new(l),
@@ -1207,7 +1251,7 @@ impl Binder<'_> {
             }
             if let (Some(m), BinaryOp::Plus) = (interval(left), op) {
                 let r = self.bind(right, ctx)?;
-                let r = self.expect_type(r, DataType::Timestamp, right, "interval arithmetic")?;
+                let r = self.timestamp_arg(r, right, "interval arithmetic")?;
                 return Ok(Expr::Binary {
                     op,
                     left: Box::new(r),
@@ -1243,7 +1287,12 @@ impl Binder<'_> {
                     (l, r)
                 };
                 let (lt, rt) = (l.dtype(), r.dtype());
-                let dtype = match (lt, rt) {
+                let dtype = match (lt, rt, op) {
+                    // A date ± days is a date; date − date is days.
+                    (DataType::Date, DataType::Int, BinaryOp::Plus | BinaryOp::Minus)
+                    | (DataType::Int, DataType::Date, BinaryOp::Plus) => DataType::Date,
+                    (DataType::Date, DataType::Date, BinaryOp::Minus) => DataType::Int,
+                    _ => match (lt, rt) {
                     (DataType::Int, DataType::Int) => DataType::Int,
                     (a, b) if a.is_numeric() && b.is_numeric() => DataType::Float,
                     _ => {
@@ -1252,6 +1301,7 @@ impl Binder<'_> {
                             at,
                         ));
                     }
+                    },
                 };
                 Ok(bin(op, l, r, dtype))
             }
@@ -1557,6 +1607,11 @@ impl Binder<'_> {
             if matches!(lname.as_str(), "bool_and" | "bool_or") {
                 arg = self.expect_type(arg, DataType::Bool, &args[0], &format!("{lname}()"))?;
             }
+            if matches!(func, AggFunc::QuantileCont(_)) && arg.dtype() == DataType::Date {
+                // Between two dates lies a time of day: DuckDB's median of
+                // dates is a timestamp.
+                arg = to_timestamp(arg);
+            }
             let t = arg.dtype();
             let numeric = |e: &Expr| e.dtype().is_numeric() || is_null_literal(e);
             let needs_number = |e: &Expr, text: &ast::Expr| -> Result<()> {
@@ -1651,15 +1706,19 @@ impl Binder<'_> {
             }
         };
         let (func, dtype) = match lname.as_str() {
+            // DuckDB's one-part shorthands: month(ts) is
+            // extract(month FROM ts).
+            "quarter" | "month" | "week" | "weekofyear" | "day" | "dayofmonth" | "dayofweek"
+            | "dayofyear" | "isodow" | "hour" | "minute" | "second" => {
+                arity(1..=1)?;
+                let part = DatePart::parse(&lname).expect("a part name");
+                let ts = self.timestamp_arg(bound.remove(0), &args[0], &format!("{lname}()"))?;
+                return Ok(extract_call(part, ts));
+            }
             "year" | "to_year" => {
                 arity(1..=1)?;
                 let a = bound.remove(0);
-                bound.push(self.expect_type(
-                    a,
-                    DataType::Timestamp,
-                    &args[0],
-                    &format!("{lname}()"),
-                )?);
+                bound.push(self.timestamp_arg(a, &args[0], &format!("{lname}()"))?);
                 (Func::Year, DataType::Int)
             }
             "date_trunc" => {
@@ -1679,7 +1738,7 @@ impl Binder<'_> {
                     }
                 };
                 let ts = bound.remove(1);
-                let ts = self.expect_type(ts, DataType::Timestamp, &args[1], "date_trunc()")?;
+                let ts = self.timestamp_arg(ts, &args[1], "date_trunc()")?;
                 bound = vec![ts];
                 (Func::DateTrunc(unit), DataType::Timestamp)
             }
@@ -1779,8 +1838,7 @@ impl Binder<'_> {
                     }
                 };
                 let ts = bound.remove(1);
-                let ts =
-                    self.expect_type(ts, DataType::Timestamp, &args[1], &format!("{lname}()"))?;
+                let ts = self.timestamp_arg(ts, &args[1], &format!("{lname}()"))?;
                 return Ok(extract_call(part, ts));
             }
             "strptime" | "try_strptime" => {
@@ -2046,8 +2104,12 @@ impl Binder<'_> {
     }
 
     /// A timestamp argument; a string literal is read as a timestamp, as in
-    /// a comparison.
+    /// a comparison, and a date is its midnight (as DuckDB takes a date in
+    /// `date_trunc`, `extract` and interval arithmetic).
     fn timestamp_arg(&self, e: Expr, src: &ast::Expr, what: &str) -> Result<Expr> {
+        if e.dtype() == DataType::Date {
+            return Ok(fold(to_timestamp(e)));
+        }
         if let Some(Value::Str(text)) = e.as_literal() {
             return match parse_timestamp(text.trim()) {
                 Some(t) => Ok(Expr::literal(Value::Timestamp(t), DataType::Timestamp)),
@@ -2109,6 +2171,7 @@ fn unify_types(items: Vec<(Expr, usize)>, what: &str) -> Result<(Vec<Expr>, Data
             None => t,
             Some(d) if d == t => d,
             Some(d) if d.is_numeric() && t.is_numeric() => DataType::Float,
+            Some(d) if d.is_temporal() && t.is_temporal() => DataType::Timestamp,
             Some(d) => {
                 return Err(Error::plan_at(
                     format!("{what} have different types: {d} and {t}"),
@@ -2135,6 +2198,35 @@ fn unify_types(items: Vec<(Expr, usize)>, what: &str) -> Result<(Vec<Expr>, Data
         })
         .collect();
     Ok((unified, dtype))
+}
+
+/// `x` compared with each of `others` (IN, BETWEEN): a date is widened to
+/// its midnight up front when one of them is a timestamp other than a
+/// midnight constant, so that every
+/// comparison sees the same left side (comparing one by one would widen it
+/// halfway through the list).
+fn widen_date(x: Expr, others: &[Expr]) -> Expr {
+    if x.dtype() != DataType::Date {
+        return x;
+    }
+    let timestamp = others.iter().any(|o| match fold(o.clone()).as_literal() {
+        Some(Value::Timestamp(t)) => t.rem_euclid(MICROS_PER_DAY) != 0,
+        Some(_) => false,
+        None => o.dtype() == DataType::Timestamp,
+    });
+    if timestamp { to_timestamp(x) } else { x }
+}
+
+/// A date widened to the timestamp of its midnight.
+fn to_timestamp(e: Expr) -> Expr {
+    if is_null_literal(&e) {
+        return Expr::literal(Value::Null, DataType::Timestamp);
+    }
+    Expr::Cast {
+        expr: Box::new(e),
+        dtype: DataType::Timestamp,
+        try_cast: false,
+    }
 }
 
 fn at_least_one(fname: &str, at: usize) -> Error {

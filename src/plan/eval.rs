@@ -19,8 +19,8 @@ use super::expr::BinaryOp;
 use crate::error::{Error, Result};
 use crate::kernel::like::LikePattern;
 use crate::types::{
-    DataType, MICROS_PER_DAY, Value, civil_from_days, days_from_civil, format_timestamp,
-    parse_timestamp, timestamp_year,
+    DataType, MICROS_PER_DAY, Value, civil_from_days, date_to_timestamp, days_from_civil,
+    format_timestamp, parse_timestamp, timestamp_to_date, timestamp_year,
 };
 
 use super::expr::{
@@ -237,6 +237,11 @@ pub fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
         }
         (Value::Timestamp(a), Value::Int(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
         (Value::Int(a), Value::Timestamp(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
+        // A date ± days; date − date in days (the binder allows no other).
+        (Value::Date(a), Value::Int(b)) | (Value::Int(a), Value::Date(b)) => {
+            int_arith(op, *a, *b).map(Value::Date)
+        }
+        (Value::Date(a), Value::Date(b)) => int_arith(op, *a, *b).map(Value::Int),
         _ => match (l.as_f64(), r.as_f64()) {
             (Some(a), Some(b)) => float_arith(op, a, b).map(Value::Float),
             _ => Err(Error::Internal(format!(
@@ -470,6 +475,9 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
             _ => Value::Null,
         },
         (Func::Year, Value::Timestamp(t)) => Value::Int(timestamp_year(*t)),
+        (Func::AddMonths(n), Value::Timestamp(t)) => {
+            Value::Timestamp(add_months(*t, *n).ok_or_else(timestamp_out_of_range)?)
+        }
         (Func::DateTrunc(unit), Value::Timestamp(t)) => {
             Value::Timestamp(date_trunc(*unit, *t).ok_or_else(timestamp_out_of_range)?)
         }
@@ -854,6 +862,15 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
         (Value::Str(s), DataType::Float) => Value::Float(s.trim().parse().map_err(|_| fail())?),
         (Value::Str(s), DataType::Timestamp) => {
             Value::Timestamp(parse_timestamp(s.trim()).ok_or_else(fail)?)
+        }
+        // A date's text, or a timestamp's: its day (as DuckDB casts
+        // '2013-09-01 10:00:00' to DATE).
+        (Value::Str(s), DataType::Date) => {
+            Value::Date(timestamp_to_date(parse_timestamp(s.trim()).ok_or_else(fail)?))
+        }
+        (Value::Timestamp(t), DataType::Date) => Value::Date(timestamp_to_date(*t)),
+        (Value::Date(d), DataType::Timestamp) => {
+            Value::Timestamp(date_to_timestamp(*d).ok_or_else(fail)?)
         }
         (Value::Str(s), DataType::Bool) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "t" | "yes" | "1" => Value::Bool(true),

@@ -206,6 +206,11 @@ pub enum Func {
     /// `random()`: a float uniform in [0, 1), drawn anew for every row
     /// (never folded to a constant).
     Random,
+    /// `ts + INTERVAL 'n' MONTH` on a timestamp that is not a constant:
+    /// the timestamp moved by `n` calendar months (negative for `-`), the
+    /// day of the month kept or, past the new month's end, its last day
+    /// (PostgreSQL's and DuckDB's rule).
+    AddMonths(i64),
 }
 
 /// The longest string (in bytes) a string function may build: 1 MiB. A
@@ -1609,6 +1614,7 @@ fn func_name(func: &Func) -> &'static str {
     match func {
         Func::Year => "year",
         Func::DateTrunc(_) => "date_trunc",
+        Func::AddMonths(_) => "add_months",
         Func::Floor => "floor",
         Func::Ceil => "ceil",
         Func::Round => "round",
@@ -1655,6 +1661,7 @@ impl fmt::Display for Expr {
                 Value::Null => f.write_str("NULL"),
                 Value::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
                 Value::Timestamp(_) => write!(f, "TIMESTAMP '{value}'"),
+                Value::Date(_) => write!(f, "DATE '{value}'"),
                 v if *dtype == DataType::Timestamp => write!(f, "INTERVAL '{v} microseconds'"),
                 v => write!(f, "{v}"),
             },
@@ -1719,6 +1726,9 @@ impl fmt::Display for Expr {
                 write!(f, "{}(", func_name(func))?;
                 match func {
                     Func::DateTrunc(unit) => write!(f, "'{}', ", unit.name())?,
+                    Func::AddMonths(n) => {
+                        return write!(f, "{}, {n})", args.first().map_or(String::new(), |a| a.to_string()));
+                    }
                     Func::Extract(part) | Func::DateDiff(part) => {
                         write!(f, "'{}', ", part.name())?
                     }

@@ -1971,13 +1971,15 @@ impl<'a> Parser<'a> {
         Ok((close.rest, Expr { kind, span }))
     }
 
-    /// `INTERVAL 'text' [unit]` after `INTERVAL`.
+    /// `INTERVAL 'text' [unit]` or `INTERVAL n unit` after `INTERVAL`.
     fn interval(&self, interval: Token<'a>) -> PResult<'a, Expr> {
         let s = self.next(interval.rest)?;
-        let Tok::Str(raw) = s.tok else {
-            return Err(expected(s, "an interval string such as '1 day'"));
+        let text = match s.tok {
+            Tok::Str(raw) => unescape(raw, '\''),
+            // DuckDB's `INTERVAL 3 DAY`: a bare number takes a unit.
+            Tok::Number(n) if matches!(self.next(s.rest)?.tok, Tok::Word(_)) => n.to_string(),
+            _ => return Err(expected(s, "an interval string such as '1 day'")),
         };
-        let text = unescape(raw, '\'');
         let mut rest = s.rest;
         let mut unit = None;
         if let Some(months) = calendar_months(&text) {
@@ -2244,6 +2246,10 @@ mod tests {
         ("INTERVAL '1 day'", Literal::Interval(86_400_000_000)),
         ("INTERVAL '90 minutes'", Literal::Interval(5_400_000_000)),
         ("INTERVAL '2' HOUR", Literal::Interval(7_200_000_000)),
+        ("INTERVAL 2 HOUR", Literal::Interval(7_200_000_000)),
+        ("INTERVAL 3 DAYS", Literal::Interval(259_200_000_000)),
+        ("INTERVAL 1.5 HOURS", Literal::Interval(5_400_000_000)),
+        ("INTERVAL 2 YEAR", Literal::Months(24)),
         ("interval '2' hours", Literal::Interval(7_200_000_000)),
         (
             "INTERVAL '1 hour 30 minutes'",

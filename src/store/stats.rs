@@ -75,6 +75,7 @@ impl IntStats {
     pub fn zone(&self, dtype: DataType) -> ZoneMap {
         let wrap = |v: i64| match dtype {
             DataType::Timestamp => Value::Timestamp(v),
+            DataType::Date => Value::Date(v),
             _ => Value::Int(v),
         };
         ZoneMap {

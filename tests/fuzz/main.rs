@@ -356,6 +356,7 @@ fn fits(v: &Value, t: DataType) -> bool {
             | (Value::Float(_), DataType::Float)
             | (Value::Str(_), DataType::Str)
             | (Value::Timestamp(_), DataType::Timestamp)
+            | (Value::Date(_), DataType::Date)
             | (Value::Bool(_), DataType::Bool)
     )
 }

@@ -32,7 +32,7 @@ impl Ty {
         match t {
             DataType::Int => Ty::Int,
             DataType::Float => Ty::Float,
-            DataType::Timestamp => Ty::Ts,
+            DataType::Timestamp | DataType::Date => Ty::Ts,
             DataType::Str | DataType::Null => Ty::Str,
             DataType::Bool => Ty::Bool,
         }

@@ -46,7 +46,7 @@ use katydid::sql::ast::{
     BinaryOp, Expr, ExprKind, FromItem, Literal, OrderByItem, Select, SelectItem, Span, UnaryOp,
 };
 use katydid::store::Table;
-use katydid::types::{parse_timestamp, timestamp_year};
+use katydid::types::{MICROS_PER_DAY, parse_date, parse_timestamp, timestamp_year};
 
 /// An evaluation or resolution error; the message is informative only.
 pub type RefError = String;
@@ -496,7 +496,13 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
                 Some(DataType::Bool)
             } else {
                 let (l, r) = (static_type(left, table), static_type(right, table));
-                if l == Some(DataType::Float) || r == Some(DataType::Float) {
+                let date = Some(DataType::Date);
+                if l == date && r == date {
+                    // date - date: days.
+                    Some(DataType::Int)
+                } else if l == date || r == date {
+                    date
+                } else if l == Some(DataType::Float) || r == Some(DataType::Float) {
                     Some(DataType::Float)
                 } else {
                     l.or(r)
@@ -560,14 +566,14 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
                 "string_agg" | "listagg" => Some(DataType::Str),
                 "percentile_cont" => {
                     match order_by.first().and_then(|o| static_type(&o.expr, table)) {
-                        Some(DataType::Timestamp) => Some(DataType::Timestamp),
+                        Some(DataType::Timestamp | DataType::Date) => Some(DataType::Timestamp),
                         _ => Some(DataType::Float),
                     }
                 }
                 "percentile_disc" => order_by.first().and_then(|o| static_type(&o.expr, table)),
                 "median" | "quantile_cont" => {
                     match args.first().and_then(|a| static_type(a, table)) {
-                        Some(DataType::Timestamp) => Some(DataType::Timestamp),
+                        Some(DataType::Timestamp | DataType::Date) => Some(DataType::Timestamp),
                         _ => Some(DataType::Float),
                     }
                 }
@@ -590,9 +596,8 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
         ExprKind::Cast { to, .. } => Some(match to {
             katydid::sql::ast::TypeName::Int => DataType::Int,
             katydid::sql::ast::TypeName::Float => DataType::Float,
-            katydid::sql::ast::TypeName::Timestamp | katydid::sql::ast::TypeName::Date => {
-                DataType::Timestamp
-            }
+            katydid::sql::ast::TypeName::Timestamp => DataType::Timestamp,
+            katydid::sql::ast::TypeName::Date => DataType::Date,
             katydid::sql::ast::TypeName::Str => DataType::Str,
             katydid::sql::ast::TypeName::Bool => DataType::Bool,
         }),
@@ -636,9 +641,17 @@ fn from_truth(t: Option<bool>) -> Value {
 fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
     use Value::*;
     let ts = |s: &str| parse_timestamp(s).ok_or_else(|| format!("bad timestamp literal {s:?}"));
+    // A date is its midnight (against a timestamp).
+    let day = |d: i64| i128::from(d) * i128::from(MICROS_PER_DAY);
     Ok(match (a, b) {
         (Timestamp(x), Str(s)) => x.cmp(&ts(s)?),
         (Str(s), Timestamp(x)) => ts(s)?.cmp(x),
+        // A string literal is cast to a date: a timestamp's text is its day.
+        (Date(d), Str(s)) => d.cmp(&ts(s)?.div_euclid(MICROS_PER_DAY)),
+        (Str(s), Date(d)) => ts(s)?.div_euclid(MICROS_PER_DAY).cmp(d),
+        (Date(x), Timestamp(y)) => day(*x).cmp(&i128::from(*y)),
+        (Timestamp(x), Date(y)) => i128::from(*x).cmp(&day(*y)),
+        (Date(x), Date(y)) => x.cmp(y),
         (Int(_) | HugeInt(_) | Float(_), Int(_) | HugeInt(_) | Float(_))
         | (Str(_), Str(_))
         | (Timestamp(_), Timestamp(_))
@@ -651,6 +664,23 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
     use Value::*;
     if a.is_null() || b.is_null() {
         return Ok(Null);
+    }
+    let overflow = || "integer overflow".to_string();
+    match (a, b) {
+        // A date ± days is a date, date − date the days between.
+        (Date(x), Int(y)) if op == BinaryOp::Plus => {
+            return x.checked_add(*y).map(Date).ok_or_else(overflow);
+        }
+        (Date(x), Int(y)) if op == BinaryOp::Minus => {
+            return x.checked_sub(*y).map(Date).ok_or_else(overflow);
+        }
+        (Int(x), Date(y)) if op == BinaryOp::Plus => {
+            return x.checked_add(*y).map(Date).ok_or_else(overflow);
+        }
+        (Date(x), Date(y)) if op == BinaryOp::Minus => {
+            return x.checked_sub(*y).map(Int).ok_or_else(overflow);
+        }
+        _ => {}
     }
     match (a, b) {
         (HugeInt(_), Int(_) | HugeInt(_)) | (Int(_), HugeInt(_)) => {
@@ -810,6 +840,12 @@ fn iso_weeks(y: i64) -> i64 {
 
 /// `extract(part FROM t)` from the contract: PostgreSQL's and DuckDB's
 /// parts, integers except `epoch`.
+/// The timestamp of a date's midnight.
+fn midnight(days: i64) -> Result<i64, RefError> {
+    days.checked_mul(MICROS_PER_DAY)
+        .ok_or_else(|| "date out of the timestamp range".to_string())
+}
+
 fn date_part(part: &str, micros: i64) -> Result<Value, RefError> {
     let c = civil(micros);
     let iso_dow = match weekday(c.year, c.month, c.day) {
@@ -1342,7 +1378,7 @@ impl Evaluator<'_> {
                     }
                     return self.aggregate(&lname, args, *star, *distinct, &rows);
                 }
-                let vals = args
+                let mut vals = args
                     .iter()
                     .map(|a| self.eval(a, ctx))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -1387,6 +1423,17 @@ impl Evaluator<'_> {
                 }
                 if vals.iter().any(Value::is_null) {
                     return Ok(Null);
+                }
+                // Calendar functions take a date as its midnight.
+                if matches!(
+                    lname.as_str(),
+                    "year" | "date_part" | "datepart" | "strftime" | "date_diff" | "datediff"
+                ) {
+                    for v in &mut vals {
+                        if let Date(d) = v {
+                            *v = Timestamp(midnight(*d)?);
+                        }
+                    }
                 }
                 if let Some(v) = string_function(&lname, &vals)? {
                     return Ok(v);
@@ -1453,9 +1500,26 @@ impl Evaluator<'_> {
             ExprKind::Extract { field, expr } => match self.eval(expr, ctx)? {
                 Null => Null,
                 Timestamp(t) => date_part(&field.name, t)?,
+                Date(d) => date_part(&field.name, midnight(d)?)?,
                 v => return Err(format!("extract from {v:?}")),
             },
-            ExprKind::Cast { .. } => return Err("CAST is not supported by the reference".into()),
+            ExprKind::Cast { expr, to, .. } => {
+                use katydid::sql::ast::TypeName;
+                match (self.eval(expr, ctx)?, to) {
+                    (Null, TypeName::Date | TypeName::Timestamp) => Null,
+                    (Str(s), TypeName::Date) => match parse_date(s.trim()) {
+                        Some(d) => Date(d),
+                        None => match parse_timestamp(s.trim()) {
+                            Some(t) => Date(t.div_euclid(MICROS_PER_DAY)),
+                            None => return Err(format!("cannot cast {s:?} to date")),
+                        },
+                    },
+                    (Timestamp(t), TypeName::Date) => Date(t.div_euclid(MICROS_PER_DAY)),
+                    (Date(d), TypeName::Date) => Date(d),
+                    (Date(d), TypeName::Timestamp) => Timestamp(midnight(d)?),
+                    _ => return Err("CAST is supported by the reference only to DATE".into()),
+                }
+            }
         })
     }
 
@@ -1798,6 +1862,8 @@ fn quantile(mut vals: Vec<Value>, f: f64, discrete: bool) -> Result<Value, RefEr
     let hi = (lo + 1).min(n - 1);
     let num = |v: &Value| match v {
         Value::Int(i) | Value::Timestamp(i) => Ok(*i as f64),
+        // A date is its midnight; the answer a timestamp.
+        Value::Date(d) => Ok((*d * MICROS_PER_DAY) as f64),
         Value::Float(x) => Ok(*x),
         v => Err(format!("quantile of {v:?}")),
     };
@@ -1805,7 +1871,7 @@ fn quantile(mut vals: Vec<Value>, f: f64, discrete: bool) -> Result<Value, RefEr
     let frac = pos - lo as f64;
     let at = if frac > 0.0 { a + (b - a) * frac } else { a };
     Ok(match vals[lo] {
-        Value::Timestamp(_) => Value::Timestamp(at.round() as i64),
+        Value::Timestamp(_) | Value::Date(_) => Value::Timestamp(at.round() as i64),
         _ => Value::Float(at),
     })
 }

@@ -368,6 +368,7 @@ fn value_json(v: &Value) -> Json {
                 })
             }),
         Value::Timestamp(t) => json!(katydid::types::format_timestamp(*t)),
+        Value::Date(d) => json!(katydid::types::format_date(*d)),
         Value::Str(s) => json!(s.as_ref()),
     }
 }

@@ -943,6 +943,7 @@ impl Extremum for i64 {
     fn to_value(&self, dtype: DataType) -> Value {
         match dtype {
             DataType::Timestamp => Value::Timestamp(*self),
+            DataType::Date => Value::Date(*self),
             DataType::Bool => Value::Bool(*self != 0),
             _ => Value::Int(*self),
         }
@@ -1069,7 +1070,7 @@ impl Accumulator for MinMax<i64> {
             },
             Input::Scalar(v) => {
                 let x = match v {
-                    Value::Int(i) | Value::Timestamp(i) => *i,
+                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i,
                     Value::Bool(b) => *b as i64,
                     _ => return Ok(()),
                 };
@@ -1348,7 +1349,7 @@ impl DistinctInput for u64 {
     }
     fn scalar(v: &Value) -> Option<u64> {
         Some(match v {
-            Value::Int(i) | Value::Timestamp(i) => *i as u64,
+            Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i as u64,
             Value::Float(f) => canonical_f64_bits(*f),
             Value::Bool(b) => *b as u64,
             _ => return None,

@@ -391,6 +391,7 @@ impl<'a> Array<'a> {
         }
         match &self.data {
             Data::Int(v) if self.dtype == DataType::Timestamp => Value::Timestamp(v[i]),
+            Data::Int(v) if self.dtype == DataType::Date => Value::Date(v[i]),
             Data::Int(v) => Value::Int(v[i]),
             Data::Float(v) => Value::Float(v[i]),
             Data::Bool(v) => Value::Bool(v.get(i)),
@@ -419,10 +420,10 @@ impl<'a> Array<'a> {
     pub fn repeat(dtype: DataType, v: &Value, n: usize) -> Array<'static> {
         let validity = v.is_null().then(|| Bitmap::new(n, false));
         let data = match (dtype, v) {
-            (DataType::Float, Value::Int(x) | Value::Timestamp(x)) => {
+            (DataType::Float, Value::Int(x) | Value::Timestamp(x) | Value::Date(x)) => {
                 Data::Float(Cow::Owned(vec![*x as f64; n]))
             }
-            (_, Value::Int(x) | Value::Timestamp(x)) => Data::Int(vec![*x; n]),
+            (_, Value::Int(x) | Value::Timestamp(x) | Value::Date(x)) => Data::Int(vec![*x; n]),
             (_, Value::Float(x)) => Data::Float(Cow::Owned(vec![*x; n])),
             // Only an integer sum makes a HugeInt, and sums are read by the
             // row evaluator after the merge, never as arrays.
@@ -480,11 +481,11 @@ impl<'a> Array<'a> {
             .any(Value::is_null)
             .then(|| Bitmap::from_fn(n, |i| !values[i].is_null()));
         let data = match dtype {
-            DataType::Int | DataType::Timestamp | DataType::Null => Data::Int(
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Null => Data::Int(
                 values
                     .iter()
                     .map(|v| match v {
-                        Value::Int(i) | Value::Timestamp(i) => *i,
+                        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i,
                         _ => 0,
                     })
                     .collect(),

@@ -26,7 +26,9 @@ use crate::kernel::like::LikePattern;
 use crate::plan::eval::{self, division_by_zero, overflow};
 use crate::plan::{BinaryOp, DatePart, Expr, Func};
 use crate::store::{Bitmap, Code, Column, ColumnData, Partition, with_codes};
-use crate::types::{DataType, Value, cmp_f64, cmp_i64_f64, timestamp_year};
+use crate::types::{
+    DataType, Value, cmp_f64, cmp_i64_f64, date_to_timestamp, timestamp_to_date, timestamp_year,
+};
 
 use super::array::{
     Array, Data, Datum, PartitionRow, Rows, StrBuf, Strs, decode_column, gather_validity,
@@ -227,7 +229,7 @@ enum Scalar<'v> {
 
 fn scalar_of(v: &Value) -> Option<Scalar<'_>> {
     Some(match v {
-        Value::Int(i) | Value::Timestamp(i) => Scalar::Int(*i),
+        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Scalar::Int(*i),
         Value::Float(f) => Scalar::Float(*f),
         // Only a sum makes one, read by the row evaluator; never here.
         Value::HugeInt(v) => Scalar::Float(*v as f64),
@@ -279,6 +281,7 @@ fn unreachable_scalars() -> Result<Array<'static>> {
 fn retype(v: Value, dtype: DataType) -> Value {
     match (v, dtype) {
         (Value::Int(i), DataType::Timestamp) => Value::Timestamp(i),
+        (Value::Int(i), DataType::Date) => Value::Date(i),
         (v, _) => v,
     }
 }
@@ -590,7 +593,7 @@ macro_rules! with_f64 {
 
 fn operand<'d>(d: &'d Datum<'_>) -> Result<Operand<'d>> {
     Ok(match d {
-        Datum::Scalar(Value::Int(i) | Value::Timestamp(i)) => Operand::Int(*i),
+        Datum::Scalar(Value::Int(i) | Value::Timestamp(i) | Value::Date(i)) => Operand::Int(*i),
         Datum::Scalar(Value::Float(f)) => Operand::Float(*f),
         Datum::Array(a) => match &a.data {
             Data::Int(v) => Operand::Ints(v),
@@ -687,7 +690,7 @@ fn in_list<'a>(a: &Array<'a>, items: &[&Value], negated: bool) -> Array<'a> {
             let mut ks: Vec<i64> = items
                 .iter()
                 .filter_map(|x| match x {
-                    Value::Int(i) | Value::Timestamp(i) => Some(*i),
+                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Some(*i),
                     _ => None,
                 })
                 .collect();
@@ -817,7 +820,7 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
     let mut valid = vec![true; n];
     let value_at = |d: &Datum<'a>, i: usize| -> Value { d.value(i) };
     let data = match dtype {
-        DataType::Int | DataType::Timestamp | DataType::Null => {
+        DataType::Int | DataType::Timestamp | DataType::Date | DataType::Null => {
             let mut out = vec![0i64; n];
             for (pos, d) in &pieces {
                 for (i, &p) in pos.iter().enumerate() {
@@ -831,7 +834,9 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
                             valid[p as usize] = validity.as_ref().is_none_or(|b| b.get(i));
                         }
                         _ => match value_at(d, i) {
-                            Value::Int(x) | Value::Timestamp(x) => out[p as usize] = x,
+                            Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => {
+                                out[p as usize] = x
+                            }
                             _ => valid[p as usize] = false,
                         },
                     }
@@ -1204,6 +1209,22 @@ fn cast(a: Array<'_>, to: DataType) -> Result<std::result::Result<Array<'_>, Arr
         }
         (Data::Bool(b), DataType::Int) => {
             Data::Int((0..b.len()).map(|i| b.get(i) as i64).collect())
+        }
+        // A timestamp's day; a date's midnight (checked: a date past
+        // ±292,000 years has no timestamp).
+        (Data::Int(v), DataType::Date) if a.dtype == DataType::Timestamp => {
+            Data::Int(v.iter().map(|&t| timestamp_to_date(t)).collect())
+        }
+        (Data::Int(v), DataType::Timestamp) if a.dtype == DataType::Date => {
+            let mut out = Vec::with_capacity(v.len());
+            for (i, &d) in v.iter().enumerate() {
+                match date_to_timestamp(d) {
+                    Some(t) => out.push(t),
+                    None if validity.as_ref().is_some_and(|b| !b.get(i)) => out.push(0),
+                    None => return Ok(Err(a)),
+                }
+            }
+            Data::Int(out)
         }
         (Data::Int(v), DataType::Bool) if a.dtype == DataType::Int => {
             Data::Bool(Bitmap::from_fn(v.len(), |i| v[i] != 0))

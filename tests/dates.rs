@@ -445,3 +445,25 @@ fn parquet_date32_columns_load_as_dates() {
     assert_eq!(types(&db, &sql)[1], DataType::Date);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Windows over dates: a text `lag` default is cast to a date, a
+/// continuous quantile of dates is a timestamp (a time of day between two
+/// dates), a discrete one a date. DuckDB's answers.
+#[test]
+fn windows_over_dates() {
+    for db in databases() {
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT id, lag(d, 1, '2000-01-01') OVER (ORDER BY id), median(d) OVER (), quantile_disc(d, 0.25) OVER () FROM d ORDER BY id"
+            ),
+            [
+                "1|2000-01-01|2013-05-17 12:00:00|2012-02-29",
+                "2|2013-09-01|2013-05-17 12:00:00|2012-02-29",
+                "3|2013-09-05|2013-05-17 12:00:00|2012-02-29",
+                "4|NULL|2013-05-17 12:00:00|2012-02-29",
+                "5|2012-02-29|2013-05-17 12:00:00|2012-02-29",
+            ]
+        );
+    }
+}

@@ -1359,6 +1359,7 @@ fn result_type(call: &Call, arg: Option<DataType>, default: Option<DataType>) ->
         return match func {
             AggFunc::CountDistinct => DataType::Int,
             AggFunc::StringAgg { .. } => DataType::Str,
+            AggFunc::QuantileCont(_) if arg == Some(DataType::Date) => DataType::Timestamp,
             _ => func.result_type(arg.unwrap_or(DataType::Null)),
         };
     }
@@ -1396,6 +1397,11 @@ fn conform(v: Value, dtype: DataType, span: Span) -> Result<Value> {
                 ));
             }
             Value::Int(r as i64)
+        }
+        // A text default of a date or timestamp column is cast to it.
+        (v @ Value::Str(_), DataType::Date | DataType::Timestamp) => {
+            crate::plan::eval::cast(&v, dtype)
+                .map_err(|e| Error::plan_at(e.to_string(), span.start))?
         }
         (v, _) => v,
     })

@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use katydid::sql::ast::{
     Expr, ExprKind, FrameBound, Literal, NamedWindow, OrderByItem, UnaryOp, WindowFrame, WindowSpec,
 };
+use katydid::types::{MICROS_PER_DAY, parse_date, parse_timestamp};
 use katydid::{DataType, Value};
 
 use super::{Col, Ctx, Evaluator, RefError, canonical, children, order_cmp, static_type};
@@ -450,6 +451,15 @@ fn partition(
                         }
                         Value::Int(r as i64)
                     }
+                    // A date or a timestamp's day, as DuckDB casts text.
+                    (Value::Str(t), Some(DataType::Date)) => Value::Date(
+                        parse_date(&t)
+                            .or_else(|| parse_timestamp(&t).map(|m| m.div_euclid(MICROS_PER_DAY)))
+                            .ok_or_else(|| format!("default {t:?}"))?,
+                    ),
+                    (Value::Str(t), Some(DataType::Timestamp)) => Value::Timestamp(
+                        parse_timestamp(&t).ok_or_else(|| format!("default {t:?}"))?,
+                    ),
                     (v, _) => v,
                 });
             }

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::exec::vector::{Array, Data};
 use crate::plan::AggFunc;
-use crate::types::{DataType, Value, cmp_f64};
+use crate::types::{DataType, MICROS_PER_DAY, Value, cmp_f64};
 
 use super::accumulator::{
     Accumulator, Buckets, Gids, Input, downcast, resize, split_vec, take_vec,
@@ -686,6 +686,18 @@ pub fn frame_answer(
             }
             m.finish(func)
         }
+        // Between two dates lies a time of day: the continuous quantile
+        // of dates is a timestamp, as the grouped path makes it.
+        AggFunc::QuantileCont(_) if dtype == DataType::Date => {
+            let mut v: Vec<i64> = x
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Date(d) => d.checked_mul(MICROS_PER_DAY),
+                    _ => None,
+                })
+                .collect();
+            holistic_answer(func, DataType::Timestamp, &mut v)
+        }
         AggFunc::QuantileCont(_)
         | AggFunc::QuantileDisc(_)
         | AggFunc::QuantileDiscDesc(_)
@@ -708,7 +720,7 @@ pub fn frame_answer(
                 let mut v: Vec<i64> = x
                     .iter()
                     .filter_map(|v| match v {
-                        Value::Int(i) | Value::Timestamp(i) => Some(*i),
+                        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Some(*i),
                         Value::Bool(b) => Some(i64::from(*b)),
                         _ => None,
                     })

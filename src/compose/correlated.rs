@@ -363,22 +363,6 @@ enum Shape {
     First,
 }
 
-/// `name(args)`, a plain call.
-fn call(name: &str, args: Vec<Expr>, span: Span) -> Expr {
-    Expr {
-        kind: ExprKind::Function {
-            name: name.into(),
-            args,
-            star: false,
-            distinct: false,
-            filter: None,
-            order_by: Vec::new(),
-            within_group: false,
-        },
-        span,
-    }
-}
-
 fn item(expr: Expr, name: String) -> SelectItem {
     let span = expr.span;
     SelectItem::Expr {
@@ -629,7 +613,9 @@ impl Composer<'_> {
             };
             let single = shape == Shape::Single;
             let value = match shape {
-                Shape::Single | Shape::Any => call("any_value", vec![value.clone()], value.span),
+                Shape::Single | Shape::Any => {
+                    Expr::call("any_value", vec![value.clone()], value.span)
+                }
                 Shape::First | Shape::Aggregate => value.clone(),
             };
             // An outer row without a group gets NULL, except from a bare
@@ -653,7 +639,7 @@ impl Composer<'_> {
                 .collect();
             projection.push(item(value, "__v".into()));
             if single {
-                let mut star = call("count", Vec::new(), e.span);
+                let mut star = Expr::call("count", Vec::new(), e.span);
                 if let ExprKind::Function { star: s, .. } = &mut star.kind {
                     *s = true;
                 }
@@ -671,7 +657,7 @@ impl Composer<'_> {
                 };
                 let number = Expr {
                     kind: ExprKind::Window {
-                        call: Box::new(call("row_number", Vec::new(), span)),
+                        call: Box::new(Expr::call("row_number", Vec::new(), span)),
                         window: Box::new(window),
                     },
                     span,
@@ -762,7 +748,7 @@ impl Composer<'_> {
                     kind: ExprKind::Literal(crate::sql::ast::Literal::Int(0)),
                     span,
                 };
-                call("coalesce", vec![Expr { kind: column, span }, zero], span).kind
+                Expr::call("coalesce", vec![Expr { kind: column, span }, zero], span).kind
             } else {
                 column
             };

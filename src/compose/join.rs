@@ -1139,18 +1139,7 @@ fn merged_column(name: &str, holders: &[usize], inputs: &[Input], span: Span) ->
             span,
         })
         .collect();
-    Expr {
-        kind: ExprKind::Function {
-            name: "coalesce".into(),
-            args,
-            star: false,
-            distinct: false,
-            filter: None,
-            order_by: Vec::new(),
-            within_group: false,
-        },
-        span,
-    }
+    Expr::call("coalesce", args, span)
 }
 
 /// Rewrites the bare references in `e` to a merged USING column

@@ -594,6 +594,23 @@ pub struct Expr {
 }
 
 impl Expr {
+    /// `name(args)`: a plain call (no `*`, DISTINCT, FILTER or ORDER BY),
+    /// as the planner writes calls of its own.
+    pub fn call(name: &str, args: Vec<Expr>, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Function {
+                name: name.into(),
+                args,
+                star: false,
+                distinct: false,
+                filter: None,
+                order_by: Vec::new(),
+                within_group: false,
+            },
+            span,
+        }
+    }
+
     /// The direct subexpressions (not those inside a subquery), in
     /// source order: what a walk over the tree visits below this node.
     pub fn children(&self) -> Vec<&Expr> {

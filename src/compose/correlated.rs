@@ -754,7 +754,7 @@ impl Composer<'_> {
             };
             return Ok(());
         }
-        for child in super::children_mut(e) {
+        for child in e.children_mut() {
             self.scalar(
                 child, outer, domain, rejecting, scope, joins, tables, scanned,
             )?;
@@ -955,10 +955,7 @@ fn has_count(e: &Expr) -> bool {
     {
         return true;
     }
-    let mut copy = e.clone();
-    super::children_mut(&mut copy)
-        .into_iter()
-        .any(|c| has_count(c))
+    e.children().into_iter().any(has_count)
 }
 
 /// Where (span starts) the scalar subqueries are that are an operand of a
@@ -998,8 +995,7 @@ fn is_aggregate(e: &Expr) -> bool {
         _ => {
             let mut any = false;
             let mut plain = false;
-            let mut copy = e.clone();
-            for c in super::children_mut(&mut copy) {
+            for c in e.children() {
                 if is_aggregate(c) {
                     any = true;
                 } else if !matches!(c.kind, ExprKind::Literal(_)) {

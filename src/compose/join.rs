@@ -1152,7 +1152,7 @@ fn merge_using_columns(e: &mut Expr, merged: &[(String, Vec<usize>)], inputs: &[
         }
         return;
     }
-    for child in super::children_mut(e) {
+    for child in e.children_mut() {
         merge_using_columns(child, merged, inputs);
     }
 }
@@ -1582,7 +1582,7 @@ impl Resolver<'_> {
             e.kind = ExprKind::Column(name);
             return Ok(());
         }
-        for child in super::children_mut(e) {
+        for child in e.children_mut() {
             self.rewrite(child, names, outputs, order)?;
         }
         Ok(())
@@ -1868,7 +1868,7 @@ fn unqualify(e: &mut Expr) {
         e.kind = ExprKind::Column(column.clone());
         return;
     }
-    for child in super::children_mut(e) {
+    for child in e.children_mut() {
         unqualify(child);
     }
 }

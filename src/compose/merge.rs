@@ -8,7 +8,7 @@
 //! before.
 
 use super::correlated::inputs;
-use super::{children_mut, contains_aggregate, for_each_expr, walk};
+use super::{contains_aggregate, for_each_expr, walk};
 use crate::error::Result;
 use crate::plan::Catalog;
 use crate::sql::ast::{Expr, ExprKind, FromItem, Ident, Select, SelectItem};
@@ -131,7 +131,7 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
                 None => false,
             };
         }
-        children_mut(e)
+        e.children_mut()
             .into_iter()
             .all(|c| substitute(c, alias, lookup, keep))
     }

@@ -873,7 +873,7 @@ impl<'e> Composer<'e> {
                 e.kind = ExprKind::Literal(Literal::Bool(!rel.rows.is_empty()));
             }
             _ => {
-                for child in children_mut(e) {
+                for child in e.children_mut() {
                     self.replace_in(child, scope, outer, scanned)?;
                 }
             }
@@ -1208,66 +1208,6 @@ pub(crate) fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
             span,
         }
     })
-}
-
-/// The direct subexpressions of `e` (not those inside a subquery).
-pub(crate) fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    match &mut e.kind {
-        ExprKind::Column(_)
-        | ExprKind::QualifiedColumn { .. }
-        | ExprKind::Literal(_)
-        | ExprKind::Subquery(_)
-        | ExprKind::Exists(_) => Vec::new(),
-        ExprKind::Unary { expr, .. }
-        | ExprKind::IsNull { expr, .. }
-        | ExprKind::Cast { expr, .. }
-        | ExprKind::Extract { expr, .. }
-        | ExprKind::InSubquery { expr, .. } => vec![expr.as_mut()],
-        ExprKind::Binary { left, right, .. } => vec![left.as_mut(), right.as_mut()],
-        ExprKind::InList { expr, list, .. } => {
-            let mut v = vec![expr.as_mut()];
-            v.extend(list.iter_mut());
-            v
-        }
-        ExprKind::Between {
-            expr, low, high, ..
-        } => vec![expr.as_mut(), low.as_mut(), high.as_mut()],
-        ExprKind::Like { expr, pattern, .. } => vec![expr.as_mut(), pattern.as_mut()],
-        ExprKind::Case {
-            operand,
-            branches,
-            else_result,
-        } => {
-            let mut v: Vec<&mut Expr> = Vec::new();
-            if let Some(o) = operand {
-                v.push(o.as_mut());
-            }
-            for (w, t) in branches {
-                v.push(w);
-                v.push(t);
-            }
-            if let Some(e) = else_result {
-                v.push(e.as_mut());
-            }
-            v
-        }
-        ExprKind::Function {
-            args,
-            filter,
-            order_by,
-            ..
-        } => args
-            .iter_mut()
-            .chain(filter.iter_mut().map(|p| p.as_mut()))
-            .chain(order_by.iter_mut().map(|o| &mut o.expr))
-            .collect(),
-        ExprKind::Window { call, window } => {
-            let mut v = vec![call.as_mut()];
-            v.extend(window.partition_by.iter_mut());
-            v.extend(window.order_by.iter_mut().map(|o| &mut o.expr));
-            v
-        }
-    }
 }
 
 /// Calls `f` on `e` and every subexpression, parents first (not inside

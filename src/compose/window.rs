@@ -26,7 +26,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::keys::Part;
-use super::{Composer, Relation, Scope, any_node, children_mut, materialize, ms, thousands};
+use super::{Composer, Relation, Scope, any_node, materialize, ms, thousands};
 use crate::error::{Error, Result};
 use crate::exec::aggregate::statistics::frame_answer;
 use crate::exec::vector::{Array, Data};
@@ -184,7 +184,7 @@ pub(super) fn push_filter_into_windows(select: &mut Select) {
         {
             e.kind = ExprKind::Column(column.clone());
         }
-        for c in children_mut(e) {
+        for c in e.children_mut() {
             unqualify(c, alias);
         }
     }
@@ -851,7 +851,7 @@ impl Composer<'_> {
             }
             _ => {}
         }
-        for c in children_mut(e) {
+        for c in e.children_mut() {
             self.hoist(c, h)?;
         }
         Ok(())
@@ -1274,7 +1274,7 @@ fn substitute_aliases(e: &Expr, aliases: &[(String, Expr)]) -> Expr {
             *e = x.clone();
             return;
         }
-        for c in children_mut(e) {
+        for c in e.children_mut() {
             walk(c, aliases);
         }
     }
@@ -1839,7 +1839,7 @@ fn read_bools(e: &mut Expr, bools: &HashSet<String>) {
         };
         return;
     }
-    for c in children_mut(e) {
+    for c in e.children_mut() {
         read_bools(c, bools);
     }
 }

@@ -671,6 +671,67 @@ impl Expr {
             }
         }
     }
+
+    /// [`Expr::children`] with mutable access: the same subexpressions,
+    /// in the same order.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Column(_)
+            | ExprKind::QualifiedColumn { .. }
+            | ExprKind::Literal(_)
+            | ExprKind::Subquery(_)
+            | ExprKind::Exists(_) => Vec::new(),
+            ExprKind::Unary { expr, .. }
+            | ExprKind::IsNull { expr, .. }
+            | ExprKind::Cast { expr, .. }
+            | ExprKind::Extract { expr, .. }
+            | ExprKind::InSubquery { expr, .. } => vec![expr.as_mut()],
+            ExprKind::Binary { left, right, .. } => vec![left.as_mut(), right.as_mut()],
+            ExprKind::InList { expr, list, .. } => {
+                let mut v = vec![expr.as_mut()];
+                v.extend(list.iter_mut());
+                v
+            }
+            ExprKind::Between {
+                expr, low, high, ..
+            } => vec![expr.as_mut(), low.as_mut(), high.as_mut()],
+            ExprKind::Like { expr, pattern, .. } => vec![expr.as_mut(), pattern.as_mut()],
+            ExprKind::Case {
+                operand,
+                branches,
+                else_result,
+            } => {
+                let mut v: Vec<&mut Expr> = Vec::new();
+                if let Some(o) = operand {
+                    v.push(o.as_mut());
+                }
+                for (w, t) in branches {
+                    v.push(w);
+                    v.push(t);
+                }
+                if let Some(e) = else_result {
+                    v.push(e.as_mut());
+                }
+                v
+            }
+            ExprKind::Function {
+                args,
+                filter,
+                order_by,
+                ..
+            } => args
+                .iter_mut()
+                .chain(filter.iter_mut().map(|p| p.as_mut()))
+                .chain(order_by.iter_mut().map(|o| &mut o.expr))
+                .collect(),
+            ExprKind::Window { call, window } => {
+                let mut v = vec![call.as_mut()];
+                v.extend(window.partition_by.iter_mut());
+                v.extend(window.order_by.iter_mut().map(|o| &mut o.expr));
+                v
+            }
+        }
+    }
 }
 
 /// The forms of expression.

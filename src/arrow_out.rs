@@ -5,7 +5,7 @@
 //! timestamp `Timestamp(Microsecond, None)` (microseconds since the epoch,
 //! no time zone, as katydid keeps them), date `Date32` (days since the
 //! epoch, narrowed from katydid's i64: a date past ±5.8 million years is
-//! an error), string `Utf8` (`LargeUtf8` past
+//! an error), interval `Duration(Microsecond)`, string `Utf8` (`LargeUtf8` past
 //! 2 GiB of text in the column), boolean `Boolean`, and a column of
 //! NULL's type `Int64` (all NULL); NULLs are the validity bitmap. An
 //! integer column holding a sum past i64 ([`Value::HugeInt`]) becomes
@@ -38,11 +38,12 @@ use std::time::Duration;
 use arrow_array::builder::NullBufferBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType,
+    Date32Type, Decimal128Type, DurationMicrosecondType, Float64Type, Int64Type,
+    TimestampMicrosecondType,
 };
 use arrow_array::{
-    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array,
-    GenericStringArray, Int64Array, OffsetSizeTrait, RecordBatch, RecordBatchOptions,
+    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, DurationMicrosecondArray,
+    Float64Array, GenericStringArray, Int64Array, OffsetSizeTrait, RecordBatch, RecordBatchOptions,
     TimestampMicrosecondArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
@@ -166,6 +167,9 @@ fn value_at(array: &dyn arrow_array::Array, i: usize) -> Value {
             Value::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(i))
         }
         ArrowType::Date32 => Value::Date(i64::from(array.as_primitive::<Date32Type>().value(i))),
+        ArrowType::Duration(TimeUnit::Microsecond) => {
+            Value::Interval(array.as_primitive::<DurationMicrosecondType>().value(i))
+        }
         ArrowType::Decimal128(_, _) => {
             Value::from_i128(array.as_primitive::<Decimal128Type>().value(i))
         }
@@ -339,6 +343,9 @@ fn column_of_array(dtype: DataType, array: Array<'static>) -> Result<ArrayRef> {
             Arc::new(TimestampMicrosecondArray::new(ScalarBuffer::from(v), nulls))
         }
         (DataType::Date, Data::Int(v)) => Arc::new(Date32Array::new(date32s(&v)?, nulls)),
+        (DataType::Interval, Data::Int(v)) => {
+            Arc::new(DurationMicrosecondArray::new(ScalarBuffer::from(v), nulls))
+        }
         (DataType::Int | DataType::Null, Data::Int(v)) => {
             Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls))
         }
@@ -433,6 +440,7 @@ fn column_of_rows(dtype: DataType, rows: &[Vec<Value>], c: usize) -> Result<Arra
                 | (DataType::Int | DataType::Null, Value::Int(_))
                 | (DataType::Timestamp, Value::Timestamp(_))
                 | (DataType::Date, Value::Date(_))
+                | (DataType::Interval, Value::Interval(_))
                 | (DataType::Float, Value::Float(_) | Value::Int(_))
                 | (DataType::Bool, Value::Bool(_))
                 | (DataType::Str, Value::Str(_))
@@ -508,12 +516,16 @@ fn column_of_rows(dtype: DataType, rows: &[Vec<Value>], c: usize) -> Result<Arra
         }
         (
             Layout::Declared,
-            DataType::Int | DataType::Null | DataType::Timestamp | DataType::Date,
+            DataType::Int
+            | DataType::Null
+            | DataType::Timestamp
+            | DataType::Date
+            | DataType::Interval,
         ) => {
             let values: Vec<i64> = rows
                 .iter()
                 .map(|r| match at(r, c) {
-                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v,
+                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => *v,
                     _ => 0,
                 })
                 .collect();
@@ -523,6 +535,8 @@ fn column_of_rows(dtype: DataType, rows: &[Vec<Value>], c: usize) -> Result<Arra
             let values = ScalarBuffer::from(values);
             if dtype == DataType::Timestamp {
                 Arc::new(TimestampMicrosecondArray::new(values, nulls))
+            } else if dtype == DataType::Interval {
+                Arc::new(DurationMicrosecondArray::new(values, nulls))
             } else {
                 Arc::new(Int64Array::new(values, nulls))
             }

@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder,
+    BooleanBuilder, Date32Builder, DurationMicrosecondBuilder, Float64Builder, Int64Builder,
+    StringBuilder, TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
@@ -569,6 +569,16 @@ impl FileSink {
                     }
                     Arc::new(b.finish())
                 }
+                DataType::Interval => {
+                    let mut b = DurationMicrosecondBuilder::with_capacity(rows.len());
+                    for v in values {
+                        b.append_option(match v {
+                            Value::Interval(x) => Some(*x),
+                            _ => None,
+                        });
+                    }
+                    Arc::new(b.finish())
+                }
                 DataType::Bool => {
                     let mut b = BooleanBuilder::with_capacity(rows.len());
                     for v in values {
@@ -608,6 +618,7 @@ impl FileSink {
                     DataType::Float => ArrowType::Float64,
                     DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
                     DataType::Date => ArrowType::Date32,
+                    DataType::Interval => ArrowType::Duration(TimeUnit::Microsecond),
                     DataType::Bool => ArrowType::Boolean,
                     DataType::Str => ArrowType::Utf8,
                 };
@@ -701,7 +712,7 @@ impl RowSink for FileSink {
                                 text.push_str(&v.to_string());
                             }
                             Value::Str(s) => json_string(s, &mut text),
-                            Value::Timestamp(_) | Value::Date(_) => {
+                            Value::Timestamp(_) | Value::Date(_) | Value::Interval(_) => {
                                 json_string(&v.to_string(), &mut text)
                             }
                         }

@@ -25,6 +25,10 @@ pub enum DataType {
     Timestamp,
     /// A calendar date: days since 1970-01-01 (proleptic Gregorian).
     Date,
+    /// A fixed length of time in microseconds (what `timestamp − timestamp`
+    /// gives); shown as DuckDB shows one, `1 day 03:00:00`. Calendar months
+    /// are not fixed lengths and have no interval value.
+    Interval,
     /// UTF-8 text.
     Str,
     /// Result of a comparison or logical operator; never inferred at load.
@@ -43,6 +47,7 @@ impl DataType {
             DataType::Float => "float",
             DataType::Timestamp => "timestamp",
             DataType::Date => "date",
+            DataType::Interval => "interval",
             DataType::Str => "string",
             DataType::Bool => "boolean",
             DataType::Null => "null",
@@ -55,9 +60,12 @@ impl DataType {
     }
 
     /// True for the types held as an i64 in the integer codecs: integer,
-    /// timestamp (µs) and date (days).
+    /// timestamp (µs), date (days) and interval (µs).
     pub fn is_integer_backed(self) -> bool {
-        matches!(self, DataType::Int | DataType::Timestamp | DataType::Date)
+        matches!(
+            self,
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval
+        )
     }
 
     /// True for timestamp and date.
@@ -96,6 +104,8 @@ pub enum Value {
     Timestamp(i64),
     /// Days since 1970-01-01.
     Date(i64),
+    /// A length of time in microseconds (see [`DataType::Interval`]).
+    Interval(i64),
     /// A string; shared so that copying a value is cheap.
     Str(Arc<str>),
 }
@@ -115,6 +125,7 @@ impl Value {
             Value::Float(_) => DataType::Float,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::Date(_) => DataType::Date,
+            Value::Interval(_) => DataType::Interval,
             Value::Str(_) => DataType::Str,
         })
     }
@@ -125,14 +136,15 @@ impl Value {
         match dtype {
             DataType::Timestamp => Value::Timestamp(v),
             DataType::Date => Value::Date(v),
+            DataType::Interval => Value::Interval(v),
             _ => Value::Int(v),
         }
     }
 
-    /// The i64 of an integer, timestamp or date, else `None`.
+    /// The i64 of an integer, timestamp, date or interval, else `None`.
     pub fn as_integer(&self) -> Option<i64> {
         match self {
-            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => Some(*v),
+            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => Some(*v),
             _ => None,
         }
     }
@@ -184,6 +196,7 @@ impl Value {
             (Int(a), Int(b)) => a.cmp(b),
             (Timestamp(a), Timestamp(b)) => a.cmp(b),
             (Date(a), Date(b)) => a.cmp(b),
+            (Interval(a), Interval(b)) => a.cmp(b),
             // A date is its midnight.
             (Date(a), Timestamp(b)) => i128::from(*a)
                 .saturating_mul(i128::from(MICROS_PER_DAY))
@@ -212,8 +225,9 @@ impl Value {
             Value::Bool(_) => 0,
             Value::Int(_) | Value::HugeInt(_) | Value::Float(_) => 1,
             Value::Timestamp(_) | Value::Date(_) => 2,
-            Value::Str(_) => 3,
-            Value::Null => 4,
+            Value::Interval(_) => 3,
+            Value::Str(_) => 4,
+            Value::Null => 5,
         }
     }
 }
@@ -263,6 +277,7 @@ impl PartialEq for Value {
             (HugeInt(a), HugeInt(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
             (Date(a), Date(b)) => a == b,
+            (Interval(a), Interval(b)) => a == b,
             (Float(a), Float(b)) => canonical_f64_bits(*a) == canonical_f64_bits(*b),
             (Str(a), Str(b)) => a == b,
             _ => false,
@@ -278,7 +293,9 @@ impl Hash for Value {
         match self {
             Value::Null => {}
             Value::Bool(b) => b.hash(state),
-            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => v.hash(state),
+            Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => {
+                v.hash(state)
+            }
             Value::Float(v) => canonical_f64_bits(*v).hash(state),
             Value::HugeInt(v) => v.hash(state),
             Value::Str(s) => s.hash(state),
@@ -301,7 +318,7 @@ pub fn canonical_f64_bits(v: f64) -> u64 {
 impl fmt::Display for Value {
     /// Text form used by the table and CSV output: NULL as `NULL`, floats in
     /// shortest round-trip form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]`,
-    /// dates as `YYYY-MM-DD`.
+    /// dates as `YYYY-MM-DD`, intervals as [`format_interval`] writes them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => f.write_str("NULL"),
@@ -311,6 +328,7 @@ impl fmt::Display for Value {
             Value::Float(v) => write_f64(f, *v),
             Value::Timestamp(t) => f.write_str(&format_timestamp(*t)),
             Value::Date(d) => f.write_str(&format_date(*d)),
+            Value::Interval(m) => f.write_str(&format_interval(*m)),
             Value::Str(s) => f.write_str(s),
         }
     }
@@ -518,6 +536,44 @@ pub fn is_iso_date_shape(b: &[u8]) -> bool {
 pub fn format_date(days: i64) -> String {
     let (y, m, d) = civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Formats an interval of `micros` microseconds as DuckDB does: whole days
+/// first (`1 day`, `-2 days`), then the rest as `HH:MM:SS` with a fraction
+/// only when there is one, each part carrying the sign (`-1 day -03:00:00`);
+/// `00:00:00` for zero. Hours stay below 24: a day is 24 hours here, as
+/// DuckDB's `timestamp − timestamp` counts them.
+pub fn format_interval(micros: i64) -> String {
+    use std::fmt::Write;
+    let m = i128::from(micros);
+    let day = i128::from(MICROS_PER_DAY);
+    let (days, rest) = (m / day, m % day);
+    let mut out = String::new();
+    if days != 0 {
+        let _ = write!(out, "{days} day{}", if days.abs() == 1 { "" } else { "s" });
+    }
+    if rest != 0 || days == 0 {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if rest < 0 {
+            out.push('-');
+        }
+        let r = rest.abs();
+        let (secs, frac) = (r / 1_000_000, r % 1_000_000);
+        let _ = write!(
+            out,
+            "{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        );
+        if frac != 0 {
+            let digits = format!("{frac:06}");
+            let _ = write!(out, ".{}", digits.trim_end_matches('0'));
+        }
+    }
+    out
 }
 
 /// The timestamp (µs) of a date's midnight, or `None` past the i64 range.

@@ -1,7 +1,8 @@
 //! The DATE type end to end (issues 32 and 34): CSV and Parquet inference,
 //! literals and casts, arithmetic, calendar functions, comparisons with
 //! timestamps, grouping and ordering, and dates out as text, Arrow and
-//! Parquet. Expected answers are DuckDB's (checked by hand with DuckDB
+//! Parquet; and INTERVAL, what timestamp − timestamp gives. Expected
+//! answers are DuckDB's (checked by hand with DuckDB
 //! 1.x on the same data).
 
 use std::path::Path;
@@ -466,4 +467,187 @@ fn windows_over_dates() {
             ]
         );
     }
+}
+
+#[test]
+fn timestamp_minus_timestamp_is_an_interval() {
+    for db in databases() {
+        // A date is its midnight: ts − d is the time of day, and a day
+        // for the leap-day row whose ts is the next midnight.
+        assert_eq!(
+            types(&db, "SELECT id, ts - d FROM d"),
+            [DataType::Int, DataType::Interval]
+        );
+        assert_eq!(
+            text_rows(&db, "SELECT id, ts - d FROM d ORDER BY id"),
+            [
+                "1|10:00:00",
+                "2|00:00:00",
+                "3|NULL",
+                "4|1 day",
+                "5|12:00:00"
+            ]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT d - ts FROM d WHERE id = 1 OR id = 4 ORDER BY id"
+            ),
+            ["-10:00:00", "-1 day"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT extract(epoch FROM ts - d), extract(hour FROM ts - d), \
+                 date_part('day', ts - d), epoch(ts - d) FROM d WHERE id >= 4 ORDER BY id"
+            ),
+            ["86400|0|1|86400", "43200|12|0|43200"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT extract(minute FROM INTERVAL '-2 hours 3 minutes'), \
+                 extract(second FROM INTERVAL 754 SECOND), \
+                 extract(millisecond FROM INTERVAL 754 SECOND)"
+            ),
+            ["-57|34|34000"]
+        );
+    }
+}
+
+#[test]
+fn interval_arithmetic_and_aggregates() {
+    for db in databases() {
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT (ts - d) * 2, (ts - d) / 3, (ts - d) * 1.5, -(ts - d) FROM d WHERE id = 1"
+            ),
+            ["20:00:00|03:20:00|15:00:00|-10:00:00"]
+        );
+        // A date or timestamp moved by an interval column is a timestamp.
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT count(*), count(*) FILTER (WHERE ts - (ts - d) = d) FROM d \
+                 WHERE d + (ts - d) = ts"
+            ),
+            ["4|4"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT ts + INTERVAL (id) HOUR, ts - INTERVAL (id * 2) MINUTE FROM d WHERE id = 2"
+            ),
+            ["2013-09-05 02:00:00|2013-09-04 23:56:00"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT id FROM d WHERE ts - d > INTERVAL 11 HOUR ORDER BY id"
+            ),
+            ["4", "5"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT sum(ts - d), avg(ts - d), min(ts - d), max(ts - d), count(ts - d) FROM d"
+            ),
+            ["1 day 22:00:00|11:30:00|00:00:00|1 day|4"]
+        );
+        assert_eq!(
+            types(&db, "SELECT sum(ts - d), avg(ts - d), max(ts - d) FROM d"),
+            [DataType::Interval; 3]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT id % 2 AS odd, sum(ts - d) FROM d GROUP BY odd ORDER BY odd"
+            ),
+            ["0|1 day", "1|22:00:00"]
+        );
+        assert_eq!(
+            text_rows(&db, "SELECT id FROM d ORDER BY ts - d DESC NULLS LAST, id"),
+            ["4", "5", "1", "2", "3"]
+        );
+        assert_eq!(
+            text_rows(
+                &db,
+                "SELECT CAST('1 day 2 hours' AS INTERVAL), CAST(ts - d AS VARCHAR) FROM d \
+                 WHERE id = 4"
+            ),
+            ["1 day 02:00:00|1 day"]
+        );
+    }
+}
+
+#[test]
+fn interval_columns_are_stored_and_read_back() {
+    let mut db = databases().remove(1);
+    db.execute("CREATE TABLE g AS SELECT id, ts - d AS gap FROM d")
+        .expect("creates");
+    assert_eq!(types(&db, "SELECT gap FROM g"), [DataType::Interval]);
+    assert_eq!(
+        text_rows(
+            &db,
+            "SELECT id FROM g WHERE gap >= INTERVAL '12 hours' ORDER BY id"
+        ),
+        ["4", "5"]
+    );
+    assert_eq!(
+        text_rows(
+            &db,
+            "SELECT a.id FROM g a JOIN g b ON a.gap = b.gap + INTERVAL 2 HOUR"
+        ),
+        ["5"]
+    );
+
+    let arrow = db
+        .query_arrow("SELECT gap FROM g ORDER BY id")
+        .expect("arrow");
+    assert_eq!(
+        arrow.schema.field(0).data_type(),
+        &ArrowType::Duration(katydid::arrow_schema::TimeUnit::Microsecond)
+    );
+    assert_eq!(
+        arrow.to_query_result().rows[3],
+        [Value::Interval(86_400_000_000)]
+    );
+
+    let dir = std::env::temp_dir().join(format!("katydid-intervals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.json");
+    db.query(&format!(
+        "COPY (SELECT id, gap FROM g ORDER BY id) TO '{}'",
+        json.display()
+    ))
+    .expect("copies");
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        text.starts_with("{\"id\":1,\"gap\":\"10:00:00\"}\n"),
+        "{text}"
+    );
+    db.query(&format!(
+        "COPY (SELECT id, gap FROM g) TO '{}'",
+        dir.join("out.parquet").display()
+    ))
+    .expect("writes a Parquet duration");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn interval_errors_point_at_the_operand() {
+    let db = &databases()[0];
+    let (message, at) = plan_error(db, "SELECT extract(week FROM ts - d) FROM d");
+    assert!(message.contains("of an interval takes epoch"), "{message}");
+    assert_eq!(at, 25);
+    let (message, _) = plan_error(db, "SELECT ts - d + 1 FROM d");
+    assert!(
+        message.contains("cannot apply \"+\" to interval and integer"),
+        "{message}"
+    );
+    let err = db
+        .query("SELECT INTERVAL (id) MONTH FROM d")
+        .expect_err("months of a column");
+    assert!(err.to_string().contains("constant whole number"), "{err}");
 }

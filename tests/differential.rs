@@ -535,14 +535,8 @@ fn encode(dtype: DataType, vals: &[Value]) -> Column {
     let valid: Vec<bool> = vals.iter().map(|v| !v.is_null()).collect();
     let validity = valid.contains(&false).then(|| Bitmap::from_bools(&valid));
     match dtype {
-        DataType::Int | DataType::Timestamp | DataType::Date => {
-            let xs: Vec<i64> = vals
-                .iter()
-                .map(|v| match v {
-                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x,
-                    _ => 0,
-                })
-                .collect();
+        DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval => {
+            let xs: Vec<i64> = vals.iter().map(|v| v.as_integer().unwrap_or(0)).collect();
             Column::encode_ints(dtype, &xs, validity)
         }
         DataType::Float => {
@@ -1010,7 +1004,9 @@ impl QueryGen<'_> {
                     (format!("extract({part} FROM {})", self.pick(&TSS)), Ty::Int)
                 }
                 97..99 => {
-                    if self.chance(0.3) {
+                    if self.chance(0.15) {
+                        self.interval_arith()
+                    } else if self.chance(0.3) {
                         self.date_arith()
                     } else {
                         self.num_fn()
@@ -1207,6 +1203,20 @@ impl QueryGen<'_> {
                         let k = self.rng.gen_range(-400..=400);
                         format!("a + {k} {} {}", self.cmp_op(), self.lit_for("a"))
                     }
+                    // Lengths of time between timestamps.
+                    2 => {
+                        let (x, y) = (self.pick(&TSS), self.pick(&["t", "u", "v"]));
+                        let n = self.rng.gen_range(-48..=48);
+                        format!("{x} - {y} {} INTERVAL '{n} hours'", self.cmp_op())
+                    }
+                    3 => {
+                        let (x, y) = (self.pick(&["t", "u", "v"]), self.pick(&["t", "u", "v"]));
+                        format!(
+                            "{x} + ({y} - a) / 2 {} {}",
+                            self.cmp_op(),
+                            self.lit_for("t")
+                        )
+                    }
                     _ => format!("{col} {} {lit}", self.cmp_op()),
                 }
             }
@@ -1274,6 +1284,31 @@ impl QueryGen<'_> {
             }
         };
         (e, Ty::Int)
+    }
+
+    /// A number read from a length of time between two timestamp columns
+    /// (or a timestamp and the date column): its seconds, or one of its
+    /// parts, after arithmetic on it.
+    fn interval_arith(&mut self) -> (String, Ty) {
+        let (x, y) = (self.pick(&TSS), self.pick(&["t", "u", "v"]));
+        let length = match self.rng.gen_range(0..5) {
+            0 => format!("({x} - {y})"),
+            1 => format!("(({x} - {y}) * 2)"),
+            2 => format!("(({x} - {y}) / 3)"),
+            3 => format!("(({x} - {y}) * 0.5 + INTERVAL (2) HOUR)"),
+            _ => format!("(-({x} - {y}))"),
+        };
+        match self.rng.gen_range(0..3) {
+            0 => (format!("extract(epoch FROM {length})"), Ty::Float),
+            1 => {
+                let part = *self.pick(&["day", "hour", "minute", "second", "millisecond"]);
+                (format!("extract({part} FROM {length})"), Ty::Int)
+            }
+            _ => {
+                let part = *self.pick(&["day", "hour", "microsecond"]);
+                (format!("date_part('{part}', {length})"), Ty::Int)
+            }
+        }
     }
 
     /// An integer function at a leaf of [`Self::num`]: small values only.
@@ -1465,7 +1500,7 @@ impl QueryGen<'_> {
                 _ => g.num(1).0,
             }
         };
-        match self.rng.gen_range(0..118) {
+        match self.rng.gen_range(0..121) {
             // string_agg only with ORDER BY: without one, the order of
             // the strings is the engine's to choose.
             112..114 => {
@@ -1496,6 +1531,17 @@ impl QueryGen<'_> {
                 any_col(self),
                 ordered_arg(self)
             ),
+            118..121 => {
+                // Aggregates of lengths of time.
+                let (x, y) = (self.pick(&TSS), self.pick(&["t", "u", "v"]));
+                let f = *self.pick(&["min", "max", "sum", "avg"]);
+                if self.chance(0.5) {
+                    format!("{f}({x} - {y})")
+                } else {
+                    // Parenthesized: not a call a FILTER may follow.
+                    format!("(extract(epoch FROM {f}({x} - {y})))")
+                }
+            }
             116..118 => {
                 let name = *self.pick(&["percentile_cont", "percentile_disc"]);
                 let key = if name == "percentile_disc" && self.chance(0.3) {
@@ -2286,7 +2332,10 @@ fn val_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Null, Null) => true,
         (Float(x), Float(y)) => approx(*x, *y),
-        (Int(x), Int(y)) | (Timestamp(x), Timestamp(y)) | (Date(x), Date(y)) => x == y,
+        (Int(x), Int(y))
+        | (Timestamp(x), Timestamp(y))
+        | (Date(x), Date(y))
+        | (Interval(x), Interval(y)) => x == y,
         (HugeInt(x), HugeInt(y)) => x == y,
         (Str(x), Str(y)) => x == y,
         (Bool(x), Bool(y)) => x == y,
@@ -2365,6 +2414,7 @@ fn fmt_value(v: &Value) -> String {
         Value::Float(f) => format!("{f:?}"),
         Value::Timestamp(t) => format!("ts'{}'", format_timestamp(*t)),
         Value::Date(d) => format!("date'{}'", katydid::types::format_date(*d)),
+        Value::Interval(m) => format!("interval'{m}us'"),
         Value::Str(s) => format!("{s:?}"),
     }
 }

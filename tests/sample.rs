@@ -74,7 +74,7 @@ fn matches(actual: &Value, cell: &str) -> bool {
     match actual {
         Value::Null => cell.is_empty(),
         Value::Str(s) => &**s == cell,
-        Value::Timestamp(_) | Value::Date(_) => actual.to_string() == cell,
+        Value::Timestamp(_) | Value::Date(_) | Value::Interval(_) => actual.to_string() == cell,
         Value::Bool(b) => cell.eq_ignore_ascii_case(&b.to_string()),
         Value::HugeInt(i) => i.to_string() == cell,
         Value::Int(_) | Value::Float(_) => {

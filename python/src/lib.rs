@@ -25,9 +25,9 @@ use std::time::Duration;
 use arrow_array::RecordBatchIterator;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use katydid::{ArrowResult, CancelToken, Database, DatabaseOptions, LoadOptions, Value};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDate, PyDateTime, PyDict, PyList, PyTuple};
+use pyo3::types::{PyCapsule, PyDate, PyDateTime, PyDelta, PyDict, PyList, PyTuple};
 
 use crate::errors::{InternalError, to_py_err};
 
@@ -490,8 +490,8 @@ fn row_tuple<'py>(py: Python<'py>, row: &[Value]) -> PyResult<Bound<'py, PyTuple
     PyTuple::new(py, values)
 }
 
-/// One value as a Python object: None, bool, int, float, str or a naive
-/// datetime.
+/// One value as a Python object: None, bool, int, float, str, a naive
+/// datetime, a date or a timedelta.
 fn value_object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
@@ -503,7 +503,25 @@ fn value_object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAn
         Value::Str(s) => s.as_ref().into_pyobject(py)?.into_any(),
         Value::Timestamp(us) => datetime(py, *us)?.into_any(),
         Value::Date(days) => date(py, *days)?.into_any(),
+        Value::Interval(us) => timedelta(py, *us)?.into_any(),
     })
+}
+
+/// Microseconds as a `datetime.timedelta` (days, seconds and microseconds
+/// normalized as Python keeps them); past ±999,999,999 days raises
+/// `OverflowError`.
+fn timedelta(py: Python<'_>, micros: i64) -> PyResult<Bound<'_, PyDelta>> {
+    let days = micros.div_euclid(86_400_000_000);
+    let rest = micros.rem_euclid(86_400_000_000);
+    let days = i32::try_from(days)
+        .map_err(|_| PyOverflowError::new_err(format!("interval {micros} µs is out of range")))?;
+    PyDelta::new(
+        py,
+        days,
+        (rest / 1_000_000) as i32,
+        (rest % 1_000_000) as i32,
+        true,
+    )
 }
 
 /// Days since 1970-01-01 as a `datetime.date`; years outside 1..=9999

@@ -1666,7 +1666,7 @@ fn int_keys(scans: &[Scan], joined: &Joined, key: ColRef) -> Option<KeySet> {
     };
     if !matches!(
         type_of(scans, key),
-        DataType::Int | DataType::Timestamp | DataType::Date
+        DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval
     ) {
         return None;
     }
@@ -1736,8 +1736,8 @@ fn distinct_bound(table: &Table, col: usize) -> f64 {
     for p in &table.partitions {
         let zone = &p.columns[col].zone;
         let (
-            Value::Int(lo) | Value::Timestamp(lo) | Value::Date(lo),
-            Value::Int(hi) | Value::Timestamp(hi) | Value::Date(hi),
+            Value::Int(lo) | Value::Timestamp(lo) | Value::Date(lo) | Value::Interval(lo),
+            Value::Int(hi) | Value::Timestamp(hi) | Value::Date(hi) | Value::Interval(hi),
         ) = (&zone.min, &zone.max)
         else {
             continue;
@@ -1784,7 +1784,7 @@ fn filter_sources(
         };
         if !matches!(
             field.dtype,
-            DataType::Int | DataType::Timestamp | DataType::Date
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval
         ) || scan.types[at] != field.dtype
             || !matches!(scan.columns[at].data, Data::Int(_))
         {
@@ -2155,7 +2155,11 @@ fn readers<'a>(
     for &(a, b) in keys {
         let (ta, tb) = (type_of(scans, a), type_of(scans, b));
         let float = ta != tb && ta.is_numeric() && tb.is_numeric();
-        int &= ta == tb && matches!(ta, DataType::Int | DataType::Timestamp | DataType::Date);
+        int &= ta == tb
+            && matches!(
+                ta,
+                DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval
+            );
         let part = |j: &'a Joined, c: ColRef| {
             let k = j.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
             (Some(j.ids[k].as_slice()), column_of(scans, c), float)
@@ -2213,7 +2217,12 @@ fn pack_int_keys(
     let mut bits = 0u32;
     for &(a, b) in keys {
         let (ta, tb) = (type_of(scans, a), type_of(scans, b));
-        if ta != tb || !matches!(ta, DataType::Int | DataType::Timestamp | DataType::Date) {
+        if ta != tb
+            || !matches!(
+                ta,
+                DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval
+            )
+        {
             return None;
         }
         let (l, r) = (side(scans, left, a)?, side(scans, right, b)?);
@@ -2687,7 +2696,7 @@ fn semi_join(
         && !floats[0]
         && matches!(
             semi.types.first(),
-            Some(DataType::Int | DataType::Timestamp | DataType::Date)
+            Some(DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval)
         )
         && semi.types.first() == Some(&type_of(scans, keys[0]));
     let outer = KeyReader {

@@ -161,9 +161,11 @@ pub(crate) fn table_from_arrays(
         .iter()
         .zip(arrays)
         .map(|(&t, a)| match t {
-            // No value (no row, or every row NULL): no evidence for a
-            // type, as in `table_from_rows`.
-            _ if rows == 0 || a.validity.as_ref().is_some_and(|v| v.none_set()) => DataType::Null,
+            // Every row NULL: no evidence for a type, as in
+            // `table_from_rows`. With no row at all, the plan's type
+            // stands, so expressions over an empty join bind as over a
+            // full one.
+            _ if rows > 0 && a.validity.as_ref().is_some_and(|v| v.none_set()) => DataType::Null,
             DataType::Bool => DataType::Str,
             // A sum past i64 made the column float.
             DataType::Int if a.dtype == DataType::Float => DataType::Float,
@@ -190,9 +192,10 @@ pub(crate) fn encode_array(dtype: DataType, a: &Array<'static>, range: Range<usi
         return Column::all_null(dtype, len);
     }
     match (dtype, &a.data) {
-        (DataType::Int | DataType::Timestamp | DataType::Date, Data::Int(v)) => {
-            Column::encode_ints_plain(dtype, &v[range], Some(validity))
-        }
+        (
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval,
+            Data::Int(v),
+        ) => Column::encode_ints_plain(dtype, &v[range], Some(validity)),
         (DataType::Float, Data::Float(v)) => {
             Column::encode_floats_plain(v[range].to_vec(), Some(validity))
         }
@@ -265,10 +268,10 @@ fn encode<'v>(
         return Column::all_null(dtype, len);
     }
     match dtype {
-        DataType::Int | DataType::Timestamp | DataType::Date => {
+        DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval => {
             let values: Vec<i64> = (0..len)
                 .map(|r| match get(r) {
-                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v,
+                    Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => *v,
                     _ => 0,
                 })
                 .collect();

@@ -632,7 +632,11 @@ impl<'e> Composer<'e> {
                 Some(plan::Expr::Column {
                     index,
                     name,
-                    dtype: dtype @ (DataType::Int | DataType::Timestamp | DataType::Date),
+                    dtype:
+                        dtype @ (DataType::Int
+                        | DataType::Timestamp
+                        | DataType::Date
+                        | DataType::Interval),
                 }),
             ) if keys.len().saturating_mul(2) <= plan.table.rows() => {
                 self.note(format!(
@@ -1168,6 +1172,7 @@ fn literal_kind(value: &Value, span: Span) -> ExprKind {
             to: TypeName::Date,
             try_cast: false,
         },
+        Value::Interval(m) => lit(Literal::Interval(*m)),
     }
 }
 

@@ -238,7 +238,9 @@ fn cmp_op(op: BinaryOp) -> Option<CmpOp> {
 fn int_compare(op: CmpOp, k: &Value) -> Option<CodecFilter> {
     let ints = |op, constant| CodecFilter::Ints { op, constant };
     match k {
-        Value::Int(c) | Value::Timestamp(c) | Value::Date(c) => Some(ints(op, *c)),
+        Value::Int(c) | Value::Timestamp(c) | Value::Date(c) | Value::Interval(c) => {
+            Some(ints(op, *c))
+        }
         Value::Float(f) if f.is_finite() && f.abs() < 9.0e18 => {
             if f.fract() == 0.0 {
                 return Some(ints(op, *f as i64));
@@ -1028,7 +1030,7 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
             // Integer codecs: exact i128 totals, then offsets from the
             // partition minimum.
             let base = match col.zone.min {
-                Value::Int(m) | Value::Timestamp(m) | Value::Date(m) => m,
+                Value::Int(m) | Value::Timestamp(m) | Value::Date(m) | Value::Interval(m) => m,
                 _ => 0,
             };
             let mut totals = vec![0i128; groups];
@@ -1252,7 +1254,10 @@ mod tests {
                         match (&x, k) {
                             (Value::Float(a), _) => cmp_f64(*a, k.as_f64().unwrap()),
                             (
-                                Value::Int(a) | Value::Timestamp(a) | Value::Date(a),
+                                Value::Int(a)
+                                | Value::Timestamp(a)
+                                | Value::Date(a)
+                                | Value::Interval(a),
                                 Value::Float(b),
                             ) => crate::types::cmp_i64_f64(*a, *b),
                             _ => x.total_cmp(k),

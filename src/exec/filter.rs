@@ -232,14 +232,14 @@ pub fn zone_rules_out(c: &Expr, part: &Partition) -> Option<String> {
 /// name and the keys, which a hash index can look up.
 pub fn point_lookup(c: &Expr) -> Option<(usize, String, Vec<i64>)> {
     let key = |e: &Expr| match e.as_literal() {
-        Some(Value::Int(v) | Value::Timestamp(v) | Value::Date(v)) => Some(*v),
+        Some(Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v)) => Some(*v),
         _ => None,
     };
     let column = |e: &Expr| match e {
         Expr::Column {
             index,
             name,
-            dtype: DataType::Int | DataType::Timestamp | DataType::Date,
+            dtype: DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval,
         } => Some((*index, name.clone())),
         _ => None,
     };
@@ -585,7 +585,9 @@ fn int_range(op: BinaryOp, k: &Value) -> Option<(i128, i128, bool)> {
     const MIN: i128 = i64::MIN as i128;
     const MAX: i128 = i64::MAX as i128;
     let (lo_k, hi_k, exact) = match k {
-        Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => (*v as i128, *v as i128, true),
+        Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => {
+            (*v as i128, *v as i128, true)
+        }
         Value::Float(f) if !f.is_nan() => (f.ceil() as i128, f.floor() as i128, f.fract() == 0.0),
         _ => return None,
     };
@@ -728,7 +730,9 @@ fn compile_compare(
             };
             let zmin = *base as i128;
             let zmax = match &col.zone.max {
-                Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v as i128,
+                Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => {
+                    *v as i128
+                }
                 _ => return Compiled::Generic,
             };
             let scale = *scale as i128;
@@ -937,7 +941,7 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
             let mut found = 0;
             for v in values {
                 let x = match v {
-                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x,
+                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x) => *x,
                     // Integral and inside i64 (2^63 itself is not).
                     Value::Float(f) if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(f) => {
                         *f as i64
@@ -973,7 +977,9 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
         ColumnData::Offset { base, scale, codes } => {
             let zmin = *base as i128;
             let zmax = match &col.zone.max {
-                Value::Int(v) | Value::Timestamp(v) | Value::Date(v) => *v as i128,
+                Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v) => {
+                    *v as i128
+                }
                 _ => return Compiled::Generic,
             };
             let scale = *scale as i128;
@@ -981,7 +987,9 @@ fn compile_in(index: usize, name: &str, values: &[&Value], part: &Partition) -> 
             let mut hits: Vec<u64> = Vec::new();
             for v in values {
                 let x = match v {
-                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x as i128,
+                    Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x) => {
+                        *x as i128
+                    }
                     Value::Float(f) if f.fract() == 0.0 && f.is_finite() => *f as i128,
                     Value::Float(_) => continue,
                     _ => return Compiled::Generic,

@@ -161,7 +161,7 @@ pub struct JoinFilter {
 /// Whether `v` is an integer key (of an integer or timestamp column).
 fn key_of(v: &Value) -> Option<i64> {
     match v {
-        Value::Int(k) | Value::Timestamp(k) | Value::Date(k) => Some(*k),
+        Value::Int(k) | Value::Timestamp(k) | Value::Date(k) | Value::Interval(k) => Some(*k),
         _ => None,
     }
 }

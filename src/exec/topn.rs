@@ -475,8 +475,8 @@ fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
         ColumnData::Offset { codes, scale, .. } => {
             let range = match (&col.zone.min, &col.zone.max) {
                 (
-                    Value::Int(a) | Value::Timestamp(a) | Value::Date(a),
-                    Value::Int(b) | Value::Timestamp(b) | Value::Date(b),
+                    Value::Int(a) | Value::Timestamp(a) | Value::Date(a) | Value::Interval(a),
+                    Value::Int(b) | Value::Timestamp(b) | Value::Date(b) | Value::Interval(b),
                 ) => (*b as i128 - *a as i128) as u128,
                 _ => return None,
             };
@@ -491,11 +491,7 @@ fn ordered_codes(col: &Column) -> Option<(&Codes, usize, &'static str)> {
 
 /// An integer of `col`'s type.
 fn int_value(col: &Column, v: i64) -> Value {
-    match col.dtype {
-        crate::types::DataType::Timestamp => Value::Timestamp(v),
-        crate::types::DataType::Date => Value::Date(v),
-        _ => Value::Int(v),
-    }
+    Value::from_integer(v, col.dtype)
 }
 
 /// The value of code `code` of a column [`ordered_codes`] accepts.

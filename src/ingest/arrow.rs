@@ -179,7 +179,9 @@ enum Values<'a> {
 impl Values<'_> {
     fn with_capacity(dtype: DataType, rows: usize) -> Self {
         match dtype {
-            DataType::Int | DataType::Timestamp | DataType::Date => Values::Ints(Vec::with_capacity(rows)),
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval => {
+                Values::Ints(Vec::with_capacity(rows))
+            }
             DataType::Float => Values::Floats(Vec::with_capacity(rows)),
             DataType::Str | DataType::Bool | DataType::Null => {
                 Values::Texts(Vec::with_capacity(rows))

@@ -702,7 +702,7 @@ fn reads_column(e: &ast::Expr) -> bool {
 /// it as they take `NULL`: `sum` gives NULL, `count` 0.
 fn column_expr(index: usize, f: &Field) -> Expr {
     if f.dtype == DataType::Null {
-        return Expr::literal(Value::Null, DataType::Int);
+        return Expr::literal(Value::Null, DataType::Null);
     }
     Expr::Column {
         index,
@@ -861,9 +861,11 @@ impl Binder<'_> {
                 Literal::Int(i) => Expr::literal(Value::Int(*i), DataType::Int),
                 Literal::Float(f) => Expr::literal(Value::Float(*f), DataType::Float),
                 Literal::String(s) => Expr::literal(Value::str(s), DataType::Str),
-                Literal::Interval(_) | Literal::Months(_) => {
+                Literal::Interval(m) => Expr::literal(Value::Interval(*m), DataType::Interval),
+                Literal::Months(_) => {
                     return Err(Error::plan_at(
-                        "an interval can only be added to or subtracted from a timestamp",
+                        "an interval of months can only be added to or subtracted from a \
+                         timestamp or date",
                         at,
                     ));
                 }
@@ -872,7 +874,9 @@ impl Binder<'_> {
                 let inner = self.bind(expr, ctx)?;
                 match op {
                     UnaryOp::Neg => match inner.dtype() {
-                        DataType::Int | DataType::Float => Expr::Neg(Box::new(inner)),
+                        DataType::Int | DataType::Float | DataType::Interval | DataType::Null => {
+                            Expr::Neg(Box::new(inner))
+                        }
                         t => {
                             return Err(Error::plan_at(format!("cannot negate a {t}"), at));
                         }
@@ -1054,8 +1058,7 @@ impl Binder<'_> {
                 let part = DatePart::parse(&field.name)
                     .ok_or_else(|| Error::plan_at(unknown_part(&field.name), field.span.start))?;
                 let ts = self.bind(expr, ctx)?;
-                let ts = self.timestamp_arg(ts, expr, "extract()")?;
-                extract_call(part, ts)
+                self.extract_of(part, ts, expr, "extract()")?
             }
             ExprKind::Cast { expr, to, try_cast } => {
                 let inner = self.bind(expr, ctx)?;
@@ -1064,6 +1067,7 @@ impl Binder<'_> {
                     TypeName::Float => DataType::Float,
                     TypeName::Timestamp => DataType::Timestamp,
                     TypeName::Date => DataType::Date,
+                    TypeName::Interval => DataType::Interval,
                     TypeName::Str => DataType::Str,
                     TypeName::Bool => DataType::Bool,
                 };
@@ -1074,6 +1078,7 @@ impl Binder<'_> {
                     || from == DataType::Str
                     || (from.is_numeric() && to.is_numeric())
                     || (from.is_temporal() && to.is_temporal())
+                    || (from == DataType::Interval && to == DataType::Interval)
                     || (from == DataType::Bool && to == DataType::Int)
                     || (from == DataType::Int && to == DataType::Bool);
                 if !ok {
@@ -1126,7 +1131,13 @@ impl Binder<'_> {
         if is_null_literal(&l) {
             return Ok((retype_null(l, rt), r));
         }
-        if lt == rt || (lt.is_numeric() && rt.is_numeric()) {
+        // An expression of NULL's type (over a column with no value) is
+        // NULL, comparable with anything.
+        if lt == rt
+            || (lt.is_numeric() && rt.is_numeric())
+            || lt == DataType::Null
+            || rt == DataType::Null
+        {
             return Ok((l, r));
         }
         let as_ts = |e: &Expr| -> Result<Option<Expr>> {
@@ -1241,6 +1252,10 @@ impl Binder<'_> {
         if matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
             if let Some(m) = interval(right) {
                 let l = self.bind(left, ctx)?;
+                if l.dtype() == DataType::Interval {
+                    let r = Expr::literal(Value::Interval(m), DataType::Interval);
+                    return Ok(interval_arith(op, l, r).expect("interval ± interval"));
+                }
                 let l = self.timestamp_arg(l, left, "interval arithmetic")?;
                 return Ok(Expr::Binary {
                     op,
@@ -1251,6 +1266,10 @@ impl Binder<'_> {
             }
             if let (Some(m), BinaryOp::Plus) = (interval(left), op) {
                 let r = self.bind(right, ctx)?;
+                if r.dtype() == DataType::Interval {
+                    let l = Expr::literal(Value::Interval(m), DataType::Interval);
+                    return Ok(interval_arith(op, l, r).expect("interval + interval"));
+                }
                 let r = self.timestamp_arg(r, right, "interval arithmetic")?;
                 return Ok(Expr::Binary {
                     op,
@@ -1280,13 +1299,26 @@ impl Binder<'_> {
             }
             _ => {
                 let (lt, rt) = (l.dtype(), r.dtype());
-                let (l, r) = if is_null_literal(&l) {
+                let (l, r) = if lt == DataType::Null && rt == DataType::Null {
+                    // NULL op NULL: an integer NULL, as in DuckDB.
+                    (retype_null(l, DataType::Int), retype_null(r, DataType::Int))
+                } else if is_null_literal(&l) {
                     (retype_null(l, rt), r)
                 } else {
                     let r = retype_null(r, lt);
                     (l, r)
                 };
                 let (lt, rt) = (l.dtype(), r.dtype());
+                if let Some(e) = interval_arith(op, l.clone(), r.clone()) {
+                    return Ok(e);
+                }
+                // An expression of NULL's type (an aggregate of a column
+                // with no value) takes the other side's type.
+                let (lt, rt) = match (lt, rt) {
+                    (DataType::Null, DataType::Null) => (DataType::Int, DataType::Int),
+                    (DataType::Null, t) | (t, DataType::Null) => (t, t),
+                    types => types,
+                };
                 let dtype = match (lt, rt, op) {
                     // A date ± days is a date; date − date is days.
                     (DataType::Date, DataType::Int, BinaryOp::Plus | BinaryOp::Minus)
@@ -1627,6 +1659,27 @@ impl Binder<'_> {
                     text.span.start,
                 ))
             };
+            if t == DataType::Interval && matches!(func, AggFunc::Sum | AggFunc::Avg) {
+                // A sum or mean of lengths of time is one: of their
+                // microseconds, the mean rounded to the microsecond.
+                let micros = Expr::Cast {
+                    expr: Box::new(arg),
+                    dtype: DataType::Int,
+                    try_cast: false,
+                };
+                let agg = Expr::Agg(Box::new(AggCall {
+                    func,
+                    dtype: func.result_type(DataType::Int),
+                    arg: Some(micros),
+                    arg2: None,
+                    separator: None,
+                }));
+                return Ok(Expr::Cast {
+                    expr: Box::new(agg),
+                    dtype: DataType::Interval,
+                    try_cast: false,
+                });
+            }
             let mut arg2 = None;
             match func {
                 AggFunc::Sum
@@ -1712,8 +1765,11 @@ impl Binder<'_> {
             | "dayofyear" | "isodow" | "hour" | "minute" | "second" => {
                 arity(1..=1)?;
                 let part = DatePart::parse(&lname).expect("a part name");
-                let ts = self.timestamp_arg(bound.remove(0), &args[0], &format!("{lname}()"))?;
-                return Ok(extract_call(part, ts));
+                return self.extract_of(part, bound.remove(0), &args[0], &format!("{lname}()"));
+            }
+            "epoch" => {
+                arity(1..=1)?;
+                return self.extract_of(DatePart::Epoch, bound.remove(0), &args[0], "epoch()");
             }
             "year" | "to_year" => {
                 arity(1..=1)?;
@@ -1838,8 +1894,7 @@ impl Binder<'_> {
                     }
                 };
                 let ts = bound.remove(1);
-                let ts = self.timestamp_arg(ts, &args[1], &format!("{lname}()"))?;
-                return Ok(extract_call(part, ts));
+                return self.extract_of(part, ts, &args[1], &format!("{lname}()"));
             }
             "strptime" | "try_strptime" => {
                 arity(2..=2)?;
@@ -2122,6 +2177,29 @@ impl Binder<'_> {
         self.expect_type(e, DataType::Timestamp, src, what)
     }
 
+    /// `extract(part FROM e)` (and its shorthands) of a timestamp, a date
+    /// (its midnight) or an interval: an interval's `epoch` is its length
+    /// in seconds, its `day` the whole days, `hour`, `minute`, `second`
+    /// (and `millisecond`, `microsecond`) the rest's parts, as DuckDB
+    /// reads an interval without months.
+    fn extract_of(&self, part: DatePart, e: Expr, src: &ast::Expr, what: &str) -> Result<Expr> {
+        if e.dtype() != DataType::Interval {
+            let ts = self.timestamp_arg(e, src, what)?;
+            return Ok(extract_call(part, ts));
+        }
+        if !part.applies_to_intervals() {
+            return Err(Error::plan_at(
+                format!("{what} of an interval takes epoch, day, hour, minute, second, millisecond or microsecond, not {}", part.name()),
+                src.span.start,
+            ));
+        }
+        Ok(Expr::Call {
+            func: Func::IntervalPart(part),
+            args: vec![e],
+            dtype: part.result_type(),
+        })
+    }
+
     fn numeric_arg(&self, e: &mut Expr, src: &ast::Expr, fname: &str) -> Result<DataType> {
         if is_null_literal(e) {
             *e = retype_null(e.clone(), DataType::Float);
@@ -2163,7 +2241,7 @@ fn as_text(e: Expr) -> Expr {
 fn unify_types(items: Vec<(Expr, usize)>, what: &str) -> Result<(Vec<Expr>, DataType)> {
     let mut dtype: Option<DataType> = None;
     for (e, pos) in &items {
-        if is_null_literal(e) {
+        if is_null_literal(e) || e.dtype() == DataType::Null {
             continue;
         }
         let t = e.dtype();
@@ -2215,6 +2293,46 @@ fn widen_date(x: Expr, others: &[Expr]) -> Expr {
         None => o.dtype() == DataType::Timestamp,
     });
     if timestamp { to_timestamp(x) } else { x }
+}
+
+/// Arithmetic with lengths of time, when `l op r` is some (else `None`):
+/// a timestamp (or a date, at its midnight) ± an interval is a timestamp;
+/// timestamp − timestamp (either a date) an interval; intervals add and
+/// subtract; an interval times or divided by an integer is an interval
+/// (integer microseconds, the quotient truncated), by a float the float
+/// product rounded to the microsecond. date − date stays whole days, an
+/// integer, as in DuckDB.
+fn interval_arith(op: BinaryOp, l: Expr, r: Expr) -> Option<Expr> {
+    use BinaryOp::{Divide, Minus, Multiply, Plus};
+    use DataType::{Date, Float, Int, Interval, Timestamp};
+    let bin = |l: Expr, r: Expr, dtype| Expr::Binary {
+        op,
+        left: Box::new(l),
+        right: Box::new(r),
+        dtype,
+    };
+    let ts = |e: Expr| if e.dtype() == Date { fold(to_timestamp(e)) } else { e };
+    let cast = |e: Expr, dtype| Expr::Cast {
+        expr: Box::new(e),
+        dtype,
+        try_cast: false,
+    };
+    Some(match (l.dtype(), r.dtype(), op) {
+        (Timestamp | Date, Interval, Plus | Minus) | (Interval, Timestamp | Date, Plus) => {
+            bin(ts(l), ts(r), Timestamp)
+        }
+        (Timestamp, Timestamp | Date, Minus) | (Date, Timestamp, Minus) => {
+            bin(ts(l), ts(r), Interval)
+        }
+        (Interval, Interval, Plus | Minus)
+        | (Interval, Int, Multiply | Divide)
+        | (Int, Interval, Multiply) => bin(l, r, Interval),
+        (Interval, Float, Multiply | Divide) | (Float, Interval, Multiply) => {
+            let float = |e: Expr| if e.dtype() == Interval { cast(e, Float) } else { e };
+            cast(bin(float(l), float(r), Float), Interval)
+        }
+        _ => return None,
+    })
 }
 
 /// A date widened to the timestamp of its midnight.

@@ -209,6 +209,7 @@ pub fn in_list(v: &Value, items: &[Value], negated: bool) -> Value {
 pub fn negate(v: &Value) -> Result<Value> {
     Ok(match v {
         Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(overflow)?),
+        Value::Interval(i) => Value::Interval(i.checked_neg().ok_or_else(overflow)?),
         Value::HugeInt(i) => Value::from_i128(i.checked_neg().ok_or_else(overflow)?),
         Value::Float(f) => Value::Float(-f),
         _ => Value::Null,
@@ -235,8 +236,15 @@ pub fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value> {
             };
             huge_arith(op, a, b).map(Value::from_i128)
         }
-        (Value::Timestamp(a), Value::Int(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
-        (Value::Int(a), Value::Timestamp(b)) => int_arith(op, *a, *b).map(Value::Timestamp),
+        (Value::Timestamp(a), Value::Int(b) | Value::Interval(b))
+        | (Value::Int(a) | Value::Interval(a), Value::Timestamp(b)) => {
+            int_arith(op, *a, *b).map(Value::Timestamp)
+        }
+        // Timestamp − timestamp, interval ± interval, interval × or ÷ an
+        // integer (the binder allows no other).
+        (Value::Timestamp(a), Value::Timestamp(b))
+        | (Value::Interval(a), Value::Interval(b) | Value::Int(b))
+        | (Value::Int(a), Value::Interval(b)) => int_arith(op, *a, *b).map(Value::Interval),
         // A date ± days; date − date in days (the binder allows no other).
         (Value::Date(a), Value::Int(b)) | (Value::Int(a), Value::Date(b)) => {
             int_arith(op, *a, *b).map(Value::Date)
@@ -398,6 +406,29 @@ pub fn date_part(part: DatePart, micros: i64) -> Value {
     Value::Int(int)
 }
 
+/// Part `part` of an interval of `micros` microseconds, as DuckDB reads
+/// an interval without months: `epoch` its length in seconds (a float),
+/// `day` its whole days, `hour` the whole hours of the rest, `minute` and
+/// `second` those of the rest within the hour and minute, `millisecond`
+/// and `microsecond` the rest within the minute (seconds included). Every
+/// part carries the interval's sign; a part no interval has is NULL (the
+/// binder admits only those of [`DatePart::applies_to_intervals`]).
+pub fn interval_part(part: DatePart, micros: i64) -> Value {
+    const MICROS_PER_MINUTE: i64 = 60_000_000;
+    const MICROS_PER_HOUR: i64 = 3_600_000_000;
+    let time = micros % MICROS_PER_DAY;
+    Value::Int(match part {
+        DatePart::Epoch => return Value::Float(micros as f64 / 1e6),
+        DatePart::Day => micros / MICROS_PER_DAY,
+        DatePart::Hour => time / MICROS_PER_HOUR,
+        DatePart::Minute => time % MICROS_PER_HOUR / MICROS_PER_MINUTE,
+        DatePart::Second => time % MICROS_PER_MINUTE / 1_000_000,
+        DatePart::Millisecond => time % MICROS_PER_MINUTE / 1_000,
+        DatePart::Microsecond => time % MICROS_PER_MINUTE,
+        _ => return Value::Null,
+    })
+}
+
 /// A scalar function on evaluated arguments.
 ///
 /// # Errors
@@ -482,6 +513,7 @@ pub fn call(func: &Func, args: &[Value]) -> Result<Value> {
             Value::Timestamp(date_trunc(*unit, *t).ok_or_else(timestamp_out_of_range)?)
         }
         (Func::Extract(part), Value::Timestamp(t)) => date_part(*part, *t),
+        (Func::IntervalPart(part), Value::Interval(m)) => interval_part(*part, *m),
         (Func::StrLen, Value::Str(s)) => Value::Int(s.len() as i64),
         (Func::Strptime { format, try_parse }, Value::Str(s)) => match format.parse(s) {
             Some(t) => Value::Timestamp(t),
@@ -851,6 +883,18 @@ pub fn cast(v: &Value, to: DataType) -> Result<Value> {
             } else {
                 return Err(fail());
             }
+        }
+        (Value::Float(f), DataType::Interval) => match cast(&Value::Float(*f), DataType::Int)? {
+            Value::Int(m) => Value::Interval(m),
+            _ => return Err(fail()),
+        },
+        // Lengths of time as their microseconds, and back: the binder
+        // writes these casts for arithmetic, SQL cannot.
+        (Value::Interval(m), DataType::Int) => Value::Int(*m),
+        (Value::Int(m), DataType::Interval) => Value::Interval(*m),
+        (Value::Interval(m), DataType::Float) => Value::Float(*m as f64),
+        (Value::Str(s), DataType::Interval) => {
+            Value::Interval(crate::sql::parse_interval(s).map_err(|_| fail())?)
         }
         (Value::Bool(b), DataType::Int) => Value::Int(*b as i64),
         (Value::Int(i), DataType::Bool) => Value::Bool(*i != 0),

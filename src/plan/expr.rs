@@ -211,6 +211,9 @@ pub enum Func {
     /// day of the month kept or, past the new month's end, its last day
     /// (PostgreSQL's and DuckDB's rule).
     AddMonths(i64),
+    /// `extract(part FROM interval)` for a part where
+    /// [`DatePart::applies_to_intervals`]: see [`super::eval::interval_part`].
+    IntervalPart(DatePart),
 }
 
 /// The longest string (in bytes) a string function may build: 1 MiB. A
@@ -500,6 +503,21 @@ impl DatePart {
             DatePart::Epoch => DataType::Float,
             _ => DataType::Int,
         }
+    }
+
+    /// Whether an interval (a length of time without months) has this
+    /// part: epoch, day and the parts of a day.
+    pub fn applies_to_intervals(self) -> bool {
+        matches!(
+            self,
+            DatePart::Epoch
+                | DatePart::Day
+                | DatePart::Hour
+                | DatePart::Minute
+                | DatePart::Second
+                | DatePart::Millisecond
+                | DatePart::Microsecond
+        )
     }
 }
 
@@ -1629,7 +1647,7 @@ fn func_name(func: &Func) -> &'static str {
         Func::Upper => "upper",
         Func::Length => "length",
         Func::StrLen => "strlen",
-        Func::Extract(_) => "date_part",
+        Func::Extract(_) | Func::IntervalPart(_) => "date_part",
         Func::RegexpReplace(_) => "regexp_replace",
         Func::Strptime {
             try_parse: false, ..
@@ -1662,6 +1680,7 @@ impl fmt::Display for Expr {
                 Value::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
                 Value::Timestamp(_) => write!(f, "TIMESTAMP '{value}'"),
                 Value::Date(_) => write!(f, "DATE '{value}'"),
+                Value::Interval(m) => write!(f, "INTERVAL '{m} microseconds'"),
                 v if *dtype == DataType::Timestamp => write!(f, "INTERVAL '{v} microseconds'"),
                 v => write!(f, "{v}"),
             },
@@ -1729,7 +1748,7 @@ impl fmt::Display for Expr {
                     Func::AddMonths(n) => {
                         return write!(f, "{}, {n})", args.first().map_or(String::new(), |a| a.to_string()));
                     }
-                    Func::Extract(part) | Func::DateDiff(part) => {
+                    Func::Extract(part) | Func::DateDiff(part) | Func::IntervalPart(part) => {
                         write!(f, "'{}', ", part.name())?
                     }
                     _ => {}

@@ -986,9 +986,10 @@ pub enum TypeName {
     Float,
     /// `TIMESTAMP`
     Timestamp,
-    /// `DATE`: a timestamp at midnight (katydid has no separate date type
-    /// yet); `DATE '1995-03-15'` is that day's midnight.
+    /// `DATE`: a calendar day.
     Date,
+    /// `INTERVAL`: a length of time; from text such as `'1 day 2 hours'`.
+    Interval,
     /// `VARCHAR`, `TEXT`, `STRING`
     Str,
     /// `BOOLEAN`, `BOOL`

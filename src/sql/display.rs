@@ -393,6 +393,7 @@ impl Display for TypeName {
             TypeName::Float => "DOUBLE",
             TypeName::Timestamp => "TIMESTAMP",
             TypeName::Date => "DATE",
+            TypeName::Interval => "INTERVAL",
             TypeName::Str => "VARCHAR",
             TypeName::Bool => "BOOLEAN",
         })

@@ -9,4 +9,4 @@ mod parser;
 
 #[cfg(any(test, feature = "internals"))]
 pub use display::eq_ignoring_spans;
-pub use parser::parse;
+pub use parser::{parse, parse_interval};

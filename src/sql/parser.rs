@@ -436,6 +436,16 @@ fn calendar_months(text: &str) -> Option<std::result::Result<i64, String>> {
     )
 }
 
+/// The length in microseconds of an interval's text such as `1 day`,
+/// `1 hour 30 minutes` or `-1.5 h` (what `CAST('…' AS INTERVAL)` reads).
+///
+/// # Errors
+/// A message for text that is not an interval of fixed units (months and
+/// years included), or one past the i64 range of microseconds.
+pub fn parse_interval(text: &str) -> std::result::Result<i64, String> {
+    interval_micros(text, None)
+}
+
 /// The length of an interval string such as `1 hour 30 minutes` or `-1.5 h`
 /// in microseconds. With `unit` (from `INTERVAL '2' HOUR`), the string must
 /// be a single bare number.
@@ -1971,9 +1981,49 @@ impl<'a> Parser<'a> {
         Ok((close.rest, Expr { kind, span }))
     }
 
-    /// `INTERVAL 'text' [unit]` or `INTERVAL n unit` after `INTERVAL`.
+    /// `INTERVAL 'text' [unit]`, `INTERVAL n unit` or `INTERVAL (expr) unit`
+    /// after `INTERVAL`. The last, DuckDB's, is `(expr) * INTERVAL 1 unit`
+    /// for a fixed unit; months and years take a constant whole number.
     fn interval(&self, interval: Token<'a>) -> PResult<'a, Expr> {
         let s = self.next(interval.rest)?;
+        if let Tok::Sym("(") = s.tok {
+            let (rest, count) = self.primary(interval.rest)?;
+            let u = self.next(rest)?;
+            let Tok::Word(w) = u.tok else {
+                return Err(expected(u, "an interval unit"));
+            };
+            let span = self.span(interval.at, u.rest);
+            let unit_span = self.span(u.at, u.rest);
+            if let Some(per) = month_unit(w) {
+                let months = match count.kind {
+                    ExprKind::Literal(Literal::Int(n)) => n
+                        .checked_mul(per)
+                        .ok_or_else(|| failure(s.at, "interval out of range"))?,
+                    _ => {
+                        return Err(failure(
+                            s.at,
+                            "INTERVAL (…) MONTH and YEAR take a constant whole number",
+                        ));
+                    }
+                };
+                let kind = ExprKind::Literal(Literal::Months(months));
+                return Ok((u.rest, Expr { kind, span }));
+            }
+            let micros = match unit_micros(w) {
+                Ok(m) => m,
+                Err(_) => return Err(expected(u, "an interval unit")),
+            };
+            let one = Expr {
+                kind: ExprKind::Literal(Literal::Interval(micros)),
+                span: unit_span,
+            };
+            let kind = ExprKind::Binary {
+                op: BinaryOp::Multiply,
+                left: Box::new(count),
+                right: Box::new(one),
+            };
+            return Ok((u.rest, Expr { kind, span }));
+        }
         let text = match s.tok {
             Tok::Str(raw) => unescape(raw, '\''),
             // DuckDB's `INTERVAL 3 DAY`: a bare number takes a unit.
@@ -2036,6 +2086,7 @@ impl<'a> Parser<'a> {
             }
             "TIMESTAMP" => TypeName::Timestamp,
             "DATE" => TypeName::Date,
+            "INTERVAL" => TypeName::Interval,
             "VARCHAR" | "TEXT" | "STRING" => TypeName::Str,
             "BOOLEAN" | "BOOL" => TypeName::Bool,
             _ => return Err(failure(t.at, format!("unknown type {w:?}"))),

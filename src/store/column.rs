@@ -305,7 +305,7 @@ impl ZoneMap {
     /// so the full i64 range fits); `None` for other types or no values.
     pub fn int_span(&self) -> Option<u64> {
         match (&self.min, &self.max) {
-            (Value::Int(a) | Value::Timestamp(a) | Value::Date(a), Value::Int(b) | Value::Timestamp(b) | Value::Date(b)) => {
+            (Value::Int(a) | Value::Timestamp(a) | Value::Date(a) | Value::Interval(a), Value::Int(b) | Value::Timestamp(b) | Value::Date(b) | Value::Interval(b)) => {
                 Some((*b as u64).wrapping_sub(*a as u64))
             }
             _ => None,
@@ -669,7 +669,7 @@ impl Column {
     /// The plain codec of integers: what [`Column::encode_ints`] falls back
     /// to and measures the compressed codecs against.
     pub fn encode_ints_plain(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
-        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp | DataType::Date));
+        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval));
         let validity = normalize_validity(validity);
         match int_stats(values, validity.as_ref()) {
             Some(stats) => Column::offsets_with(dtype, values, validity, &stats),
@@ -1045,11 +1045,7 @@ impl Column {
             ColumnData::Const(v) => v.clone(),
             ColumnData::Offset { base, scale, codes } => {
                 let v = base.wrapping_add(codes.get(i).wrapping_mul(*scale) as i64);
-                match self.dtype {
-                    DataType::Timestamp => Value::Timestamp(v),
-                    DataType::Date => Value::Date(v),
-                    _ => Value::Int(v),
-                }
+                Value::from_integer(v, self.dtype)
             }
             ColumnData::IntDict { values, codes } => self.int_value(values[codes.get(i) as usize]),
             ColumnData::Float(values) => Value::Float(values[i]),
@@ -1071,11 +1067,7 @@ impl Column {
 
     /// An integer of this column's type as a [`Value`].
     fn int_value(&self, v: i64) -> Value {
-        match self.dtype {
-            DataType::Timestamp => Value::Timestamp(v),
-            DataType::Date => Value::Date(v),
-            _ => Value::Int(v),
-        }
+        Value::from_integer(v, self.dtype)
     }
 
     /// Short name of the codec for EXPLAIN and `.schema`, e.g. `offset u8`,

@@ -213,7 +213,7 @@ fn push_const(v: &Value, n: usize, out: &mut Decoded) {
     match out {
         Decoded::Ints(o) => {
             let x = match v {
-                Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => *x,
+                Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x) => *x,
                 Value::Bool(b) => *b as i64,
                 _ => 0,
             };

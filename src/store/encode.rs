@@ -133,7 +133,7 @@ impl Column {
     /// distinct values ([`ColumnData::IntDict`]), an exact or near line ([`Linear`]), deltas ([`Delta`]) or runs ([`Rle`]).
     /// Values at NULL rows are ignored.
     pub fn encode_ints(dtype: DataType, values: &[i64], validity: Option<Bitmap>) -> Column {
-        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp | DataType::Date));
+        debug_assert!(matches!(dtype, DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval));
         let validity = normalize_validity(validity);
         let v = validity.as_ref();
         // One pass gives the chooser's statistics, the zone map and the

@@ -70,7 +70,7 @@ fn each_value(table: &Table, column: usize, mut f: impl FnMut(i64, RowLocation))
                     }
                 });
             }
-            ColumnData::Const(Value::Int(v) | Value::Timestamp(v) | Value::Date(v)) => {
+            ColumnData::Const(Value::Int(v) | Value::Timestamp(v) | Value::Date(v) | Value::Interval(v)) => {
                 for row in (0..col.len).filter(|&r| valid(r)) {
                     f(*v, location(p, row));
                 }

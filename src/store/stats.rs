@@ -73,11 +73,7 @@ impl IntStats {
     /// The zone map these statistics give a column of `dtype` (Int or
     /// Timestamp).
     pub fn zone(&self, dtype: DataType) -> ZoneMap {
-        let wrap = |v: i64| match dtype {
-            DataType::Timestamp => Value::Timestamp(v),
-            DataType::Date => Value::Date(v),
-            _ => Value::Int(v),
-        };
+        let wrap = |v: i64| Value::from_integer(v, dtype);
         ZoneMap {
             min: wrap(self.min),
             max: wrap(self.max),

@@ -30,7 +30,9 @@ enum Ty {
 impl Ty {
     fn of(t: DataType) -> Ty {
         match t {
-            DataType::Int => Ty::Int,
+            // No table the fuzzer loads has an interval column; intervals
+            // come from timestamp arithmetic in its expressions.
+            DataType::Int | DataType::Interval => Ty::Int,
             DataType::Float => Ty::Float,
             DataType::Timestamp | DataType::Date => Ty::Ts,
             DataType::Str | DataType::Null => Ty::Str,
@@ -783,6 +785,13 @@ impl<'a> Gen<'a> {
                     )
                 }
                 8 => self.case(Ty::Float, ctx, d),
+                9 => {
+                    // The length of time between two timestamps, in seconds.
+                    let a = self.expr(Ty::Ts, ctx, d);
+                    let b = self.expr(Ty::Ts, ctx, d);
+                    let part = self.pick(&["epoch", "hour", "second", "day"]);
+                    format!("extract ( {part} FROM {a} - {b} )")
+                }
                 _ => self.leaf(Ty::Float),
             },
             Ty::Str => match self.rng.gen_range(0..10) {
@@ -827,6 +836,17 @@ impl<'a> Gen<'a> {
                     format!("( {} {op} {i} )", self.expr(Ty::Ts, ctx, d))
                 }
                 4 => self.case(Ty::Ts, ctx, d),
+                5 => {
+                    // A timestamp moved by an interval computed from two
+                    // others, scaled.
+                    let (a, b, c) = (
+                        self.expr(Ty::Ts, ctx, d),
+                        self.expr(Ty::Ts, ctx, d),
+                        self.expr(Ty::Ts, ctx, d),
+                    );
+                    let k = self.pick(&["2", "0.5", "-1"]);
+                    format!("( {a} + ( {b} - {c} ) * {k} )")
+                }
                 _ => self.leaf(Ty::Ts),
             },
             Ty::Bool => self.predicate(ctx, d),

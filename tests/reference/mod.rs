@@ -481,7 +481,8 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
             Literal::Int(_) => Some(DataType::Int),
             Literal::Float(_) => Some(DataType::Float),
             Literal::String(_) => Some(DataType::Str),
-            Literal::Interval(_) | Literal::Months(_) => Some(DataType::Int),
+            Literal::Interval(_) => Some(DataType::Interval),
+            Literal::Months(_) => Some(DataType::Int),
         },
         ExprKind::Unary { op, expr } => match op {
             UnaryOp::Neg => static_type(expr, table),
@@ -497,7 +498,21 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
             } else {
                 let (l, r) = (static_type(left, table), static_type(right, table));
                 let date = Some(DataType::Date);
-                if l == date && r == date {
+                let ts = Some(DataType::Timestamp);
+                let interval = Some(DataType::Interval);
+                let instant = |x| x == ts || x == date;
+                if instant(l) && instant(r) && (l == ts || r == ts) {
+                    // timestamp − timestamp: a length of time.
+                    interval
+                } else if l == interval || r == interval {
+                    // A timestamp or date moved by an interval; else
+                    // intervals added, or scaled by a number.
+                    if instant(l) || instant(r) {
+                        ts
+                    } else {
+                        interval
+                    }
+                } else if l == date && r == date {
                     // date - date: days.
                     Some(DataType::Int)
                 } else if l == date || r == date {
@@ -598,6 +613,7 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
             katydid::sql::ast::TypeName::Float => DataType::Float,
             katydid::sql::ast::TypeName::Timestamp => DataType::Timestamp,
             katydid::sql::ast::TypeName::Date => DataType::Date,
+            katydid::sql::ast::TypeName::Interval => DataType::Interval,
             katydid::sql::ast::TypeName::Str => DataType::Str,
             katydid::sql::ast::TypeName::Bool => DataType::Bool,
         }),
@@ -655,6 +671,7 @@ fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
         (Int(_) | HugeInt(_) | Float(_), Int(_) | HugeInt(_) | Float(_))
         | (Str(_), Str(_))
         | (Timestamp(_), Timestamp(_))
+        | (Interval(_), Interval(_))
         | (Bool(_), Bool(_)) => a.total_cmp(b),
         _ => return Err(format!("cannot compare {a:?} with {b:?}")),
     })
@@ -666,6 +683,72 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
         return Ok(Null);
     }
     let overflow = || "integer overflow".to_string();
+    // Lengths of time, in microseconds; a date is its midnight here.
+    let instant = |v: &Value| match v {
+        Timestamp(t) => Some(Some(*t)),
+        Date(d) => Some(d.checked_mul(MICROS_PER_DAY)),
+        _ => None,
+    };
+    let (ia, ib) = (instant(a), instant(b));
+    match (a, b, op) {
+        _ if ia.is_some()
+            && ib.is_some()
+            && op == BinaryOp::Minus
+            && !matches!((a, b), (Date(_), Date(_))) =>
+        {
+            let (x, y) = (
+                ia.flatten().ok_or_else(overflow)?,
+                ib.flatten().ok_or_else(overflow)?,
+            );
+            return x.checked_sub(y).map(Interval).ok_or_else(overflow);
+        }
+        (_, Interval(m), BinaryOp::Plus | BinaryOp::Minus) if ia.is_some() => {
+            let x = ia.flatten().ok_or_else(overflow)?;
+            let r = if op == BinaryOp::Plus {
+                x.checked_add(*m)
+            } else {
+                x.checked_sub(*m)
+            };
+            return r.map(Timestamp).ok_or_else(overflow);
+        }
+        (Interval(m), _, BinaryOp::Plus) if ib.is_some() => {
+            let y = ib.flatten().ok_or_else(overflow)?;
+            return m.checked_add(y).map(Timestamp).ok_or_else(overflow);
+        }
+        (Interval(x), Interval(y), BinaryOp::Plus) => {
+            return x.checked_add(*y).map(Interval).ok_or_else(overflow);
+        }
+        (Interval(x), Interval(y), BinaryOp::Minus) => {
+            return x.checked_sub(*y).map(Interval).ok_or_else(overflow);
+        }
+        (Interval(x), Int(k), BinaryOp::Multiply) | (Int(k), Interval(x), BinaryOp::Multiply) => {
+            return x.checked_mul(*k).map(Interval).ok_or_else(overflow);
+        }
+        (Interval(x), Int(k), BinaryOp::Divide) => {
+            if *k == 0 {
+                return Err("division by zero".into());
+            }
+            return x.checked_div(*k).map(Interval).ok_or_else(overflow);
+        }
+        (Interval(x), Float(f), BinaryOp::Multiply | BinaryOp::Divide)
+        | (Float(f), Interval(x), BinaryOp::Multiply) => {
+            if op == BinaryOp::Divide && *f == 0.0 {
+                return Err("division by zero".into());
+            }
+            let r = if op == BinaryOp::Divide {
+                *x as f64 / f
+            } else {
+                *x as f64 * f
+            };
+            // Rounded half to even, as a float cast to an integer.
+            let r = r.round_ties_even();
+            if !(r.is_finite() && (-9.2e18..9.2e18).contains(&r)) {
+                return Err("interval out of range".into());
+            }
+            return Ok(Interval(r as i64));
+        }
+        _ => {}
+    }
     match (a, b) {
         // A date ± days is a date, date − date the days between.
         (Date(x), Int(y)) if op == BinaryOp::Plus => {
@@ -844,6 +927,28 @@ fn iso_weeks(y: i64) -> i64 {
 fn midnight(days: i64) -> Result<i64, RefError> {
     days.checked_mul(MICROS_PER_DAY)
         .ok_or_else(|| "date out of the timestamp range".to_string())
+}
+
+/// Part `part` of a length of time of `micros` microseconds: whole days,
+/// then the hours, minutes and seconds of what is left, each with the
+/// length's sign; `epoch` the length in seconds.
+fn interval_part(part: &str, micros: i64) -> Result<Value, RefError> {
+    let sign = micros.signum();
+    let total = micros.unsigned_abs();
+    let day = total / 86_400_000_000;
+    let in_day = total % 86_400_000_000;
+    let in_minute = in_day % 60_000_000;
+    let v = match part.to_ascii_lowercase().as_str() {
+        "epoch" => return Ok(Value::Float(micros as f64 / 1e6)),
+        "day" => day,
+        "hour" => in_day / 3_600_000_000,
+        "minute" => in_day / 60_000_000 % 60,
+        "second" => in_minute / 1_000_000,
+        "millisecond" => in_minute / 1_000,
+        "microsecond" => in_minute,
+        p => return Err(format!("no part {p} of an interval")),
+    };
+    Ok(Value::Int(sign * v as i64))
 }
 
 fn date_part(part: &str, micros: i64) -> Result<Value, RefError> {
@@ -1182,8 +1287,9 @@ impl Evaluator<'_> {
                 Literal::Int(i) => Int(*i),
                 Literal::Float(f) => Float(*f),
                 Literal::String(s) => Value::str(s),
-                Literal::Interval(_) | Literal::Months(_) => {
-                    return Err("intervals are not supported".into());
+                Literal::Interval(m) => Interval(*m),
+                Literal::Months(_) => {
+                    return Err("intervals of months are not supported".into());
                 }
             },
             ExprKind::Unary { op, expr } => {
@@ -1194,6 +1300,10 @@ impl Evaluator<'_> {
                         .checked_neg()
                         .ok_or_else(|| "integer overflow".to_string())?),
                     (UnaryOp::Neg, Float(f)) => Float(-f),
+                    (UnaryOp::Neg, Interval(m)) => Interval(
+                        m.checked_neg()
+                            .ok_or_else(|| "integer overflow".to_string())?,
+                    ),
                     (UnaryOp::Not, Bool(b)) => Bool(!b),
                     (op, v) => return Err(format!("cannot apply {op:?} to {v:?}")),
                 }
@@ -1476,6 +1586,7 @@ impl Evaluator<'_> {
                     ("round", [Float(f), Int(d)]) => Float(round_float(*f, *d)),
                     ("year", [Timestamp(t)]) => Int(timestamp_year(*t)),
                     ("date_part", [Str(part), Timestamp(t)]) => date_part(part, *t)?,
+                    ("date_part", [Str(part), Interval(m)]) => interval_part(part, *m)?,
                     ("date_part", [Str(_), Null]) => Null,
                     ("strlen", [Str(s)]) => Int(s.len() as i64),
                     ("length", [Str(s)]) => Int(s.chars().count() as i64),
@@ -1501,6 +1612,7 @@ impl Evaluator<'_> {
                 Null => Null,
                 Timestamp(t) => date_part(&field.name, t)?,
                 Date(d) => date_part(&field.name, midnight(d)?)?,
+                Interval(m) => interval_part(&field.name, m)?,
                 v => return Err(format!("extract from {v:?}")),
             },
             ExprKind::Cast { expr, to, .. } => {
@@ -1632,6 +1744,20 @@ impl Evaluator<'_> {
             }
             "sum" | "avg" => {
                 let n = vals.len() as f64;
+                if vals.iter().all(|v| matches!(v, Value::Interval(_))) {
+                    // Lengths of time: summed exactly, the mean rounded to
+                    // the microsecond.
+                    let s: i128 = vals
+                        .iter()
+                        .map(|v| i128::from(v.as_integer().expect("interval")))
+                        .sum();
+                    let sum = i64::try_from(s).map_err(|_| "interval out of range".to_string())?;
+                    return Ok(Value::Interval(if name == "avg" {
+                        (s as f64 / n).round_ties_even() as i64
+                    } else {
+                        sum
+                    }));
+                }
                 if vals.iter().all(|v| matches!(v, Value::Int(_))) {
                     let s: i128 = vals
                         .iter()

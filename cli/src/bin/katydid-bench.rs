@@ -369,6 +369,8 @@ fn value_json(v: &Value) -> Json {
             }),
         Value::Timestamp(t) => json!(katydid::types::format_timestamp(*t)),
         Value::Date(d) => json!(katydid::types::format_date(*d)),
+        // Seconds, as the peers' durations are compared.
+        Value::Interval(m) => json!(*m as f64 / 1e6),
         Value::Str(s) => json!(s.as_ref()),
     }
 }

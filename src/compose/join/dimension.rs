@@ -133,7 +133,11 @@ fn star_around(
         if dtype != inputs[i].table.fields[key].dtype
             || !matches!(
                 dtype,
-                DataType::Int | DataType::Timestamp | DataType::Date | DataType::Str
+                DataType::Int
+                    | DataType::Timestamp
+                    | DataType::Date
+                    | DataType::Interval
+                    | DataType::Str
             )
         {
             return None;
@@ -505,7 +509,10 @@ fn number_column(partners: &Partners<'_>, values: &Array<'_>, dtype: DataType) -
     };
     let n = partners.rows;
     match (dtype, &values.data) {
-        (DataType::Int | DataType::Timestamp | DataType::Date, Data::Int(v)) => {
+        (
+            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Interval,
+            Data::Int(v),
+        ) => {
             let table: Vec<i64> = partner.iter().map(|p| p.map_or(0, |r| v[r])).collect();
             let rows = gather(&partners.codes, &table, 0);
             Some(Column::encode_ints_plain(dtype, &rows, validity))

@@ -942,10 +942,8 @@ impl Extremum for i64 {
     }
     fn to_value(&self, dtype: DataType) -> Value {
         match dtype {
-            DataType::Timestamp => Value::Timestamp(*self),
-            DataType::Date => Value::Date(*self),
             DataType::Bool => Value::Bool(*self != 0),
-            _ => Value::Int(*self),
+            _ => Value::from_integer(*self, dtype),
         }
     }
 }
@@ -1070,7 +1068,7 @@ impl Accumulator for MinMax<i64> {
             },
             Input::Scalar(v) => {
                 let x = match v {
-                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i,
+                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => *i,
                     Value::Bool(b) => *b as i64,
                     _ => return Ok(()),
                 };
@@ -1349,7 +1347,7 @@ impl DistinctInput for u64 {
     }
     fn scalar(v: &Value) -> Option<u64> {
         Some(match v {
-            Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i as u64,
+            Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => *i as u64,
             Value::Float(f) => canonical_f64_bits(*f),
             Value::Bool(b) => *b as u64,
             _ => return None,

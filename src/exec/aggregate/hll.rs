@@ -44,7 +44,7 @@ pub use crate::kernel::hash::{hash_f64, hash_i64, hash_str128, mix64};
 /// keeps per entry (`store::Dictionary::hashes`).
 pub fn hash_value(v: &Value) -> u64 {
     match v {
-        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => hash_i64(*i),
+        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => hash_i64(*i),
         Value::Float(f) => hash_f64(*f),
         Value::HugeInt(v) => mix64(hash_i64(*v as i64) ^ ((*v >> 64) as u64)),
         Value::Str(s) => hash_str128(s) as u64,

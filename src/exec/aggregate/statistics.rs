@@ -46,7 +46,9 @@ fn f64_at(a: &Array<'_>, j: usize) -> Option<f64> {
 /// The float value of a constant input, `None` when NULL or not a number.
 fn scalar_f64(v: &Value) -> Option<f64> {
     match v {
-        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Some(*i as f64),
+        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => {
+            Some(*i as f64)
+        }
         Value::HugeInt(i) => Some(*i as f64),
         Value::Float(x) => Some(*x),
         Value::Bool(b) => Some(*b as u8 as f64),
@@ -388,10 +390,8 @@ impl Sample for i64 {
     }
     fn to_value(&self, dtype: DataType) -> Value {
         match dtype {
-            DataType::Timestamp => Value::Timestamp(*self),
-            DataType::Date => Value::Date(*self),
             DataType::Bool => Value::Bool(*self != 0),
-            _ => Value::Int(*self),
+            _ => Value::from_integer(*self, dtype),
         }
     }
     fn as_f64(&self) -> Option<f64> {
@@ -419,7 +419,9 @@ impl Sample for i64 {
                     _ => return Err(Error::Internal("quantile of unexpected type".into())),
                 }
             }
-            Input::Scalar(Value::Int(x) | Value::Timestamp(x) | Value::Date(x)) => {
+            Input::Scalar(
+                Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x),
+            ) => {
                 for j in 0..gids.len() {
                     push(gids.get(j), *x);
                 }
@@ -720,7 +722,10 @@ pub fn frame_answer(
                 let mut v: Vec<i64> = x
                     .iter()
                     .filter_map(|v| match v {
-                        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Some(*i),
+                        Value::Int(i)
+                        | Value::Timestamp(i)
+                        | Value::Date(i)
+                        | Value::Interval(i) => Some(*i),
                         Value::Bool(b) => Some(i64::from(*b)),
                         _ => None,
                     })

@@ -390,9 +390,7 @@ impl<'a> Array<'a> {
             return Value::Null;
         }
         match &self.data {
-            Data::Int(v) if self.dtype == DataType::Timestamp => Value::Timestamp(v[i]),
-            Data::Int(v) if self.dtype == DataType::Date => Value::Date(v[i]),
-            Data::Int(v) => Value::Int(v[i]),
+            Data::Int(v) => Value::from_integer(v[i], self.dtype),
             Data::Float(v) => Value::Float(v[i]),
             Data::Bool(v) => Value::Bool(v.get(i)),
             Data::Str(v) => Value::str(v.get(i)),
@@ -420,10 +418,13 @@ impl<'a> Array<'a> {
     pub fn repeat(dtype: DataType, v: &Value, n: usize) -> Array<'static> {
         let validity = v.is_null().then(|| Bitmap::new(n, false));
         let data = match (dtype, v) {
-            (DataType::Float, Value::Int(x) | Value::Timestamp(x) | Value::Date(x)) => {
-                Data::Float(Cow::Owned(vec![*x as f64; n]))
+            (
+                DataType::Float,
+                Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x),
+            ) => Data::Float(Cow::Owned(vec![*x as f64; n])),
+            (_, Value::Int(x) | Value::Timestamp(x) | Value::Date(x) | Value::Interval(x)) => {
+                Data::Int(vec![*x; n])
             }
-            (_, Value::Int(x) | Value::Timestamp(x) | Value::Date(x)) => Data::Int(vec![*x; n]),
             (_, Value::Float(x)) => Data::Float(Cow::Owned(vec![*x; n])),
             // Only an integer sum makes a HugeInt, and sums are read by the
             // row evaluator after the merge, never as arrays.
@@ -481,11 +482,18 @@ impl<'a> Array<'a> {
             .any(Value::is_null)
             .then(|| Bitmap::from_fn(n, |i| !values[i].is_null()));
         let data = match dtype {
-            DataType::Int | DataType::Timestamp | DataType::Date | DataType::Null => Data::Int(
+            DataType::Int
+            | DataType::Timestamp
+            | DataType::Date
+            | DataType::Interval
+            | DataType::Null => Data::Int(
                 values
                     .iter()
                     .map(|v| match v {
-                        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => *i,
+                        Value::Int(i)
+                        | Value::Timestamp(i)
+                        | Value::Date(i)
+                        | Value::Interval(i) => *i,
                         _ => 0,
                     })
                     .collect(),

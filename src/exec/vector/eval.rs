@@ -229,7 +229,9 @@ enum Scalar<'v> {
 
 fn scalar_of(v: &Value) -> Option<Scalar<'_>> {
     Some(match v {
-        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Scalar::Int(*i),
+        Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => {
+            Scalar::Int(*i)
+        }
         Value::Float(f) => Scalar::Float(*f),
         // Only a sum makes one, read by the row evaluator; never here.
         Value::HugeInt(v) => Scalar::Float(*v as f64),
@@ -280,8 +282,9 @@ fn unreachable_scalars() -> Result<Array<'static>> {
 /// Gives an integer result the timestamp type where the plan says so.
 fn retype(v: Value, dtype: DataType) -> Value {
     match (v, dtype) {
-        (Value::Int(i), DataType::Timestamp) => Value::Timestamp(i),
-        (Value::Int(i), DataType::Date) => Value::Date(i),
+        (Value::Int(i), DataType::Timestamp | DataType::Date | DataType::Interval) => {
+            Value::from_integer(i, dtype)
+        }
         (v, _) => v,
     }
 }
@@ -593,7 +596,9 @@ macro_rules! with_f64 {
 
 fn operand<'d>(d: &'d Datum<'_>) -> Result<Operand<'d>> {
     Ok(match d {
-        Datum::Scalar(Value::Int(i) | Value::Timestamp(i) | Value::Date(i)) => Operand::Int(*i),
+        Datum::Scalar(
+            Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i),
+        ) => Operand::Int(*i),
         Datum::Scalar(Value::Float(f)) => Operand::Float(*f),
         Datum::Array(a) => match &a.data {
             Data::Int(v) => Operand::Ints(v),
@@ -690,7 +695,9 @@ fn in_list<'a>(a: &Array<'a>, items: &[&Value], negated: bool) -> Array<'a> {
             let mut ks: Vec<i64> = items
                 .iter()
                 .filter_map(|x| match x {
-                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) => Some(*i),
+                    Value::Int(i) | Value::Timestamp(i) | Value::Date(i) | Value::Interval(i) => {
+                        Some(*i)
+                    }
                     _ => None,
                 })
                 .collect();
@@ -820,7 +827,11 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
     let mut valid = vec![true; n];
     let value_at = |d: &Datum<'a>, i: usize| -> Value { d.value(i) };
     let data = match dtype {
-        DataType::Int | DataType::Timestamp | DataType::Date | DataType::Null => {
+        DataType::Int
+        | DataType::Timestamp
+        | DataType::Date
+        | DataType::Interval
+        | DataType::Null => {
             let mut out = vec![0i64; n];
             for (pos, d) in &pieces {
                 for (i, &p) in pos.iter().enumerate() {
@@ -834,9 +845,10 @@ fn scatter<'a>(pieces: Vec<(Vec<u32>, Datum<'a>)>, dtype: DataType, n: usize) ->
                             valid[p as usize] = validity.as_ref().is_none_or(|b| b.get(i));
                         }
                         _ => match value_at(d, i) {
-                            Value::Int(x) | Value::Timestamp(x) | Value::Date(x) => {
-                                out[p as usize] = x
-                            }
+                            Value::Int(x)
+                            | Value::Timestamp(x)
+                            | Value::Date(x)
+                            | Value::Interval(x) => out[p as usize] = x,
                             _ => valid[p as usize] = false,
                         },
                     }
@@ -1031,6 +1043,17 @@ fn call<'a>(
                 None => return Ok(None),
             }
         }
+        (Func::IntervalPart(DatePart::Epoch), Data::Int(v)) => {
+            Data::Float(Cow::Owned(v.iter().map(|&m| m as f64 / 1e6).collect()))
+        }
+        (Func::IntervalPart(p), Data::Int(v)) => Data::Int(
+            v.iter()
+                .map(|&m| match eval::interval_part(*p, m) {
+                    Value::Int(i) => i,
+                    _ => 0,
+                })
+                .collect(),
+        ),
         (Func::Extract(DatePart::Epoch), Data::Int(v)) => {
             Data::Float(Cow::Owned(v.iter().map(|&t| t as f64 / 1e6).collect()))
         }
@@ -1188,12 +1211,22 @@ fn cast(a: Array<'_>, to: DataType) -> Result<std::result::Result<Array<'_>, Arr
     if a.dtype == to {
         return Ok(Ok(a));
     }
+    // An interval is its microseconds: the binder's casts between the two
+    // change the type alone.
+    if matches!(
+        (a.dtype, to),
+        (DataType::Int, DataType::Interval) | (DataType::Interval, DataType::Int)
+    ) {
+        return Ok(Ok(Array { dtype: to, ..a }));
+    }
     let validity = a.validity.clone();
     let data = match (&a.data, to) {
-        (Data::Int(v), DataType::Float) if a.dtype == DataType::Int => {
+        (Data::Int(v), DataType::Float)
+            if matches!(a.dtype, DataType::Int | DataType::Interval) =>
+        {
             Data::Float(Cow::Owned(v.iter().map(|&x| x as f64).collect()))
         }
-        (Data::Float(v), DataType::Int) => {
+        (Data::Float(v), DataType::Int | DataType::Interval) => {
             let mut out = Vec::with_capacity(v.len());
             for (i, &x) in v.iter().enumerate() {
                 if validity.as_ref().is_none_or(|b| b.get(i)) {

@@ -760,7 +760,9 @@ pub fn json_value(v: &Value) -> String {
         Value::Int(i) => serde_json::Value::from(*i),
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map_or(serde_json::Value::Null, serde_json::Value::Number),
-        Value::Timestamp(_) | Value::Date(_) => serde_json::Value::String(v.to_string()),
+        Value::Timestamp(_) | Value::Date(_) | Value::Interval(_) => {
+            serde_json::Value::String(v.to_string())
+        }
         Value::Str(s) => serde_json::Value::String(s.to_string()),
     };
     j.to_string()

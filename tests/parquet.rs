@@ -979,7 +979,7 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
     let quoted = format!("'{}'", path.display());
     let mut whole = db(2);
     whole.load_csv(&path, "t", &LoadOptions::default()).unwrap();
-    let cases: [(&str, bool); 29] = [
+    let cases: [(&str, bool); 38] = [
         // (filter, whether the groups kept are exactly those with a match)
         ("id < 1000", true),
         ("id <= 999", true),
@@ -1008,6 +1008,17 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
         ("day = '2024-01-03'", true),
         ("day > '2024-01-08 12:00:00'", true),
         ("f32 = 2000.2", true),
+        // Typed date and timestamp literals, as the binder compares them
+        // (a date with a timestamp as the date's midnight).
+        ("day >= DATE '2024-01-08'", true),
+        ("day < CAST('2024-01-03' AS DATE)", true),
+        ("day IN (DATE '2024-01-02', DATE '2024-01-09')", true),
+        ("day > TIMESTAMP '2024-01-08 12:00:00'", true),
+        ("day <= TIMESTAMP '2024-01-03 00:00:00'", true),
+        ("ts >= DATE '2024-01-07'", true),
+        ("ts < TIMESTAMP '2024-01-01 16:40:00'", true),
+        ("ts_s BETWEEN DATE '2024-01-03' AND DATE '2024-01-04'", true),
+        ("ts_s >= '2024-01-07 22:39:00'::TIMESTAMP", true),
         // NaN is above every number: group 3 may match whatever its bounds.
         ("fare > 4990", false),
         ("fare >= 4999.5 OR id = 3", false),

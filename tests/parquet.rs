@@ -1117,3 +1117,62 @@ fn row_groups_are_skipped_by_missing_columns_and_hive_keys() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A decimal of more than 15 significant digits loads as the nearest
+/// double, which rounds it: the load says so for that column (from a file
+/// and from Arrow), and not for a shorter decimal, which loads exactly.
+#[test]
+fn long_decimals_load_with_a_notice_that_they_round() {
+    let d = dir("decimal-notice");
+    let mut short = Decimal128Builder::new()
+        .with_precision_and_scale(12, 2)
+        .unwrap();
+    let mut long = Decimal128Builder::new()
+        .with_precision_and_scale(18, 4)
+        .unwrap();
+    for i in 0..100i128 {
+        short.append_value(999_999_999_999 - i);
+        long.append_value(123_456_789_012_345_678 - i);
+    }
+    let batch = RecordBatch::try_from_iter(vec![
+        ("short", Arc::new(short.finish()) as ArrayRef),
+        ("long", Arc::new(long.finish()) as ArrayRef),
+    ])
+    .unwrap();
+    let path = d.join("dec.parquet");
+    write(&path, std::slice::from_ref(&batch), 50);
+    let mut from_file = db(2);
+    let stats = from_file
+        .load_parquet(
+            &[path],
+            "t",
+            &LoadOptions::default(),
+            &ParquetOptions::default(),
+        )
+        .unwrap();
+    let mut from_arrow = db(2);
+    let arrow_stats = from_arrow
+        .load_arrow(
+            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
+            Path::new("<arrow>"),
+            "t",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+    for notices in [&stats.notices, &arrow_stats.notices] {
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].starts_with("column long: DECIMAL(18,4) loads as the nearest double"),
+            "{notices:?}"
+        );
+    }
+    // The short decimal is exact, the long one rounded.
+    assert_eq!(
+        rows(&from_file, "SELECT max(short), max(long) FROM t"),
+        vec![vec![
+            Value::Float(9_999_999_999.99),
+            Value::Float(12_345_678_901_234.568)
+        ]]
+    );
+    fs::remove_dir_all(&d).unwrap();
+}

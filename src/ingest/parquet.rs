@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use super::arrow::{
     Reserver, dict_hints, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
-    unsupported, widen,
+    rounding_notice, unsupported, widen,
 };
 use super::progress::{Reporter, Stop};
 use super::{LoadOptions, Loaded, peak};
@@ -263,6 +263,11 @@ fn survey(paths: &[PathBuf], options: &LoadOptions, parquet: &ParquetOptions, st
         let (file, metadata, stamp) = open(path)?;
         let mut columns = vec![None; names.len()];
         for (i, field) in metadata.schema().fields().iter().enumerate() {
+            if let Some(notice) = rounding_notice(field.name(), field.data_type())
+                && !notices.contains(&notice)
+            {
+                notices.push(notice);
+            }
             let Some(dtype) = katydid_type(field.data_type()) else {
                 if options.skip_unsupported {
                     let notice = format!(

@@ -27,6 +27,10 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(cli.file_refs("SELECT 1", "polars", files), "SELECT 1")
         with self.assertRaises(SystemExit):
             cli.file_refs("SELECT * FROM {file:other}", "duckdb", files)
+        self.assertEqual(cli.file_refs("FROM '{dir:trips}/*.parquet'", "polars", files),
+                         "FROM '/d/*.parquet'")
+        with self.assertRaises(SystemExit):
+            cli.file_refs("FROM '{dir:other}/*.parquet'", "katydid", files)
 
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)

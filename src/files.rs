@@ -54,7 +54,7 @@ use crate::ingest::parquet::{
     Compare, Constant, ParquetOptions, RowFilter, RowGroups, RowTest, is_parquet,
 };
 use crate::sql::ast::{
-    BinaryOp, Expr, ExprKind, Literal, Select, TableArg, TableArgValue, TableRef, UnaryOp,
+    BinaryOp, Expr, ExprKind, Literal, Select, TableArg, TableArgValue, TableRef, TypeName, UnaryOp,
 };
 use crate::store::{Column, HashIndex, Table};
 use crate::types::TimestampFormat;
@@ -544,9 +544,25 @@ fn conjuncts(e: &Expr, out: &mut Vec<(String, RowTest)>) {
     }
 }
 
-/// A literal number or string (NULL is none: it compares with nothing).
+/// A literal number, string, date or timestamp (`DATE '…'`, `CAST('…' AS
+/// TIMESTAMP)`, read as the binder casts the text); NULL is none: it
+/// compares with nothing.
 fn constant(e: &Expr) -> Option<Constant> {
     match &e.kind {
+        ExprKind::Cast {
+            expr,
+            to: to @ (TypeName::Date | TypeName::Timestamp),
+            try_cast: _,
+        } => {
+            let ExprKind::Literal(Literal::String(s)) = &expr.kind else {
+                return None;
+            };
+            let t = crate::types::parse_timestamp(s.trim())?;
+            Some(match to {
+                TypeName::Date => Constant::Date(crate::types::timestamp_to_date(t)),
+                _ => Constant::Timestamp(t),
+            })
+        }
         ExprKind::Literal(Literal::Int(k)) => Some(Constant::Int(*k)),
         ExprKind::Literal(Literal::Float(f)) => Some(Constant::Float(*f)),
         ExprKind::Literal(Literal::String(s)) => Some(Constant::Str(s.clone())),

@@ -979,7 +979,7 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
     let quoted = format!("'{}'", path.display());
     let mut whole = db(2);
     whole.load_csv(&path, "t", &LoadOptions::default()).unwrap();
-    let cases: [(&str, bool); 29] = [
+    let cases: [(&str, bool); 38] = [
         // (filter, whether the groups kept are exactly those with a match)
         ("id < 1000", true),
         ("id <= 999", true),
@@ -1008,6 +1008,17 @@ fn a_file_query_skips_row_groups_its_filter_rules_out() {
         ("day = '2024-01-03'", true),
         ("day > '2024-01-08 12:00:00'", true),
         ("f32 = 2000.2", true),
+        // Typed date and timestamp literals, as the binder compares them
+        // (a date with a timestamp as the date's midnight).
+        ("day >= DATE '2024-01-08'", true),
+        ("day < CAST('2024-01-03' AS DATE)", true),
+        ("day IN (DATE '2024-01-02', DATE '2024-01-09')", true),
+        ("day > TIMESTAMP '2024-01-08 12:00:00'", true),
+        ("day <= TIMESTAMP '2024-01-03 00:00:00'", true),
+        ("ts >= DATE '2024-01-07'", true),
+        ("ts < TIMESTAMP '2024-01-01 16:40:00'", true),
+        ("ts_s BETWEEN DATE '2024-01-03' AND DATE '2024-01-04'", true),
+        ("ts_s >= '2024-01-07 22:39:00'::TIMESTAMP", true),
         // NaN is above every number: group 3 may match whatever its bounds.
         ("fare > 4990", false),
         ("fare >= 4999.5 OR id = 3", false),
@@ -1104,5 +1115,64 @@ fn row_groups_are_skipped_by_missing_columns_and_hive_keys() {
             "{filter}"
         );
     }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// A decimal of more than 15 significant digits loads as the nearest
+/// double, which rounds it: the load says so for that column (from a file
+/// and from Arrow), and not for a shorter decimal, which loads exactly.
+#[test]
+fn long_decimals_load_with_a_notice_that_they_round() {
+    let d = dir("decimal-notice");
+    let mut short = Decimal128Builder::new()
+        .with_precision_and_scale(12, 2)
+        .unwrap();
+    let mut long = Decimal128Builder::new()
+        .with_precision_and_scale(18, 4)
+        .unwrap();
+    for i in 0..100i128 {
+        short.append_value(999_999_999_999 - i);
+        long.append_value(123_456_789_012_345_678 - i);
+    }
+    let batch = RecordBatch::try_from_iter(vec![
+        ("short", Arc::new(short.finish()) as ArrayRef),
+        ("long", Arc::new(long.finish()) as ArrayRef),
+    ])
+    .unwrap();
+    let path = d.join("dec.parquet");
+    write(&path, std::slice::from_ref(&batch), 50);
+    let mut from_file = db(2);
+    let stats = from_file
+        .load_parquet(
+            &[path],
+            "t",
+            &LoadOptions::default(),
+            &ParquetOptions::default(),
+        )
+        .unwrap();
+    let mut from_arrow = db(2);
+    let arrow_stats = from_arrow
+        .load_arrow(
+            RecordBatchIterator::new(vec![Ok(batch.clone())], batch.schema()),
+            Path::new("<arrow>"),
+            "t",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+    for notices in [&stats.notices, &arrow_stats.notices] {
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].starts_with("column long: DECIMAL(18,4) loads as the nearest double"),
+            "{notices:?}"
+        );
+    }
+    // The short decimal is exact, the long one rounded.
+    assert_eq!(
+        rows(&from_file, "SELECT max(short), max(long) FROM t"),
+        vec![vec![
+            Value::Float(9_999_999_999.99),
+            Value::Float(12_345_678_901_234.568)
+        ]]
+    );
     fs::remove_dir_all(&d).unwrap();
 }

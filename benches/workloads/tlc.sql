@@ -50,3 +50,20 @@ SELECT count(*), sum(fare_amount), sum(tip_amount) FROM {file:trips} WHERE tpep_
 SELECT count(*), sum(fare_amount), sum(tip_amount) FROM {file:trips} WHERE tpep_pickup_datetime >= toDateTime64('2024-01-29 00:00:00', 6);
 -- for: polars
 SELECT count(*), sum(fare_amount), sum(tip_amount) FROM {file:trips} WHERE tpep_pickup_datetime >= CAST('2024-01-29 00:00:00' AS TIMESTAMP);
+
+-- query: file_months
+-- about: the four generated months read in place as one table (a glob,
+-- columns unified by name as DuckDB's union_by_name does): passenger_count
+-- is a double in 2022 and an integer after, the airport fee is spelled
+-- `airport_fee` up to 2023 and `Airport_fee` after, cbd_congestion_fee
+-- appears in 2025. ClickHouse is given the columns' widened types (its
+-- schema inference stops at the drift) and matches names case-insensitively
+-- (set in the peer); Polars concatenates the files diagonally, names
+-- lower-cased.
+SELECT year(tpep_pickup_datetime) AS y, count(*), sum(passenger_count), sum(total_amount), sum(Airport_fee), sum(cbd_congestion_fee) FROM '{dir:trips}/yellow_tripdata_*.parquet' GROUP BY y ORDER BY y;
+-- for: duckdb
+SELECT year(tpep_pickup_datetime) AS y, count(*), sum(passenger_count), sum(total_amount), sum(Airport_fee), sum(cbd_congestion_fee) FROM read_parquet('{dir:trips}/yellow_tripdata_*.parquet', union_by_name = true) GROUP BY y ORDER BY y;
+-- for: clickhouse
+SELECT toYear(tpep_pickup_datetime) AS y, count(*), sum(passenger_count), sum(total_amount), sum(Airport_fee), sum(cbd_congestion_fee) FROM file('{dir:trips}/yellow_tripdata_*.parquet', Parquet, 'tpep_pickup_datetime DateTime64(6), passenger_count Nullable(Float64), total_amount Float64, Airport_fee Nullable(Float64), cbd_congestion_fee Nullable(Float64)') GROUP BY y ORDER BY y;
+-- for: polars python
+pl.SQLContext(m=pl.concat([pl.scan_parquet(f).rename(str.lower) for f in sorted(__import__("glob").glob("{dir:trips}/yellow_tripdata_*.parquet"))], how="diagonal_relaxed")).execute("SELECT EXTRACT(year FROM tpep_pickup_datetime) AS y, count(*), sum(passenger_count), sum(total_amount), sum(airport_fee), sum(cbd_congestion_fee) FROM m GROUP BY y ORDER BY y")

@@ -186,13 +186,17 @@ FILE_REFS = {
 
 def file_refs(text, engine, files):
     """`text` with each `{file:TABLE}` replaced by `engine`'s reference to
-    the file of TABLE (`files`: table name -> path)."""
+    the file of TABLE, and each `{dir:TABLE}` by the directory that file is
+    in (for globs over its siblings, which each engine's statement spells
+    in its own way; `files`: table name -> path)."""
     def ref(m):
-        table = m.group(1)
+        kind, table = m.group(1), m.group(2)
         if table not in files:
-            raise SystemExit(f"bench: {{file:{table}}} names no table of the workload")
+            raise SystemExit(f"bench: {{{kind}:{table}}} names no table of the workload")
+        if kind == "dir":
+            return os.path.dirname(files[table])
         return FILE_REFS[engine].replace("{path}", files[table])
-    return re.sub(r"\{file:(\w+)\}", ref, text)
+    return re.sub(r"\{(file|dir):(\w+)\}", ref, text)
 
 
 def make_plan(engine, selected, paths, keys, args):

@@ -109,6 +109,9 @@ class ClickHouse:
         self.chdb = chdb
         self.sess = session.Session()
         self.sess.query(f"SET max_threads = {threads}")
+        # Parquet columns by name whatever their case, as DuckDB and
+        # katydid match them (the TLC files spell `airport_fee` both ways).
+        self.sess.query("SET input_format_parquet_case_insensitive_column_matching = 1")
         self.threads = self._rows(self.sess.query("SELECT getSetting('max_threads')", "JSONCompact"))[1][0][0]
 
     @staticmethod

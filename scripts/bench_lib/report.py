@@ -480,7 +480,7 @@ def markdown(doc, summary, targets=None, before=None):
 
 
 def _issue_targets(doc, summary, targets, peers):
-    """The issue 7, 10, 32 and 33 tables (met / not met / – not measured)."""
+    """The issue 7, 10, 32, 33 and 34 tables (met / not met / – not measured)."""
     out = []
     for title, items in (
             ("Issue 7 (2 threads, taxi at --rows taxi=10m, clickbench at ≥ 10M rows)",
@@ -490,7 +490,9 @@ def _issue_targets(doc, summary, targets, peers):
             ("Issue 32 (2 threads, tpch at SF 1, join with x at 10M rows)",
              targets_mod.issue32(doc, summary, targets)),
             ("Issue 33 (2 threads, groupby at 10M rows)",
-             targets_mod.issue33(doc, summary, targets))):
+             targets_mod.issue33(doc, summary, targets)),
+            ("Issue 34 (2 threads, tlc at 10M rows per month)",
+             targets_mod.issue34(doc, summary, targets))):
         measured = [i for i in items if i["met"] is not None]
         if not measured:
             continue
@@ -517,13 +519,17 @@ def _issue_targets(doc, summary, targets, peers):
                    f"groupby has {rows['groupby']:,} rows, not "
                    f"{targets['issue33']['groupby_rows']:,}"
                    if rows.get("groupby", targets["issue33"]["groupby_rows"])
-                   != targets["issue33"]["groupby_rows"] else None]
+                   != targets["issue33"]["groupby_rows"] else None,
+                   f"tlc has {rows['tlc']:,} rows per month, not "
+                   f"{targets['issue34']['tlc_rows']:,}"
+                   if rows.get("tlc", targets["issue34"]["tlc_rows"])
+                   != targets["issue34"]["tlc_rows"] else None]
         caveats = [c for c in caveats if c]
         out[0:0] = ["", "Working set of a load = threads × rows per partition × CSV bytes per "
                     "row; its peak = VmHWM − VmRSS before the load, of `katydid-bench "
                     "--load-peak` in a process of its own."
                     + (" The targets are set for 2 threads, taxi at 10M rows, ClickBench at "
-                       "10M rows or more, tpch at SF 1, join's x and groupby at 10M rows: " + "; ".join(caveats) + "." if caveats else "")]
+                       "10M rows or more, tpch at SF 1, join's x, groupby and tlc at 10M rows: " + "; ".join(caveats) + "." if caveats else "")]
     return out
 
 

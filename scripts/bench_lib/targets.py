@@ -314,6 +314,37 @@ def issue33(doc, summary, targets):
             _sum_vs_fastest(summary, "groupby", t["groupby_sum_vs_fastest_peer_sum"], "ten")]
 
 
+def issue34(doc, summary, targets):
+    """The issue 34 targets for tlc: every query answers as every peer
+    (one file and the glob of drifting months), the Parquet load at least
+    the fastest peer's rows/s, and the loaded table no larger than the
+    Parquet file."""
+    t = targets["issue34"]
+    items = [_all_run(summary, "tlc"), _agree(doc, summary, "tlc", t["tlc_agree_with"])]
+    loads = [e for e in summary["loads"] if e["workload"] == "tlc"
+             and e["engines"].get("katydid", {}).get("status") == "ok"]
+    rate_name = "tlc load: rows/s at least the fastest peer's"
+    mem_name = f"tlc memory: table ≤ {t['tlc_mem_vs_file_max']:g}× the Parquet file"
+    if not loads:
+        return items + [_item(rate_name, None, "no tlc table loaded in this run"),
+                        _item(mem_name, None, "no tlc table loaded in this run")]
+    entry = loads[0]
+    k = entry["engines"]["katydid"]
+    peers = {p: v for p, v in entry["engines"].items() if p != "katydid" and v["status"] == "ok"}
+    if peers:
+        best, v = max(peers.items(), key=lambda pv: pv[1]["rows_per_s"] or 0)
+        items.append(_item(rate_name, k["rows_per_s"] >= v["rows_per_s"],
+                           f"{_rate(k['rows_per_s'])} rows/s against {best} "
+                           f"{_rate(v['rows_per_s'])} at {k['rows']:,} rows"))
+    else:
+        items.append(_item(rate_name, None, "needs --peers"))
+    ratio = k["mem_bytes"] / k["csv_bytes"]
+    items.append(_item(mem_name, ratio <= t["tlc_mem_vs_file_max"],
+                       f"{_mb(k['mem_bytes'])} in memory, {_mb(k['csv_bytes'])} of Parquet "
+                       f"({ratio:.2f}×)"))
+    return items
+
+
 def _result(doc, engine, qid):
     """The raw answer of `engine` to query `qid` when it answered."""
     for w in doc["engines"].get(engine, {}).get("workloads", []):

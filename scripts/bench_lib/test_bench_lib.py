@@ -27,6 +27,10 @@ class WorkloadFiles(unittest.TestCase):
         self.assertEqual(cli.file_refs("SELECT 1", "polars", files), "SELECT 1")
         with self.assertRaises(SystemExit):
             cli.file_refs("SELECT * FROM {file:other}", "duckdb", files)
+        self.assertEqual(cli.file_refs("FROM '{dir:trips}/*.parquet'", "polars", files),
+                         "FROM '/d/*.parquet'")
+        with self.assertRaises(SystemExit):
+            cli.file_refs("FROM '{dir:other}/*.parquet'", "katydid", files)
 
     def test_every_query_has_a_statement_for_every_engine(self):
         found = workloads.load_all(WORKLOADS)
@@ -456,6 +460,37 @@ class Targets(unittest.TestCase):
         alone = {"engines": ["katydid"], "queries": qs, "loads": []}
         items = targets.issue33(doc, alone, self.goals)
         self.assertEqual([i["met"] for i in items], [True, None, None, None])
+
+    def test_issue34_tlc_answers_load_rate_and_memory_against_the_file(self):
+        qs = [_query("tlc", "count", {"katydid": 0.001, "duckdb": 0.002, "polars": 0.002,
+                                      "clickhouse": 0.002})]
+        ok = {"ok": True, "columns": ["c"], "rows": [[1]]}
+        engines = ("katydid", "duckdb", "clickhouse", "polars")
+        doc = {"engines": {e: {"workloads": [{"queries": [dict(ok, id="tlc/count")]}]}
+                           for e in engines}}
+
+        def load(rows_per_s, mem=None):
+            return {"status": "ok", "rows": 10_000_000, "rows_per_s": rows_per_s,
+                    "mem_bytes": mem, "csv_bytes": 180_000_000}
+        entry = {"workload": "tlc", "table": "trips", "engines": {
+            "katydid": load(30e6, 190_000_000), "duckdb": load(10e6),
+            "clickhouse": load(40e6), "polars": load(20e6)}}
+        summary = {"engines": list(engines), "queries": qs, "loads": [entry]}
+        items = {i["target"]: i for i in targets.issue34(doc, summary, self.goals)}
+        self.assertTrue(items["tlc: answers agree with duckdb, clickhouse, polars"]["met"])
+        rate = items["tlc load: rows/s at least the fastest peer's"]
+        self.assertFalse(rate["met"])  # 30M against ClickHouse's 40M
+        self.assertIn("clickhouse", rate["detail"])
+        mem = items["tlc memory: table ≤ 1× the Parquet file"]
+        self.assertFalse(mem["met"])
+        self.assertIn("(1.06×)", mem["detail"])
+        entry["engines"]["katydid"].update(rows_per_s=40e6, mem_bytes=180_000_000)
+        items = {i["target"]: i for i in targets.issue34(doc, summary, self.goals)}
+        self.assertTrue(items["tlc load: rows/s at least the fastest peer's"]["met"])
+        self.assertTrue(items["tlc memory: table ≤ 1× the Parquet file"]["met"])
+        # Without a tlc load, neither is measured.
+        items = targets.issue34(doc, dict(summary, loads=[]), self.goals)
+        self.assertEqual([i["met"] for i in items], [True, True, None, None])
 
     def test_issue10_memory_peak_and_rate(self):
         peak = {"rows": 1000, "csv_bytes": 400_000, "mem_bytes": 100_000, "threads": 2,

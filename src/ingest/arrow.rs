@@ -12,7 +12,7 @@
 //! | Int8/16/32/64, UInt8/16/32/64           | integer (a UInt64 above `i64::MAX` is an error) |
 //! | Float16/32/64                           | float (a Float32 as its shortest decimal, `0.1f32` is `0.1`) |
 //! | Decimal32/64/128/256 with scale ≤ 0, precision ≤ 18 | integer                   |
-//! | other decimals                          | float: the double nearest the decimal, which the ALP codec keeps as exact decimal digits, so sums stay exact to the last digit |
+//! | other decimals                          | float: the double nearest the decimal (exact up to 15 significant digits, which the ALP codec keeps as exact decimal digits; longer ones are rounded and a notice says so) |
 //! | Date32, Date64                          | date (days since the epoch; a Date64 off midnight is its day) |
 //! | Timestamp (s, ms, µs, ns; any zone)     | timestamp in µs of the UTC instant (ns rounded down to the µs) |
 //! | Utf8, LargeUtf8, Utf8View, Dictionary of those | string                        |
@@ -140,7 +140,28 @@ pub(crate) struct Target {
     pub dtype: DataType,
 }
 
-/// The columns of `schema` that load, and notices for those left out.
+/// A notice for a column of Arrow type `arrow` whose values may load
+/// rounded: a decimal of more than 15 significant digits that loads as a
+/// float (a double holds 15 to 17 digits; katydid has no exact decimal
+/// type). `None` for every other type, which loads exactly.
+pub(crate) fn rounding_notice(name: &str, arrow: &ArrowType) -> Option<String> {
+    use ArrowType as A;
+    let (A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) | A::Decimal256(p, s)) =
+        arrow
+    else {
+        return None;
+    };
+    (*p > 15 && katydid_type(arrow) == Some(DataType::Float)).then(|| {
+        format!(
+            "column {name}: DECIMAL({p},{s}) loads as the nearest double; values of more than \
+             15 significant digits, and sums past about 16, are rounded (katydid has no exact \
+             decimal type)"
+        )
+    })
+}
+
+/// The columns of `schema` that load, and notices for those left out or
+/// loaded rounded ([`rounding_notice`]).
 ///
 /// # Errors
 /// [`Error::NotSupported`] naming the first column whose type katydid
@@ -157,6 +178,7 @@ pub(crate) fn targets(
             Some(dtype) => {
                 targets.push(Target { source: i, dtype });
                 names.push(field.name().clone());
+                notices.extend(rounding_notice(field.name(), field.data_type()));
             }
             None if skip_unsupported => notices.push(format!(
                 "column {}: left out (type {} is not supported)",

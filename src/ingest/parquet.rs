@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use super::arrow::{
     Reserver, dict_hints, encode_partition, f32_as_decimal, finish_table, first_error, invalid_data, katydid_type,
-    unsupported, widen,
+    rounding_notice, unsupported, widen,
 };
 use super::progress::{Reporter, Stop};
 use super::{LoadOptions, Loaded, peak};
@@ -263,6 +263,11 @@ fn survey(paths: &[PathBuf], options: &LoadOptions, parquet: &ParquetOptions, st
         let (file, metadata, stamp) = open(path)?;
         let mut columns = vec![None; names.len()];
         for (i, field) in metadata.schema().fields().iter().enumerate() {
+            if let Some(notice) = rounding_notice(field.name(), field.data_type())
+                && !notices.contains(&notice)
+            {
+                notices.push(notice);
+            }
             let Some(dtype) = katydid_type(field.data_type()) else {
                 if options.skip_unsupported {
                     let notice = format!(
@@ -553,6 +558,12 @@ pub enum Constant {
     /// A string literal (compared with a timestamp column, it is read as a
     /// timestamp, as the planner reads it).
     Str(String),
+    /// A date (`DATE '2024-01-15'`, `CAST('…' AS DATE)`), in days since
+    /// 1970-01-01; a timestamp column compares with its midnight.
+    Date(i64),
+    /// A timestamp (`TIMESTAMP '2024-01-15 08:00'`), in microseconds since
+    /// the epoch; a date column compares as its midnight.
+    Timestamp(i64),
 }
 
 /// How a column is compared with a constant: `column op constant`.
@@ -930,6 +941,17 @@ impl Bounds {
                     .map(|t| b.cmp(&crate::types::timestamp_to_date(t))),
                 (Bound::Str(b), Constant::Str(s), DataType::Str) => {
                     Some(b.as_slice().cmp(s.as_bytes()))
+                }
+                // Typed literals, as the binder compares them: a date with
+                // a date as days, a date with a timestamp as the date's
+                // midnight.
+                (Bound::Int(b), Constant::Date(d), DataType::Date) => Some(b.cmp(d)),
+                (Bound::Int(b), Constant::Date(d), DataType::Timestamp) => {
+                    crate::types::date_to_timestamp(*d).map(|t| b.cmp(&t))
+                }
+                (Bound::Int(b), Constant::Timestamp(t), DataType::Timestamp) => Some(b.cmp(t)),
+                (Bound::Int(b), Constant::Timestamp(t), DataType::Date) => {
+                    crate::types::date_to_timestamp(*b).map(|m| m.cmp(t))
                 }
                 _ => None,
             }

@@ -3757,10 +3757,22 @@ impl QueryGen<'_> {
         (items, false)
     }
 
+    /// The outer side of a correlation on outer column `a`: now and then
+    /// an expression of it (which the outer input computes as a column).
+    fn outer_side(&mut self, outer: &str, a: &str) -> String {
+        match self.rng.gen_range(0..100) {
+            0..12 if SAFE_INTS.contains(&a) => format!("({outer}.{a} + 1)"),
+            12..18 if STRS.contains(&a) => format!("reverse({outer}.{a})"),
+            18..22 => format!("coalesce({outer}.{a}, {outer}.{a})"),
+            _ => format!("{outer}.{a}"),
+        }
+    }
+
     /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `[NOT] IN`,
     /// `[NOT] IN` correlated on an equality, `[NOT] EXISTS` correlated on an
     /// equality, a scalar subquery (correlated or not; an aggregate or a
-    /// plain column).
+    /// plain column); the outer side of a correlation is sometimes an
+    /// expression of the outer columns.
     fn subquery_query(&mut self) -> String {
         let outer_table = *self.pick(&["t", "t", "t2"]);
         let inner_table = *self.pick(&["t", "t2", "t3", "t3"]);
@@ -3788,7 +3800,8 @@ impl QueryGen<'_> {
             32..40 => {
                 let not = if self.chance(0.4) { " NOT" } else { "" };
                 let (c, d) = self.key_pair();
-                let mut conds = vec![format!("{}.{b} = {}.{a}", i.name, o.name)];
+                let outer = self.outer_side(&o.name, a);
+                let mut conds = vec![format!("{}.{b} = {outer}", i.name)];
                 if self.chance(0.3) {
                     conds.push(qualify(&self.pred(1), &i.name));
                 }
@@ -3802,7 +3815,8 @@ impl QueryGen<'_> {
             }
             40..75 => {
                 let not = if self.chance(0.5) { "NOT " } else { "" };
-                let mut conds = vec![format!("{}.{b} = {}.{a}", i.name, o.name)];
+                let outer = self.outer_side(&o.name, a);
+                let mut conds = vec![format!("{}.{b} = {outer}", i.name)];
                 if self.chance(0.3) {
                     conds.push(qualify(&self.pred(1), &i.name));
                 }
@@ -3845,14 +3859,14 @@ impl QueryGen<'_> {
             80..88 => {
                 let col = *self.pick(&SAFE_INTS);
                 let agg = *self.pick(&["sum", "min", "max", "count"]);
+                let outer = self.outer_side(&o.name, a);
                 format!(
-                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {} WHERE {}.{b} = {}.{a})",
+                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {} WHERE {}.{b} = {outer})",
                     o.name,
                     self.cmp_op(),
                     i.name,
                     i.sql,
                     i.name,
-                    o.name
                 )
             }
             _ => {

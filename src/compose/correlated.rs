@@ -215,7 +215,7 @@ fn split(
         }
         let unsupported = || {
             Error::plan_at(
-                "this condition of a correlated subquery is not supported yet: it must compare an expression of the subquery's columns with one column of the outer query",
+                "this condition of a correlated subquery is not supported yet: it must compare an expression of the subquery's columns with an expression of the outer query's",
                 c.span.start,
             )
         };
@@ -225,11 +225,19 @@ fn split(
         if !op.is_comparison() {
             return Err(unsupported());
         }
+        // An expression of the outer query's columns alone: a column, or
+        // one the outer input computes (`b.k = a.k + 1`).
         let outer_column = |e: &Expr| {
-            matches!(
-                e.kind,
-                ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
-            ) && sides.side(e) == Some(Side::Outer)
+            sides.sides_of(e) == (false, true)
+                && !super::any_node(e, &|x| {
+                    matches!(
+                        x.kind,
+                        ExprKind::Subquery(_)
+                            | ExprKind::InSubquery { .. }
+                            | ExprKind::Exists(_)
+                            | ExprKind::Window { .. }
+                    ) || super::contains_aggregate(x)
+                })
         };
         let inner_only = |e: &Expr| !sides.sides_of(e).1;
         let (inner, op, outer) = if outer_column(right) && inner_only(left) {
@@ -472,6 +480,17 @@ impl Composer<'_> {
                 });
             }
             select.selection = super::and_all(kept);
+            // Outer expressions the semi-joins compare with become columns
+            // of the outer input.
+            let mut exprs: Vec<&mut Expr> = Vec::new();
+            for s in semis.iter_mut() {
+                exprs.extend(s.outer.iter_mut());
+                exprs.extend(s.residual.iter_mut().map(|(_, _, e)| e));
+                exprs.extend(s.gate.iter_mut());
+            }
+            if let Some(from) = select.from.take() {
+                select.from = Some(super::join::compute_columns(from, &mut exprs, scope)?);
+            }
         }
         // Scalar subqueries, wherever they are.
         let domain = Domain::of(select, scope);

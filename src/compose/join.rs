@@ -123,10 +123,14 @@ impl Joined {
     }
 }
 
-/// Whether `*` shows a column: not one of the computed join keys.
+/// Whether `*` shows a column: not one of the computed join keys, nor a
+/// computed column a correlated subquery compares with.
 fn shown_by_star(name: &str) -> bool {
-    !name.starts_with(computed::PREFIX)
+    !name.starts_with(computed::PREFIX) && !name.starts_with(computed::OUTER_PREFIX)
 }
+
+/// See [`computed::compute_columns`].
+pub(super) use computed::compute_columns;
 
 /// Whether `select` is a filter-and-project of one table: no grouping,
 /// aggregate, window, DISTINCT, ordering or subquery.
@@ -160,7 +164,25 @@ pub(super) fn run(
     // What the SELECT reads of its inputs: a subquery input computes only
     // that.
     select.from = Some(from);
-    let reads = super::referenced_names(&select);
+    let mut reads = super::referenced_names(&select);
+    // The outer columns the semi-joins compare with are read too.
+    if let Some(names) = &mut reads {
+        for semi in &semis {
+            let exprs = semi
+                .outer
+                .iter()
+                .chain(semi.residual.iter().map(|(_, _, e)| e));
+            for e in exprs.chain(&semi.gate) {
+                super::walk(e, &mut |x| {
+                    if let ExprKind::Column(n) | ExprKind::QualifiedColumn { column: n, .. } =
+                        &x.kind
+                    {
+                        names.insert(n.to_ascii_lowercase());
+                    }
+                });
+            }
+        }
+    }
     let from = select
         .from
         .take()
@@ -332,7 +354,12 @@ pub(super) fn run(
     for semi in &semis {
         let column = |e: &Expr| -> Result<ColRef> {
             r.resolve(e)?
-                .ok_or_else(|| Error::plan_at("not a column of the outer query", e.span.start))
+                .ok_or_else(|| {
+                    Error::plan_at(
+                        "a correlated subquery may compare only with a column of the outer query or an expression of one of its inputs' columns",
+                        e.span.start,
+                    )
+                })
         };
         let keys = semi.outer.iter().map(column).collect::<Result<Vec<_>>>()?;
         let residual = semi

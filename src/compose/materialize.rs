@@ -161,11 +161,9 @@ pub(crate) fn table_from_arrays(
         .iter()
         .zip(arrays)
         .map(|(&t, a)| match t {
-            // Every row NULL: no evidence for a type, as in
-            // `table_from_rows`. With no row at all, the plan's type
-            // stands, so expressions over an empty join bind as over a
-            // full one.
-            _ if rows > 0 && a.validity.as_ref().is_some_and(|v| v.none_set()) => DataType::Null,
+            // The plan's type stands even when no row has a value (an
+            // empty join, or a side an outer join padded with NULLs), so
+            // expressions over the result bind as they do over a full one.
             DataType::Bool => DataType::Str,
             // A sum past i64 made the column float.
             DataType::Int if a.dtype == DataType::Float => DataType::Float,

@@ -23,6 +23,10 @@ use crate::sql::ast::{
 /// The prefix of a computed key column's name; `*` does not show them.
 pub(super) const PREFIX: &str = "__join_key_";
 
+/// The prefix of a computed column of the outer query that a correlated
+/// subquery compares with ([`compute_columns`]); `*` does not show them.
+pub(super) const OUTER_PREFIX: &str = "__outer_key_";
+
 /// One input of the FROM tree as the rewrite sees it.
 struct Leaf {
     /// The name `t.col` uses.
@@ -60,6 +64,60 @@ pub(super) fn compute_expression_keys(
         && let Some(selection) = &mut select.selection
     {
         rewrite_conjuncts(selection, &mut leaves, &mut counter);
+    }
+    if counter == 0 {
+        return Ok(from);
+    }
+    let mut at = 0;
+    Ok(wrap_leaves(from, &mut leaves, &mut at))
+}
+
+/// Makes each of `exprs` that is more than a column a computed column of
+/// the one input of `from` it reads, as join keys are made above, and
+/// replaces it by a reference to that column (`a.k + 1` becomes
+/// `a.__outer_key_0`, computed by `(SELECT *, a.k + 1 AS __outer_key_0
+/// FROM a) AS a`): a correlated subquery's comparison with an expression
+/// of the outer query is then one with a column. An expression whose input
+/// cannot be placed (it reads several inputs, or an input without a name)
+/// is left as it is, for the caller to report.
+///
+/// # Errors
+/// Resolving a table or file of the FROM tree.
+pub(in crate::compose) fn compute_columns(
+    from: FromItem,
+    exprs: &mut [&mut Expr],
+    scope: &dyn Catalog,
+) -> Result<FromItem> {
+    let mut leaves = Vec::new();
+    collect_leaves(&from, scope, &mut leaves)?;
+    let mut counter = 0;
+    for e in exprs.iter_mut() {
+        if matches!(
+            e.kind,
+            ExprKind::Column(_) | ExprKind::QualifiedColumn { .. }
+        ) {
+            continue;
+        }
+        let Some(leaf) = leaf_of(e, &leaves) else {
+            continue;
+        };
+        let Some(qualifier) = leaves[leaf].qualifier.clone() else {
+            continue;
+        };
+        let name = format!("{OUTER_PREFIX}{counter}");
+        counter += 1;
+        let span = e.span;
+        let computed = std::mem::replace(
+            &mut **e,
+            Expr {
+                kind: ExprKind::QualifiedColumn {
+                    table: qualifier,
+                    column: name.clone(),
+                },
+                span,
+            },
+        );
+        leaves[leaf].computed.push((computed, name));
     }
     if counter == 0 {
         return Ok(from);

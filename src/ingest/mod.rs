@@ -117,17 +117,26 @@
 //! buffer is paged in twice). [`Loaded::peak_bytes`] reports what the
 //! process's resident memory rose by at the load's highest. Against issue
 //! 30's bound, 1.3 times the table plus a span of text per thread, with 2
-//! threads (`katydid-bench --load-peak FILE --threads 2`, 2M rows, 65,536
-//! a span; three runs each on a shared 2-core machine at load 6-7):
+//! threads (`katydid-bench --load-peak FILE --threads 2`, 65,536 rows a
+//! span; three to six runs each on a shared 2-core machine at load 3-4):
 //!
-//! | file (2M rows)            | table    | bound   | peak        | spans kept |
-//! |---------------------------|----------|---------|-------------|------------|
-//! | taxi                      | 111.5 MB | 197 MB  | 193-197 MB  | 235-240 MB |
-//! | taxi-f32                  | 108.6 MB | 197 MB  | 182-183 MB  | 230-231 MB |
-//! | taxi, gzip                | 111.5 MB | 197 MB  | 229-234 MB  | (the same) |
+//! | file (rows)        | table    | bound    | peak        | spans kept |
+//! |--------------------|----------|----------|-------------|------------|
+//! | taxi (2M)          | 111.5 MB | 197 MB   | 164-174 MB  | 235-244 MB |
+//! | taxi-f32 (2M)      | 108.6 MB | 198 MB   | 163-172 MB  | 241-244 MB |
+//! | taxi (1M)          | 56.9 MB  | 127 MB   | 113-115 MB  | 178-180 MB |
+//! | taxi, gzip (2M)    | 111.5 MB | 197 MB   | 213 MB      | 238 MB     |
 //!
-//! Gzip still keeps a span of text per worker (its text is inflated once,
-//! in order), so it is above the bound by about what the plain file was.
+//! ("spans kept": before pieces, with mimalloc's 10 ms purge delay; the
+//! binaries now purge at once during loads, see `cli/src/alloc.rs`: with
+//! pieces and 10 ms, taxi peaks at 194-205 MB, the pages freed with each
+//! span's parsed values not yet returned.) Of the 2M-row taxi load's live
+//! heap at its peak (a counting allocator around the system's), 165 MB,
+//! the table is 111.5 MB and the two workers' parsed values about 24 MB
+//! each: 8 MB of floats, 4 MB of integers (32 bits while they fit), 3 MB
+//! of interned strings' ids and 8 MB of `pickup` and `dropoff`, nearly
+//! unique hex points copied per row. Gzip still keeps a span of text per
+//! worker (its text is inflated once, in order), so it is above the bound.
 //! The figures below are from before pieces (spans kept for every input):
 //!
 //! | file (rows)               | CSV B/row | table   | peak    | was     |
@@ -150,8 +159,8 @@
 //! holding a finished span and a spare buffer
 //! besides the workers', and mimalloc 3, which returns freed memory to the
 //! system only a second later; the binaries now use mimalloc 2, see
-//! `cli/Cargo.toml`, with its default 10 ms purge delay during loads and
-//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 126 MB
+//! `cli/Cargo.toml`, then with its default 10 ms purge delay during loads
+//! and a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 126 MB
 //! above the table, the two spans of
 //! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
 //! bits while they fit) plus the interned strings (a nearly unique
@@ -183,7 +192,8 @@
 //! encoders' buffers; the other 15-20 MB of the peak is memory freed but
 //! not yet returned by the allocator. mimalloc's purge delay at 0 during
 //! loads brings the peak within 4-8 MB of the live bytes, but doubles the
-//! page faults (8% more CPU time). `cli/tests/load_peak.rs` checks the
+//! page faults (8% more CPU time; the binaries now pay it, pieces having
+//! saved more, see above). `cli/tests/load_peak.rs` checks the
 //! bound at 10M rows (ignored by default: minutes and 4 GB of temporary
 //! files).
 

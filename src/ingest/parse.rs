@@ -457,12 +457,7 @@ pub(crate) struct Context<'a> {
 /// or more of text; [`Error::Cancelled`] when the load is stopped.
 pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
     let width = cx.width;
-    if input.len() >= u32::MAX as usize {
-        return Err(Error::NotSupported(format!(
-            "a partition of {} bytes of text (the limit is 4 GiB); load with fewer rows per partition",
-            input.len()
-        )));
-    }
+    check_span_len(input.len())?;
     let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records, cx.formats.clone())).collect();
     if split_fields(
         input,
@@ -496,6 +491,19 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
     parse_span_slow(input, line, records, cx)
 }
 
+/// Refuses a span of 4 GiB of text or more (its offsets are 32 bits).
+///
+/// # Errors
+/// [`Error::NotSupported`] naming the span's size.
+fn check_span_len(bytes: usize) -> Result<()> {
+    if bytes >= u32::MAX as usize {
+        return Err(Error::NotSupported(format!(
+            "a partition of {bytes} bytes of text (the limit is 4 GiB); load with fewer rows per partition"
+        )));
+    }
+    Ok(())
+}
+
 /// [`parse_span`] for a span whose text is read a piece at a time:
 /// `read(piece, out)` fills `out` (`piece.len` bytes) with its text, so the
 /// text in memory is one piece, not the span. Every kept text is copied
@@ -505,7 +513,9 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
 /// the fields whose quotes split a character).
 ///
 /// # Errors
-/// What `read` fails with; [`Error::Cancelled`] when the load is stopped.
+/// What `read` fails with; [`Error::NotSupported`] for a span of 4 GiB of
+/// text or more; [`Error::Cancelled`] when the load is stopped (looked at
+/// before each piece).
 pub(crate) fn parse_pieces(
     pieces: &[Piece],
     records: usize,
@@ -514,9 +524,7 @@ pub(crate) fn parse_pieces(
     read: impl Fn(&Piece, &mut [u8]) -> Result<()>,
 ) -> Result<Option<Batch>> {
     let width = cx.width;
-    if pieces.iter().map(|p| p.len).sum::<usize>() >= u32::MAX as usize {
-        return Ok(None);
-    }
+    check_span_len(pieces.iter().map(|p| p.len).sum())?;
     let mut columns: Vec<ColumnBuilder> = (0..width)
         .map(|_| ColumnBuilder::new(records, cx.formats.clone()))
         .collect();
@@ -526,6 +534,7 @@ pub(crate) fn parse_pieces(
             buf.resize(piece.len, 0);
         }
         let text = &mut buf[..piece.len];
+        cx.stop.check()?;
         read(piece, text)?;
         let text = &*text;
         // A piece of UTF-8 has every field UTF-8 (quotes are ASCII).

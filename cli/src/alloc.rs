@@ -6,9 +6,20 @@
 //! hundreds of milliseconds, so at 10 ms it gave pages back only to fault
 //! them in again, zeroed: `clear_page_erms` under `do_huge_pmd_anonymous_page`
 //! was 5-12% of ClickBench q34's profile. Queries run with a delay of one
-//! second ([`QUERY_PURGE_DELAY_MS`]); explicit loads keep the default
-//! ([`LOAD_PURGE_DELAY_MS`]), under which a load's resident peak stays
-//! closest to its live heap (the load-peak target of the benchmark).
+//! second ([`QUERY_PURGE_DELAY_MS`]); explicit loads purge at once
+//! ([`LOAD_PURGE_DELAY_MS`]), so that a load's resident peak stays at its
+//! live heap (issue 30's load-peak bound).
+//!
+//! A load frees each span's parsed values (about 24 MB a worker on the
+//! taxi trips) as it encodes them and allocates the next span's: at
+//! mimalloc's default 10 ms the freed pages stay resident a while, about
+//! 30 MB above the live heap at the peak. `katydid-bench --load-peak
+//! taxi-2M.csv --threads 2` (peak, CPU seconds; bound 197 MB; a shared
+//! 2-core machine at load 3-4, noisy): 10 ms: 194-205 MB, 2.0-2.5 s;
+//! 1 ms: 186-196 MB, 2.3-2.7 s; 0: 164-174 MB, 3.0-3.1 s (the pages
+//! freed are faulted in again: about 1 s of system time). Before spans
+//! were read in pieces, 10 ms gave 235-244 MB and 3.2-3.7 s, so loads
+//! cost no more than they did (wall 1.7-3.4 s against 2.7-3.9 s).
 //!
 //! mimalloc reads `MIMALLOC_PURGE_DELAY` once at start; setting it there
 //! overrides neither phase, which set the option themselves.
@@ -26,8 +37,8 @@ const MI_OPTION_PURGE_DELAY: mi_option_t = 15;
 /// Purge delay while queries run, in ms.
 pub const QUERY_PURGE_DELAY_MS: c_long = 1000;
 
-/// Purge delay during an explicit load, in ms (mimalloc v2's default).
-pub const LOAD_PURGE_DELAY_MS: c_long = 10;
+/// Purge delay during an explicit load, in ms: none (see the module docs).
+pub const LOAD_PURGE_DELAY_MS: c_long = 0;
 
 fn set_purge_delay(ms: c_long) {
     // SAFETY: `mi_option_set` stores a value into mimalloc's option table
@@ -68,7 +79,7 @@ mod tests {
     }
 
     #[test]
-    fn loads_use_the_default_delay_and_queries_the_longer_one() {
+    fn loads_purge_at_once_and_queries_after_the_longer_delay() {
         for_queries();
         assert_eq!(purge_delay(), QUERY_PURGE_DELAY_MS);
         {

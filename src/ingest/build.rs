@@ -288,6 +288,10 @@ impl Interner {
                 (start, self.ends[id])
             })
             .collect();
+        // Room for the rows to come, so that the ranges are not moved (and
+        // the old room left) as they grow.
+        let mut ranges: Vec<(u32, u32)> = ranges;
+        ranges.reserve(self.rows.saturating_sub(self.ids.len()));
         Texts {
             owned_rows: (0..self.ids.len() as u32).collect(),
             ranges,

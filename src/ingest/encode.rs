@@ -12,6 +12,7 @@ use super::dialect::Syntax;
 use super::infer::Kind;
 use super::parse::{Batch, Context, span_text, span_texts};
 use super::scan::{Next, Scanner};
+use super::source::Piece;
 use crate::error::{Error, Result};
 use crate::store::{Bitmap, Column, Decoded, TableDictBuilder};
 use crate::types::{DataType, MICROS_PER_DAY};
@@ -35,19 +36,65 @@ pub(crate) struct SpanColumns {
     pub census: Vec<Census>,
 }
 
-/// Encodes a batch parsed from the span text `input` (whose fields parsing
-/// found to be UTF-8, and which starts on line `line`) as one partition's columns,
-/// each column with the kind it has in this span. Numeric and timestamp
-/// columns reuse the values phase 1 parsed, string columns the text it
-/// kept; a string column whose text phase 1 did not keep (it turned into a
-/// string after other values) is parsed again from `input`. The columns
-/// are encoded in parallel on the current rayon pool.
+/// A piece's text: `read(piece, out)` fills `out`, `piece.len` bytes.
+pub(crate) type ReadPiece<'a> = &'a dyn Fn(&Piece, &mut [u8]) -> Result<()>;
+
+/// The text of the span a batch was parsed from.
+#[derive(Clone, Copy)]
+pub(crate) enum SpanText<'a> {
+    /// All of it, in memory; kept texts may be ranges of it.
+    Whole(&'a [u8]),
+    /// Its pieces, read again when needed (the batch keeps no range of
+    /// them, see [`super::parse::parse_pieces`]).
+    Pieces(&'a [Piece], ReadPiece<'a>),
+}
+
+impl SpanText<'_> {
+    /// Bytes of text.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SpanText::Whole(b) => b.len(),
+            SpanText::Pieces(pieces, _) => pieces.last().map_or(0, |p| p.start + p.len),
+        }
+    }
+
+    /// All of the text.
+    ///
+    /// # Errors
+    /// What reading a piece fails with.
+    pub(crate) fn read_all(&self) -> Result<Vec<u8>> {
+        match self {
+            SpanText::Whole(b) => Ok(b.to_vec()),
+            SpanText::Pieces(pieces, read) => {
+                let mut all = vec![0; self.len()];
+                for p in *pieces {
+                    let out = all
+                        .get_mut(p.start..p.start + p.len)
+                        .ok_or_else(|| Error::Internal("pieces out of order".into()))?;
+                    read(p, out)?;
+                }
+                Ok(all)
+            }
+        }
+    }
+}
+
+/// Encodes a batch parsed from the text `span` (whose fields parsing
+/// found to be UTF-8, and which starts on line `line`) as one partition's
+/// columns, each column with the kind it has in this span. Numeric and
+/// timestamp columns reuse the values phase 1 parsed, string columns the
+/// text it kept; a string column whose text phase 1 did not keep (it
+/// turned into a string after other values) is parsed again from the
+/// span's text (a span in pieces is read whole for it), and the first
+/// misfits' lines are found in it (in the pieces holding them). The
+/// columns are encoded in parallel on the current rayon pool.
 ///
 /// # Errors
-/// [`Error::Internal`] if phase 1 left a column in an inconsistent state.
+/// [`Error::Internal`] if phase 1 left a column in an inconsistent state;
+/// what reading a piece fails with.
 pub(crate) fn encode_batch(
     batch: Batch,
-    input: &[u8],
+    span: SpanText<'_>,
     line: u64,
     cx: &Context,
     dicts: Option<(&TableDictBuilder, usize)>,
@@ -55,11 +102,28 @@ pub(crate) fn encode_batch(
     let Batch { rows, columns } = batch;
     let width = columns.len();
     let kinds: Vec<Kind> = columns.iter().map(|c| c.kind).collect();
-    let mut census: Vec<Census> = columns.iter().map(|c| c.census(input)).collect();
-    place_misfits(&mut census, input, line, cx.dialect.syntax);
     let wanted: Vec<usize> = (0..width)
         .filter(|&c| kinds[c] == Kind::Str && columns[c].strings.is_none())
         .collect();
+    // A span read in pieces is read whole again only for a column to
+    // parse again (rare); its kept texts are copies, so they need none.
+    let read;
+    let input: &[u8] = match span {
+        SpanText::Whole(b) => b,
+        SpanText::Pieces(..) if !wanted.is_empty() => {
+            read = span.read_all()?;
+            &read
+        }
+        SpanText::Pieces(..) => &[],
+    };
+    let span_bytes = span.len();
+    let mut census: Vec<Census> = columns.iter().map(|c| c.census(input)).collect();
+    match span {
+        SpanText::Pieces(pieces, read) if input.is_empty() => {
+            place_misfits_in_pieces(&mut census, pieces, read, cx.dialect.syntax)?;
+        }
+        _ => place_misfits(&mut census, input, line, cx.dialect.syntax),
+    }
     // Per-row texts are slices of the span's text, or copies where it has
     // none.
     let per_row = !wanted.is_empty()
@@ -98,7 +162,7 @@ pub(crate) fn encode_batch(
                 .map(|(dicts, index)| Direct {
                     dicts,
                     column: c,
-                    input_bytes: input.len(),
+                    input_bytes: span_bytes,
                     index,
                 });
             encode_column(source, rows, text, direct)
@@ -124,10 +188,17 @@ fn place_misfits(census: &mut [Census], input: &[u8], line: u64, syntax: Syntax)
     }
     rows.sort_unstable();
     rows.dedup();
+    let lines = record_lines(input, line, &rows, syntax);
+    assign_lines(census, &rows, &lines);
+}
+
+/// The lines on which records `rows` (ascending) of `input`, text starting
+/// on line `line`, start: one scan up to the last.
+fn record_lines(input: &[u8], line: u64, rows: &[usize], syntax: Syntax) -> Vec<u64> {
     let mut lines = Vec::with_capacity(rows.len());
     let mut scanner = Scanner::partial(input, 0, line, true, syntax);
     let mut record = 0;
-    'rows: for &row in &rows {
+    'rows: for &row in rows {
         loop {
             match scanner.next_record() {
                 Next::Record { line, .. } => {
@@ -141,6 +212,11 @@ fn place_misfits(census: &mut [Census], input: &[u8], line: u64, syntax: Syntax)
             }
         }
     }
+    lines
+}
+
+/// Sets each first misfit's line from `lines[k]`, the line of `rows[k]`.
+fn assign_lines(census: &mut [Census], rows: &[usize], lines: &[u64]) {
     for c in census {
         for m in c.misfits.iter_mut().filter_map(|m| m.first.as_mut()) {
             if let Ok(k) = rows.binary_search(&m.row) {
@@ -148,6 +224,49 @@ fn place_misfits(census: &mut [Census], input: &[u8], line: u64, syntax: Syntax)
             }
         }
     }
+}
+
+/// [`place_misfits`] for a span read in pieces: each piece holding a first
+/// misfit is read again.
+///
+/// # Errors
+/// What reading a piece fails with.
+fn place_misfits_in_pieces(
+    census: &mut [Census],
+    pieces: &[Piece],
+    read: ReadPiece<'_>,
+    syntax: Syntax,
+) -> Result<()> {
+    let mut rows: Vec<usize> = census
+        .iter()
+        .flat_map(|c| c.misfits.iter().filter_map(|m| Some(m.first.as_ref()?.row)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    let mut lines = vec![0; rows.len()];
+    let (mut first_row, mut k) = (0, 0);
+    let mut text = Vec::new();
+    for piece in pieces {
+        let end_row = first_row + piece.records;
+        let here = rows[k..].iter().take_while(|&&r| r < end_row).count();
+        if here > 0 {
+            text.resize(piece.len, 0);
+            read(piece, &mut text)?;
+            let relative: Vec<usize> = rows[k..k + here].iter().map(|r| r - first_row).collect();
+            let found = record_lines(&text, piece.line, &relative, syntax);
+            lines[k..k + found.len()].copy_from_slice(&found);
+            k += here;
+        }
+        if k == rows.len() {
+            break;
+        }
+        first_row = end_row;
+    }
+    assign_lines(census, &rows, &lines);
+    Ok(())
 }
 
 /// A string column to be recoded straight into its table-wide dictionary

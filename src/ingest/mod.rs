@@ -63,10 +63,18 @@
 //! for gzip) in pieces of a MiB, finds record boundaries (`scan`: newlines
 //! with `memchr` where there is no quote or carriage return, else a scan
 //! that tracks quotes) and cuts the next span of exactly `partition_rows`
-//! records (`source`) into the buffer of its last span, then hands the
-//! reader on and parses while another worker reads. Nothing is read ahead,
-//! so the text in memory is one span per worker, each in a buffer paged in
-//! once. A worker parses its span (`parse`: fields split eight bytes at a time,
+//! records (`source`), then hands the reader on and parses while another
+//! worker reads. Nothing is read ahead. Input that can be read at an offset
+//! (a plain file, or bytes in memory) keeps no span's text: the reader
+//! drops the records it has counted a piece of 256 to 512 KiB at a time
+//! ([`source::Piece`]), and the worker reads each piece again (`pread`)
+//! into a buffer of its own as it parses it, copying the texts a string
+//! column keeps (`parse::parse_pieces`); a span whose pieces do not parse
+//! (a bad record, or a quote that splits a UTF-8 character) is read whole
+//! and parsed as below, which names the error. So the text in memory is a
+//! piece per worker and the reader's. Gzip (inflated once) and pipes (read
+//! once) keep each span's text in a buffer, the worker's last span's, paged
+//! in once. A worker parses its span (`parse`: fields split eight bytes at a time,
 //! `csv-core` for records with quoted fields), with one builder per column
 //! (`build`) inferring the narrowest type and keeping the parsed integers,
 //! floats or timestamps, or interning the text of a column that is a
@@ -101,12 +109,35 @@
 //! the reservation, brought to the final table's size, is handed on in
 //! [`Loaded::memory`].
 //!
-//! Besides the table, a load holds one span of text per worker (each
-//! worker reads its next span into the buffer of its last, so no span is
-//! read ahead and no buffer is paged in twice) and each worker's parsed
-//! values for one span; [`Loaded::peak_bytes`] reports what the process's
-//! resident memory rose by at the load's highest. With 2 threads the
-//! binary's peak (`katydid-bench --load-peak FILE --threads 2`) is:
+//! Besides the table, a load holds each worker's parsed values for one
+//! span and its text: a piece (256 to 512 KiB) per worker and the
+//! reader's for a plain file or bytes, whose spans are read again a piece
+//! at a time; a span per worker for gzip and pipes (each worker reads its
+//! next span into the buffer of its last, so no span is read ahead and no
+//! buffer is paged in twice). [`Loaded::peak_bytes`] reports what the
+//! process's resident memory rose by at the load's highest. Against issue
+//! 30's bound, 1.3 times the table plus a span of text per thread, with 2
+//! threads (`katydid-bench --load-peak FILE --threads 2`, 65,536 rows a
+//! span; three to six runs each on a shared 2-core machine at load 3-4):
+//!
+//! | file (rows)        | table    | bound    | peak        | spans kept |
+//! |--------------------|----------|----------|-------------|------------|
+//! | taxi (2M)          | 111.5 MB | 197 MB   | 164-174 MB  | 235-244 MB |
+//! | taxi-f32 (2M)      | 108.6 MB | 198 MB   | 163-172 MB  | 241-244 MB |
+//! | taxi (1M)          | 56.9 MB  | 127 MB   | 113-115 MB  | 178-180 MB |
+//! | taxi, gzip (2M)    | 111.5 MB | 197 MB   | 213 MB      | 238 MB     |
+//!
+//! ("spans kept": before pieces, with mimalloc's 10 ms purge delay; the
+//! binaries now purge at once during loads, see `cli/src/alloc.rs`: with
+//! pieces and 10 ms, taxi peaks at 194-205 MB, the pages freed with each
+//! span's parsed values not yet returned.) Of the 2M-row taxi load's live
+//! heap at its peak (a counting allocator around the system's), 165 MB,
+//! the table is 111.5 MB and the two workers' parsed values about 24 MB
+//! each: 8 MB of floats, 4 MB of integers (32 bits while they fit), 3 MB
+//! of interned strings' ids and 8 MB of `pickup` and `dropoff`, nearly
+//! unique hex points copied per row. Gzip still keeps a span of text per
+//! worker (its text is inflated once, in order), so it is above the bound.
+//! The figures below are from before pieces (spans kept for every input):
 //!
 //! | file (rows)               | CSV B/row | table   | peak    | was     |
 //! |---------------------------|-----------|---------|---------|---------|
@@ -128,8 +159,8 @@
 //! holding a finished span and a spare buffer
 //! besides the workers', and mimalloc 3, which returns freed memory to the
 //! system only a second later; the binaries now use mimalloc 2, see
-//! `cli/Cargo.toml`, with its default 10 ms purge delay during loads and
-//! a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 126 MB
+//! `cli/Cargo.toml`, then with its default 10 ms purge delay during loads
+//! and a second while queries run, see `cli/src/alloc.rs`.) Of taxi's 126 MB
 //! above the table, the two spans of
 //! text are 53 MB, the parsed values about 20 MB a worker (integers in 32
 //! bits while they fit) plus the interned strings (a nearly unique
@@ -161,7 +192,8 @@
 //! encoders' buffers; the other 15-20 MB of the peak is memory freed but
 //! not yet returned by the allocator. mimalloc's purge delay at 0 during
 //! loads brings the peak within 4-8 MB of the live bytes, but doubles the
-//! page faults (8% more CPU time). `cli/tests/load_peak.rs` checks the
+//! page faults (8% more CPU time; the binaries now pay it, pieces having
+//! saved more, see above). `cli/tests/load_peak.rs` checks the
 //! bound at 10M rows (ignored by default: minutes and 4 GB of temporary
 //! files).
 
@@ -191,7 +223,8 @@ use self::dialect::{Dialect, Syntax, sniff, tab_separated_name};
 use self::infer::Kind;
 use self::parse::{Context, csv_error, first_record, parse_span};
 use self::progress::{Reporter, Stop};
-use self::source::{BufferPool, Cutter, Input, Span, Unterminated};
+use self::encode::SpanText;
+use self::source::{BufferPool, Cutter, Input, Piece, Span, Unterminated};
 use std::sync::Arc;
 
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation};
@@ -363,14 +396,34 @@ pub fn load_file(path: &Path, table_name: &str, options: &LoadOptions) -> Result
         );
     }
     let size = metadata.filter(|m| m.is_file()).map_or(0, |m| m.len());
-    load_from(
+    let positional = regular.then(|| std::fs::File::open(path).ok()).flatten();
+    let read_at = |offset: u64, out: &mut [u8]| -> std::io::Result<()> {
+        match &positional {
+            Some(file) => read_exact_at(file, offset, out),
+            None => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    };
+    load_from_at(
         source,
         regular.then_some(&open),
+        (cfg!(unix) && positional.is_some()).then_some(&read_at),
         size,
         path,
         table_name,
         options,
     )
+}
+
+/// Fills `out` from `file` at `offset`, leaving the file's position alone.
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, out, offset)
+}
+
+/// Elsewhere spans are kept in memory rather than read again.
+#[cfg(not(unix))]
+fn read_exact_at(_: &std::fs::File, _: u64, _: &mut [u8]) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 /// Like [`load_file`] for file contents already in memory; `origin` names
@@ -406,9 +459,19 @@ pub fn load_bytes(
     options: &LoadOptions,
 ) -> Result<Loaded> {
     let reopen = || Ok(Cursor::new(&bytes[..]));
-    load_from(
+    let read_at = |offset: u64, out: &mut [u8]| -> std::io::Result<()> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let text = start
+            .checked_add(out.len())
+            .and_then(|end| bytes.get(start..end))
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        out.copy_from_slice(text);
+        Ok(())
+    };
+    load_from_at(
         Cursor::new(&bytes[..]),
         Some(&reopen),
+        Some(&read_at),
         bytes.len() as u64,
         origin,
         table_name,
@@ -504,9 +567,30 @@ fn load_error(
 /// docs for the design); `reopen` opens it again from its start when a span
 /// must be read a second time (without it every span's text is kept until
 /// the end instead).
+#[cfg(test)]
 fn load_from<R: BufRead + Send>(
     source: R,
     reopen: Option<&(impl Fn() -> Result<R> + Sync)>,
+    total: u64,
+    origin: &Path,
+    table_name: &str,
+    options: &LoadOptions,
+) -> Result<Loaded> {
+    load_from_at(source, reopen, None, total, origin, table_name, options)
+}
+
+/// Reads `out.len()` bytes of the input's text at an offset (`read_exact_at`
+/// of a file).
+type ReadAt<'a> = &'a (dyn Fn(u64, &mut [u8]) -> std::io::Result<()> + Sync);
+
+/// [`load_from`] where the input can also be read at an offset with
+/// `read_at` (a plain file, bytes in memory): the spans' text is then not
+/// kept but read again a piece at a time by the worker parsing it (see
+/// [`Cutter::stream_pieces`]). Gzip input ignores `read_at`.
+fn load_from_at<R: BufRead + Send>(
+    source: R,
+    reopen: Option<&(impl Fn() -> Result<R> + Sync)>,
+    read_at: Option<ReadAt<'_>>,
     total: u64,
     origin: &Path,
     table_name: &str,
@@ -557,7 +641,12 @@ fn load_from<R: BufRead + Send>(
     let per_span = options.partition_rows.max(1);
     let pool = BufferPool::default();
     let keep_bytes = reopen.is_none();
-    if !keep_bytes {
+    // Text that can be read at an offset is not kept: each worker reads
+    // its span again a piece at a time as it parses it.
+    let read_at = read_at.filter(|_| !keep_bytes && !cutter.is_gzip());
+    if read_at.is_some() {
+        cutter.stream_pieces(source::PIECE_BYTES);
+    } else if !keep_bytes {
         cutter.reuse_buffers(pool.clone());
     }
 
@@ -595,50 +684,84 @@ fn load_from<R: BufRead + Send>(
     let skipped: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     // A worker's span buffer, once parsed, is where its next span is read.
     let recycle = |bytes: Vec<u8>| (!keep_bytes).then_some(bytes);
-    let process = |span: Span| -> Option<Vec<u8>> {
+    let process = |span: Span, piece_buf: &mut Vec<u8>| -> Option<Vec<u8>> {
         let Span {
             index,
             offset,
             bytes,
             line,
             records,
+            pieces,
         } = span;
         if stop.stopped() || index > first_bad.load(Ordering::Relaxed) {
             return recycle(bytes);
         }
         let mut spare = None;
+        // A span cut into pieces is parsed a piece at a time, read again
+        // from the input; it is read whole only when that fails (to name
+        // the error) or meets a field whose quotes split a character.
+        let read_piece = |piece: &Piece, out: &mut [u8]| -> Result<()> {
+            let read_at = read_at.ok_or_else(|| Error::Internal("no input to read at".into()))?;
+            read_at(offset + piece.start as u64, out).map_err(|source| Error::Io {
+                path: origin.to_path_buf(),
+                source,
+            })
+        };
+        let text = SpanText::Pieces(&pieces, &read_piece);
+        let (bytes, pieced) = if pieces.is_empty() {
+            (bytes, None)
+        } else {
+            match parse::parse_pieces(&pieces, records, &cx, piece_buf, read_piece) {
+                Ok(Some(batch)) => (bytes, Some(Ok(batch))),
+                Ok(None) => match text.read_all() {
+                    Ok(all) => (all, None),
+                    Err(e) => (bytes, Some(Err(e))),
+                },
+                Err(e) => (bytes, Some(Err(e))),
+            }
+        };
+        let from_pieces = pieced.is_some();
         // Parsed once; with `ignore_errors`, a span with a malformed record
         // is parsed again without its bad records.
-        let (bytes, parsed) = match parse_span(&bytes, line, records, &cx) {
-            Err(Error::Csv { .. }) if options.ignore_errors => {
-                match parse::drop_bad_records(&bytes, line, &cx) {
-                    Ok((kept_bytes, kept, lines)) => {
-                        if let Ok(mut s) = skipped.lock() {
-                            s.extend(lines);
+        let (bytes, parsed) = match pieced {
+            Some(parsed) => (Vec::new(), parsed),
+            None => match parse_span(&bytes, line, records, &cx) {
+                Err(Error::Csv { .. }) if options.ignore_errors => {
+                    match parse::drop_bad_records(&bytes, line, &cx) {
+                        Ok((kept_bytes, kept, lines)) => {
+                            if let Ok(mut s) = skipped.lock() {
+                                s.extend(lines);
+                            }
+                            let parsed = parse_span(&kept_bytes, line, kept, &cx);
+                            (kept_bytes, parsed)
                         }
-                        let parsed = parse_span(&kept_bytes, line, kept, &cx);
-                        (kept_bytes, parsed)
-                    }
-                    Err(e) => {
-                        if let Ok(mut r) = results.lock() {
-                            r.push((index, Err(e)));
+                        Err(e) => {
+                            if let Ok(mut r) = results.lock() {
+                                r.push((index, Err(e)));
+                            }
+                            stop.fail();
+                            return recycle(bytes);
                         }
-                        stop.fail();
-                        return recycle(bytes);
                     }
                 }
-            }
-            parsed => (bytes, parsed),
+                parsed => (bytes, parsed),
+            },
         };
+        let text = if from_pieces {
+            text
+        } else {
+            SpanText::Whole(&bytes)
+        };
+        let span_len = text.len();
         let encoded = parsed.and_then(|mut batch| {
             batch.columns.iter_mut().for_each(ColumnBuilder::finish);
             let rows = batch.rows;
             let mut span =
-                encode::encode_batch(batch, &bytes, line, &cx, dicts.as_ref().map(|d| (d, index)))?;
+                encode::encode_batch(batch, text, line, &cx, dicts.as_ref().map(|d| (d, index)))?;
             // What two columns hold alike is stored once.
             crate::store::share_repeated(&mut span.columns);
             if let Some(dicts) = &dicts {
-                dicts.absorb(&mut span.columns, rows, bytes.len(), index);
+                dicts.absorb(&mut span.columns, rows, span_len, index);
             }
             reserve(&span.columns, rows)?;
             Ok(Encoded {
@@ -647,7 +770,7 @@ fn load_from<R: BufRead + Send>(
                 kinds: span.kinds,
                 census: span.census,
                 offset,
-                len: bytes.len(),
+                len: span_len,
                 bytes: None,
             })
         });
@@ -712,9 +835,9 @@ fn load_from<R: BufRead + Send>(
     // Every worker of the pool reads a span, parses and encodes it, and
     // reads the next: one reads while the others parse.
     rayon::broadcast(|_| {
-        let mut spare = None;
+        let (mut spare, mut piece_buf) = (None, Vec::new());
         while let Some(span) = next(spare.take()) {
-            spare = process(span);
+            spare = process(span, &mut piece_buf);
         }
     });
     drop(pool);

@@ -27,6 +27,7 @@ use super::build::{ColumnBuilder, Texts};
 use super::infer::Formats;
 use super::dialect::{Dialect, quoted_fields};
 use super::progress::Stop;
+use super::source::Piece;
 use crate::error::{Error, Result};
 
 /// A span of records after phase 1.
@@ -456,12 +457,7 @@ pub(crate) struct Context<'a> {
 /// or more of text; [`Error::Cancelled`] when the load is stopped.
 pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) -> Result<Batch> {
     let width = cx.width;
-    if input.len() >= u32::MAX as usize {
-        return Err(Error::NotSupported(format!(
-            "a partition of {} bytes of text (the limit is 4 GiB); load with fewer rows per partition",
-            input.len()
-        )));
-    }
+    check_span_len(input.len())?;
     let mut columns: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::new(records, cx.formats.clone())).collect();
     if split_fields(
         input,
@@ -493,6 +489,80 @@ pub(crate) fn parse_span(input: &[u8], line: u64, records: usize, cx: &Context) 
     }
     cx.stop.check()?;
     parse_span_slow(input, line, records, cx)
+}
+
+/// Refuses a span of 4 GiB of text or more (its offsets are 32 bits).
+///
+/// # Errors
+/// [`Error::NotSupported`] naming the span's size.
+fn check_span_len(bytes: usize) -> Result<()> {
+    if bytes >= u32::MAX as usize {
+        return Err(Error::NotSupported(format!(
+            "a partition of {bytes} bytes of text (the limit is 4 GiB); load with fewer rows per partition"
+        )));
+    }
+    Ok(())
+}
+
+/// [`parse_span`] for a span whose text is read a piece at a time:
+/// `read(piece, out)` fills `out` (`piece.len` bytes) with its text, so the
+/// text in memory is one piece, not the span. Every kept text is copied
+/// (none is a range of the span's text). `Ok(None)` when a piece is not
+/// UTF-8 as a whole or a record does not fit (the caller then parses the
+/// whole span's text with [`parse_span`], which names the error or keeps
+/// the fields whose quotes split a character).
+///
+/// # Errors
+/// What `read` fails with; [`Error::NotSupported`] for a span of 4 GiB of
+/// text or more; [`Error::Cancelled`] when the load is stopped (looked at
+/// before each piece).
+pub(crate) fn parse_pieces(
+    pieces: &[Piece],
+    records: usize,
+    cx: &Context,
+    buf: &mut Vec<u8>,
+    read: impl Fn(&Piece, &mut [u8]) -> Result<()>,
+) -> Result<Option<Batch>> {
+    let width = cx.width;
+    check_span_len(pieces.iter().map(|p| p.len).sum())?;
+    let mut columns: Vec<ColumnBuilder> = (0..width)
+        .map(|_| ColumnBuilder::new(records, cx.formats.clone()))
+        .collect();
+    let mut first_row = 0;
+    for piece in pieces {
+        if buf.len() < piece.len {
+            buf.resize(piece.len, 0);
+        }
+        let text = &mut buf[..piece.len];
+        cx.stop.check()?;
+        read(piece, text)?;
+        let text = &*text;
+        // A piece of UTF-8 has every field UTF-8 (quotes are ASCII).
+        let fits = std::str::from_utf8(text).is_ok()
+            && split_fields(
+                text,
+                width,
+                piece.records,
+                cx.dialect,
+                cx.stop,
+                |c, row, field, _| match field {
+                    Some(field) => columns[c].observe(first_row + row, field, None),
+                    None => columns[c].observe_null(first_row + row),
+                },
+            );
+        if !fits {
+            cx.stop.check()?;
+            return Ok(None);
+        }
+        first_row += piece.records;
+    }
+    if first_row != records || columns.iter().any(|c| c.utf8_ok() == Some(false)) {
+        return Ok(None);
+    }
+    Ok(Some(Batch {
+        rows: records,
+        columns,
+    }))
 }
 
 /// [`parse_span`] record by record with `csv-core`, reporting the first

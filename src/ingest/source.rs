@@ -33,6 +33,10 @@ use crate::error::{Error, Result};
 /// Bytes read from the input at a time.
 pub(crate) const READ_SIZE: usize = 1 << 20;
 
+/// Bytes of whole records a streaming cutter hands over at a time (see
+/// [`Cutter::stream_pieces`]): a piece is at most twice this and a record.
+pub(crate) const PIECE_BYTES: usize = 256 << 10;
+
 /// The most the first span's buffer reserves from its estimate (the first
 /// lines' mean length times the span's records): 64 MiB, a 65,536-row span
 /// of 1 KiB lines. Larger spans grow their buffer as they fill.
@@ -52,6 +56,24 @@ pub(crate) struct Span {
     pub line: u64,
     /// Number of records.
     pub records: usize,
+    /// When the cutter streams ([`Cutter::stream_pieces`]): `bytes` is
+    /// empty and the span's text is these pieces, back to back from
+    /// `offset`, each of whole records, for the worker to read again from
+    /// the input where it is stored.
+    pub pieces: Vec<Piece>,
+}
+
+/// A run of whole records of a span whose text the cutter did not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Piece {
+    /// Offset of the piece's first byte from the span's start.
+    pub start: usize,
+    /// Bytes of text.
+    pub len: usize,
+    /// Records in the piece.
+    pub records: usize,
+    /// 1-based line of the piece's first byte.
+    pub line: u64,
 }
 
 /// A record whose quoted field runs to the end of the input.
@@ -258,6 +280,16 @@ pub(crate) struct Cutter<'o, R: BufRead> {
     max_record_bytes: usize,
     /// A record longer than that was met.
     too_long_seen: bool,
+    /// When streaming: the bytes of text after which the records scanned
+    /// are handed over as a piece and dropped from the buffer.
+    piece_bytes: Option<usize>,
+    /// The pieces of the span being cut, and the text offset of its
+    /// first byte once one is handed over.
+    pieces: Vec<Piece>,
+    span_offset: u64,
+    /// Records and bytes of the span in its pieces so far.
+    piece_records: usize,
+    piece_start: usize,
 }
 
 /// Span buffers handed back after use, for the next spans.
@@ -298,6 +330,11 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             syntax: Syntax::default(),
             max_record_bytes: usize::MAX,
             too_long_seen: false,
+            piece_bytes: None,
+            pieces: Vec::new(),
+            span_offset: 0,
+            piece_records: 0,
+            piece_start: 0,
         };
         while cutter.buf.len() < 3 && !cutter.eof {
             cutter.fill()?;
@@ -328,6 +365,19 @@ impl<'o, R: BufRead> Cutter<'o, R> {
     /// True once a record longer than the limit was met.
     pub(crate) fn too_long_seen(&self) -> bool {
         self.too_long_seen
+    }
+
+    /// Keeps no span's text: records are scanned and dropped a piece of
+    /// about `piece_bytes` at a time, and each span is handed over as its
+    /// [`Piece`]s for the worker parsing it to read again from an input
+    /// that can be read at an offset (a file, bytes in memory). The text
+    /// in memory is then a piece per worker rather than a span.
+    pub(crate) fn stream_pieces(&mut self, piece_bytes: usize) {
+        let piece_bytes = piece_bytes.max(1);
+        self.piece_bytes = Some(piece_bytes);
+        // A piece is handed over after the read that passes its size: at
+        // most twice that (and a record) then.
+        self.read_size = self.read_size.min(piece_bytes);
     }
 
     /// Takes the buffers for new spans from `pool` when it has one.
@@ -487,8 +537,16 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         per_span: usize,
     ) -> Result<std::result::Result<Option<Span>, Unterminated>> {
         let per_span = per_span.max(1);
-        self.make_room(per_span);
+        if self.piece_bytes.is_none() {
+            self.make_room(per_span);
+        }
         loop {
+            if self
+                .piece_bytes
+                .is_some_and(|bytes| self.pos - self.begin >= bytes)
+            {
+                self.hand_over_piece();
+            }
             if self.skip_plain_lines(per_span)? {
                 return Ok(Ok(Some(self.cut())));
             }
@@ -594,9 +652,54 @@ impl<'o, R: BufRead> Cutter<'o, R> {
         self.carry = std::mem::replace(&mut self.buf, big);
     }
 
+    /// When streaming: records `buf[begin..pos]` (whole records) as the
+    /// span's next piece and drops it from the buffer.
+    fn hand_over_piece(&mut self) {
+        let len = self.pos - self.begin;
+        if len == 0 {
+            return;
+        }
+        // Blank lines before the span's first record are dropped.
+        let blank = self.records == self.piece_records && self.pieces.is_empty();
+        if blank {
+            self.buf.drain(..self.pos);
+            (self.begin, self.pos, self.begin_line) = (0, 0, self.line);
+            return;
+        }
+        if self.pieces.is_empty() {
+            self.span_offset = self.total - self.buf.len() as u64 + self.begin as u64;
+        }
+        self.pieces.push(Piece {
+            start: self.piece_start,
+            len,
+            records: self.records - self.piece_records,
+            line: self.begin_line,
+        });
+        self.piece_start += len;
+        self.piece_records = self.records;
+        self.buf.drain(..self.pos);
+        (self.begin, self.pos, self.begin_line) = (0, 0, self.line);
+    }
+
     /// Hands over `buf[begin..pos]` as a span and keeps the rest in the
-    /// carry buffer.
+    /// carry buffer (when streaming, as the span's last piece, keeping the
+    /// rest in the buffer).
     fn cut(&mut self) -> Span {
+        if self.piece_bytes.is_some() {
+            self.hand_over_piece();
+            let pieces = std::mem::take(&mut self.pieces);
+            let span = Span {
+                index: self.spans,
+                offset: self.span_offset,
+                bytes: Vec::new(),
+                line: pieces.first().map_or(self.line, |p| p.line),
+                records: self.records,
+                pieces,
+            };
+            self.spans += 1;
+            (self.records, self.piece_records, self.piece_start) = (0, 0, 0);
+            return span;
+        }
         let len = self.pos - self.begin;
         self.last_span_len = self.last_span_len.max(len);
         let mut rest = std::mem::take(&mut self.carry);
@@ -614,6 +717,7 @@ impl<'o, R: BufRead> Cutter<'o, R> {
             bytes,
             line: self.begin_line,
             records: self.records,
+            pieces: Vec::new(),
         };
         self.spans += 1;
         (self.begin, self.pos, self.begin_line, self.records) = (0, 0, self.line, 0);
@@ -720,6 +824,101 @@ mod tests {
         let (spans, _) = cut("1\n2\n\n3\n4\n5\n6\n7", 3, 2);
         let lines: Vec<u64> = spans.iter().map(|s| s.1).collect();
         assert_eq!(lines, [1, 5, 8]);
+    }
+
+    /// [`Cuts`] of `text` read in pieces of `read_size` bytes by a cutter
+    /// that streams pieces of `piece_bytes`, each span's text put together
+    /// from its pieces' places in `text`, which must be contiguous, of
+    /// whole records, and start on the lines they say.
+    fn cut_streaming(text: &str, per_span: usize, read_size: usize, piece_bytes: usize) -> Cuts {
+        let origin = Path::new("t.csv");
+        let input = Input::open(Cursor::new(text.as_bytes().to_vec()), origin).unwrap();
+        let reporter = Reporter::new(None, 0, std::time::Instant::now());
+        let mut cutter = Cutter::new(input, origin, reporter, Stop::default()).unwrap();
+        cutter.read_size = read_size;
+        cutter.stream_pieces(piece_bytes);
+        let mut spans = Vec::new();
+        loop {
+            match cutter.next_span(per_span).unwrap() {
+                Ok(Some(span)) => {
+                    assert!(span.bytes.is_empty());
+                    assert!(!span.pieces.is_empty());
+                    let mut joined = String::new();
+                    let mut records = 0;
+                    for p in &span.pieces {
+                        assert_eq!(p.start, joined.len());
+                        let at = span.offset as usize + p.start;
+                        let piece = &text[at..at + p.len];
+                        let (expected, ..) = reference(piece, usize::MAX);
+                        let counted: usize = expected.iter().map(|s| s.2).sum();
+                        assert_eq!(counted, p.records, "{piece:?}");
+                        let line = 1 + text[..at].bytes().filter(|&b| b == b'\n').count() as u64;
+                        if !text[..at].contains('\r') {
+                            assert_eq!(p.line, line, "{piece:?}");
+                        }
+                        joined.push_str(piece);
+                        records += p.records;
+                    }
+                    assert_eq!(records, span.records);
+                    spans.push((joined, span.line, span.records))
+                }
+                Ok(None) => return (spans, None),
+                Err(u) => {
+                    return (
+                        spans,
+                        Some((String::from_utf8(u.bytes).unwrap(), u.quote_line)),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `cuts` with the blank lines before each span's first record left
+    /// out (a streaming cutter may drop them).
+    fn without_leading_blanks((mut spans, tail): Cuts) -> Cuts {
+        for (span, line, _) in &mut spans {
+            let rest = span.trim_start_matches(['\r', '\n']);
+            let blank = &span[..span.len() - rest.len()];
+            *line += (blank.matches('\n').count() + blank.matches('\r').count()
+                - blank.matches("\r\n").count()) as u64;
+            *span = rest.to_string();
+        }
+        (spans, tail)
+    }
+
+    #[test]
+    fn streamed_pieces_make_up_the_same_spans() {
+        let texts = [
+            "1\n2\n\n3\n4\n5\n6\n7",
+            "a,b\n1,2\n3,4\n",
+            "a,b\r\n1,2\r\n\r\n3,4\r\n",
+            "x\r1\r\r2\n",
+            "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
+            "1,2\n\"3\n4,5\n",
+            "\n\n\nx\n\n",
+            "\u{feff}a\nb\n",
+            "",
+        ];
+        for text in texts {
+            for per_span in [1, 2, 3, 100] {
+                let expected =
+                    without_leading_blanks(reference(text.trim_start_matches('\u{feff}'), per_span));
+                for read_size in [1, 2, 5, 64] {
+                    for piece_bytes in [1, 3, 1000] {
+                        assert_eq!(
+                            without_leading_blanks(cut_streaming(
+                                text,
+                                per_span,
+                                read_size,
+                                piece_bytes
+                            )),
+                            expected,
+                            "{text:?} per {per_span} read {read_size} pieces of {piece_bytes}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1218,3 +1218,89 @@ fn table_dictionaries_built_during_the_load_match_those_built_after_it() {
         .collect();
     assert_eq!(column(&during, "rep"), expected);
 }
+
+/// A text of `rows` records that spans many pieces a partition: quoted
+/// fields with line breaks and doubled quotes, NULLs, a nearly unique
+/// string column (copied per row), a column that turns into text in a
+/// late partition (read again whole) and a string column of numbers but
+/// one (its note's line found in the piece that holds it).
+fn many_pieces(rows: usize) -> String {
+    let mut text = String::from("id,name,code,late,mostly\n");
+    for i in 0..rows {
+        let name = match i % 5 {
+            0 => format!("\"line\nbreak {i}\""),
+            1 => format!("\"say \"\"{i}\"\"\""),
+            2 => String::new(),
+            _ => format!("n{i}"),
+        };
+        let late = if i == rows - 3 {
+            "late text".to_string()
+        } else {
+            (i * 7).to_string()
+        };
+        // NULL up to the misfit, which is deep in the first partition.
+        let mostly = match i {
+            ..9_000 => String::new(),
+            9_000 => format!("x{i}"),
+            _ => i.to_string(),
+        };
+        text.push_str(&format!("{i},{name},c{:06x},{late},{mostly}\n", i * 2_654_435_761 % 16_777_213));
+    }
+    text
+}
+
+#[test]
+fn spans_read_in_pieces_load_as_spans_kept_whole() {
+    let text = many_pieces(60_000);
+    let options = opts(25_000);
+    // From bytes and from a file the spans are read in pieces; from a
+    // pipe (no reopening) they are kept whole.
+    let pieces = load(text.as_bytes(), &options).unwrap();
+    let no_reopen: Option<&Reopen> = None;
+    let kept = load_from(Cursor::new(text.as_bytes()), no_reopen, 0, Path::new("pipe"), "t", &options)
+        .unwrap()
+        .table;
+    let dir = std::env::temp_dir().join(format!("katydid-pieces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pieces.csv");
+    std::fs::write(&path, &text).unwrap();
+    let file = load_file(&path, "t", &options).unwrap();
+    for t in [&pieces, &file.table] {
+        assert_eq!(t.partitions.len(), 3);
+        assert_eq!(rows(t), rows(&kept));
+        let types: Vec<DataType> = t.fields.iter().map(|f| f.dtype).collect();
+        let kept_types: Vec<DataType> = kept.fields.iter().map(|f| f.dtype).collect();
+        assert_eq!(types, kept_types);
+        let notes: Vec<_> = t.fields.iter().map(|f| f.note.clone()).collect();
+        let kept_notes: Vec<_> = kept.fields.iter().map(|f| f.note.clone()).collect();
+        assert_eq!(notes, kept_notes);
+    }
+    assert_eq!(dtype(&kept, "late"), DataType::Str);
+    assert_eq!(column(&kept, "name")[0], s("line\nbreak 0"));
+    assert_eq!(column(&kept, "name")[1], s("say \"1\""));
+    assert_eq!(column(&kept, "name")[2], Value::Null);
+    // The misfit is record 9,001, on the line after 9,000 records of
+    // which 1,800 hold a line break, and the header.
+    let note = file.table.fields[4].note.clone().unwrap_or_default();
+    assert_eq!(
+        note,
+        "typed as string because of 1 value of 51,000 (line 10802: \"x9000\")"
+    );
+
+    // A bad record deep in the last partition names the file, its line
+    // and field, as from a pipe.
+    let mut bad = text.clone();
+    bad.push_str("60000,n,c0,1\n");
+    std::fs::write(&path, &bad).unwrap();
+    let Err(Error::Csv { path: at, line, column, message }) = load_file(&path, "t", &options) else {
+        panic!("a bad record loads");
+    };
+    assert_eq!(at, path);
+    assert_eq!((line, column), (60_000 + 12_000 + 2, 5), "{message}");
+    let piped = load_from(Cursor::new(bad.as_bytes()), no_reopen, 0, Path::new("pipe"), "t", &options);
+    let Err(Error::Csv { line: piped_line, column: piped_column, .. }) = piped else {
+        panic!("a bad record loads from a pipe");
+    };
+    assert_eq!((piped_line, piped_column), (line, column));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

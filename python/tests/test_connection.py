@@ -177,3 +177,17 @@ def test_concurrent_queries_from_threads(con, people_csv):
     for t in threads:
         t.join()
     assert results == [5] * 80
+
+
+def test_intervals_are_timedeltas(con, people_csv):
+    con.load(people_csv, "p")
+    rows = con.sql(
+        "SELECT id, born - TIMESTAMP '2020-01-01 00:00:00' AS age FROM p "
+        "WHERE id IN (1, 3, 4) ORDER BY id"
+    ).fetchall()
+    expected_1 = datetime.datetime(2020, 1, 2, 3, 4, 5) - datetime.datetime(2020, 1, 1)
+    expected_4 = datetime.datetime(1969, 12, 31, 23, 59, 59) - datetime.datetime(2020, 1, 1)
+    assert rows == [(1, expected_1), (3, None), (4, expected_4)]
+    table = con.sql("SELECT born - born AS zero FROM p WHERE id = 1").arrow()
+    assert str(table.schema.field("zero").type) == "duration[us]"
+    assert table.column("zero").to_pylist() == [datetime.timedelta(0)]

@@ -106,18 +106,7 @@ pub(in crate::compose) fn compute_columns(
         };
         let name = format!("{OUTER_PREFIX}{counter}");
         counter += 1;
-        let span = e.span;
-        let computed = std::mem::replace(
-            &mut **e,
-            Expr {
-                kind: ExprKind::QualifiedColumn {
-                    table: qualifier,
-                    column: name.clone(),
-                },
-                span,
-            },
-        );
-        leaves[leaf].computed.push((computed, name));
+        compute_in(e, &mut leaves[leaf], qualifier, name);
     }
     if counter == 0 {
         return Ok(from);
@@ -225,19 +214,22 @@ fn rewrite_conjuncts(e: &mut Expr, leaves: &mut [Leaf], counter: &mut usize) {
         };
         let name = format!("{PREFIX}{counter}");
         *counter += 1;
-        let span = side.span;
-        let computed = std::mem::replace(
-            &mut **side,
-            Expr {
-                kind: ExprKind::QualifiedColumn {
-                    table: qualifier,
-                    column: name.clone(),
-                },
-                span,
-            },
-        );
-        leaves[leaf].computed.push((computed, name));
+        compute_in(side, &mut leaves[leaf], qualifier, name);
     }
+}
+
+/// Moves `e` into `leaf`'s computed columns as `name`, leaving a reference
+/// to that column (`qualifier.name`) in its place.
+fn compute_in(e: &mut Expr, leaf: &mut Leaf, qualifier: String, name: String) {
+    let span = e.span;
+    let reference = Expr {
+        kind: ExprKind::QualifiedColumn {
+            table: qualifier,
+            column: name.clone(),
+        },
+        span,
+    };
+    leaf.computed.push((std::mem::replace(e, reference), name));
 }
 
 /// The one input every column of `e` belongs to; `None` when it reads

@@ -4,9 +4,9 @@
 //! `percentile_disc … DESC` and `arg_min` ties across partitionings, and
 //! the errors of the new forms with their carets.
 
-use std::path::Path;
+mod common;
 
-use katydid::{Database, DatabaseOptions, Error, LoadOptions, Value};
+use katydid::{Database, Error, Value};
 
 const DATA: &str = "\
 g,a,v,s
@@ -25,20 +25,7 @@ g,a,v,s
 fn databases() -> Vec<Database> {
     [(1, 65_536), (2, 1), (2, 2), (2, 3)]
         .into_iter()
-        .map(|(threads, partition_rows)| {
-            let mut db = Database::new(DatabaseOptions {
-                threads,
-                ..Default::default()
-            })
-            .expect("thread pool");
-            let options = LoadOptions {
-                partition_rows,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(DATA.as_bytes().to_vec(), Path::new("t.csv"), "t", &options)
-                .expect("loads");
-            db
-        })
+        .map(|(threads, rows)| common::csv_database(DATA.as_bytes(), "t", threads, rows))
         .collect()
 }
 

@@ -5,7 +5,8 @@
 //! answers are DuckDB's (checked by hand with DuckDB
 //! 1.x on the same data).
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 
 use katydid::arrow_array::{Array as _, ArrayRef, Date32Array, Int64Array, RecordBatch};
@@ -27,20 +28,7 @@ id,d,ts
 fn databases() -> Vec<Database> {
     [(1, 65_536), (2, 2), (2, 1)]
         .into_iter()
-        .map(|(threads, partition_rows)| {
-            let mut db = Database::new(DatabaseOptions {
-                threads,
-                ..Default::default()
-            })
-            .expect("thread pool");
-            let options = LoadOptions {
-                partition_rows,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(DATA.as_bytes().to_vec(), Path::new("d.csv"), "d", &options)
-                .expect("loads");
-            db
-        })
+        .map(|(threads, rows)| common::csv_database(DATA.as_bytes(), "d", threads, rows))
         .collect()
 }
 
@@ -71,18 +59,7 @@ fn plan_error(db: &Database, sql: &str) -> (String, usize) {
 }
 
 fn load(csv: &str, partition_rows: usize) -> Database {
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .expect("thread pool");
-    let options = LoadOptions {
-        partition_rows,
-        ..LoadOptions::default()
-    };
-    db.load_csv_bytes(csv.as_bytes().to_vec(), Path::new("x.csv"), "x", &options)
-        .expect("loads");
-    db
+    common::csv_database(csv.as_bytes(), "x", 2, partition_rows)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! small table (several partitionings), and plan errors that point at the
 //! argument at fault.
 
+mod common;
+
 use std::path::Path;
 
 use katydid::{Database, DatabaseOptions, Error, LoadOptions, Value};
@@ -18,20 +20,7 @@ t,s,x
 fn databases() -> Vec<Database> {
     [(1, 65_536), (2, 2), (2, 1)]
         .into_iter()
-        .map(|(threads, partition_rows)| {
-            let mut db = Database::new(DatabaseOptions {
-                threads,
-                ..Default::default()
-            })
-            .expect("thread pool");
-            let options = LoadOptions {
-                partition_rows,
-                ..LoadOptions::default()
-            };
-            db.load_csv_bytes(DATA.as_bytes().to_vec(), Path::new("f.csv"), "f", &options)
-                .expect("loads");
-            db
-        })
+        .map(|(threads, rows)| common::csv_database(DATA.as_bytes(), "f", threads, rows))
         .collect()
 }
 

@@ -2,6 +2,8 @@
 //! OFFSET, CAST rounding, and (further down) the introspection statements
 //! and files queried as tables.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,18 +19,7 @@ fn database(csv: &str, partition_rows: usize) -> Database {
 
 /// `database` on a pool of `threads` threads.
 fn database_on(threads: usize, csv: &str, partition_rows: usize) -> Database {
-    let mut db = Database::new(DatabaseOptions {
-        threads,
-        ..Default::default()
-    })
-    .expect("thread pool");
-    let options = LoadOptions {
-        partition_rows,
-        ..LoadOptions::default()
-    };
-    db.load_csv_bytes(csv.as_bytes().to_vec(), Path::new("t.csv"), "t", &options)
-        .expect("loads");
-    db
+    common::csv_database(csv.as_bytes(), "t", threads, partition_rows)
 }
 
 const NUMBERS: &str = "a,x\n3,2.5\n1,3.5\n2,-2.5\n5,-3.5\n4,0.5\n";

@@ -8,6 +8,8 @@
 //! before, a frame is the set of rows whose position or key lies within
 //! the bounds), never by the engine's sorted single pass.
 
+mod common;
+
 use std::cmp::Ordering;
 use std::path::Path;
 
@@ -424,18 +426,7 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn database(data: &[Row], partition_rows: usize) -> Database {
-    let mut db = Database::new(DatabaseOptions {
-        threads: 2,
-        ..Default::default()
-    })
-    .expect("thread pool");
-    let options = LoadOptions {
-        partition_rows,
-        ..LoadOptions::default()
-    };
-    db.load_csv_bytes(csv(data).into_bytes(), Path::new("w.csv"), "w", &options)
-        .expect("loads");
-    db
+    common::csv_database(csv(data).as_bytes(), "w", 2, partition_rows)
 }
 
 #[test]

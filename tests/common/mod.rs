@@ -1,6 +1,30 @@
 //! Helpers shared by the integration tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use katydid::{Database, DatabaseOptions, LoadOptions};
+
+/// A database on a pool of `threads` threads with the CSV text `csv`
+/// loaded as table `table`, in partitions of `partition_rows` rows.
+///
+/// # Panics
+/// When the pool cannot start or the text does not load.
+#[allow(dead_code)]
+pub fn csv_database(csv: &[u8], table: &str, threads: usize, partition_rows: usize) -> Database {
+    let mut db = Database::new(DatabaseOptions {
+        threads,
+        ..Default::default()
+    })
+    .expect("thread pool");
+    let options = LoadOptions {
+        partition_rows,
+        ..LoadOptions::default()
+    };
+    let file = format!("{table}.csv");
+    db.load_csv_bytes(csv.to_vec(), Path::new(&file), table, &options)
+        .unwrap_or_else(|e| panic!("{table} loads: {e}"));
+    db
+}
 
 /// The path of shared test dataset `file_name`, looked up in
 /// `$KATYDID_SHARED/datasets/` and then in `../shared/datasets/` beside the

@@ -6,11 +6,12 @@
 //! `OFFSET`) are checked against answers computed here directly from the
 //! generated rows.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use katydid::sql::{eq_ignoring_spans, parse};
-use katydid::{Database, DatabaseOptions, LoadOptions, Value};
+use katydid::{Database, Value};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -239,17 +240,7 @@ fn csv(hits: &[Hit]) -> Vec<u8> {
 fn databases(data: &[u8]) -> Vec<(String, Database)> {
     let mut out = Vec::new();
     for (threads, partition_rows) in [(1, 65_536), (2, 100), (2, 7)] {
-        let mut db = Database::new(DatabaseOptions {
-            threads,
-            ..Default::default()
-        })
-        .expect("thread pool");
-        let options = LoadOptions {
-            partition_rows,
-            ..LoadOptions::default()
-        };
-        db.load_csv_bytes(data.to_vec(), Path::new("hits.csv"), "hits", &options)
-            .expect("hits loads");
+        let db = common::csv_database(data, "hits", threads, partition_rows);
         out.push((
             format!("threads {threads}, partitions of {partition_rows}"),
             db,

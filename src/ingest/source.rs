@@ -796,20 +796,23 @@ mod tests {
         }
     }
 
+    /// Texts the cutter tests split: blank lines, CR and CRLF line ends,
+    /// quoted line breaks and doubled quotes, an unclosed quote, nothing.
+    const CUT_TEXTS: [&str; 8] = [
+        "1\n2\n\n3\n4\n5\n6\n7",
+        "a,b\n1,2\n3,4\n",
+        "a,b\r\n1,2\r\n\r\n3,4\r\n",
+        "x\r1\r\r2\n",
+        "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
+        "1,2\n\"3\n4,5\n",
+        "\n\n\nx\n\n",
+        "",
+    ];
+
     #[test]
     fn spans_hold_exact_record_counts_whatever_the_read_size() {
-        let texts = [
-            "1\n2\n\n3\n4\n5\n6\n7",
-            "a,b\n1,2\n3,4\n",
-            "a,b\r\n1,2\r\n\r\n3,4\r\n",
-            "x\r1\r\r2\n",
-            "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
-            "1,2\n\"3\n4,5\n",
-            "ab\"c\nd\"e\nf\n",
-            "\n\n\nx\n\n",
-            "",
-        ];
-        for text in texts {
+        // Also a quote inside an unquoted field.
+        for text in CUT_TEXTS.into_iter().chain(["ab\"c\nd\"e\nf\n"]) {
             for per_span in [1, 2, 3, 100] {
                 let expected = reference(text, per_span);
                 for read_size in [1, 2, 3, 5, 64] {
@@ -888,18 +891,8 @@ mod tests {
 
     #[test]
     fn streamed_pieces_make_up_the_same_spans() {
-        let texts = [
-            "1\n2\n\n3\n4\n5\n6\n7",
-            "a,b\n1,2\n3,4\n",
-            "a,b\r\n1,2\r\n\r\n3,4\r\n",
-            "x\r1\r\r2\n",
-            "\"a\nb\",c\nd,\"e\"\"\nf\"\n\n\ng,h\n",
-            "1,2\n\"3\n4,5\n",
-            "\n\n\nx\n\n",
-            "\u{feff}a\nb\n",
-            "",
-        ];
-        for text in texts {
+        // Also a byte order mark.
+        for text in CUT_TEXTS.into_iter().chain(["\u{feff}a\nb\n"]) {
             for per_span in [1, 2, 3, 100] {
                 let expected =
                     without_leading_blanks(reference(text.trim_start_matches('\u{feff}'), per_span));

@@ -1878,16 +1878,7 @@ impl<'a> Parser<'a> {
         }
         let close = self.expect_sym(i, ")")?;
         let span = Span::new(name.span.start, self.pos(close.rest));
-        let kind = ExprKind::Function {
-            name: name.name,
-            args,
-            star: false,
-            distinct: false,
-            filter: None,
-            order_by: Vec::new(),
-            within_group: false,
-        };
-        Ok((close.rest, Expr { kind, span }))
+        Ok((close.rest, Expr::call(&name.name, args, span)))
     }
 
     /// `EXTRACT ( field FROM expr )` after `EXTRACT (`, where the field is a

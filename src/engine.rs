@@ -1044,7 +1044,7 @@ impl Database {
                     elapsed: Duration::ZERO,
                 }
             }
-            Statement::Explain(query)
+            Statement::Explain(query) | Statement::ExplainAnalyze(query)
                 if query.as_select().is_none_or(compose::needs_composition) =>
             {
                 let composer = compose::Composer::new(self, sql);
@@ -1065,15 +1065,20 @@ impl Database {
                     elapsed: Duration::ZERO,
                 }
             }
-            Statement::Explain(query) => {
+            Statement::Explain(query) | Statement::ExplainAnalyze(query) => {
+                let analyze = matches!(statement, Statement::ExplainAnalyze(_));
                 let select = query
                     .as_select()
                     .ok_or_else(|| Error::Internal("EXPLAIN of a plain query".into()))?;
                 let catalog = Reading::new(self, select);
                 let mut text = self.pool.install(|| {
                     let plan = plan::plan_select(select, sql, &catalog)?;
-                    let mut ctx = self.context(&plan);
-                    exec::explain(&plan, &mut ctx)
+                    if analyze {
+                        let mut ctx = self.context(&plan);
+                        exec::explain_analyze(&plan, &mut ctx)
+                    } else {
+                        exec::explain(&plan)
+                    }
                 })?;
                 if let Some(line) = catalog.report() {
                     text = format!("{line}\n{text}");

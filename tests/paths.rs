@@ -341,8 +341,9 @@ fn top_n_past_a_sampled_threshold_returns_what_a_sort_returns() {
     }
 }
 
+/// The text of `EXPLAIN ANALYZE sql`: the paths the run took.
 fn explain(db: &Database, sql: &str) -> String {
-    let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
+    let r = db.query(&format!("EXPLAIN ANALYZE {sql}")).unwrap();
     r.rows
         .iter()
         .map(|row| row[0].to_string())
@@ -373,7 +374,7 @@ fn explain_names_each_path() {
             .indexed
     };
     // The first point lookup on a column scans; the second (the EXPLAIN
-    // below) builds the hash index.
+    // ANALYZE below) builds the hash index.
     let lookup = format!("SELECT id FROM readings WHERE id = {}", data[4321].3);
     assert_eq!(db.query(&lookup).unwrap().rows.len(), 1);
     assert!(!indexed(&db), "one lookup does not build an index");
@@ -472,6 +473,113 @@ fn explain_names_each_path() {
         indexed(&db),
         "the second lookup built a hash index that .schema reports"
     );
+}
+
+/// The text of `EXPLAIN sql`: the plan compiled, not run.
+fn explain_compiled(db: &Database, sql: &str) -> String {
+    let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
+    r.rows
+        .iter()
+        .map(|row| row[0].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// EXPLAIN compiles the pipelines from codecs and zone maps and reads no
+/// row: a query that fails on its rows explains, an index is never built
+/// by it, and what the codecs decide is named.
+#[test]
+fn explain_compiles_without_running() {
+    let data = rows(17, 5000);
+    let db = database(&csv(&data), "readings", 500, 2);
+    // A row that cannot be cast: the query fails, but only when run.
+    let mut bad = Database::new(DatabaseOptions::default()).unwrap();
+    bad.load_csv_bytes(
+        b"s\n12\nabc\n".to_vec(),
+        Path::new("<bad>"),
+        "bad",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let sum = "SELECT sum(CAST(s AS INTEGER)) FROM bad";
+    let err = bad.query(sum).unwrap_err().to_string();
+    assert!(err.contains("cannot cast"), "{err}");
+    let text = explain_compiled(&bad, sum);
+    assert!(text.contains("aggregate sum"), "{text}");
+    assert!(text.contains("no row read"), "{text}");
+    let err = bad.query(&format!("EXPLAIN ANALYZE {sum}")).unwrap_err();
+    assert!(err.to_string().contains("cannot cast"), "{err}");
+
+    let lookup = format!("SELECT id FROM readings WHERE id = {}", data[4321].3);
+    for _ in 0..3 {
+        let text = explain_compiled(&db, &lookup);
+        assert!(text.contains("hash index on its column"), "{text}");
+    }
+    let info = db.table_info("readings").unwrap();
+    let id = info.columns.iter().find(|c| c.name == "id").unwrap();
+    assert!(!id.indexed, "EXPLAIN built no index");
+
+    let cases = [
+        (
+            "SELECT count(*) FROM readings WHERE time < '2016-01-01 00:30:00'",
+            "ruled out before compiling",
+        ),
+        (
+            "SELECT id FROM readings WHERE time = '2016-01-01 01:00:00'",
+            "binary search",
+        ),
+        (
+            "SELECT min(time), max(velocity) FROM readings",
+            "aggregate max: read from the zone map",
+        ),
+        (
+            "SELECT name, count(*) FROM readings GROUP BY name",
+            "group by: fixed-size array indexed by combined key",
+        ),
+        (
+            "SELECT name, count(*) FROM readings GROUP BY name",
+            "group key name: dictionary codes",
+        ),
+        (
+            "SELECT id / 2, count(*) FROM readings GROUP BY 1",
+            "group by: hash table on the codes made from the rows",
+        ),
+        (
+            "SELECT id FROM readings ORDER BY time DESC LIMIT 3",
+            "top-n: sort key ascends in load order",
+        ),
+        (
+            "SELECT id FROM readings ORDER BY name LIMIT 5 OFFSET 700",
+            "top-n: per-partition histograms of the key's codes",
+        ),
+        (
+            "SELECT name FROM readings ORDER BY id DESC LIMIT 5 OFFSET 2000",
+            "order-preserving u64 keys",
+        ),
+        (
+            "SELECT id, velocity FROM readings ORDER BY velocity DESC LIMIT 5",
+            "partitions read best zone-map bound first",
+        ),
+        (
+            "SELECT id, velocity FROM readings ORDER BY velocity DESC",
+            "sort: candidates of every partition merged",
+        ),
+        (
+            "SELECT id FROM readings WHERE velocity > 75.0 LIMIT -3",
+            "scan: partitions from the end",
+        ),
+    ];
+    for (sql, needle) in cases {
+        let text = explain_compiled(&db, sql);
+        assert!(
+            text.contains(needle),
+            "EXPLAIN {sql} should mention {needle:?}:\n{text}"
+        );
+        assert!(
+            !text.contains("early stop:") && !text.contains("Ran in"),
+            "EXPLAIN {sql} names no run-time outcome:\n{text}"
+        );
+    }
 }
 
 #[test]

@@ -579,9 +579,9 @@ fn csv_field(v: Option<i64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-/// The lines of `EXPLAIN sql`.
+/// The lines of `EXPLAIN ANALYZE sql`: the paths the run took.
 fn explain(db: &Database, sql: &str) -> Vec<String> {
-    db.query(&format!("EXPLAIN {sql}"))
+    db.query(&format!("EXPLAIN ANALYZE {sql}"))
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
         .rows
         .iter()

@@ -10,7 +10,8 @@
 //!        │                   └▶ HAVING, outputs, ORDER BY, LIMIT   finish.rs
 //!        └▶ project: streaming scan │ top-n candidates ─▶ merge ─▶ outputs
 //!                                    (project.rs, topn.rs)
-//! EXPLAIN renders the choices every partition recorded     explain.rs
+//! EXPLAIN compiles the pipelines without running them; EXPLAIN ANALYZE
+//! renders the choices every partition recorded            explain.rs
 //! ```
 //! This is the only layer that dispatches on codecs; kernels stay generic.
 //! Every partition checks the cancel token before it starts, reports its
@@ -183,6 +184,8 @@ pub struct PartRun {
     pub part: usize,
     /// Rows read (after an index lookup's narrowing), 0 when skipped.
     pub scanned: usize,
+    /// Rows the filter kept (EXPLAIN ANALYZE), 0 when skipped.
+    pub selected: usize,
     /// The operators chosen.
     pub trace: Trace,
 }
@@ -192,6 +195,7 @@ impl PartRun {
         PartRun {
             part,
             scanned: 0,
+            selected: 0,
             trace: Trace::new(tracing),
         }
     }
@@ -206,6 +210,11 @@ pub struct Output {
     pub traces: Vec<(usize, Trace)>,
     /// Steps after the partitions (the merge), for EXPLAIN.
     pub notes: Vec<String>,
+    /// Rows the partitions' filters kept (summed; EXPLAIN ANALYZE).
+    pub rows_selected: usize,
+    /// What each phase did and how long it took, in order (EXPLAIN
+    /// ANALYZE): `(phase, what went in and out, time)`.
+    pub phases: Vec<(&'static str, String, Duration)>,
     /// The length of an aggregate query's whole result, of which only
     /// [`Context::preview_rows`] rows may have been built.
     pub result_rows: Option<usize>,
@@ -225,7 +234,9 @@ fn filter_partition(
         CompiledFilter::Skip => Ok(None),
         CompiledFilter::Steps(steps) => {
             run.scanned = scanned;
-            Ok(Some(run_filter(&steps, p, initial)?))
+            let sel = run_filter(&steps, p, initial)?;
+            run.selected = sel.as_ref().map_or(p.rows, Vec::len);
+            Ok(Some(sel))
         }
     }
 }
@@ -236,18 +247,31 @@ fn filter_partition(
 /// Execution errors from any partition (the first in partition order);
 /// [`Error::Cancelled`]; [`Error::MemoryLimit`].
 pub fn execute(plan: &QueryPlan, ctx: &Context<'_>, sink: Sink<'_>) -> Result<Output> {
-    if plan.limit.is_some_and(|l| l < 0) && plan.offset > 0 {
-        return Err(Error::plan(
-            "OFFSET cannot be combined with a negative LIMIT",
-        ));
-    }
+    check_runnable(plan)?;
     let access = access::access_path(plan, ctx.indexes);
     let mut notes = Vec::new();
+    let mut phases = Vec::new();
     let runs = match &plan.aggregate {
-        Some(agg) => aggregate_query(plan, agg, ctx, &access.units, sink, &mut notes)?,
-        None => project::run(plan, ctx, &access.units, sink)?,
+        Some(agg) => aggregate_query(plan, agg, ctx, &access.units, sink, &mut notes, &mut phases)?,
+        None => {
+            let start = Instant::now();
+            let mut results = 0usize;
+            let mut counting = |rows: Vec<Vec<Value>>| {
+                results += rows.len();
+                sink(rows)
+            };
+            let runs = project::run(plan, ctx, &access.units, &mut counting)?;
+            phases.push((
+                "partitions, top-n and outputs",
+                format!("{} result rows", results),
+                start.elapsed(),
+            ));
+            runs
+        }
     };
-    Ok(output(plan, ctx, access, runs, notes))
+    let mut out = output(plan, ctx, access, runs, notes);
+    out.phases = phases;
+    Ok(out)
 }
 
 /// What a run read, from its partitions' records.
@@ -265,6 +289,7 @@ fn output(
     } else {
         0
     };
+    let rows_selected = runs.iter().map(|r| r.selected).sum();
     let mut traces = Vec::new();
     if ctx.tracing {
         if let (Some((shape, detail)), Some(first)) = (&access.note, runs.first_mut()) {
@@ -281,6 +306,8 @@ fn output(
         rows_scanned,
         traces,
         notes,
+        rows_selected,
+        phases: Vec::new(),
         result_rows,
     }
 }
@@ -430,9 +457,11 @@ fn aggregate_query(
     units: &[access::Unit],
     sink: Sink<'_>,
     notes: &mut Vec<String>,
+    phases: &mut Vec<(&'static str, String, Duration)>,
 ) -> Result<Vec<PartRun>> {
     let parts = &plan.table.partitions;
     let groups_so_far = AtomicU64::new(0);
+    let start = Instant::now();
     let results: Vec<(PartRun, Option<Partial<'_>>)> = units
         .par_iter()
         .map(|u| {
@@ -479,6 +508,17 @@ fn aggregate_query(
         partials.extend(p);
     }
     let groups: usize = partials.iter().map(|p| p.groups).sum();
+    phases.push((
+        "partitions: filter and partial aggregate",
+        format!(
+            "{} partitions, {} rows selected → {} partial groups",
+            runs.len(),
+            runs.iter().map(|r| r.selected).sum::<usize>(),
+            groups
+        ),
+        start.elapsed(),
+    ));
+    let start = Instant::now();
     let bytes: usize = partials.iter().map(Partial::heap_bytes).sum();
     ctx.reserve(bytes, || format!("{} groups", human_count(groups)))?;
     let partials = match unordered_window(plan, agg) {
@@ -497,11 +537,25 @@ fn aggregate_query(
     ctx.enter_phase(Phase::Merge, groups);
     let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
     notes.push(format!("merge: {how}"));
+    phases.push((
+        "merge",
+        format!(
+            "{groups} partial groups → {} groups",
+            chunks.iter().map(|c| c.groups).sum::<usize>()
+        ),
+        start.elapsed(),
+    ));
+    let start = Instant::now();
     ctx.cancel.check()?;
     if !plan.order_by.is_empty() {
         ctx.enter_phase(Phase::Sort, chunks.iter().map(|c| c.groups).sum());
     }
     let (rows, total) = finish::aggregate_rows(plan, agg, chunks, ctx.preview_rows)?;
+    phases.push((
+        "finish: HAVING, outputs, ORDER BY, LIMIT",
+        format!("{total} result rows"),
+        start.elapsed(),
+    ));
     if let Ok(mut t) = ctx.state.result_rows.lock() {
         *t = Some(total);
     }
@@ -536,21 +590,134 @@ fn human_count(n: usize) -> String {
     }
 }
 
-/// EXPLAIN text: the logical plan, then one block per distinct partition
-/// pipeline shape with the number of partitions that share it and the
-/// details of the first.
+/// EXPLAIN text, compiled without reading a row: the logical plan, the
+/// operators above the partitions with the strategies the plan, codecs
+/// and zone maps decide, and one block per distinct partition pipeline
+/// shape (zone-map pruning, codec filters, group keys and grouping,
+/// aggregate kernels, sort keys). Choices made on the rows (densifying
+/// codes, top-n thresholds, the merge's strategy, early stops, hash-index
+/// lookups) are named as run-time choices; EXPLAIN ANALYZE shows them.
 ///
 /// # Errors
-/// As [`execute`] (EXPLAIN runs the query to observe every choice).
-pub fn explain(plan: &QueryPlan, ctx: &mut Context<'_>) -> Result<String> {
+/// A plan that cannot run (OFFSET with a negative LIMIT).
+pub fn explain(plan: &QueryPlan) -> Result<String> {
+    check_runnable(plan)?;
+    let access = access::access_path(plan, &NoIndexes);
+    let mut traces: Vec<(usize, Trace)> = access
+        .units
+        .iter()
+        .map(|u| (u.part, compiled_shape(plan, u)))
+        .collect();
+    for (i, reason) in &access.pruned {
+        traces.push((*i, project::pruned_run(*i, reason).trace));
+    }
+    traces.sort_by_key(|t| t.0);
+    let operators = match &plan.aggregate {
+        Some(_) => vec![
+            "finish: HAVING, outputs, ORDER BY, LIMIT over the merged groups".to_string(),
+            "merge: partial groups of every partition merged (by key ranges, a fixed array or radix-partitioned hashing, chosen from the partials at run time)".to_string(),
+            format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
+        ],
+        None => vec![
+            project::scan_strategy(plan, &access.units).describe().to_string(),
+            format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
+        ],
+    };
+    let mut notes = Vec::new();
+    if plan.filter.as_ref().is_some_and(|f| {
+        filter::conjuncts(f)
+            .iter()
+            .any(|c| filter::point_lookup(c).is_some())
+    }) {
+        notes.push(
+            "access: a point lookup; a hash index on its column narrows the partitions at run time once one is built"
+                .to_string(),
+        );
+    }
+    Ok(explain::render_compiled(plan, &operators, traces, &notes))
+}
+
+/// The pipeline compiled for unit `u`, from codecs and zone maps alone.
+fn compiled_shape(plan: &QueryPlan, u: &access::Unit) -> Trace {
+    let p = &plan.table.partitions[u.part];
+    let mut trace = Trace::new(true);
+    let filtered = match compile_filter(plan.filter.as_ref(), p, &mut trace) {
+        CompiledFilter::Skip => return trace,
+        CompiledFilter::Steps(steps) => !steps.is_empty() || u.initial.is_some(),
+    };
+    if let Some(agg) = &plan.aggregate {
+        let keys: Vec<Expr> = agg
+            .keys
+            .iter()
+            .map(|k| specialize(k, p).into_owned())
+            .collect();
+        let aggs: Vec<AggCall> = agg
+            .aggs
+            .iter()
+            .map(|a| AggCall {
+                arg: a.arg.as_ref().map(|e| specialize(e, p).into_owned()),
+                arg2: a.arg2.as_ref().map(|e| specialize(e, p).into_owned()),
+                ..a.clone()
+            })
+            .collect();
+        aggregate::describe_partition(&keys, &aggs, p, filtered, &mut trace);
+    } else if !plan.order_by.is_empty() {
+        for key in &plan.order_by {
+            let e = specialize(&plan.outputs[key.column], p);
+            match e.as_ref() {
+                Expr::Column { index, name, .. } => trace.add(
+                    format!("top-n candidates: sort key {name} on its codec"),
+                    p.columns[*index].encoding_name(),
+                ),
+                e => trace.add(
+                    format!("top-n candidates: sort key {e} evaluated"),
+                    String::new(),
+                ),
+            }
+        }
+    } else {
+        trace.add(
+            format!("project: {} outputs at the selected rows", plan.visible),
+            String::new(),
+        );
+    }
+    trace
+}
+
+/// EXPLAIN ANALYZE text: runs the query (its rows are dropped) and renders
+/// the plan with every partition's choices, the runtime notes (merge
+/// strategy, early stops) and per phase what went in and out and its time.
+///
+/// # Errors
+/// As [`execute`].
+pub fn explain_analyze(plan: &QueryPlan, ctx: &mut Context<'_>) -> Result<String> {
     ctx.tracing = true;
+    let start = Instant::now();
     let out = execute(plan, ctx, &mut |_| Ok(true))?;
-    Ok(explain::render(
-        plan,
-        out.traces,
-        out.rows_scanned,
-        &out.notes,
-    ))
+    Ok(explain::render_analyzed(plan, out, start.elapsed()))
+}
+
+/// The errors a plan gives before it reads anything.
+fn check_runnable(plan: &QueryPlan) -> Result<()> {
+    if plan.limit.is_some_and(|l| l < 0) && plan.offset > 0 {
+        return Err(Error::plan(
+            "OFFSET cannot be combined with a negative LIMIT",
+        ));
+    }
+    Ok(())
+}
+
+/// An index provider that offers none: EXPLAIN builds no index.
+struct NoIndexes;
+
+impl IndexProvider for NoIndexes {
+    fn hash_index(
+        &self,
+        _table: &Arc<crate::store::Table>,
+        _column: usize,
+    ) -> Option<Arc<crate::store::HashIndex>> {
+        None
+    }
 }
 
 /// Types of the visible outputs.

@@ -319,6 +319,125 @@ fn monotone_sort_column(plan: &QueryPlan) -> Option<usize> {
     (sorted && ordered).then_some(*index)
 }
 
+/// How a query without aggregates reads its partitions, decided from the
+/// plan, the codecs and the zone maps before a row is read (execution and
+/// EXPLAIN share it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanStrategy {
+    /// No ORDER BY: partitions in load order, stopping once LIMIT rows
+    /// are found.
+    LoadOrder,
+    /// `LIMIT -n`: partitions from the end until `n` rows are found.
+    LastRows,
+    /// The first sort key never decreases in load order (output column
+    /// index `.0` of the table): partitions from the best end, stopping
+    /// when no unread one can enter the top n.
+    Monotone(usize),
+    /// One sort key whose codes every partition can count: histograms
+    /// place the window and only its rows are read.
+    Histograms,
+    /// One integer or float key without NULLs and a large window: each
+    /// partition keeps its best rows as order-preserving u64 keys (a
+    /// partition that cannot falls back to [`ScanStrategy::AllPartitions`]).
+    Normalized,
+    /// A plain column as first key and a small window: partitions read
+    /// best zone-map bound first, with early stop (table column `.0`).
+    ZoneMapOrder(usize),
+    /// Top-n candidates from every partition, merged.
+    AllPartitions,
+}
+
+impl ScanStrategy {
+    /// The operator line EXPLAIN prints for the strategy.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ScanStrategy::LoadOrder => {
+                "scan: partitions in load order, stop once LIMIT rows are found"
+            }
+            ScanStrategy::LastRows => {
+                "scan: partitions from the end, stop once the last rows are found"
+            }
+            ScanStrategy::Monotone(_) => {
+                "top-n: sort key ascends in load order, partitions read from the best end with early stop"
+            }
+            ScanStrategy::Histograms => {
+                "top-n: per-partition histograms of the key's codes place the window, only its rows read"
+            }
+            ScanStrategy::Normalized => {
+                "top-n: best rows per partition as order-preserving u64 keys, window cut by selection"
+            }
+            ScanStrategy::ZoneMapOrder(_) => {
+                "top-n: partitions read best zone-map bound first, running threshold, early stop"
+            }
+            ScanStrategy::AllPartitions => {
+                "sort: candidates of every partition merged, then windowed"
+            }
+        }
+    }
+}
+
+/// `offset + limit` of a plan with ORDER BY: the rows a top-n keeps
+/// (`usize::MAX` without a LIMIT).
+fn top_k(plan: &QueryPlan) -> usize {
+    match plan.limit {
+        Some(l) if l >= 0 => usize::try_from(l)
+            .unwrap_or(usize::MAX)
+            .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
+        _ => usize::MAX,
+    }
+}
+
+/// The strategy of a plan without aggregates over `units`.
+pub fn scan_strategy(plan: &QueryPlan, units: &[Unit]) -> ScanStrategy {
+    if plan.order_by.is_empty() {
+        return if plan.limit.is_some_and(|l| l < 0) {
+            ScanStrategy::LastRows
+        } else {
+            ScanStrategy::LoadOrder
+        };
+    }
+    let k = top_k(plan);
+    if k == usize::MAX {
+        return ScanStrategy::AllPartitions;
+    }
+    if let Some(col) = monotone_sort_column(plan) {
+        return ScanStrategy::Monotone(col);
+    }
+    let parts = &plan.table.partitions;
+    let single = match plan.order_by[..] {
+        [key] => match &plan.outputs[key.column] {
+            Expr::Column { index, .. } => Some(*index),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(index) = single {
+        if units
+            .iter()
+            .all(|u| histogram_fits(&parts[u.part].columns[index]))
+        {
+            return ScanStrategy::Histograms;
+        }
+        let normalizes = |u: &Unit| {
+            let col = &parts[u.part].columns[index];
+            col.validity.is_none()
+                && matches!(
+                    col.dtype,
+                    crate::types::DataType::Int
+                        | crate::types::DataType::Float
+                        | crate::types::DataType::Timestamp
+                )
+        };
+        if k >= NORMALIZED_MIN_K && units.iter().all(normalizes) {
+            return ScanStrategy::Normalized;
+        }
+    }
+    match &plan.outputs[plan.order_by[0].column] {
+        Expr::Column { index, .. } if k <= BOUND_ORDER_MAX_K => ScanStrategy::ZoneMapOrder(*index),
+        _ => ScanStrategy::AllPartitions,
+    }
+}
+
 /// ORDER BY (with or without LIMIT): top-n candidates per partition, merged,
 /// windowed, then materialized.
 fn sorted(
@@ -327,12 +446,7 @@ fn sorted(
     units: &[Unit],
     sink: Sink<'_>,
 ) -> Result<Vec<PartRun>> {
-    let k = match plan.limit {
-        Some(l) if l >= 0 => usize::try_from(l)
-            .unwrap_or(usize::MAX)
-            .saturating_add(usize::try_from(plan.offset).unwrap_or(usize::MAX)),
-        _ => usize::MAX,
-    };
+    let k = top_k(plan);
     let keys_of = |p: &Partition| -> Vec<(Expr, crate::plan::SortKey)> {
         plan.order_by
             .iter()
@@ -349,20 +463,13 @@ fn sorted(
         let c = partition_top(&keys_of(p), p, u.part, rows, k, floor, &mut run.trace)?;
         Ok((run, c))
     };
-    let monotone = (k != usize::MAX)
-        .then(|| monotone_sort_column(plan))
-        .flatten();
-    // A key ascending in load order reads only the partitions at one end;
-    // histograms would read them all.
-    if k != usize::MAX
-        && monotone.is_none()
+    let strategy = scan_strategy(plan, units);
+    if strategy == ScanStrategy::Histograms
         && let Some(runs) = sorted_by_histograms(plan, ctx, units, sink)?
     {
         return Ok(runs);
     }
-    if k >= NORMALIZED_MIN_K
-        && k != usize::MAX
-        && monotone.is_none()
+    if strategy == ScanStrategy::Normalized
         && let Some(runs) = sorted_by_normalized_key(plan, ctx, units, k, sink)?
     {
         return Ok(runs);
@@ -373,14 +480,16 @@ fn sorted(
     // read best zone-map bound first, so the ones that cannot enter the
     // top n come last and are never read (perf: `ORDER BY u LIMIT 10` over
     // a unique random u read all 153 partitions of a 10M-row table, 2.2x
-    // DuckDB's time).
-    let first_column = match &plan.outputs[plan.order_by[0].column] {
-        Expr::Column { index, .. } if k != usize::MAX && k <= BOUND_ORDER_MAX_K => Some(*index),
-        _ => None,
-    };
-    let by_bound = match (monotone, first_column) {
-        (None, Some(col)) => Some(col),
-        _ => None,
+    // DuckDB's time). A normalized top-n that a partition refused lands
+    // here too, and orders by bound when the window allows.
+    let (monotone, by_bound) = match strategy {
+        ScanStrategy::Monotone(col) => (Some(col), None),
+        ScanStrategy::ZoneMapOrder(col) => (None, Some(col)),
+        ScanStrategy::Normalized => match &plan.outputs[plan.order_by[0].column] {
+            Expr::Column { index, .. } if k <= BOUND_ORDER_MAX_K => (None, Some(*index)),
+            _ => (None, None),
+        },
+        _ => (None, None),
     };
     match monotone.or(by_bound) {
         None => {

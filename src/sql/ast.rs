@@ -38,6 +38,10 @@ pub enum Statement {
     Query(Box<Query>),
     /// `EXPLAIN query`: show the plan instead of running it.
     Explain(Box<Query>),
+    /// `EXPLAIN ANALYZE query`: run the query and show the plan with what
+    /// each operator did (rows in and out, time, the choices made on the
+    /// rows).
+    ExplainAnalyze(Box<Query>),
     /// `DESCRIBE table` or `DESCRIBE SELECT …`: the columns of a table (with
     /// their encodings and memory) or of a query's result.
     Describe(Describe),

@@ -31,6 +31,7 @@ impl Display for Statement {
             Statement::Select(select) => write!(f, "{select}"),
             Statement::Query(query) => write!(f, "{query}"),
             Statement::Explain(query) => write!(f, "EXPLAIN {query}"),
+            Statement::ExplainAnalyze(query) => write!(f, "EXPLAIN ANALYZE {query}"),
             Statement::Describe(d) => match d {
                 Describe::Table(table) => write!(f, "DESCRIBE {table}"),
                 Describe::Query(select) => write!(f, "DESCRIBE {select}"),
@@ -674,7 +675,9 @@ pub fn eq_ignoring_spans(a: &Statement, b: &Statement) -> bool {
 pub fn clear_spans(statement: &mut Statement) {
     match statement {
         Statement::Select(select) => clear_select(select),
-        Statement::Query(query) | Statement::Explain(query) => clear_query(query),
+        Statement::Query(query) | Statement::Explain(query) | Statement::ExplainAnalyze(query) => {
+            clear_query(query)
+        }
         Statement::Describe(d) => match d {
             Describe::Table(table) => clear_table(table),
             Describe::Query(query) => clear_query(query),

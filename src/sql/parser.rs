@@ -34,7 +34,7 @@
 //! - `INTERVAL` literals are exact fixed lengths in microseconds (fractions
 //!   such as `'1.5 hours'` are allowed, truncated to whole microseconds);
 //!   months and years are rejected.
-//! - A statement is `[EXPLAIN] SELECT …`, `DESCRIBE table`, `DESCRIBE
+//! - A statement is `[EXPLAIN [ANALYZE]] SELECT …`, `DESCRIBE table`, `DESCRIBE
 //!   SELECT …`, `SHOW TABLES` or `SUMMARIZE table`; their keywords are not
 //!   reserved (they only count first in a statement).
 //! - A table is a name, a quoted path (`FROM 'hits.csv'`) or a table
@@ -633,7 +633,7 @@ impl<'a> Parser<'a> {
     }
 
     /// One statement, an optional `;`, and nothing after:
-    /// `[EXPLAIN] select`, `DESCRIBE table`, `DESCRIBE select`,
+    /// `[EXPLAIN [ANALYZE]] select`, `DESCRIBE table`, `DESCRIBE select`,
     /// `SHOW TABLES` or `SUMMARIZE table`.
     fn statement(&self, i: &'a str) -> PResult<'a, Statement> {
         let first = self.next(i)?;
@@ -644,8 +644,16 @@ impl<'a> Parser<'a> {
             return Err(e);
         }
         let (i, statement) = if first.is_keyword("EXPLAIN") {
-            let (i, query) = self.query(first.rest)?;
-            (i, Statement::Explain(Box::new(query)))
+            match self.keyword(first.rest, "ANALYZE")? {
+                Some(analyze) => {
+                    let (i, query) = self.query(analyze.rest)?;
+                    (i, Statement::ExplainAnalyze(Box::new(query)))
+                }
+                None => {
+                    let (i, query) = self.query(first.rest)?;
+                    (i, Statement::Explain(Box::new(query)))
+                }
+            }
         } else if first.is_keyword("DESCRIBE") {
             let second = self.next(first.rest)?;
             if second.is_keyword("SELECT") || second.is_keyword("WITH") {
@@ -2604,7 +2612,9 @@ mod tests {
         }
         match statement {
             Statement::Select(s) => Some(s),
-            Statement::Query(q) | Statement::Explain(q) => Some(first(q)),
+            Statement::Query(q) | Statement::Explain(q) | Statement::ExplainAnalyze(q) => {
+                Some(first(q))
+            }
             Statement::Describe(d) => match d {
                 Describe::Query(q) => Some(first(q)),
                 Describe::Table(_) => None,
@@ -3015,6 +3025,15 @@ mod tests {
             panic!()
         };
         assert_eq!(s.span, Span::new(8, 23));
+        let Statement::ExplainAnalyze(s) = parse_ok("EXPLAIN analyze SELECT a FROM t") else {
+            panic!()
+        };
+        assert_eq!(s.span, Span::new(16, 31));
+        // ANALYZE is not reserved: a table of that name can still be explained.
+        assert!(matches!(
+            parse_ok("EXPLAIN SELECT * FROM analyze"),
+            Statement::Explain(_)
+        ));
         let Statement::Select(s) = parse_ok("SELECT a FROM t LIMIT -9223372036854775808") else {
             panic!()
         };

@@ -383,6 +383,54 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
     Ok(recode(a, expr))
 }
 
+/// What [`key_codes`] will make of `expr` in `part`, from the codecs
+/// alone (EXPLAIN, no row read): the shape line, the detail, and the code
+/// count when the key is codes with a bound known now (`None` when the
+/// codes are made from the rows).
+pub fn key_shape(expr: &Expr, part: &Partition) -> (String, String, Option<u64>) {
+    if let Expr::Literal { value, .. } = expr {
+        return (
+            format!("group key {expr}: constant"),
+            value.to_string(),
+            Some(1),
+        );
+    }
+    if let Expr::Column { index, name, .. } = expr {
+        let col = &part.columns[*index];
+        let nulls = u64::from(col.validity.is_some());
+        let codes = |kind: &str| {
+            col.code_count().map(|n| {
+                (
+                    format!("group key {name}: {kind} codes"),
+                    format!("{}, {} codes", col.encoding_name(), n.saturating_add(nulls)),
+                    Some(n.saturating_add(nulls)),
+                )
+            })
+        };
+        let coded = match &col.data {
+            ColumnData::Const(_) => codes("constant"),
+            ColumnData::Offset { .. } => codes("offset"),
+            ColumnData::IntDict { .. } => codes("integer dictionary"),
+            ColumnData::Dict { .. } => codes("dictionary"),
+            ColumnData::DictRuns { .. } => codes("run-length dictionary"),
+            ColumnData::Fsst(_) => Some((
+                format!("group key {name}: FSST compressed bytes hashed to dense codes"),
+                col.encoding_name(),
+                None,
+            )),
+            _ => None,
+        };
+        if let Some(shape) = coded {
+            return shape;
+        }
+    }
+    (
+        format!("group key {expr}: evaluated, then coded from the values present"),
+        String::new(),
+        None,
+    )
+}
+
 /// An FSST string column as a group key, grouped on its compressed bytes:
 /// equal strings have equal codes within a partition, so a hash table on
 /// the codes gives each distinct string a dense code, and only one copy of

@@ -507,6 +507,93 @@ fn datum_input<'x, 'a>(d: &'x Datum<'a>) -> Input<'x, 'a> {
     }
 }
 
+/// Records in `trace` the pipeline [`aggregate_partition`] compiles for
+/// `part` from its codecs and zone maps, reading no row: the keys' codes,
+/// the grouping when the codes' bounds decide it, and each aggregate's
+/// kernel. `filtered` says whether a filter step or index lookup leaves a
+/// selection (a global min/max then cannot read the zone map).
+pub fn describe_partition(
+    keys: &[Expr],
+    aggs: &[AggCall],
+    part: &Partition,
+    filtered: bool,
+    trace: &mut Trace,
+) {
+    let mut space = Some(1u64);
+    let mut varying = 0;
+    for k in keys {
+        let (shape, detail, codes) = keys::key_shape(k, part);
+        trace.add(shape, detail);
+        match codes {
+            Some(1) => {}
+            Some(n) => {
+                varying += 1;
+                space = space.and_then(|s| s.checked_mul(n));
+            }
+            None => {
+                varying += 1;
+                space = None;
+            }
+        }
+    }
+    match space {
+        _ if varying == 0 => trace.add(
+            "group by: single group (every key constant in partition)",
+            String::new(),
+        ),
+        Some(total) if total <= FIXED_ARRAY_MIN_SLOTS => trace.add(
+            "group by: fixed-size array indexed by combined key (no hashing)",
+            format!("{total} slots"),
+        ),
+        Some(total) => trace.add(
+            "group by: from the selected rows: fixed-size array when the key space is at most twice their count, else hashing",
+            format!("key space {total}"),
+        ),
+        None => trace.add(
+            "group by: hash table on the codes made from the rows, or a fixed-size array when their range is small",
+            String::new(),
+        ),
+    }
+    for call in aggs {
+        match (call.func, call.arg.as_ref()) {
+            (AggFunc::CountStar, _) | (_, None) => {
+                trace.add("aggregate count(*): per-group row counts", String::new());
+            }
+            (func @ (AggFunc::Min | AggFunc::Max), Some(Expr::Column { .. }))
+                if keys.is_empty() && !filtered =>
+            {
+                trace.add(
+                    format!("aggregate {}: read from the zone map", func.name()),
+                    call.to_string(),
+                );
+            }
+            (func, Some(Expr::Column { index, .. }))
+                if call.arg2.is_none() && reads_in_place(func, &part.columns[*index]) =>
+            {
+                trace.add(
+                    format!(
+                        "aggregate {}: reads the column's codec in place",
+                        func.name()
+                    ),
+                    call.to_string(),
+                );
+            }
+            (func, Some(arg)) => trace.add(
+                format!(
+                    "aggregate {}: {}",
+                    func.name(),
+                    if matches!(arg, Expr::Literal { .. }) {
+                        "constant argument"
+                    } else {
+                        "typed accumulator"
+                    }
+                ),
+                call.to_string(),
+            ),
+        }
+    }
+}
+
 /// Aggregates the selected rows of one partition into a [`Partial`].
 ///
 /// # Errors

@@ -22,6 +22,7 @@ use crate::command::{META_COMMANDS, split_script};
 
 /// SQL keywords katydid's dialect uses, upper case.
 pub const KEYWORDS: &[&str] = &[
+    "ANALYZE",
     "AND",
     "AS",
     "ASC",

@@ -13,7 +13,7 @@ use crate::compose;
 use crate::control::{CancelToken, MemoryBudget, ProgressFn, Reservation, format_bytes};
 use crate::copy::{self, CopyOptions};
 use crate::error::{Error, Result};
-use crate::exec;
+use crate::exec::{self, ExecOptions};
 use crate::files::{self, FileTables};
 use crate::ingest::parquet::ParquetOptions;
 use crate::ingest::{self, LoadOptions};
@@ -204,6 +204,8 @@ pub struct Database {
     /// Files queried as tables (`FROM 'hits.csv'`), loaded on first use;
     /// behind a lock because queries take `&self` (see [`crate::files`]).
     files: FileTables,
+    /// The executor's path thresholds.
+    exec_options: ExecOptions,
 }
 
 /// Runs `f`, turning a panic into [`Error::Internal`]: the statement fails,
@@ -240,6 +242,7 @@ impl Database {
             progress: None,
             memory: MemoryBudget::new(options.memory_limit.unwrap_or_else(default_memory_limit)),
             files: FileTables::default(),
+            exec_options: ExecOptions::default(),
         })
     }
 
@@ -253,6 +256,19 @@ impl Database {
     /// queries.
     pub fn set_progress(&mut self, progress: Option<ProgressFn>) {
         self.progress = progress;
+    }
+
+    /// Sets the thresholds the executor chooses its paths by (see
+    /// [`ExecOptions`]): they change which path a query takes, never
+    /// its answer. Tests use [`ExecOptions::forcing_paths`] to send
+    /// small tables down the paths of large ones.
+    pub fn set_exec_options(&mut self, options: ExecOptions) {
+        self.exec_options = options;
+    }
+
+    /// The executor's path thresholds.
+    pub fn exec_options(&self) -> &ExecOptions {
+        &self.exec_options
     }
 
     /// The memory budget tables and queries count against.
@@ -992,13 +1008,15 @@ impl Database {
 
     /// The execution context of one query over `plan`'s table.
     fn context(&self, plan: &plan::QueryPlan) -> exec::Context<'_> {
-        exec::Context::new(
+        let mut ctx = exec::Context::new(
             plan.table.rows(),
             self.cancel.clone(),
             self.progress.clone(),
             self.memory.clone(),
             self,
-        )
+        );
+        ctx.options = self.exec_options;
+        ctx
     }
 
     /// Parses and plans one statement; statements that are not queries over
@@ -1077,7 +1095,7 @@ impl Database {
                         let mut ctx = self.context(&plan);
                         exec::explain_analyze(&plan, &mut ctx)
                     } else {
-                        exec::explain(&plan)
+                        exec::explain(&plan, &self.exec_options)
                     }
                 })?;
                 if let Some(line) = catalog.report() {

@@ -49,6 +49,7 @@ pub use engine::{
     TableInfo, default_memory_limit,
 };
 pub use error::{Error, Result};
+pub use exec::ExecOptions;
 pub use ingest::parquet::ParquetOptions;
 pub use ingest::{DEFAULT_MAX_LINE_BYTES, DEFAULT_PARTITION_ROWS, LoadOptions};
 pub use plan::bind::FUNCTION_NAMES;

@@ -29,7 +29,7 @@ use katydid::store::{
     table_dictionaries,
 };
 use katydid::types::{MICROS_PER_DAY, format_date, format_timestamp, parse_timestamp};
-use katydid::{DataType, Database, DatabaseOptions, QueryResult, Value};
+use katydid::{DataType, Database, DatabaseOptions, ExecOptions, QueryResult, Value};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -2615,17 +2615,37 @@ fn check_case(
     }
 }
 
+/// The databases every case runs on: one thread and two with the tuned
+/// thresholds, and two threads with thresholds so low that the small
+/// tables here take the paths only large partitions and merges take
+/// otherwise ([`ExecOptions::forcing_paths`]: hashed grouping, per-row
+/// grouping left to the merge, radix-partitioned merges, the top-n's
+/// histogram and normalized-key paths).
 fn databases() -> Vec<Database> {
-    [1, 2]
+    [(1, false), (2, false), (2, true)]
         .into_iter()
-        .map(|threads| {
-            Database::new(DatabaseOptions {
+        .map(|(threads, forcing)| {
+            let mut db = Database::new(DatabaseOptions {
                 threads,
                 ..Default::default()
             })
-            .expect("thread pool")
+            .expect("thread pool");
+            if forcing {
+                db.set_exec_options(ExecOptions::forcing_paths());
+            }
+            db
         })
         .collect()
+}
+
+/// `threads N` for a failure message, with `, forced paths` when the
+/// database runs under [`ExecOptions::forcing_paths`].
+fn db_label(db: &Database) -> String {
+    if *db.exec_options() == ExecOptions::default() {
+        format!("threads {}", db.threads())
+    } else {
+        format!("threads {}, forced paths", db.threads())
+    }
 }
 
 /// Engine panics are caught and reported per case; print one line for
@@ -2738,6 +2758,66 @@ fn random_tables_use_every_codec() {
     }
 }
 
+/// Paths the thresholds gate, by the words EXPLAIN ANALYZE names them
+/// with: under [`ExecOptions::forcing_paths`] the random tables and
+/// queries of [`random_queries_match_reference`] must reach each (which
+/// that test then checks against the reference), or a path has slipped
+/// out of the differential test's reach.
+const FORCED_PATHS: &[&str] = &[
+    "group by: fixed-size array indexed by combined key",
+    "group by: slot map on packed key",
+    "group by: hash table on packed u64 key",
+    "group by: nearly every row a new key: a group per row, grouped at the merge",
+    "local hash dictionary",
+    "group keys re-coded to dense ranks",
+    "partial groups through one hash table",
+    "radix-partitioned by key hash",
+    "slot ranges in parallel, no hashing",
+    "top-n: first sort key as order-preserving u64",
+    "top-n: candidate buffer with running threshold",
+    "top-n: rows counted per",
+    "merged without candidates",
+    "early stop",
+];
+
+#[test]
+fn forced_options_reach_every_gated_path() {
+    let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .expect("thread pool");
+    db.set_exec_options(ExecOptions::forcing_paths());
+    let mut missing: Vec<&str> = FORCED_PATHS.to_vec();
+    'tables: for seed in base..base + 150 {
+        let tt = random_table(seed);
+        db.add_table(tt.table.clone())
+            .expect("table fits the memory limit");
+        for qi in 0..60 {
+            let mut g = QueryGen {
+                rng: ChaCha8Rng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(qi)),
+                samples: &tt.samples,
+            };
+            let sql = g.query();
+            let Ok(r) = db.query(&format!("EXPLAIN ANALYZE {sql}")) else {
+                continue;
+            };
+            for row in &r.rows {
+                let line = row[0].to_string();
+                missing.retain(|needle| !line.contains(needle));
+            }
+            if missing.is_empty() {
+                break 'tables;
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "under forced thresholds no random query reached: {missing:?}"
+    );
+}
+
 #[test]
 fn random_queries_match_reference() {
     let start = Instant::now();
@@ -2793,8 +2873,8 @@ fn random_queries_match_reference() {
                     Err(why) => {
                         let first = why.lines().next().unwrap_or_default().to_string();
                         let summary = format!(
-                            "KATYDID_DIFF_ONLY={seed}:{qi} threads {}: {sql}\n      -> {first}",
-                            db.threads()
+                            "KATYDID_DIFF_ONLY={seed}:{qi} {}: {sql}\n      -> {first}",
+                            db_label(db)
                         );
                         let detail = if failures.len() < 5 {
                             let shrunk = if std::env::var("KATYDID_DIFF_SHRINK").is_ok() {
@@ -2803,6 +2883,7 @@ fn random_queries_match_reference() {
                                     ..Default::default()
                                 })
                                 .expect("thread pool");
+                                scratch.set_exec_options(*db.exec_options());
                                 let small = shrink(&tt, &mut scratch, &sql, &why);
                                 scratch
                                     .add_table(small.table.clone())
@@ -2815,8 +2896,8 @@ fn random_queries_match_reference() {
                                 String::new()
                             };
                             format!(
-                                "seed {seed}, query {qi} (KATYDID_DIFF_ONLY={seed}:{qi}), threads {}\n  SQL: {sql}\n  {why}\n{}{shrunk}",
-                                db.threads(),
+                                "seed {seed}, query {qi} (KATYDID_DIFF_ONLY={seed}:{qi}), {}\n  SQL: {sql}\n  {why}\n{}{shrunk}",
+                                db_label(db),
                                 describe_table(&tt)
                             )
                         } else {
@@ -3047,8 +3128,8 @@ fn real_size_cases(half: usize) {
                 if let Err(why) = outcome {
                     let why: String = why.lines().take(12).collect::<Vec<_>>().join("\n    ");
                     failures.push(format!(
-                        "table of {rows} rows (seed {seed}), threads {}: {sql}\n    {why}",
-                        db.threads()
+                        "table of {rows} rows (seed {seed}), {}: {sql}\n    {why}",
+                        db_label(db)
                     ));
                 }
             }
@@ -3251,7 +3332,7 @@ fn tricky_queries_match_reference() {
             match run_case(table, db, sql) {
                 Ok(Outcome::Rows) => rows += 1,
                 Ok(Outcome::BothErrors) => {}
-                Err(why) => failures.push(format!("threads {}: {sql}\n  {why}", db.threads())),
+                Err(why) => failures.push(format!("{}: {sql}\n  {why}", db_label(db))),
             }
         }
     }
@@ -4194,8 +4275,8 @@ fn random_multi_table_queries_match_reference() {
                     }
                     Err(why) => {
                         let mut detail = format!(
-                            "KATYDID_DIFF_MULTI_ONLY={seed}:{qi} threads {}: {sql}\n  {why}\n",
-                            db.threads()
+                            "KATYDID_DIFF_MULTI_ONLY={seed}:{qi} {}: {sql}\n  {why}\n",
+                            db_label(db)
                         );
                         if failures.is_empty() {
                             for tt in tts.iter().filter(|t| t.rows.len() <= 40) {

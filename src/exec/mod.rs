@@ -26,6 +26,7 @@ mod explain;
 mod filter;
 mod finish;
 pub mod join_filter;
+mod options;
 mod project;
 pub mod topn;
 mod trace;
@@ -49,6 +50,7 @@ pub use access::IndexProvider;
 use aggregate::merge::{keep_first_keys, merge_partials};
 use aggregate::{Partial, aggregate_partition};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
+pub use options::ExecOptions;
 pub use trace::Trace;
 use vector::Rows;
 
@@ -69,6 +71,8 @@ pub struct Context<'c> {
     pub progress: Option<ProgressFn>,
     /// Hash indexes for point lookups.
     pub indexes: &'c dyn IndexProvider,
+    /// The thresholds paths are chosen by.
+    pub options: ExecOptions,
     state: ContextState,
 }
 
@@ -99,6 +103,7 @@ impl<'c> Context<'c> {
             cancel,
             progress,
             indexes,
+            options: ExecOptions::default(),
             state: ContextState {
                 total_rows: total_rows as u64,
                 done_rows: AtomicU64::new(0),
@@ -491,7 +496,7 @@ fn aggregate_query(
                 Some(s) => Rows::some(s),
                 None => Rows::all(p.rows),
             };
-            let partial = aggregate_partition(&keys, &aggs, p, rows, &mut run.trace)?;
+            let partial = aggregate_partition(&keys, &aggs, p, rows, &ctx.options, &mut run.trace)?;
             let groups = groups_so_far.fetch_add(partial.groups as u64, Ordering::Relaxed)
                 + partial.groups as u64;
             ctx.reserve(partial.heap_bytes(), || {
@@ -535,7 +540,7 @@ fn aggregate_query(
         _ => partials,
     };
     ctx.enter_phase(Phase::Merge, groups);
-    let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.cancel)?;
+    let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.options, &ctx.cancel)?;
     notes.push(format!("merge: {how}"));
     phases.push((
         "merge",
@@ -600,13 +605,13 @@ fn human_count(n: usize) -> String {
 ///
 /// # Errors
 /// A plan that cannot run (OFFSET with a negative LIMIT).
-pub fn explain(plan: &QueryPlan) -> Result<String> {
+pub fn explain(plan: &QueryPlan, opts: &ExecOptions) -> Result<String> {
     check_runnable(plan)?;
     let access = access::access_path(plan, &NoIndexes);
     let mut traces: Vec<(usize, Trace)> = access
         .units
         .iter()
-        .map(|u| (u.part, compiled_shape(plan, u)))
+        .map(|u| (u.part, compiled_shape(plan, u, opts)))
         .collect();
     for (i, reason) in &access.pruned {
         traces.push((*i, project::pruned_run(*i, reason).trace));
@@ -619,7 +624,7 @@ pub fn explain(plan: &QueryPlan) -> Result<String> {
             format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
         ],
         None => vec![
-            project::scan_strategy(plan, &access.units).describe().to_string(),
+            project::scan_strategy(plan, &access.units, opts).describe().to_string(),
             format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
         ],
     };
@@ -638,7 +643,7 @@ pub fn explain(plan: &QueryPlan) -> Result<String> {
 }
 
 /// The pipeline compiled for unit `u`, from codecs and zone maps alone.
-fn compiled_shape(plan: &QueryPlan, u: &access::Unit) -> Trace {
+fn compiled_shape(plan: &QueryPlan, u: &access::Unit, opts: &ExecOptions) -> Trace {
     let p = &plan.table.partitions[u.part];
     let mut trace = Trace::new(true);
     let filtered = match compile_filter(plan.filter.as_ref(), p, &mut trace) {
@@ -660,7 +665,7 @@ fn compiled_shape(plan: &QueryPlan, u: &access::Unit) -> Trace {
                 ..a.clone()
             })
             .collect();
-        aggregate::describe_partition(&keys, &aggs, p, filtered, &mut trace);
+        aggregate::describe_partition(&keys, &aggs, p, filtered, opts, &mut trace);
     } else if !plan.order_by.is_empty() {
         for key in &plan.order_by {
             let e = specialize(&plan.outputs[key.column], p);

@@ -37,7 +37,7 @@ use super::topn::{
     partition_top, partition_top_normalized, window_candidates, window_slices,
 };
 use super::vector::{Array, Datum, Rows, eval, order_values};
-use super::{Context, PartRun, Sink, filter_partition, finish};
+use super::{Context, ExecOptions, PartRun, Sink, filter_partition, finish};
 
 /// Evaluates the visible outputs of `plan` at `rows` of `part`, as rows.
 ///
@@ -71,11 +71,6 @@ pub fn run(
     }
     sorted(plan, ctx, units, sink)
 }
-
-/// Largest `offset + limit` for which a top-n reads partitions in order
-/// of their zone-map bound: each wave then sorts the first keys of every
-/// candidate so far to find the n-th best.
-const BOUND_ORDER_MAX_K: usize = 4096;
 
 /// Partitions per wave: enough to keep every thread busy.
 fn wave_size(limited: bool) -> usize {
@@ -388,7 +383,7 @@ fn top_k(plan: &QueryPlan) -> usize {
 }
 
 /// The strategy of a plan without aggregates over `units`.
-pub fn scan_strategy(plan: &QueryPlan, units: &[Unit]) -> ScanStrategy {
+pub fn scan_strategy(plan: &QueryPlan, units: &[Unit], opts: &ExecOptions) -> ScanStrategy {
     if plan.order_by.is_empty() {
         return if plan.limit.is_some_and(|l| l < 0) {
             ScanStrategy::LastRows
@@ -414,7 +409,7 @@ pub fn scan_strategy(plan: &QueryPlan, units: &[Unit]) -> ScanStrategy {
     if let Some(index) = single {
         if units
             .iter()
-            .all(|u| histogram_fits(&parts[u.part].columns[index]))
+            .all(|u| histogram_fits(&parts[u.part].columns[index], opts.histogram_max_codes))
         {
             return ScanStrategy::Histograms;
         }
@@ -428,12 +423,14 @@ pub fn scan_strategy(plan: &QueryPlan, units: &[Unit]) -> ScanStrategy {
                         | crate::types::DataType::Timestamp
                 )
         };
-        if k >= NORMALIZED_MIN_K && units.iter().all(normalizes) {
+        if k >= opts.normalized_min_k && units.iter().all(normalizes) {
             return ScanStrategy::Normalized;
         }
     }
     match &plan.outputs[plan.order_by[0].column] {
-        Expr::Column { index, .. } if k <= BOUND_ORDER_MAX_K => ScanStrategy::ZoneMapOrder(*index),
+        Expr::Column { index, .. } if k <= opts.bound_order_max_k => {
+            ScanStrategy::ZoneMapOrder(*index)
+        }
         _ => ScanStrategy::AllPartitions,
     }
 }
@@ -463,7 +460,7 @@ fn sorted(
         let c = partition_top(&keys_of(p), p, u.part, rows, k, floor, &mut run.trace)?;
         Ok((run, c))
     };
-    let strategy = scan_strategy(plan, units);
+    let strategy = scan_strategy(plan, units, &ctx.options);
     if strategy == ScanStrategy::Histograms
         && let Some(runs) = sorted_by_histograms(plan, ctx, units, sink)?
     {
@@ -486,7 +483,9 @@ fn sorted(
         ScanStrategy::Monotone(col) => (Some(col), None),
         ScanStrategy::ZoneMapOrder(col) => (None, Some(col)),
         ScanStrategy::Normalized => match &plan.outputs[plan.order_by[0].column] {
-            Expr::Column { index, .. } if k <= BOUND_ORDER_MAX_K => (None, Some(*index)),
+            Expr::Column { index, .. } if k <= ctx.options.bound_order_max_k => {
+                (None, Some(*index))
+            }
             _ => (None, None),
         },
         _ => (None, None),
@@ -634,10 +633,12 @@ fn sorted_by_histograms(
         return Ok(None);
     };
     let parts = &plan.table.partitions;
-    if !units
-        .iter()
-        .all(|u| histogram_fits(&parts[u.part].columns[*index]))
-    {
+    if !units.iter().all(|u| {
+        histogram_fits(
+            &parts[u.part].columns[*index],
+            ctx.options.histogram_max_codes,
+        )
+    }) {
         return Ok(None);
     }
     type Counted = (PartRun, Option<Vec<u32>>, Option<KeyHistogram>);
@@ -647,7 +648,11 @@ fn sorted_by_histograms(
         let Some(sel) = sel else {
             return Ok((run, None, None));
         };
-        let hist = key_histogram(&p.columns[*index], rows_of(&sel, p.rows));
+        let hist = key_histogram(
+            &p.columns[*index],
+            rows_of(&sel, p.rows),
+            ctx.options.histogram_max_codes,
+        );
         Ok((run, sel, hist))
     };
     // Early stop: no row can sort before one holding the best value any
@@ -764,10 +769,6 @@ fn rows_of(sel: &Option<Vec<u32>>, n: usize) -> Rows<'_> {
         None => Rows::all(n),
     }
 }
-
-/// `offset + limit` from which one integer or float sort key is merged as
-/// `(u64, partition, row)` triples instead of [`Candidate`]s.
-const NORMALIZED_MIN_K: usize = 1024;
 
 /// ORDER BY one integer or float column without NULLs and a large window
 /// (`LIMIT 10 OFFSET 100000`): each partition keeps its best `k` rows as

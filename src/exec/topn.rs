@@ -531,15 +531,12 @@ fn count_codes(
     (counts, nulls)
 }
 
-/// Codes with rows in a histogram of the first sort key: the most a
-/// partition may have for the cross-partition path (the merge sorts one
-/// entry per code and partition).
-pub const HISTOGRAM_MAX_CODES: usize = 1 << 10;
-
-/// Whether [`key_histogram`] accepts `col`.
-pub fn histogram_fits(col: &Column) -> bool {
+/// Whether [`key_histogram`] accepts `col` with at most `max_codes` codes
+/// (the merge sorts one entry per code and partition:
+/// [`crate::exec::ExecOptions::histogram_max_codes`]).
+pub fn histogram_fits(col: &Column, max_codes: usize) -> bool {
     matches!(col.data, ColumnData::Const(_))
-        || ordered_codes(col).is_some_and(|(_, card, _)| card <= HISTOGRAM_MAX_CODES)
+        || ordered_codes(col).is_some_and(|(_, card, _)| card <= max_codes)
 }
 
 /// Rows per value of a sort-key column over one partition's selected rows.
@@ -561,8 +558,8 @@ impl KeyHistogram {
 
 /// Counts `rows` of `col` per code; `None` unless the column's codes keep
 /// the values' order (dictionary, offsets; see [`ordered_codes`]) and span
-/// at most [`HISTOGRAM_MAX_CODES`] codes, or it is one constant.
-pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
+/// at most `max_codes` codes, or it is one constant.
+pub fn key_histogram(col: &Column, rows: Rows<'_>, max_codes: usize) -> Option<KeyHistogram> {
     let dense = col.packed_validity();
     let validity = dense.as_deref();
     let valid = |r: usize| validity.is_none_or(|b| b.get(r));
@@ -581,7 +578,7 @@ pub fn key_histogram(col: &Column, rows: Rows<'_>) -> Option<KeyHistogram> {
         return Some(KeyHistogram { codes, nulls });
     }
     let (codes, card, _) = ordered_codes(col)?;
-    if card > HISTOGRAM_MAX_CODES {
+    if card > max_codes {
         return None;
     }
     let (counts, nulls) = count_codes(codes, card, validity, rows);
@@ -875,6 +872,9 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The default most codes a histogram may have.
+    const MAX_CODES: usize = 1 << 10;
+
     #[test]
     fn a_null_constant_is_null_at_every_row_whatever_its_validity() {
         let mut bare = Column::all_null(DataType::Int, 5);
@@ -882,7 +882,7 @@ mod tests {
         let columns = [Column::all_null(DataType::Int, 3), bare];
         let hists: Vec<KeyHistogram> = columns
             .iter()
-            .map(|c| key_histogram(c, Rows::all(c.len)).unwrap())
+            .map(|c| key_histogram(c, Rows::all(c.len), MAX_CODES).unwrap())
             .collect();
         assert_eq!(hists.iter().map(KeyHistogram::rows).sum::<usize>(), 8);
         let key = SortKey {
@@ -931,7 +931,7 @@ mod tests {
                 } else {
                     Column::encode_ints(DataType::Int, &vals, validity)
                 };
-                assert!(histogram_fits(&col), "{:?}", col.data);
+                assert!(histogram_fits(&col, MAX_CODES), "{:?}", col.data);
                 columns.push(col);
                 sels.push(
                     rng.gen_bool(0.5)
@@ -948,7 +948,7 @@ mod tests {
                 None => Rows::all(columns[p].len),
             };
             let hists: Vec<KeyHistogram> = (0..parts)
-                .map(|p| key_histogram(&columns[p], rows_of(p)).unwrap())
+                .map(|p| key_histogram(&columns[p], rows_of(p), MAX_CODES).unwrap())
                 .collect();
             let total: usize = hists.iter().map(KeyHistogram::rows).sum();
             let start = rng.gen_range(0..=total + 2);

@@ -645,7 +645,8 @@ fn partners<'a>(
         dtype: field.dtype,
     };
     let all = Rows::all(n);
-    let key = key_codes(&expr, part, all)?;
+    // The default thresholds: the codes' bound decides, not a probe.
+    let key = key_codes(&expr, part, all, &crate::exec::ExecOptions::default())?;
     if key.card <= 2 * MAX_CODES {
         // The decoder reads NULL as code 0 and shifts the others up by one
         // when the codes come with a validity; the table below is indexed

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 
 use crate::error::Result;
+use crate::exec::ExecOptions;
 use crate::kernel::hash::{canonical_f64_bits, hash_str, mix64};
 use crate::plan::Expr;
 use crate::store::with_codes;
@@ -305,7 +306,12 @@ fn constant<'a>(v: Value, expr: &Expr) -> KeyCodes<'a> {
 ///
 /// # Errors
 /// Evaluation errors of the key.
-pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result<KeyCodes<'a>> {
+pub fn key_codes<'a>(
+    expr: &Expr,
+    part: &'a Partition,
+    rows: Rows<'_>,
+    opts: &ExecOptions,
+) -> Result<KeyCodes<'a>> {
     if let Expr::Literal { value, .. } = expr {
         return Ok(constant(value.clone(), expr));
     }
@@ -373,14 +379,14 @@ pub fn key_codes<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Result
     if let Some(k) = alp_floor_key(expr, part, rows) {
         return Ok(k);
     }
-    if let Some(k) = fsst_key(expr, part, rows) {
+    if let Some(k) = fsst_key(expr, part, rows, opts.grouping_probe_rows) {
         return Ok(k);
     }
     let a = match eval(expr, part, rows)? {
         Datum::Scalar(v) => return Ok(constant(v, expr)),
         Datum::Array(a) => a,
     };
-    Ok(recode(a, expr))
+    Ok(recode(a, expr, opts.grouping_probe_rows))
 }
 
 /// What [`key_codes`] will make of `expr` in `part`, from the codecs
@@ -438,7 +444,12 @@ pub fn key_shape(expr: &Expr, part: &Partition) -> (String, String, Option<u64>)
 /// ClickBench's GROUP BY URL decoded every row before, more than a third
 /// of the query. NULL is a code of its own (its bytes are those of "").
 /// `None` for other columns.
-fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyCodes<'a>> {
+fn fsst_key<'a>(
+    expr: &Expr,
+    part: &'a Partition,
+    rows: Rows<'_>,
+    probe_rows: usize,
+) -> Option<KeyCodes<'a>> {
     let Expr::Column { index, name, .. } = expr else {
         return None;
     };
@@ -472,9 +483,9 @@ fn fsst_key<'a>(expr: &Expr, part: &'a Partition, rows: Rows<'_>) -> Option<KeyC
         if per_row {
             return;
         }
-        if codes.len() == GROUPING_PROBE_ROWS {
+        if codes.len() == probe_rows {
             // Compressed strings longer than a word on average are wide.
-            let wide = probed_bytes > 8 * GROUPING_PROBE_ROWS;
+            let wide = probed_bytes > 8 * probe_rows;
             if skips_grouping(codes.len(), first_bytes.len(), n, wide) {
                 per_row = true;
                 return;
@@ -640,7 +651,7 @@ fn dense_enough(range: u128, n: usize) -> bool {
 }
 
 /// Re-codes evaluated key values densely.
-fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
+fn recode<'a>(a: Array<'a>, expr: &Expr, probe_rows: usize) -> KeyCodes<'a> {
     let n = a.len();
     let nullable = a.validity.is_some();
     let shift = nullable as u64;
@@ -711,7 +722,7 @@ fn recode<'a>(a: Array<'a>, expr: &Expr) -> KeyCodes<'a> {
         }
         _ => {}
     }
-    let Some((codes, first_rows)) = local_dictionary(&a) else {
+    let Some((codes, first_rows)) = local_dictionary(&a, probe_rows) else {
         return KeyCodes::per_row(
             a,
             format!(
@@ -787,10 +798,6 @@ pub(super) fn grow_local<E>(
     table.reserve(more.max(1), hasher);
 }
 
-/// Rows of a partition a numeric local dictionary sees before it may give
-/// up (see [`local_dictionary`]).
-pub(super) const GROUPING_PROBE_ROWS: usize = 2048;
-
 /// Whether `seen` rows holding `distinct` keys predict a partition of
 /// `rows` rows whose keys are mostly distinct ([`projected_distinct`],
 /// uniform draws), so that grouping it saves the merge little: at least
@@ -813,12 +820,12 @@ pub(super) fn skips_grouping(seen: usize, distinct: usize, rows: usize, wide: bo
 ///
 /// `None` when the values are numbers and nearly all distinct in the
 /// partition, as [`skips_grouping`] judges from the first
-/// [`GROUPING_PROBE_ROWS`] rows. Grouping within the partition would then
+/// [`ExecOptions::grouping_probe_rows`] rows. Grouping within the partition would then
 /// only build a hash table as large as the rows for the merge to build
 /// again (DataFusion skips partial aggregation on similar evidence; perf:
 /// the local dictionary was a fifth of `GROUP BY u % 2000000`, its merge
 /// another).
-fn local_dictionary(a: &Array<'_>) -> Option<(Vec<u64>, Vec<u32>)> {
+fn local_dictionary(a: &Array<'_>, probe_rows: usize) -> Option<(Vec<u64>, Vec<u32>)> {
     let n = a.len();
     let valid = |i: usize| a.validity.as_ref().is_none_or(|v| v.get(i));
     let mut first: Vec<u32> = Vec::new();
@@ -833,7 +840,7 @@ fn local_dictionary(a: &Array<'_>) -> Option<(Vec<u64>, Vec<u32>)> {
         ($bits:expr) => {{
             let bits = $bits;
             for i in 0..n {
-                if i == GROUPING_PROBE_ROWS && skips_grouping(i, first.len(), n, false) {
+                if i == probe_rows && skips_grouping(i, first.len(), n, false) {
                     return None;
                 }
                 if !valid(i) {

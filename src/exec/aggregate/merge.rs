@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 use crate::control::CancelToken;
 use crate::error::Result;
+use crate::exec::ExecOptions;
 use crate::kernel::hash::{NULL_HASH, canonical_f64_bits, combine, hash_f64, hash_i64, hash_str};
 use crate::store::{Bitmap, Dictionary};
 use crate::types::DataType;
@@ -35,9 +36,6 @@ use crate::types::DataType;
 use super::Partial;
 use super::accumulator::{Accumulator, Buckets};
 use crate::exec::vector::{Array, Data, StrBuf, Strs};
-
-/// Total groups above which the merge is split into buckets.
-const RADIX_MIN_GROUPS: usize = 1 << 15;
 
 /// Merged groups per bucket the radix split aims at, at most: a bucket's
 /// hash table (16 bytes an entry) then stays within a 512 KiB L2 cache.
@@ -862,7 +860,7 @@ impl<'a> DenseKey<'a> {
 
 /// Merges partials whose one key is a [`DenseKey`] in every partial: each
 /// partial is split by slot range into shards (more than one only for
-/// [`RADIX_MIN_GROUPS`] groups and two threads), and each shard, in
+/// `radix_min_groups` groups and two threads), and each shard, in
 /// parallel, numbers its groups through a dense array of its slots.
 /// Within a shard, partials meet in partition order.
 ///
@@ -871,6 +869,7 @@ impl<'a> DenseKey<'a> {
 fn merge_by_code<'a>(
     parts: Vec<Partial<'a>>,
     key: DenseKey<'a>,
+    radix_min_groups: usize,
     cancel: &CancelToken,
 ) -> Result<(Vec<Partial<'a>>, String)> {
     let slots = key.slots();
@@ -880,7 +879,7 @@ fn merge_by_code<'a>(
     // states stay near L2 (perf of shapes computed_key_mod, 2M slots in 8
     // shards: `Sum::merge` missed cache on a fifth of the query; shards of
     // 16k slots made the split's many small pieces cost more for 1M).
-    let shards = if total >= RADIX_MIN_GROUPS && threads > 1 {
+    let shards = if total >= radix_min_groups && threads > 1 {
         (threads * 4)
             .max(slots.div_ceil(SHARD_SLOTS))
             .min(MAX_BUCKETS)
@@ -992,6 +991,7 @@ fn merge_code_pieces<'a>(
 pub fn merge_partials<'a>(
     mut parts: Vec<Partial<'a>>,
     nkeys: usize,
+    opts: &ExecOptions,
     cancel: &CancelToken,
 ) -> Result<(Vec<Partial<'a>>, String)> {
     parts.retain(|p| p.groups > 0 || nkeys == 0);
@@ -1017,7 +1017,12 @@ pub fn merge_partials<'a>(
     if nkeys == 1
         && let Some(entries) = shared_entries(&parts)
     {
-        return merge_by_code(parts, DenseKey::Dict(entries), cancel);
+        return merge_by_code(
+            parts,
+            DenseKey::Dict(entries),
+            opts.radix_min_groups,
+            cancel,
+        );
     }
     let total: usize = parts.iter().map(|p| p.groups).sum();
     if nkeys == 1 {
@@ -1058,12 +1063,12 @@ pub fn merge_partials<'a>(
                     slots: span as usize,
                     dtype: parts[0].keys[0].dtype,
                 };
-                return merge_by_code(parts, key, cancel);
+                return merge_by_code(parts, key, opts.radix_min_groups, cancel);
             }
         }
     }
     let threads = rayon::current_num_threads().max(1);
-    let radix = total >= RADIX_MIN_GROUPS && threads > 1;
+    let radix = total >= opts.radix_min_groups && threads > 1;
     // Every partial's key hashes, in parallel, with (for a radix split) the
     // hashes that fall in a sample of the hash space for the estimate of
     // the merged groups.

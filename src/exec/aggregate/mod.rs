@@ -7,7 +7,8 @@
 //!   cardinality ([`keys`]). The combined key is the mixed-radix number of
 //!   the codes. When the key space has at most as many slots as a fixed
 //!   array should have for the rows it will see (twice the rows, at least
-//!   [`FIXED_ARRAY_MIN_SLOTS`], at most [`FIXED_ARRAY_MAX_SLOTS`]) the
+//!   `fixed_array_min_slots`, at most `fixed_array_max_slots` of
+//!   [`ExecOptions`]) the
 //!   combined key indexes accumulator arrays directly, with no hashing;
 //!   otherwise a hash table on the packed `u64` key (or on the codes, when
 //!   the space exceeds `u64`) turns it into a dense group id. A sparse key
@@ -33,15 +34,11 @@ use crate::plan::{AggCall, AggFunc, Expr};
 use crate::store::with_codes;
 use crate::store::{Code, Partition};
 
+use super::ExecOptions;
 use super::trace::Trace;
 use super::vector::{Array, Datum, Rows, eval};
 use accumulator::{Accumulator, Gids, Input, new_accumulator, reads_in_place};
 use keys::{KeyCodes, KeySource, LOCAL_DICTIONARY_START, densify, grow_local, key_codes};
-
-/// Smallest key space a fixed array may always use.
-pub const FIXED_ARRAY_MIN_SLOTS: u64 = 1 << 12;
-/// Largest key space counted in fixed arrays instead of a hash table.
-pub const FIXED_ARRAY_MAX_SLOTS: u64 = 1 << 20;
 
 /// The partial aggregate of one partition (or of several, merged): group
 /// `g` has key values `keys[k].value(g)` and states in `accs[a]`.
@@ -73,10 +70,10 @@ impl Partial<'_> {
 
 /// Largest key space numbered through a slot map (see `group_rows`) for
 /// `rows` rows: 16 slots a row, so that clearing the map (64 bytes a row)
-/// costs less than hashing the rows, and at most [`FIXED_ARRAY_MAX_SLOTS`]
-/// (4 MiB of map).
-fn slot_map_limit(rows: usize) -> u64 {
-    (16 * rows as u64).min(FIXED_ARRAY_MAX_SLOTS)
+/// costs less than hashing the rows, and at most
+/// [`ExecOptions::fixed_array_max_slots`] (4 MiB of map by default).
+fn slot_map_limit(rows: usize, opts: &ExecOptions) -> u64 {
+    (16 * rows as u64).min(opts.fixed_array_max_slots)
 }
 
 /// Group ids per selected row plus what is needed to decode each group.
@@ -170,14 +167,19 @@ fn per_row_grouping(n: usize, keys: GroupKeys) -> Grouping {
     }
 }
 
-fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> Grouping {
+fn group_rows(
+    keys: &mut [KeyCodes<'_>],
+    rows: Rows<'_>,
+    opts: &ExecOptions,
+    trace: &mut Trace,
+) -> Grouping {
     let n = rows.len;
     let space = |keys: &[KeyCodes<'_>]| {
         keys.iter()
             .filter(|k| k.varies())
             .try_fold(1u64, |acc, k| acc.checked_mul(k.card.max(1)))
     };
-    let fixed_limit = (2 * n as u64).clamp(FIXED_ARRAY_MIN_SLOTS, FIXED_ARRAY_MAX_SLOTS);
+    let fixed_limit = (2 * n as u64).clamp(opts.fixed_array_min_slots, opts.fixed_array_max_slots);
     if space(keys).is_none_or(|t| t > fixed_limit) {
         let mut changed = 0;
         for k in keys.iter_mut() {
@@ -246,7 +248,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 repeats: false,
             }
         }
-        Some(total) if total <= slot_map_limit(n) => {
+        Some(total) if total <= slot_map_limit(n, opts) => {
             // A key space too large for accumulators per slot but small
             // against the rows: a slot → group id array (4 bytes a slot)
             // numbers the groups with one load per row and no hashing
@@ -279,11 +281,11 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
             // Entries hold the key beside its group id: a probe reads no
             // other array.
             let mut table: HashTable<(u64, u32)> =
-                HashTable::with_capacity(n.min(keys::GROUPING_PROBE_ROWS));
+                HashTable::with_capacity(n.min(opts.grouping_probe_rows));
             let mut packed: Vec<u64> = Vec::new();
             let mut gids: Vec<u32> = Vec::with_capacity(n);
             for (j, &s) in slots.iter().enumerate() {
-                if j == keys::GROUPING_PROBE_ROWS {
+                if j == opts.grouping_probe_rows {
                     if keys::skips_grouping(j, packed.len(), n, false) {
                         // Nearly every row a new key: a group per row,
                         // grouped once, at the merge (perf: UserID over 10M
@@ -325,10 +327,10 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
         None => {
             let nk = keys.len();
             let per_key: Vec<Vec<u64>> = keys.iter().map(|k| k.codes(rows)).collect();
-            if n > keys::GROUPING_PROBE_ROWS
+            if n > opts.grouping_probe_rows
                 && keys::skips_grouping(
-                    keys::GROUPING_PROBE_ROWS,
-                    distinct_tuples(&per_key, keys::GROUPING_PROBE_ROWS),
+                    opts.grouping_probe_rows,
+                    distinct_tuples(&per_key, opts.grouping_probe_rows),
                     n,
                     false,
                 )
@@ -339,7 +341,7 @@ fn group_rows(keys: &mut [KeyCodes<'_>], rows: Rows<'_>, trace: &mut Trace) -> G
                 // the composite table's probes were 23% of q17).
                 trace.add(
                     "group by: nearly every row a new key tuple: a group per row, grouped at the merge",
-                    format!("{} rows probed", keys::GROUPING_PROBE_ROWS),
+                    format!("{} rows probed", opts.grouping_probe_rows),
                 );
                 let codes = (0..n)
                     .flat_map(|j| per_key.iter().map(move |c| c[j]))
@@ -517,6 +519,7 @@ pub fn describe_partition(
     aggs: &[AggCall],
     part: &Partition,
     filtered: bool,
+    opts: &ExecOptions,
     trace: &mut Trace,
 ) {
     let mut space = Some(1u64);
@@ -541,7 +544,7 @@ pub fn describe_partition(
             "group by: single group (every key constant in partition)",
             String::new(),
         ),
-        Some(total) if total <= FIXED_ARRAY_MIN_SLOTS => trace.add(
+        Some(total) if total <= opts.fixed_array_min_slots => trace.add(
             "group by: fixed-size array indexed by combined key (no hashing)",
             format!("{total} slots"),
         ),
@@ -603,11 +606,12 @@ pub fn aggregate_partition<'a>(
     aggs: &[AggCall],
     part: &'a Partition,
     rows: Rows<'_>,
+    opts: &ExecOptions,
     trace: &mut Trace,
 ) -> Result<Partial<'a>> {
     let mut key_codes: Vec<KeyCodes<'a>> = keys
         .iter()
-        .map(|k| key_codes(k, part, rows))
+        .map(|k| key_codes(k, part, rows, opts))
         .collect::<Result<_>>()?;
     for k in &key_codes {
         trace.add(
@@ -615,7 +619,7 @@ pub fn aggregate_partition<'a>(
             k.how.clone(),
         );
     }
-    let grouping = group_rows(&mut key_codes, rows, trace);
+    let grouping = group_rows(&mut key_codes, rows, opts, trace);
     let groups = grouping.groups;
     let gids = match &grouping.gids {
         None => Gids::Single(rows.len),

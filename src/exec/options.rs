@@ -1,0 +1,71 @@
+//! The thresholds the executor picks its paths by, in one place.
+
+/// The size and count cut-offs that decide which specialized path a
+/// query takes. The defaults are tuned on the benchmark suite (the perf
+/// notes beside each use say why); tests lower them so tables of a few
+/// hundred rows take the paths that otherwise only partitions of 16k+
+/// rows or merges of 32k+ groups take, and the differential test checks
+/// those paths against the reference evaluator (the idea of DataFusion's
+/// aggregation fuzzer, which runs under forced configurations).
+///
+/// Every value changes only which path runs, never an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecOptions {
+    /// Fewest slots a fixed-size group array may have: a partition groups
+    /// through one when its key space is at most twice its selected rows,
+    /// clamped to [`ExecOptions::fixed_array_min_slots`] ..=
+    /// [`ExecOptions::fixed_array_max_slots`]; else it hashes.
+    pub fixed_array_min_slots: u64,
+    /// Most slots a fixed-size group array may have.
+    pub fixed_array_max_slots: u64,
+    /// Rows a partition's local dictionary of numeric or string keys sees
+    /// before it may decide the keys are nearly all distinct and leave the
+    /// grouping to the merge (a group per row).
+    pub grouping_probe_rows: usize,
+    /// Total partial groups from which the merge is radix-partitioned into
+    /// buckets merged in parallel (with two threads or more).
+    pub radix_min_groups: usize,
+    /// `offset + limit` from which an ORDER BY on one integer or float
+    /// column keeps each partition's best rows as order-preserving u64
+    /// keys instead of candidates.
+    pub normalized_min_k: usize,
+    /// Largest `offset + limit` for which a top-n reads partitions best
+    /// zone-map bound first.
+    pub bound_order_max_k: usize,
+    /// Most codes a sort key's column may have per partition for the top-n
+    /// that places its window by per-partition histograms.
+    pub histogram_max_codes: usize,
+}
+
+impl Default for ExecOptions {
+    fn default() -> ExecOptions {
+        ExecOptions {
+            fixed_array_min_slots: 1 << 12,
+            fixed_array_max_slots: 1 << 20,
+            grouping_probe_rows: 2048,
+            radix_min_groups: 1 << 15,
+            normalized_min_k: 1024,
+            bound_order_max_k: 4096,
+            histogram_max_codes: 1 << 10,
+        }
+    }
+}
+
+impl ExecOptions {
+    /// Cut-offs small enough that tables of tens to hundreds of rows take
+    /// the paths large tables take: hashed grouping past 8 slots, per-row
+    /// grouping left to the merge after 16 rows, radix-partitioned merges
+    /// from 64 groups, normalized top-n from 8 rows, and so on. Slow for
+    /// real data; for tests.
+    pub fn forcing_paths() -> ExecOptions {
+        ExecOptions {
+            fixed_array_min_slots: 8,
+            fixed_array_max_slots: 64,
+            grouping_probe_rows: 16,
+            radix_min_groups: 64,
+            normalized_min_k: 8,
+            bound_order_max_k: 16,
+            histogram_max_codes: 8,
+        }
+    }
+}

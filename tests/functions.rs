@@ -1,7 +1,7 @@
 //! Scalar functions end to end through `Database::query` where Rust is
-//! needed: EXPLAIN text, generated tables, floats compared within a
-//! tolerance, and pairs of queries that must agree. Functions' answers and
-//! errors on a small table are in `tests/slt/functions.slt`.
+//! needed: EXPLAIN text, generated tables, and floats compared within a
+//! tolerance. Functions' answers and errors on a small table are in
+//! `tests/slt/functions.slt`.
 
 mod common;
 
@@ -147,42 +147,5 @@ fn statistical_aggregates_and_math_functions() {
         assert_eq!(row[6], Value::Int(-1));
         assert_eq!(row[7], Value::Float(-2.0));
         assert!(close(&row[8], 3.0));
-    }
-}
-
-/// Issue 33: `GROUP BY ALL` groups by the items without an aggregate,
-/// `ORDER BY ALL` orders by every item, and `FILTER (WHERE p)` aggregates
-/// only the rows where p holds: each equals its spelled-out form.
-#[test]
-fn group_by_all_order_by_all_and_filter_equal_their_long_forms() {
-    let pairs = [
-        (
-            "SELECT year(t), s IS NULL, count(*), sum(x) FROM f GROUP BY ALL ORDER BY ALL",
-            "SELECT year(t), s IS NULL, count(*), sum(x) FROM f GROUP BY 1, 2 ORDER BY 1, 2, 3, 4",
-        ),
-        (
-            "SELECT s, x FROM f GROUP BY ALL ORDER BY ALL DESC",
-            "SELECT s, x FROM f GROUP BY s, x ORDER BY 1 DESC, 2 DESC",
-        ),
-        (
-            "SELECT count(*) FILTER (WHERE x > 0), sum(x) FILTER (WHERE s LIKE 'h%'), \
-             max(t) FILTER (WHERE x < 3) FROM f",
-            "SELECT count(CASE WHEN x > 0 THEN 1 END), sum(CASE WHEN s LIKE 'h%' THEN x END), \
-             max(CASE WHEN x < 3 THEN t END) FROM f",
-        ),
-    ];
-    for db in &databases() {
-        for (short, long) in pairs {
-            let a = db
-                .query(short)
-                .unwrap_or_else(|e| panic!("{short}: {e}"))
-                .rows;
-            let b = db
-                .query(long)
-                .unwrap_or_else(|e| panic!("{long}: {e}"))
-                .rows;
-            assert!(!a.is_empty(), "{short}");
-            assert_eq!(a, b, "{short}");
-        }
     }
 }

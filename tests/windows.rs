@@ -599,27 +599,6 @@ fn assert_floats(got: &[Value], want: &[Option<f64>], sql: &str) {
     }
 }
 
-/// A float sum over a sliding frame must not subtract what leaves it: an
-/// infinity that left made every later sum NaN, and a huge value that
-/// left took the small ones it had absorbed with it.
-#[test]
-fn sliding_float_sums_forget_what_left_the_frame() {
-    let db = fixed();
-    let sql = "SELECT id, sum(f) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM w ORDER BY id";
-    let want = [
-        Some(f64::INFINITY),
-        Some(f64::INFINITY),
-        Some(1.5e300),
-        Some(1.25),
-        Some(3.0),
-        Some(6.0),
-    ];
-    assert_floats(&column(&answer(&db, sql), 1), &want, sql);
-    let sql = "SELECT id, avg(f) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM w WHERE id > 1 ORDER BY id";
-    let want = [Some(0.75e300), Some(0.625), Some(1.5), Some(3.0), Some(4.0)];
-    assert_floats(&column(&answer(&db, sql), 1), &want, sql);
-}
-
 /// Statistical and holistic aggregates over windows, DuckDB's answers.
 #[test]
 fn statistical_aggregates_run_over_windows() {

@@ -36,7 +36,7 @@
 //!
 //! # Values
 //! Each value is written as katydid's results show it (`Value`'s
-//! `Display`), with two additions for the text format:
+//! `Display`), except the empty string:
 //! - NULL is `NULL`; the empty string is `(empty)` (sqllogictest's
 //!   convention, since an empty field would vanish from the row);
 //! - integers in decimal, huge integer sums exactly;
@@ -50,7 +50,9 @@
 //!   (`1 day 03:00:00`).
 //!
 //! The runner's default normalizer then compares rows with runs of spaces
-//! collapsed, so a text value's inner spacing is not checked.
+//! collapsed, so a text value's inner spacing is not checked (nor an
+//! EXPLAIN line's indentation: EXPLAIN's lines come back as one text
+//! column, one row a line).
 //!
 //! # Errors
 //! A failed statement's error text is `KIND: MESSAGE`, where `KIND` is the
@@ -174,11 +176,14 @@ impl Failure {
 /// One file's database under one configuration.
 struct Katydid {
     db: Database,
+    /// Rows per partition of the tables `.table` loads without
+    /// `partition_rows=N`.
     partition_rows: usize,
 }
 
 impl Katydid {
-    /// Loads the CSV text after a `.table NAME [partition_rows=N]` line.
+    /// Loads `csv` (the lines after a `.table NAME [partition_rows=N]`
+    /// line; `directive` is that line after `.table `) as table `NAME`.
     fn load_table(&mut self, directive: &str, csv: &str) -> Result<(), Failure> {
         let mut words = directive.split_whitespace();
         let name = words
@@ -228,9 +233,12 @@ impl DB for Katydid {
     type ColumnType = Column;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<Column>, Failure> {
-        if let Some(directive) = sql.trim_start().strip_prefix(".table") {
-            let (directive, csv) = directive.split_once('\n').unwrap_or((directive, ""));
-            self.load_table(directive, csv)?;
+        let (first, rest) = sql
+            .trim_start()
+            .split_once('\n')
+            .unwrap_or((sql.trim(), ""));
+        if let Some(directive) = first.strip_prefix(".table ") {
+            self.load_table(directive, rest)?;
             return Ok(DBOutput::StatementComplete(0));
         }
         let result = self.db.execute(sql).map_err(|e| Failure::new(&e, sql))?;

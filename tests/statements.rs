@@ -1,6 +1,9 @@
-//! Statements end to end through `Database::query`: extreme LIMIT and
-//! OFFSET, CAST rounding, and (further down) the introspection statements
-//! and files queried as tables.
+//! Statements end to end through `Database::query` where Rust is needed:
+//! how extreme LIMIT and OFFSET plan, generated tables that reach the
+//! grouping paths, DESCRIBE's encodings and memory, result column names,
+//! and files queried as tables as they change, get cached and meet the
+//! memory limit. Statements' answers and errors on small tables are in
+//! `tests/slt/statements/`.
 
 mod common;
 
@@ -24,8 +27,9 @@ fn database_on(threads: usize, csv: &str, partition_rows: usize) -> Database {
 
 const NUMBERS: &str = "a,x\n3,2.5\n1,3.5\n2,-2.5\n5,-3.5\n4,0.5\n";
 
+/// How they run is in `tests/slt/statements/limits.slt`.
 #[test]
-fn limit_and_offset_up_to_the_largest_integers_parse_plan_and_run() {
+fn limit_and_offset_up_to_the_largest_integers_parse_and_plan() {
     let db = database(NUMBERS, 2);
     let cases = [
         (
@@ -70,61 +74,6 @@ fn limit_and_offset_up_to_the_largest_integers_parse_plan_and_run() {
             "{sql}: {}",
             plan.describe()
         );
-    }
-    // And they run, without allocating from the numbers.
-    let ints =
-        |xs: &[i64]| -> Vec<Vec<Value>> { xs.iter().map(|&x| vec![Value::Int(x)]).collect() };
-    for (sql, rows) in [
-        (
-            "SELECT a FROM t LIMIT 9223372036854775807",
-            ints(&[3, 1, 2, 5, 4]),
-        ),
-        (
-            "SELECT a FROM t LIMIT 9223372036854775807 OFFSET 2",
-            ints(&[2, 5, 4]),
-        ),
-        ("SELECT a FROM t OFFSET 18446744073709551615", vec![]),
-        (
-            "SELECT a FROM t LIMIT -9223372036854775808",
-            ints(&[3, 1, 2, 5, 4]),
-        ),
-        (
-            "SELECT a FROM t ORDER BY a LIMIT 9223372036854775807",
-            ints(&[1, 2, 3, 4, 5]),
-        ),
-        (
-            "SELECT a FROM t ORDER BY a DESC LIMIT 9223372036854775807 OFFSET 3",
-            ints(&[2, 1]),
-        ),
-        (
-            "SELECT a FROM t ORDER BY a LIMIT 10 OFFSET 92233720775807",
-            vec![],
-        ),
-        (
-            "SELECT a FROM t ORDER BY a LIMIT 9223372036854775807 OFFSET 18446744073709551615",
-            vec![],
-        ),
-        (
-            "SELECT a, count(*) FROM t GROUP BY a ORDER BY 1 LIMIT 9223372036854775807 OFFSET 4",
-            vec![vec![Value::Int(5), Value::Int(1)]],
-        ),
-    ] {
-        let result = db.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-        assert_eq!(result.rows, rows, "{sql}");
-    }
-}
-
-#[test]
-fn cast_of_a_float_to_an_integer_rounds_half_to_even() {
-    let db = database(NUMBERS, 2);
-    let rows = db
-        .query("SELECT CAST(x AS integer), x::bigint, CAST(2.5 AS int) FROM t")
-        .unwrap()
-        .rows;
-    let expected = [2, 4, -2, -4, 0];
-    for (r, e) in rows.iter().zip(expected) {
-        assert_eq!(r[..2], [Value::Int(e), Value::Int(e)]);
-        assert_eq!(r[2], Value::Int(2));
     }
 }
 
@@ -429,111 +378,39 @@ fn describe_lists_columns_with_types_encodings_nulls_and_memory() {
     assert_eq!(db.query("describe T;").unwrap().rows, result.rows);
 }
 
-#[test]
-fn describe_select_gives_the_result_columns_without_running() {
-    let db = database(MIXED, 2);
-    let result = db
-        .query("DESCRIBE SELECT id, price * 2 AS p2, count(*), name FROM t WHERE id / 0 > 1 GROUP BY 1, 2, 4")
-        .unwrap();
-    assert_eq!(result.columns, ["column_name", "column_type"]);
-    let rows: Vec<Vec<String>> = result.rows.iter().map(|r| strings(r)).collect();
-    assert_eq!(
-        rows,
-        [
-            ["id", "integer"],
-            ["p2", "float"],
-            ["count(*)", "integer"],
-            ["name", "string"]
-        ]
-    );
-}
-
-#[test]
-fn show_tables_lists_every_table_with_its_size() {
-    let mut db = database(MIXED, 2);
-    db.load_csv_bytes(
-        NUMBERS.as_bytes().to_vec(),
-        Path::new("a.csv"),
-        "a_numbers",
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let result = db.query("SHOW TABLES").unwrap();
-    assert_eq!(result.columns, ["name", "rows", "columns", "memory"]);
-    let rows: Vec<Vec<String>> = result.rows.iter().map(|r| strings(&r[..3])).collect();
-    assert_eq!(rows, [["a_numbers", "5", "2"], ["t", "5", "4"]]);
-}
-
-#[test]
-fn summarize_gives_statistics_per_column() {
-    for partition_rows in [1, 2, 100] {
-        let db = database(MIXED, partition_rows);
-        let result = db.query("SUMMARIZE t").unwrap();
-        assert_eq!(
-            result.columns,
-            [
-                "column_name",
-                "column_type",
-                "encoding",
-                "min",
-                "max",
-                "approx_unique",
-                "avg",
-                "q25",
-                "q50",
-                "q75",
-                "count",
-                "null_percentage"
-            ]
-        );
-        let shown: Vec<Vec<String>> = result
-            .rows
-            .iter()
-            .map(|r| {
-                let mut s = strings(r);
-                s.remove(2); // the encodings depend on the partitioning
-                s
-            })
-            .collect();
-        let expected = [
-            ["id", "integer", "1", "5", "5", "3", "2", "3", "4", "5", "0"],
-            [
-                "price", "float", "1", "4", "4", "2.75", "1", "2.5", "3.5", "4", "20",
-            ],
-            [
-                "name", "string", "apple", "cherry", "3", "NULL", "NULL", "NULL", "NULL", "4", "20",
-            ],
-            [
-                "at",
-                "timestamp",
-                "2020-01-01 00:00:00",
-                "2020-01-05 12:00:00",
-                "4",
-                "NULL",
-                "2020-01-01 00:00:00",
-                "2020-01-02 00:00:00",
-                "2020-01-03 00:00:00",
-                "4",
-                "20",
-            ],
-        ];
-        assert_eq!(shown, expected, "partitions of {partition_rows}");
-    }
-}
-
+/// Introspection results work like any result (a preview of SUMMARIZE),
+/// with the column names DuckDB gives them. Their rows and errors are in
+/// `tests/slt/statements/introspection.slt`.
 #[test]
 fn introspection_results_work_like_any_result() {
     let db = database(MIXED, 2);
     let preview = db.query_preview("SUMMARIZE t", 1).unwrap();
     assert_eq!((preview.result.rows.len(), preview.total_rows), (1, 4));
-    let err = db.query("DESCRIBE tt").unwrap_err();
-    assert_eq!(err.offset(), Some(9));
     assert_eq!(
-        err.to_string(),
-        "unknown table \"tt\" (did you mean \"t\"?)"
+        db.query("SUMMARIZE t").unwrap().columns,
+        [
+            "column_name",
+            "column_type",
+            "encoding",
+            "min",
+            "max",
+            "approx_unique",
+            "avg",
+            "q25",
+            "q50",
+            "q75",
+            "count",
+            "null_percentage"
+        ]
     );
-    let err = db.query("SUMMARIZE nothing").unwrap_err();
-    assert_eq!(err.offset(), Some(10));
+    assert_eq!(
+        db.query("DESCRIBE SELECT id FROM t").unwrap().columns,
+        ["column_name", "column_type"]
+    );
+    assert_eq!(
+        db.query("SHOW TABLES").unwrap().columns,
+        ["name", "rows", "columns", "memory"]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -727,176 +604,6 @@ fn drop_table_of_a_file_forgets_its_cached_table() {
         .unwrap();
     // Read again on the next query.
     assert_eq!(count(&db, &format!("SELECT count(*) FROM '{path}'")), 2);
-}
-
-#[test]
-fn read_csv_takes_the_header_and_column_names() {
-    let dir = TempDir::new("files-options");
-    let path = dir.write("plain.txt", b"1,x\n2,y\n3,\n");
-    let db = empty_database();
-    let result = db
-        .query(&format!(
-            "SELECT b, a FROM read_csv('{path}', header = false, columns => ['a', 'b']) ORDER BY a"
-        ))
-        .unwrap();
-    assert_eq!(result.columns, ["b", "a"]);
-    assert_eq!(
-        result.rows,
-        [
-            vec![Value::str("x"), Value::Int(1)],
-            vec![Value::str("y"), Value::Int(2)],
-            vec![Value::Null, Value::Int(3)]
-        ]
-    );
-    let named = db
-        .query(&format!(
-            "SELECT * FROM read_csv_auto('{path}', names => ['p', 'q'])"
-        ))
-        .unwrap();
-    assert_eq!(named.columns, ["p", "q"]);
-    assert_eq!(named.rows.len(), 2, "the first line is the header");
-}
-
-/// Needs the loader to honour `LoadOptions::delimiter` and `null_string`
-/// (the ingest branch); run with `--ignored` once it is merged.
-#[test]
-fn read_csv_takes_the_delimiter_and_null_string_and_tsv_means_tab() {
-    let dir = TempDir::new("files-dialect");
-    let semi = dir.write("semi.txt", b"a;b\n1;NA\n2;y\n");
-    let tsv = dir.write("tabs.tsv", b"a\tb\n1\tx\n2\ty\n");
-    let db = empty_database();
-    let rows = db
-        .query(&format!(
-            "SELECT a, b FROM read_csv('{semi}', delim => ';', nullstr => 'NA') ORDER BY a"
-        ))
-        .unwrap()
-        .rows;
-    assert_eq!(
-        rows,
-        [
-            vec![Value::Int(1), Value::Null],
-            vec![Value::Int(2), Value::str("y")]
-        ]
-    );
-    assert_eq!(
-        count(&db, &format!("SELECT sum(a) FROM '{tsv}' WHERE b <> 'z'")),
-        3
-    );
-}
-
-#[test]
-fn file_errors_point_at_the_argument() {
-    let dir = TempDir::new("files-errors");
-    let path = dir.write("ok.csv", b"a\n1\n");
-    let dir_path = dir.0.display().to_string();
-    let db = empty_database();
-    let cases: Vec<(String, &str, &str)> = vec![
-        (
-            "SELECT * FROM 'no/such/file.csv'".into(),
-            "'no/such",
-            "cannot read \"no/such/file.csv\": ",
-        ),
-        (
-            "SELECT * FROM 'data.parquet'".into(),
-            "'data.parquet'",
-            "cannot read \"data.parquet\": ",
-        ),
-        (
-            "SELECT * FROM 'data.json'".into(),
-            "'data.json'",
-            "cannot tell that \"data.json\" is a CSV or Parquet file",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{dir_path}')"),
-            "'",
-            "cannot read",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', delimeter => ';')"),
-            "delimeter",
-            "unknown read_csv option \"delimeter\" (use delim, header, nullstr, quote, columns, ignore_errors, timestampformat or dateformat)",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', header => 'yes')"),
-            "'yes'",
-            "header needs true or false",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', sep => ';;')"),
-            "';;'",
-            "sep needs one character, such as ';' or '\\t', found \";;\"",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', delim => 1)"),
-            "1)",
-            "delim needs a string",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', columns => 'a')"),
-            "'a')",
-            "columns needs a list of names, such as ['a', 'b']",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', columns => ['a', 2])"),
-            "2]",
-            "a column name must be a string, such as 'a'",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', header => true, HEADER => false)"),
-            "HEADER",
-            "read_csv option \"HEADER\" is given twice",
-        ),
-        (
-            format!("SELECT * FROM read_csv('{path}', ';')"),
-            "';'",
-            "read_csv() takes one path; give options by name, such as delim => ';'",
-        ),
-        (
-            "SELECT * FROM read_csv(delim => ';')".into(),
-            "read_csv",
-            "read_csv() needs a file path first",
-        ),
-        (
-            "SELECT * FROM read_parquet('x.parquet')".into(),
-            "'x.parquet'",
-            "cannot read \"x.parquet\": ",
-        ),
-        (
-            format!("SELECT * FROM read_parquet('{dir_path}/*.nothing')"),
-            "'",
-            "no file matches",
-        ),
-        (
-            "SELECT * FROM read_parquet(['a.parquet', 1])".into(),
-            "1]",
-            "a file path must be a string",
-        ),
-        (
-            format!("SELECT * FROM read_parquet('{path}', speed => true)"),
-            "speed",
-            "unknown read_parquet option \"speed\"",
-        ),
-        (
-            "SELECT * FROM read_json('x.json')".into(),
-            "read_json",
-            "unknown table function \"read_json\" (use read_csv or read_parquet)",
-        ),
-        (
-            "SUMMARIZE 'missing.csv'".into(),
-            "'missing.csv'",
-            "cannot read \"missing.csv\"",
-        ),
-    ];
-    for (sql, at, message) in &cases {
-        let err = db.query(sql).unwrap_err();
-        assert!(err.to_string().starts_with(message), "{sql}: {err}");
-        assert_eq!(err.offset(), sql.find(at), "{sql}: {err}");
-    }
-    assert_eq!(
-        db.query("SHOW TABLES").unwrap().rows.len(),
-        0,
-        "nothing is cached"
-    );
 }
 
 #[test]
@@ -1346,44 +1053,13 @@ fn integer_sums_past_i64_are_exact_on_every_codec() {
 }
 
 /// Regression (issue 30, item 2): a column empty in every row was typed
-/// string, so `sum` of it failed. It is of type NULL: every operator and
-/// aggregate takes it as NULL.
+/// string, so `sum` of it failed. It is of type NULL (what operators and
+/// aggregates make of it is in `tests/slt/statements/null_type.slt`).
 #[test]
 fn a_column_without_values_is_of_type_null() {
     let db = database("a,e,s\n1,,x\n2,,y\n3,,\n", 2);
     let info = db.table_info("t").unwrap();
     assert_eq!(info.columns[1].dtype, katydid::DataType::Null);
-    let r = db
-        .query(
-            "SELECT sum(e), avg(e), min(e), max(e), count(e), count(*), \
-             count(DISTINCT e) FROM t",
-        )
-        .unwrap();
-    assert_eq!(
-        r.rows[0],
-        vec![
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Int(0),
-            Value::Int(3),
-            Value::Int(0)
-        ]
-    );
-    let r = db
-        .query("SELECT e, count(*), sum(a) FROM t WHERE e IS NULL GROUP BY e")
-        .unwrap();
-    assert_eq!(
-        r.rows,
-        vec![vec![Value::Null, Value::Int(3), Value::Int(6)]]
-    );
-    let r = db
-        .query("SELECT e + 1, lower(e), e = 'x', s FROM t ORDER BY a LIMIT 1")
-        .unwrap();
-    assert_eq!(r.rows[0][..3], [Value::Null, Value::Null, Value::Null]);
-    let r = db.query("SELECT count(*) FROM t WHERE e > 0").unwrap();
-    assert_eq!(r.rows[0][0], Value::Int(0));
     let r = db.query("DESCRIBE t").unwrap();
     assert_eq!(r.rows[1][1], Value::str("null"));
 }

@@ -2772,6 +2772,7 @@ const FORCED_PATHS: &[&str] = &[
     "group keys re-coded to dense ranks",
     "partial groups through one hash table",
     "radix-partitioned by key hash",
+    "merged by the key's offset in its range",
     "slot ranges in parallel, no hashing",
     "top-n: first sort key as order-preserving u64",
     "top-n: candidate buffer with running threshold",

@@ -23,8 +23,18 @@ pub struct ExecOptions {
     /// grouping to the merge (a group per row).
     pub grouping_probe_rows: usize,
     /// Total partial groups from which the merge is radix-partitioned into
-    /// buckets merged in parallel (with two threads or more).
+    /// buckets merged in parallel (with two threads or more), and a dense
+    /// merge split into shards.
     pub radix_min_groups: usize,
+    /// Slots a shard of the dense merge (one key of codes or a small
+    /// integer range) covers at most.
+    pub shard_slots: usize,
+    /// Most slots an integer key range may have to merge through dense
+    /// arrays rather than hashing (4M: 16 MB of group numbers).
+    pub dense_int_max_slots: u64,
+    /// Entries of a dictionary small enough to stay in cache, whose codes a
+    /// radix merge gathers as codes rather than copying the strings.
+    pub small_dictionary_entries: usize,
     /// `offset + limit` from which an ORDER BY on one integer or float
     /// column keeps each partition's best rows as order-preserving u64
     /// keys instead of candidates.
@@ -44,6 +54,9 @@ impl Default for ExecOptions {
             fixed_array_max_slots: 1 << 20,
             grouping_probe_rows: 2048,
             radix_min_groups: 1 << 15,
+            shard_slots: 1 << 16,
+            dense_int_max_slots: 1 << 22,
+            small_dictionary_entries: 1 << 12,
             normalized_min_k: 1024,
             bound_order_max_k: 4096,
             histogram_max_codes: 1 << 10,
@@ -55,14 +68,17 @@ impl ExecOptions {
     /// Cut-offs small enough that tables of tens to hundreds of rows take
     /// the paths large tables take: hashed grouping past 8 slots, per-row
     /// grouping left to the merge after 16 rows, radix-partitioned merges
-    /// from 64 groups, normalized top-n from 8 rows, and so on. Slow for
-    /// real data; for tests.
+    /// from 64 groups, dense merges in shards of 16 slots, normalized top-n
+    /// from 8 rows, and so on. Slow for real data; for tests.
     pub fn forcing_paths() -> ExecOptions {
         ExecOptions {
             fixed_array_min_slots: 8,
             fixed_array_max_slots: 64,
             grouping_probe_rows: 16,
             radix_min_groups: 64,
+            shard_slots: 16,
+            dense_int_max_slots: 64,
+            small_dictionary_entries: 4,
             normalized_min_k: 8,
             bound_order_max_k: 16,
             histogram_max_codes: 8,

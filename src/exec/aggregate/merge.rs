@@ -654,10 +654,6 @@ pub fn keep_first_keys<'a>(
     Ok(out)
 }
 
-/// Entries of a dictionary small enough to stay in cache while a bucket's
-/// merge reads its strings in any order (4k strings of a few dozen bytes).
-const SMALL_ENTRIES: usize = 1 << 12;
-
 /// One key column of a partial split by bucket: row `i` goes to bucket
 /// `buckets.of()[i]`.
 ///
@@ -670,9 +666,10 @@ const SMALL_ENTRIES: usize = 1 << 12;
 /// entries, 16 times over; `memcmp` stalled on those loads for 53% of the
 /// query.
 ///
-/// Codes into a dictionary of at most [`SMALL_ENTRIES`] strings are
-/// gathered as codes: such a dictionary stays in cache.
-fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
+/// Codes into a dictionary of at most `small_entries` strings
+/// ([`ExecOptions::small_dictionary_entries`]) are gathered as codes: such
+/// a dictionary stays in cache.
+fn split_key<'a>(k: &Array<'a>, buckets: &Buckets, small_entries: usize) -> Vec<Array<'a>> {
     // The rows of each bucket, listed only where a gather needs them.
     let idx = || buckets.lists();
     let validity = || -> Vec<Option<Bitmap>> {
@@ -692,7 +689,7 @@ fn split_key<'a>(k: &Array<'a>, buckets: &Buckets) -> Vec<Array<'a>> {
                 validity,
             })
             .collect(),
-        Data::Str(Strs::Coded { entries, .. }) if entries.len() <= SMALL_ENTRIES => {
+        Data::Str(Strs::Coded { entries, .. }) if entries.len() <= small_entries => {
             idx().iter().map(|ix| k.take(ix)).collect()
         }
         Data::Str(s) => {
@@ -774,13 +771,6 @@ fn per_bucket<T>(split: Vec<Vec<T>>, buckets: usize, empty: impl Fn(&T) -> bool)
     }
     out
 }
-
-/// Slots a shard of the dense merge covers at most (see `merge_by_code`).
-const SHARD_SLOTS: usize = 1 << 16;
-
-/// Most slots an integer key range may have to merge through dense arrays
-/// (4M: 16 MB of group numbers across the shards).
-const DENSE_INT_MAX_SLOTS: u64 = 1 << 22;
 
 /// A single key whose values are slots of a small dense range in every
 /// partial, so the merge numbers groups through arrays, never hashing.
@@ -869,19 +859,19 @@ impl<'a> DenseKey<'a> {
 fn merge_by_code<'a>(
     parts: Vec<Partial<'a>>,
     key: DenseKey<'a>,
-    radix_min_groups: usize,
+    opts: &ExecOptions,
     cancel: &CancelToken,
 ) -> Result<(Vec<Partial<'a>>, String)> {
     let slots = key.slots();
     let total: usize = parts.iter().map(|p| p.groups).sum();
     let threads = rayon::current_num_threads().max(1);
-    // Enough shards that each merges at most SHARD_SLOTS slots, whose
+    // Enough shards that each merges at most `shard_slots` slots, whose
     // states stay near L2 (perf of shapes computed_key_mod, 2M slots in 8
     // shards: `Sum::merge` missed cache on a fifth of the query; shards of
     // 16k slots made the split's many small pieces cost more for 1M).
-    let shards = if total >= radix_min_groups && threads > 1 {
+    let shards = if total >= opts.radix_min_groups && threads > 1 {
         (threads * 4)
-            .max(slots.div_ceil(SHARD_SLOTS))
+            .max(slots.div_ceil(opts.shard_slots.max(1)))
             .min(MAX_BUCKETS)
             .min(slots)
     } else {
@@ -929,9 +919,13 @@ fn merge_by_code<'a>(
         ),
         DenseKey::Int { slots, .. } => format!("the key's offset in its range of {slots} values"),
     };
-    let how = format!(
-        "{total} partial groups merged by {what}, {shards} slot ranges in parallel, no hashing"
-    );
+    let how = if shards == 1 {
+        format!("{total} partial groups merged by {what}, no hashing")
+    } else {
+        format!(
+            "{total} partial groups merged by {what}, {shards} slot ranges in parallel, no hashing"
+        )
+    };
     Ok((chunks, how))
 }
 
@@ -1017,12 +1011,7 @@ pub fn merge_partials<'a>(
     if nkeys == 1
         && let Some(entries) = shared_entries(&parts)
     {
-        return merge_by_code(
-            parts,
-            DenseKey::Dict(entries),
-            opts.radix_min_groups,
-            cancel,
-        );
+        return merge_by_code(parts, DenseKey::Dict(entries), opts, cancel);
     }
     let total: usize = parts.iter().map(|p| p.groups).sum();
     if nkeys == 1 {
@@ -1057,13 +1046,13 @@ pub fn merge_partials<'a>(
             let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0);
             let hi = ranges.iter().map(|r| r.1).max().unwrap_or(0);
             let span = (i128::from(hi) - i128::from(lo) + 1) as u128;
-            if span <= u128::from(DENSE_INT_MAX_SLOTS) && span <= 2 * total as u128 {
+            if span <= u128::from(opts.dense_int_max_slots) && span <= 2 * total as u128 {
                 let key = DenseKey::Int {
                     base: lo,
                     slots: span as usize,
                     dtype: parts[0].keys[0].dtype,
                 };
-                return merge_by_code(parts, key, opts.radix_min_groups, cancel);
+                return merge_by_code(parts, key, opts, cancel);
             }
         }
     }
@@ -1117,7 +1106,7 @@ pub fn merge_partials<'a>(
             let mut keys: Vec<std::vec::IntoIter<Array<'a>>> = p
                 .keys
                 .iter()
-                .map(|k| split_key(k, &buckets).into_iter())
+                .map(|k| split_key(k, &buckets, opts.small_dictionary_entries).into_iter())
                 .collect();
             Ok(buckets
                 .scatter(hashes)

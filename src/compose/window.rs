@@ -278,6 +278,15 @@ fn top_k_columns(
                 *slots.entry(key).or_insert(next)
             })
         }
+        // One key of another type (a string, a float): its rows numbered
+        // once as codes (strings once per dictionary entry), hashed as
+        // integers (perf: a vector of parts made and hashed per row was
+        // most of shapes window_top3_s1m's 3.4 s at 1M rows).
+        [key] => {
+            let codes = value_codes(key, false);
+            let mut slots: hashbrown::HashMap<Option<u64>, usize> = hashbrown::HashMap::new();
+            run(&mut |i: usize, next: usize| *slots.entry(codes[i]).or_insert(next))
+        }
         keys => {
             let mut slots: hashbrown::HashMap<Vec<Option<Part<'_>>>, usize> =
                 hashbrown::HashMap::new();
@@ -1268,7 +1277,6 @@ fn compute(call: &Call, columns: &Columns, base: usize) -> Result<(Array<'static
     // (perf: comparing the rows' Values through their pointers was most
     // of a 1M-row running sum's 10 s).
     let keys = SortKeys::new(call, &columns.arrays[base..], n);
-    let order = keys.sorted();
     let arg_type = call.args.first().map(|&a| input_type(a));
     if matches!(call.name.as_str(), "sum" | "avg" | "mean")
         && arg_type.is_some_and(|t| !t.is_numeric() && t != DataType::Null)
@@ -1316,13 +1324,13 @@ fn compute(call: &Call, columns: &Columns, base: usize) -> Result<(Array<'static
     let mut start = 0;
     while start < n {
         let mut end = start + 1;
-        while end < n && keys.same_partition(order[start], order[end]) {
+        while end < n && keys.same_partition(start, end) {
             end += 1;
         }
         let mut g = start;
         while g < end {
             let mut h = g + 1;
-            while h < end && keys.peers(order[g], order[h]) {
+            while h < end && keys.peers(g, h) {
                 h += 1;
             }
             peer_start[g..h].fill(g - start);
@@ -1332,7 +1340,7 @@ fn compute(call: &Call, columns: &Columns, base: usize) -> Result<(Array<'static
         parts.push((start, end));
         start = end;
     }
-    drop(keys);
+    let order = keys.order;
 
     // Each partition fills its own range of the slots, in parallel.
     let mut slots = vec![Slot::Null; n];
@@ -1915,23 +1923,120 @@ fn read_bools(e: &mut Expr, bools: &HashSet<String>) {
     }
 }
 
-/// The PARTITION BY and ORDER BY keys of every row of a window as codes:
-/// `width` codes a row, row-major, each ordering as its key does
-/// ([`cmp_key`]: NULLs last unless NULLS FIRST, DESC inverted), equal
-/// exactly when the keys compare equal.
+/// The rows of a window sorted by their PARTITION BY and ORDER BY keys
+/// (NULLs last unless NULLS FIRST, DESC inverted; equal keys by row
+/// number), with what tells partitions and peer groups apart.
+///
+/// Each key's rows are first coded as integers ([`value_codes`]). When the
+/// codes' ranges together with the row number fit 128 bits (the common
+/// case: a string partition key of 1M values and an integer order key of
+/// 1M values take 40 bits), every row's keys and row number are packed
+/// into one integer, most significant key first, and sorting those plain
+/// integers is the whole sort (a normalized key, as in Leis et al. 2015,
+/// section 3). Otherwise each key is a u128 code of its own.
 struct SortKeys {
-    codes: Vec<u128>,
-    width: usize,
-    /// The first `partition` codes of a row are its partition's.
-    partition: usize,
-    rows: usize,
+    /// Input rows in key order.
+    order: Vec<u32>,
+    layout: Layout,
+}
+
+enum Layout {
+    /// The packed keys in sorted order: partition fields, then order
+    /// fields (`order_bits` together), then `row_bits` of row number.
+    Packed {
+        keys: PackedKeys,
+        row_bits: u32,
+        order_bits: u32,
+    },
+    /// `width` codes a row, row-major (by input row), the first
+    /// `partition` of them the partition's.
+    Wide {
+        codes: Vec<u128>,
+        width: usize,
+        partition: usize,
+    },
+}
+
+enum PackedKeys {
+    Narrow(Vec<u64>),
+    Wide(Vec<u128>),
+}
+
+impl PackedKeys {
+    fn at(&self, p: usize) -> u128 {
+        match self {
+            PackedKeys::Narrow(v) => u128::from(v[p]),
+            PackedKeys::Wide(v) => v[p],
+        }
+    }
 }
 
 /// The NULL bit of a code: above every value's 64 bits.
 const NULL_CODE: u128 = 1 << 64;
 
+/// Bits that hold every number up to `max`.
+fn bits_for(max: u128) -> u32 {
+    128 - max.leading_zeros()
+}
+
+/// One key's place in a packed key: its codes shifted to start at 0
+/// (inverted for DESC) and a slot for NULL at the end it sorts to.
+struct Field {
+    min: u64,
+    max: u64,
+    nulls: bool,
+    desc: bool,
+    nulls_first: bool,
+}
+
+impl Field {
+    fn of(codes: &[Option<u64>], desc: bool, nulls_first: bool) -> Field {
+        let (min, max, nulls) = codes
+            .par_iter()
+            .fold(
+                || (u64::MAX, 0u64, false),
+                |(lo, hi, nulls), c| match *c {
+                    Some(x) => (lo.min(x), hi.max(x), nulls),
+                    None => (lo, hi, true),
+                },
+            )
+            .reduce(
+                || (u64::MAX, 0u64, false),
+                |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 || b.2),
+            );
+        Field {
+            min: min.min(max),
+            max,
+            nulls,
+            desc,
+            nulls_first,
+        }
+    }
+
+    /// The largest code.
+    fn top(&self) -> u128 {
+        u128::from(self.max - self.min) + u128::from(self.nulls)
+    }
+
+    fn code(&self, v: Option<u64>) -> u128 {
+        match v {
+            None if self.nulls_first => 0,
+            None => u128::from(self.max - self.min) + 1,
+            Some(x) => {
+                let x = if self.desc {
+                    self.max - x
+                } else {
+                    x - self.min
+                };
+                u128::from(x) + u128::from(self.nulls && self.nulls_first)
+            }
+        }
+    }
+}
+
 impl SortKeys {
-    /// The keys of `call` over `n` rows of `inputs` (its input columns).
+    /// The keys of `call` over `n` rows of `inputs` (its input columns),
+    /// sorted.
     fn new(call: &Call, inputs: &[Array<'static>], n: usize) -> SortKeys {
         let keys: Vec<(usize, bool, bool)> = call
             .partition
@@ -1939,14 +2044,57 @@ impl SortKeys {
             .map(|&p| (p, false, false))
             .chain(call.order.iter().copied())
             .collect();
+        // A partition key needs only equality: its strings are numbered as
+        // they come, not sorted.
+        let codes: Vec<Vec<Option<u64>>> = keys
+            .iter()
+            .enumerate()
+            .map(|(k, &(c, _, _))| value_codes(&inputs[c], k >= call.partition.len()))
+            .collect();
+        let fields: Vec<Field> = keys
+            .iter()
+            .zip(&codes)
+            .map(|(&(_, desc, nulls_first), c)| Field::of(c, desc, nulls_first))
+            .collect();
+        let widths: Vec<u32> = fields.iter().map(|f| bits_for(f.top())).collect();
+        let row_bits = bits_for(n.saturating_sub(1) as u128);
+        let total = widths.iter().sum::<u32>() + row_bits;
+        if total <= 128 {
+            let pack = |r: usize| -> u128 {
+                let mut key = 0u128;
+                for ((f, c), &w) in fields.iter().zip(&codes).zip(&widths) {
+                    key = (key.checked_shl(w).unwrap_or(0)) | f.code(c[r]);
+                }
+                (key.checked_shl(row_bits).unwrap_or(0)) | r as u128
+            };
+            let row_mask = (1u128 << row_bits) - 1;
+            let (keys, order) = if total <= 64 {
+                let mut keys: Vec<u64> = (0..n).into_par_iter().map(|r| pack(r) as u64).collect();
+                keys.par_sort_unstable();
+                let order = keys
+                    .par_iter()
+                    .map(|&k| (u128::from(k) & row_mask) as u32)
+                    .collect();
+                (PackedKeys::Narrow(keys), order)
+            } else {
+                let mut keys: Vec<u128> = (0..n).into_par_iter().map(pack).collect();
+                keys.par_sort_unstable();
+                let order = keys.par_iter().map(|&k| (k & row_mask) as u32).collect();
+                (PackedKeys::Wide(keys), order)
+            };
+            return SortKeys {
+                order,
+                layout: Layout::Packed {
+                    keys,
+                    row_bits,
+                    order_bits: widths[call.partition.len()..].iter().sum(),
+                },
+            };
+        }
         let width = keys.len();
-        let mut codes = vec![0u128; n * width];
-        for (k, &(c, desc, nulls_first)) in keys.iter().enumerate() {
-            // A partition key needs only equality: its strings are numbered
-            // as they come, not sorted.
-            let values = value_codes(&inputs[c], k >= call.partition.len());
-            codes
-                .par_chunks_mut(width.max(1))
+        let mut wide = vec![0u128; n * width];
+        for (k, (values, &(_, desc, nulls_first))) in codes.iter().zip(&keys).enumerate() {
+            wide.par_chunks_mut(width)
                 .zip(values.par_iter())
                 .for_each(|(row, v)| {
                     row[k] = match *v {
@@ -1959,53 +2107,69 @@ impl SortKeys {
                     };
                 });
         }
+        let key = |r: u32| &wide[r as usize * width..(r as usize + 1) * width];
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.par_sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
         SortKeys {
-            codes,
-            width,
-            partition: call.partition.len(),
-            rows: n,
+            order,
+            layout: Layout::Wide {
+                codes: wide,
+                width,
+                partition: call.partition.len(),
+            },
         }
     }
 
-    fn key(&self, r: u32) -> &[u128] {
-        let at = r as usize * self.width;
-        &self.codes[at..at + self.width]
-    }
-
-    /// Row numbers in key order, ties by row number.
-    fn sorted(&self) -> Vec<u32> {
-        fn by<const K: usize>(codes: &[u128], rows: usize) -> Vec<u32> {
-            let mut v: Vec<([u128; K], u32)> = (0..rows)
-                .into_par_iter()
-                .map(|r| {
-                    let mut k = [0u128; K];
-                    k.copy_from_slice(&codes[r * K..r * K + K]);
-                    (k, r as u32)
-                })
-                .collect();
-            v.par_sort_unstable();
-            v.into_par_iter().map(|(_, r)| r).collect()
-        }
-        match self.width {
-            0 => (0..self.rows as u32).collect(),
-            1 => by::<1>(&self.codes, self.rows),
-            2 => by::<2>(&self.codes, self.rows),
-            3 => by::<3>(&self.codes, self.rows),
-            4 => by::<4>(&self.codes, self.rows),
-            _ => {
-                let mut order: Vec<u32> = (0..self.rows as u32).collect();
-                order.par_sort_unstable_by(|&a, &b| self.key(a).cmp(self.key(b)).then(a.cmp(&b)));
-                order
+    /// Whether sorted positions `p` and `q` are in one partition.
+    fn same_partition(&self, p: usize, q: usize) -> bool {
+        match &self.layout {
+            Layout::Packed {
+                keys,
+                row_bits,
+                order_bits,
+            } => {
+                let shift = row_bits + order_bits;
+                keys.at(p).checked_shr(shift).unwrap_or(0)
+                    == keys.at(q).checked_shr(shift).unwrap_or(0)
+            }
+            Layout::Wide {
+                codes,
+                width,
+                partition,
+            } => {
+                let (a, b) = (
+                    self.order[p] as usize * width,
+                    self.order[q] as usize * width,
+                );
+                codes[a..a + partition] == codes[b..b + partition]
             }
         }
     }
 
-    fn same_partition(&self, a: u32, b: u32) -> bool {
-        self.key(a)[..self.partition] == self.key(b)[..self.partition]
-    }
-
-    fn peers(&self, a: u32, b: u32) -> bool {
-        self.key(a)[self.partition..] == self.key(b)[self.partition..]
+    /// Whether sorted positions `p` and `q` (of one partition) are peers:
+    /// equal in every ORDER BY key.
+    fn peers(&self, p: usize, q: usize) -> bool {
+        match &self.layout {
+            Layout::Packed {
+                keys,
+                row_bits,
+                order_bits,
+            } => {
+                let mask = 1u128.checked_shl(*order_bits).map_or(u128::MAX, |b| b - 1);
+                (keys.at(p) >> row_bits) & mask == (keys.at(q) >> row_bits) & mask
+            }
+            Layout::Wide {
+                codes,
+                width,
+                partition,
+            } => {
+                let (a, b) = (
+                    self.order[p] as usize * width,
+                    self.order[q] as usize * width,
+                );
+                codes[a + partition..a + width] == codes[b + partition..b + width]
+            }
+        }
     }
 }
 
@@ -2015,7 +2179,8 @@ impl SortKeys {
 /// sign bit flipped, floats by their bits made monotonic (-0.0 as 0.0, one
 /// NaN above every number), booleans as 0 and 1, strings by their rank
 /// among the column's distinct strings (by bytes), or unordered, numbered
-/// by first appearance. Coded strings are numbered once per entry.
+/// by first appearance. Codes into a dictionary are its codes (distinct,
+/// sorted entries); other coded strings are numbered once per entry.
 fn value_codes(a: &Array<'static>, ordered: bool) -> Vec<Option<u64>> {
     let flip = |i: i64| (i as u64) ^ (1 << 63);
     let float = |x: f64| {
@@ -2044,6 +2209,16 @@ fn value_codes(a: &Array<'static>, ordered: bool) -> Vec<Option<u64>> {
             .into_par_iter()
             .map(|i| valid(i).then(|| u64::from(b.get(i))))
             .collect(),
+        // A dictionary's entries are distinct and sorted by bytes
+        // (`Dictionary`'s invariant): its codes are the ranks already.
+        Data::Str(Strs::Coded { entries, codes }) if matches!(**entries, Strs::Dict(_)) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then(|| u64::from(codes[i])))
+            .collect(),
+        Data::Str(Strs::Dict(_)) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then_some(i as u64))
+            .collect(),
         Data::Str(Strs::Coded { entries, codes }) if entries.len() <= n => {
             let per_entry = string_codes(entries, entries.len(), &|_| true, ordered);
             (0..n)
@@ -2063,7 +2238,7 @@ fn string_codes(
     ordered: bool,
 ) -> Vec<Option<u64>> {
     // Numbered by first appearance.
-    let mut ids: hashbrown::HashMap<&str, u64> = hashbrown::HashMap::new();
+    let mut ids: hashbrown::HashMap<&str, u64> = hashbrown::HashMap::with_capacity(n.min(1 << 16));
     let mut numbered: Vec<Option<u64>> = (0..n)
         .map(|i| {
             if !valid(i) {

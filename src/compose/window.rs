@@ -248,19 +248,23 @@ fn top_k_columns(
         }
         a.cmp(&b)
     };
-    // One numeric order key, k small: each partition keeps its best rows'
-    // keys beside them, so a row is compared with the k-th best without
-    // reading the column at a random row (a cache miss per row: most of
-    // db-benchmark q8's 85 ns a row at 1M rows).
-    let normalized = match call.order.as_slice() {
-        [(c, desc, nulls_first)] if k <= SMALL_K => {
-            normalized_key(&columns[base + c], *desc, *nulls_first)
-        }
-        _ => None,
+    // k small: each partition keeps its best rows' order keys (packed
+    // into one integer per row) beside them, so a row is compared with the
+    // k-th best without reading the columns at a random row (a cache miss
+    // per row: most of db-benchmark q8's 85 ns a row at 1M rows).
+    let normalized = if k <= SMALL_K {
+        packed_order(call, &columns[base..], rows)
+    } else {
+        None
     };
     let keys: Vec<&Array<'static>> = call.partition.iter().map(|&p| &columns[base + p]).collect();
     let run = |slot: &mut dyn FnMut(usize, usize) -> usize| match &normalized {
-        Some(key) => top_k_by_key(rows, slot, key, k),
+        // Keys of at most 64 bits sorted as u64: half the buffer.
+        Some(keys) if keys.iter().all(|&x| x <= u128::from(u64::MAX)) => {
+            let narrow: Vec<u64> = keys.iter().map(|&x| x as u64).collect();
+            top_k_by_key(rows, slot, &narrow, k)
+        }
+        Some(keys) => top_k_by_key(rows, slot, keys, k),
         None => top_k_by(rows, slot, cmp, k),
     };
     match keys.as_slice() {
@@ -298,85 +302,42 @@ fn top_k_columns(
     }
 }
 
-/// A key per row that orders as `order_rows(…, desc, nulls_first)` does,
-/// compared as `(u8, u64)`: NULLs by the first part, values by the second
-/// (integers with the sign bit flipped; floats with -0.0 as 0.0, one NaN
-/// above every number, and the IEEE bits made monotonic; inverted for
-/// DESC). `None` for strings and booleans.
-#[allow(clippy::type_complexity)]
-fn normalized_key<'c>(
-    a: &'c Array<'static>,
-    desc: bool,
-    nulls_first: bool,
-) -> Option<Box<dyn Fn(usize) -> (u8, u64) + 'c>> {
-    let flip = move |k: u64| if desc { !k } else { k };
-    let null = if nulls_first {
-        (0u8, 0u64)
-    } else {
-        (1u8, 0u64)
-    };
-    let value_rank = u8::from(nulls_first);
-    let valid = move |i: usize| a.validity.as_ref().is_none_or(|b| b.get(i));
-    match &a.data {
-        Data::Int(v) => Some(Box::new(move |i| {
-            if valid(i) {
-                (value_rank, flip((v[i] as u64) ^ (1 << 63)))
-            } else {
-                null
-            }
-        })),
-        Data::Float(v) => Some(Box::new(move |i| {
-            if !valid(i) {
-                return null;
-            }
-            let x = v[i];
-            let x = if x == 0.0 {
-                0.0
-            } else if x.is_nan() {
-                f64::NAN
-            } else {
-                x
-            };
-            let bits = x.to_bits();
-            let ordered = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | (1 << 63)
-            };
-            (value_rank, flip(ordered))
-        })),
-        _ => None,
-    }
-}
-
-/// [`top_k_by`] for `k ≤ SMALL_K` with a normalized key per row: each
-/// partition's best `(key, row)` pairs kept in order, so most rows cost one
-/// comparison with the k-th pair.
-fn top_k_by_key(
+/// [`top_k_by`] for `k ≤ SMALL_K` with a packed order key per row
+/// ([`packed_order`]): each partition's best `(key, row)` pairs kept in
+/// order in its own `k` places of one flat buffer (no allocation per
+/// partition: a million partitions of one row each are shapes
+/// window_top3_s1m), so most rows cost one comparison with the k-th pair.
+fn top_k_by_key<K: Ord + Copy + Default>(
     n: usize,
     slot: &mut dyn FnMut(usize, usize) -> usize,
-    key: &dyn Fn(usize) -> (u8, u64),
+    keys: &[K],
     k: usize,
 ) -> (Vec<u32>, Vec<i64>) {
-    let mut lists: Vec<Vec<((u8, u64), u32)>> = Vec::new();
-    for i in 0..n {
-        let slot = slot(i, lists.len());
-        if slot == lists.len() {
-            lists.push(Vec::with_capacity(k));
+    let mut lens: Vec<usize> = Vec::new();
+    let mut best: Vec<(K, u32)> = Vec::new();
+    for (i, &key) in keys[..n].iter().enumerate() {
+        let slot = slot(i, lens.len());
+        if slot == lens.len() {
+            lens.push(0);
+            best.resize(best.len() + k, (K::default(), 0));
         }
-        let list = &mut lists[slot];
-        let entry = (key(i), i as u32);
-        if list.len() == k && list.last().is_some_and(|last| entry >= *last) {
+        let len = lens[slot];
+        let list = &mut best[slot * k..slot * k + k];
+        let entry = (key, i as u32);
+        if len == k && entry >= list[k - 1] {
             continue;
         }
-        let at = list.partition_point(|x| *x < entry);
-        list.insert(at, entry);
-        list.truncate(k);
+        let at = list[..len].partition_point(|x| *x < entry);
+        let len = (len + 1).min(k);
+        list.copy_within(at..len - 1, at + 1);
+        list[at] = entry;
+        lens[slot] = len;
     }
-    let (mut kept, mut numbers) = (Vec::new(), Vec::new());
-    for list in lists {
-        numbers.extend(1..=list.len() as i64);
-        kept.extend(list.into_iter().map(|(_, row)| row));
+    let total = lens.iter().sum();
+    let (mut kept, mut numbers) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (slot, &len) in lens.iter().enumerate() {
+        numbers.extend(1..=len as i64);
+        kept.extend(best[slot * k..slot * k + len].iter().map(|&(_, row)| row));
     }
     (kept, numbers)
 }
@@ -2034,6 +1995,43 @@ impl Field {
     }
 }
 
+/// `codes[k][r]` of every key `k` packed into one integer by `fields`
+/// (`widths[k]` bits each, the first key most significant).
+fn pack(fields: &[Field], codes: &[Vec<Option<u64>>], widths: &[u32], r: usize) -> u128 {
+    let mut key = 0u128;
+    for ((f, c), &w) in fields.iter().zip(codes).zip(widths) {
+        key = key.checked_shl(w).unwrap_or(0) | f.code(c[r]);
+    }
+    key
+}
+
+/// The ORDER BY keys of `call` over `n` rows of `inputs` packed into one
+/// integer per row that orders as they do (as in [`SortKeys`]), or `None`
+/// when they do not fit 128 bits.
+fn packed_order(call: &Call, inputs: &[Array<'static>], n: usize) -> Option<Vec<u128>> {
+    let codes: Vec<Vec<Option<u64>>> = call
+        .order
+        .iter()
+        .map(|&(c, _, _)| value_codes(&inputs[c], true))
+        .collect();
+    let fields: Vec<Field> = call
+        .order
+        .iter()
+        .zip(&codes)
+        .map(|(&(_, desc, nulls_first), c)| Field::of(c, desc, nulls_first))
+        .collect();
+    let widths: Vec<u32> = fields.iter().map(|f| bits_for(f.top())).collect();
+    if widths.iter().sum::<u32>() > 128 {
+        return None;
+    }
+    Some(
+        (0..n)
+            .into_par_iter()
+            .map(|r| pack(&fields, &codes, &widths, r))
+            .collect(),
+    )
+}
+
 impl SortKeys {
     /// The keys of `call` over `n` rows of `inputs` (its input columns),
     /// sorted.
@@ -2061,11 +2059,10 @@ impl SortKeys {
         let total = widths.iter().sum::<u32>() + row_bits;
         if total <= 128 {
             let pack = |r: usize| -> u128 {
-                let mut key = 0u128;
-                for ((f, c), &w) in fields.iter().zip(&codes).zip(&widths) {
-                    key = (key.checked_shl(w).unwrap_or(0)) | f.code(c[r]);
-                }
-                (key.checked_shl(row_bits).unwrap_or(0)) | r as u128
+                pack(&fields, &codes, &widths, r)
+                    .checked_shl(row_bits)
+                    .unwrap_or(0)
+                    | r as u128
             };
             let row_mask = (1u128 << row_bits) - 1;
             let (keys, order) = if total <= 64 {
@@ -2238,7 +2235,7 @@ fn string_codes(
     ordered: bool,
 ) -> Vec<Option<u64>> {
     // Numbered by first appearance.
-    let mut ids: hashbrown::HashMap<&str, u64> = hashbrown::HashMap::with_capacity(n.min(1 << 16));
+    let mut ids: hashbrown::HashMap<&str, u64> = hashbrown::HashMap::with_capacity(n);
     let mut numbered: Vec<Option<u64>> = (0..n)
         .map(|i| {
             if !valid(i) {

@@ -231,7 +231,9 @@ fn top_k_limit(qualify: &Expr) -> Option<usize> {
 /// order (ties by row order), at most `k` a partition, with their row
 /// numbers, over whole columns (`columns`' inputs start at `base`): the
 /// partition key read from the buffers (one integer column hashed as
-/// `i64`), the order compared in them; no value is made per row.
+/// `i64`, one column of another type by its [`value_codes`]), the order
+/// as packed keys ([`packed_order`]) for `k ≤ SMALL_K`, else compared in
+/// the buffers; no value is made per row.
 fn top_k_columns(
     call: &Call,
     columns: &[Array<'static>],

@@ -679,3 +679,42 @@ fn statistical_aggregates_run_over_windows() {
         ints(&[Some(0), Some(1), Some(1), Some(2), Some(2), Some(3)])
     );
 }
+
+/// Keys whose codes span whole 64-bit ranges (integers near ±9e18, floats
+/// at ±1e300, a NULL) do not pack into one 128-bit sort key: the window
+/// sorts them key by key and still finds the same partitions, peers and
+/// order as DuckDB.
+#[test]
+fn keys_too_wide_to_pack_sort_key_by_key() {
+    let mut db = Database::new(DatabaseOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .expect("thread pool");
+    let big = 9_000_000_000_000_000_000i64;
+    let csv = format!(
+        "id,a,b,c\n1,-{big},-1e300,{big}\n2,-{big},-1e300,-{big}\n3,-{big},-1e300,\n\
+         4,{big},1e300,5\n5,{big},1e300,5\n6,{big},-1e300,0\n7,-{big},1e300,1\n"
+    );
+    db.load_csv_bytes(
+        csv.into_bytes(),
+        Path::new("t.csv"),
+        "t",
+        &LoadOptions::default(),
+    )
+    .expect("loads");
+    let sql = "SELECT id, \
+        row_number() OVER (PARTITION BY a, b ORDER BY c DESC NULLS FIRST, id), \
+        rank() OVER (PARTITION BY a ORDER BY b DESC, c), \
+        max(c) OVER (PARTITION BY b ORDER BY a, id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) \
+        FROM t ORDER BY id";
+    let rows = answer(&db, sql);
+    let want = |xs: &[i64]| ints(&xs.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+    assert_eq!(column(&rows, 1), want(&[2, 3, 1, 1, 2, 1, 1]), "{sql}");
+    assert_eq!(column(&rows, 2), want(&[3, 2, 4, 1, 1, 3, 1]), "{sql}");
+    assert_eq!(
+        column(&rows, 3),
+        want(&[big, big, -big, 5, 5, 0, 1]),
+        "{sql}"
+    );
+}

@@ -26,16 +26,17 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::keys::Part;
-use super::{Composer, Relation, Scope, any_node, materialize, ms, thousands};
+use super::{Columns, Composer, Relation, Scope, any_node, materialize, ms, thousands};
 use crate::error::{Error, Result};
 use crate::exec::aggregate::statistics::frame_answer;
-use crate::exec::vector::{Array, Data};
+use crate::exec::vector::{Array, Data, NO_ROW, Strs};
 use crate::plan::AggFunc;
 use crate::plan::expr::Fraction;
 use crate::sql::ast::{
     Expr, ExprKind, FrameBound, FromItem, Ident, Literal, OrderByItem, Select, SelectItem, Span,
     TableRef, UnaryOp, WindowFrame, WindowSpec,
 };
+use crate::store::Bitmap;
 use crate::types::{DataType, Value};
 
 /// True when `select` has a window function or a QUALIFY clause.
@@ -228,40 +229,11 @@ fn top_k_limit(qualify: &Expr) -> Option<usize> {
 
 /// The rows of each partition of `call`'s window that come first in its
 /// order (ties by row order), at most `k` a partition, with their row
-/// numbers. `rel`'s inputs start at column `base`.
-fn top_k(call: &Call, rel: &Relation, base: usize, k: usize) -> (Vec<u32>, Vec<i64>) {
-    let rows = &rel.rows;
-    let cmp = |a: u32, b: u32| -> Ordering {
-        let (ra, rb) = (&rows[a as usize], &rows[b as usize]);
-        for &(c, desc, nulls_first) in &call.order {
-            let o = cmp_key(&ra[base + c], &rb[base + c], desc, nulls_first);
-            if o.is_ne() {
-                return o;
-            }
-        }
-        a.cmp(&b)
-    };
-    // Each partition's candidates, found by its key: one value looked up
-    // by reference (perf: a vector of references allocated per row was
-    // most of db-benchmark q8's time), or the key's values.
-    let mut one: hashbrown::HashMap<&Value, usize> = hashbrown::HashMap::new();
-    let mut many: hashbrown::HashMap<Vec<&Value>, usize> = hashbrown::HashMap::new();
-    let slot = |i: usize, next: usize| -> usize {
-        let row = &rows[i];
-        match call.partition.as_slice() {
-            [] => 0,
-            [p] => *one.entry(&row[base + p]).or_insert(next),
-            ps => *many
-                .entry(ps.iter().map(|&p| &row[base + p]).collect())
-                .or_insert(next),
-        }
-    };
-    top_k_by(rows.len(), slot, cmp, k)
-}
-
-/// [`top_k`] over whole columns (`columns`' inputs start at `base`): the
+/// numbers, over whole columns (`columns`' inputs start at `base`): the
 /// partition key read from the buffers (one integer column hashed as
-/// `i64`), the order compared in them; no value is made per row.
+/// `i64`, one column of another type by its [`value_codes`]), the order
+/// as packed keys ([`packed_order`]) for `k ≤ SMALL_K`, else compared in
+/// the buffers; no value is made per row.
 fn top_k_columns(
     call: &Call,
     columns: &[Array<'static>],
@@ -278,19 +250,23 @@ fn top_k_columns(
         }
         a.cmp(&b)
     };
-    // One numeric order key, k small: each partition keeps its best rows'
-    // keys beside them, so a row is compared with the k-th best without
-    // reading the column at a random row (a cache miss per row: most of
-    // db-benchmark q8's 85 ns a row at 1M rows).
-    let normalized = match call.order.as_slice() {
-        [(c, desc, nulls_first)] if k <= SMALL_K => {
-            normalized_key(&columns[base + c], *desc, *nulls_first)
-        }
-        _ => None,
+    // k small: each partition keeps its best rows' order keys (packed
+    // into one integer per row) beside them, so a row is compared with the
+    // k-th best without reading the columns at a random row (a cache miss
+    // per row: most of db-benchmark q8's 85 ns a row at 1M rows).
+    let normalized = if k <= SMALL_K {
+        packed_order(call, &columns[base..], rows)
+    } else {
+        None
     };
     let keys: Vec<&Array<'static>> = call.partition.iter().map(|&p| &columns[base + p]).collect();
     let run = |slot: &mut dyn FnMut(usize, usize) -> usize| match &normalized {
-        Some(key) => top_k_by_key(rows, slot, key, k),
+        // Keys of at most 64 bits sorted as u64: half the buffer.
+        Some(keys) if keys.iter().all(|&x| x <= u128::from(u64::MAX)) => {
+            let narrow: Vec<u64> = keys.iter().map(|&x| x as u64).collect();
+            top_k_by_key(rows, slot, &narrow, k)
+        }
+        Some(keys) => top_k_by_key(rows, slot, keys, k),
         None => top_k_by(rows, slot, cmp, k),
     };
     match keys.as_slice() {
@@ -308,6 +284,15 @@ fn top_k_columns(
                 *slots.entry(key).or_insert(next)
             })
         }
+        // One key of another type (a string, a float): its rows numbered
+        // once as codes (strings once per dictionary entry), hashed as
+        // integers (perf: a vector of parts made and hashed per row was
+        // most of shapes window_top3_s1m's 3.4 s at 1M rows).
+        [key] => {
+            let codes = value_codes(key, false);
+            let mut slots: hashbrown::HashMap<Option<u64>, usize> = hashbrown::HashMap::new();
+            run(&mut |i: usize, next: usize| *slots.entry(codes[i]).or_insert(next))
+        }
         keys => {
             let mut slots: hashbrown::HashMap<Vec<Option<Part<'_>>>, usize> =
                 hashbrown::HashMap::new();
@@ -319,85 +304,42 @@ fn top_k_columns(
     }
 }
 
-/// A key per row that orders as `order_rows(…, desc, nulls_first)` does,
-/// compared as `(u8, u64)`: NULLs by the first part, values by the second
-/// (integers with the sign bit flipped; floats with -0.0 as 0.0, one NaN
-/// above every number, and the IEEE bits made monotonic; inverted for
-/// DESC). `None` for strings and booleans.
-#[allow(clippy::type_complexity)]
-fn normalized_key<'c>(
-    a: &'c Array<'static>,
-    desc: bool,
-    nulls_first: bool,
-) -> Option<Box<dyn Fn(usize) -> (u8, u64) + 'c>> {
-    let flip = move |k: u64| if desc { !k } else { k };
-    let null = if nulls_first {
-        (0u8, 0u64)
-    } else {
-        (1u8, 0u64)
-    };
-    let value_rank = u8::from(nulls_first);
-    let valid = move |i: usize| a.validity.as_ref().is_none_or(|b| b.get(i));
-    match &a.data {
-        Data::Int(v) => Some(Box::new(move |i| {
-            if valid(i) {
-                (value_rank, flip((v[i] as u64) ^ (1 << 63)))
-            } else {
-                null
-            }
-        })),
-        Data::Float(v) => Some(Box::new(move |i| {
-            if !valid(i) {
-                return null;
-            }
-            let x = v[i];
-            let x = if x == 0.0 {
-                0.0
-            } else if x.is_nan() {
-                f64::NAN
-            } else {
-                x
-            };
-            let bits = x.to_bits();
-            let ordered = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | (1 << 63)
-            };
-            (value_rank, flip(ordered))
-        })),
-        _ => None,
-    }
-}
-
-/// [`top_k_by`] for `k ≤ SMALL_K` with a normalized key per row: each
-/// partition's best `(key, row)` pairs kept in order, so most rows cost one
-/// comparison with the k-th pair.
-fn top_k_by_key(
+/// [`top_k_by`] for `k ≤ SMALL_K` with a packed order key per row
+/// ([`packed_order`]): each partition's best `(key, row)` pairs kept in
+/// order in its own `k` places of one flat buffer (no allocation per
+/// partition: a million partitions of one row each are shapes
+/// window_top3_s1m), so most rows cost one comparison with the k-th pair.
+fn top_k_by_key<K: Ord + Copy + Default>(
     n: usize,
     slot: &mut dyn FnMut(usize, usize) -> usize,
-    key: &dyn Fn(usize) -> (u8, u64),
+    keys: &[K],
     k: usize,
 ) -> (Vec<u32>, Vec<i64>) {
-    let mut lists: Vec<Vec<((u8, u64), u32)>> = Vec::new();
-    for i in 0..n {
-        let slot = slot(i, lists.len());
-        if slot == lists.len() {
-            lists.push(Vec::with_capacity(k));
+    let mut lens: Vec<usize> = Vec::new();
+    let mut best: Vec<(K, u32)> = Vec::new();
+    for (i, &key) in keys[..n].iter().enumerate() {
+        let slot = slot(i, lens.len());
+        if slot == lens.len() {
+            lens.push(0);
+            best.resize(best.len() + k, (K::default(), 0));
         }
-        let list = &mut lists[slot];
-        let entry = (key(i), i as u32);
-        if list.len() == k && list.last().is_some_and(|last| entry >= *last) {
+        let len = lens[slot];
+        let list = &mut best[slot * k..slot * k + k];
+        let entry = (key, i as u32);
+        if len == k && entry >= list[k - 1] {
             continue;
         }
-        let at = list.partition_point(|x| *x < entry);
-        list.insert(at, entry);
-        list.truncate(k);
+        let at = list[..len].partition_point(|x| *x < entry);
+        let len = (len + 1).min(k);
+        list.copy_within(at..len - 1, at + 1);
+        list[at] = entry;
+        lens[slot] = len;
     }
-    let (mut kept, mut numbers) = (Vec::new(), Vec::new());
-    for list in lists {
-        numbers.extend(1..=list.len() as i64);
-        kept.extend(list.into_iter().map(|(_, row)| row));
+    let total = lens.iter().sum();
+    let (mut kept, mut numbers) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (slot, &len) in lens.iter().enumerate() {
+        numbers.extend(1..=len as i64);
+        kept.extend(best[slot * k..slot * k + len].iter().map(|&(_, row)| row));
     }
     (kept, numbers)
 }
@@ -655,102 +597,67 @@ impl Composer<'_> {
             (Some(k), [call]) if call.name == "row_number" => Some((k, call)),
             _ => None,
         };
-        let (table, wildcard_names, rows_scanned, bools) = match top_k_call {
-            // A top-k per group over a plain scan: the scan's columns, the
-            // kept rows gathered from them.
-            Some((k, call)) if !aggregate && !super::needs_composition(&below) => {
-                let cols = self.nest(|| self.run_simple_columns(&below, scope, &[]))?;
-                let start = Instant::now();
-                let first_input = cols.names.len() - inputs.exprs.len().min(cols.names.len());
-                let (kept, numbers) = top_k_columns(call, &cols.arrays, cols.rows, first_input, k);
-                let mut arrays: Vec<Array<'static>> = cols
-                    .arrays
-                    .par_iter()
-                    .map(|a| a.take_or_null(&kept))
-                    .collect();
-                arrays.push(Array::new(DataType::Int, Data::Int(numbers)));
-                let mut names = cols.names.clone();
-                names.push(window_name(0));
-                let mut types = cols.types.clone();
-                types.push(DataType::Int);
-                let table = materialize::table_from_arrays(
-                    &name,
-                    &names,
-                    &types,
-                    &arrays,
-                    kept.len(),
-                    self.engine.partition_rows(),
-                );
-                self.note(format!(
-                    "top {k} per window partition: {} of {} rows kept ({})",
-                    thousands(kept.len()),
-                    thousands(cols.rows),
-                    ms(start)
-                ));
-                let bools = bool_columns(&cols.names, &cols.types);
-                (
-                    table,
-                    cols.names[..first_input].to_vec(),
-                    cols.rows_scanned,
-                    bools,
-                )
-            }
-            _ => {
-                let mut rel = self.nest(|| self.run_select(&below, scope, None))?;
-                let first_input = rel.names.len() - inputs.exprs.len().min(rel.names.len());
-                let wildcard_names: Vec<String> = rel.names[..first_input].to_vec();
-
-                // Step 2. A top-k per group (`QUALIFY row_number() OVER (…) <= k`
-                // as the only window) keeps each partition's k first rows with a
-                // selection instead of sorting all of them.
-                let start = Instant::now();
-                if let Some((k, call)) = top_k_call {
-                    let (rows, numbers) = top_k(call, &rel, first_input, k);
-                    rel.rows = rows
-                        .into_iter()
-                        .zip(numbers)
-                        .map(|(r, n)| {
-                            let mut row = std::mem::take(&mut rel.rows[r as usize]);
-                            row.push(Value::Int(n));
-                            row
-                        })
-                        .collect();
-                    rel.names.push(window_name(0));
-                    rel.types.push(DataType::Int);
-                    self.note(format!(
-                        "top {k} per window partition: {} rows kept ({})",
-                        thousands(rel.rows.len()),
-                        ms(start)
-                    ));
-                }
-                let computed = rel.names.len() > first_input + inputs.exprs.len();
-                for (j, call) in calls.iter().enumerate().filter(|_| !computed) {
-                    self.engine.check()?;
-                    let (values, dtype) = compute(call, &rel, first_input)?;
-                    for (row, v) in rel.rows.iter_mut().zip(values) {
-                        row.push(v);
-                    }
-                    rel.names.push(window_name(j));
-                    rel.types.push(dtype);
-                }
-                if !computed {
-                    self.note(format!(
-                        "window functions: {} over {} rows ({})",
-                        calls.len(),
-                        thousands(rel.rows.len()),
-                        ms(start)
-                    ));
-                }
-
-                let bools = bool_columns(&rel.names, &rel.types);
-                (
-                    self.materialize(&name, &rel),
-                    wildcard_names,
-                    rel.rows_scanned,
-                    bools,
-                )
-            }
+        // Step 1 as whole columns: a plain scan's arrays as they come, any
+        // other query's rows turned into columns once.
+        let mut cols = if !aggregate && !super::needs_composition(&below) {
+            self.nest(|| self.run_simple_columns(&below, scope, &[]))?
+        } else {
+            let rel = self.nest(|| self.run_select(&below, scope, None))?;
+            Columns::from_relation(&rel)
         };
+        let first_input = cols.names.len() - inputs.exprs.len().min(cols.names.len());
+        let wildcard_names: Vec<String> = cols.names[..first_input].to_vec();
+
+        // Step 2. A top-k per group (`QUALIFY row_number() OVER (…) <= k`
+        // as the only window) keeps each partition's k first rows with a
+        // selection instead of sorting all of them, and gathers only those.
+        let start = Instant::now();
+        if let Some((k, call)) = top_k_call {
+            let (kept, numbers) = top_k_columns(call, &cols.arrays, cols.rows, first_input, k);
+            let mut arrays: Vec<Array<'static>> = cols
+                .arrays
+                .par_iter()
+                .map(|a| a.take_or_null(&kept))
+                .collect();
+            arrays.push(Array::new(DataType::Int, Data::Int(numbers)));
+            self.note(format!(
+                "top {k} per window partition: {} of {} rows kept ({})",
+                thousands(kept.len()),
+                thousands(cols.rows),
+                ms(start)
+            ));
+            cols.arrays = arrays;
+            cols.rows = kept.len();
+            cols.names.push(window_name(0));
+            cols.types.push(DataType::Int);
+        } else {
+            let mut computed = Vec::with_capacity(calls.len());
+            for call in &calls {
+                self.engine.check()?;
+                computed.push(compute(call, &cols, first_input)?);
+            }
+            for (j, (array, dtype)) in computed.into_iter().enumerate() {
+                cols.arrays.push(array);
+                cols.names.push(window_name(j));
+                cols.types.push(dtype);
+            }
+            self.note(format!(
+                "window functions: {} over {} rows ({})",
+                calls.len(),
+                thousands(cols.rows),
+                ms(start)
+            ));
+        }
+        let bools = bool_columns(&cols.names, &cols.types);
+        let table = materialize::table_from_arrays(
+            &name,
+            &cols.names,
+            &cols.types,
+            &cols.arrays,
+            cols.rows,
+            self.engine.partition_rows(),
+        );
+        let rows_scanned = cols.rows_scanned;
         // The store keeps a boolean column as the strings true/false: step
         // 3 reads each such column (a bool_or, a lag of a comparison) back
         // as a boolean.
@@ -1286,25 +1193,54 @@ fn substitute_aliases(e: &Expr, aliases: &[(String, Expr)]) -> Expr {
 // Step 2: computing one window function
 
 /// Orders two keys as ORDER BY does: NULLs last unless `nulls_first`.
-fn cmp_key(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
-    crate::exec::vector::order_values(a, b, desc, nulls_first)
+/// One result of a window function, at a position of the sorted rows,
+/// before the column is built: a number, a row whose value it is (a
+/// `lag`, a `min`, a `first_value`), or a value (the statistical and
+/// holistic aggregates, a `lag` with a default).
+#[derive(Clone)]
+enum Slot {
+    Null,
+    Int(i128),
+    Float(f64),
+    /// The value of the argument at this input row.
+    Row(u32),
+    Value(Value),
 }
 
-/// The values of `call` for every row of `rel` (in its row order), and
-/// their type; the inputs start at column `base`.
-fn compute(call: &Call, rel: &Relation, base: usize) -> Result<(Vec<Value>, DataType)> {
-    let rows = &rel.rows;
-    let n = rows.len();
-    let col = |i: usize| base + i;
+/// How a call's result column is built from its [`Slot`]s.
+#[derive(Clone, Copy, PartialEq)]
+enum Built {
+    /// Integers (an integer sum past i64 makes the column float, as an
+    /// encoded intermediate result stores it).
+    Ints,
+    Floats,
+    /// Gathered from the first argument's column.
+    Rows,
+    Values,
+}
+
+/// The values of `call` for every row of `columns` (in their row order),
+/// as one array, and their type; the inputs start at column `base`.
+///
+/// Works on the arrays throughout: partition and peer boundaries from
+/// integer codes, ranks and frame aggregates from the typed buffers, and
+/// `lag`/`lead`/`first_value`/`min`/`max` as a gather of the argument's
+/// column; only the statistical and holistic aggregates and a `lag` with a
+/// default read [`Value`]s.
+fn compute(call: &Call, columns: &Columns, base: usize) -> Result<(Array<'static>, DataType)> {
+    let n = columns.rows;
+    let input = |i: usize| &columns.arrays[base + i];
+    // An integer sum past i64 arrives as a float column.
+    let input_type = |i: usize| match (columns.types[base + i], input(i).dtype) {
+        (DataType::Int, DataType::Float) => DataType::Float,
+        (t, _) => t,
+    };
     // Rows in (partition, order) order; equal rows keep their order. The
     // keys are codes first, compared as integers in one contiguous array
     // (perf: comparing the rows' Values through their pointers was most
     // of a 1M-row running sum's 10 s).
-    let keys = SortKeys::new(call, rows, base);
-    let order = keys.sorted();
-    let cmp_partition = |a: u32, b: u32| keys.same_partition(a, b);
-    let cmp_order = |a: u32, b: u32| keys.peers(a, b);
-    let arg_type = call.args.first().map(|&a| rel.types[col(a)]);
+    let keys = SortKeys::new(call, &columns.arrays[base..], n);
+    let arg_type = call.args.first().map(|&a| input_type(a));
     if matches!(call.name.as_str(), "sum" | "avg" | "mean")
         && arg_type.is_some_and(|t| !t.is_numeric() && t != DataType::Null)
     {
@@ -1313,45 +1249,172 @@ fn compute(call: &Call, rel: &Relation, base: usize) -> Result<(Vec<Value>, Data
             call.span.start,
         ));
     }
-    let dtype = result_type(call, arg_type, call.args.get(1).map(|&a| rel.types[col(a)]));
-    let mut out = vec![Value::Null; n];
+    let dtype = result_type(call, arg_type, call.args.get(1).map(|&a| input_type(a)));
+    let built = match call.name.as_str() {
+        _ if call.agg.is_some() => Built::Values,
+        "lag" | "lead" if call.args.len() > 1 => Built::Values,
+        "lag" | "lead" | "first_value" | "last_value" | "nth_value" | "min" | "max" => Built::Rows,
+        "sum" if dtype == DataType::Int => Built::Ints,
+        "percent_rank" | "cume_dist" | "avg" | "mean" | "sum" => Built::Floats,
+        _ => Built::Ints,
+    };
+    // The arguments as values, by input row, for the calls that need them.
+    let values: Vec<Vec<Value>> = if built == Built::Values {
+        call.args
+            .iter()
+            .map(|&a| {
+                let col = input(a);
+                (0..n).into_par_iter().map(|r| col.value(r)).collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let inputs = PartitionInputs {
+        call,
+        arg: call.args.first().map(|&a| input(a)),
+        order_key: call.order.first().map(|&(k, _, _)| input(k)),
+        values: &values,
+        dtype,
+        arg_type: arg_type.unwrap_or(DataType::Null),
+    };
+
+    // Partitions as ranges of `order`; within each, the peer group of every
+    // position, relative to the partition's start.
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let mut peer_start = vec![0usize; n];
+    let mut peer_end = vec![0usize; n];
     let mut start = 0;
     while start < n {
         let mut end = start + 1;
-        while end < n && cmp_partition(order[start], order[end]) {
+        while end < n && keys.same_partition(start, end) {
             end += 1;
         }
-        let part = &order[start..end];
-        // Peer groups: [peer_start[p], peer_end[p]) for position p.
-        let mut peer_start = vec![0usize; part.len()];
-        let mut peer_end = vec![0usize; part.len()];
-        let mut g = 0;
-        while g < part.len() {
+        let mut g = start;
+        while g < end {
             let mut h = g + 1;
-            while h < part.len() && cmp_order(part[g], part[h]) {
+            while h < end && keys.peers(g, h) {
                 h += 1;
             }
-            for p in g..h {
-                peer_start[p] = g;
-                peer_end[p] = h;
-            }
+            peer_start[g..h].fill(g - start);
+            peer_end[g..h].fill(h - start);
             g = h;
         }
-        let values = partition_values(
-            call,
-            rows,
-            part,
-            &peer_start,
-            &peer_end,
-            base,
-            (dtype, arg_type.unwrap_or(DataType::Null)),
-        )?;
-        for (&r, v) in part.iter().zip(values) {
-            out[r as usize] = v;
-        }
+        parts.push((start, end));
         start = end;
     }
-    Ok((out, dtype))
+    let order = keys.order;
+
+    // Each partition fills its own range of the slots, in parallel.
+    let mut slots = vec![Slot::Null; n];
+    let mut pieces: Vec<&mut [Slot]> = Vec::with_capacity(parts.len());
+    let mut rest: &mut [Slot] = &mut slots;
+    for &(s, e) in &parts {
+        let (piece, tail) = rest.split_at_mut(e - s);
+        pieces.push(piece);
+        rest = tail;
+    }
+    parts
+        .par_iter()
+        .zip(pieces.into_par_iter())
+        .with_min_len(64)
+        .try_for_each(|(&(s, e), out)| {
+            partition_values(
+                &inputs,
+                &order[s..e],
+                &peer_start[s..e],
+                &peer_end[s..e],
+                out,
+            )
+        })?;
+    Ok((build(built, dtype, inputs.arg, &order, slots), dtype))
+}
+
+/// The column of a call from its slots in sorted order (`order[p]` the
+/// input row of position `p`), in the input's row order.
+fn build(
+    built: Built,
+    dtype: DataType,
+    arg: Option<&Array<'static>>,
+    order: &[u32],
+    slots: Vec<Slot>,
+) -> Array<'static> {
+    let n = slots.len();
+    let validity = |valid: &[bool]| valid.contains(&false).then(|| Bitmap::from_bools(valid));
+    match built {
+        Built::Rows => {
+            let mut rows = vec![NO_ROW; n];
+            for (slot, &r) in slots.iter().zip(order) {
+                if let Slot::Row(from) = slot {
+                    rows[r as usize] = *from;
+                }
+            }
+            match arg {
+                Some(a) => a.take_or_null(&rows),
+                None => Array::repeat(dtype, &Value::Null, n),
+            }
+        }
+        Built::Ints => {
+            let mut data = vec![0i128; n];
+            let mut valid = vec![true; n];
+            for (slot, &r) in slots.iter().zip(order) {
+                match slot {
+                    Slot::Int(x) => data[r as usize] = *x,
+                    _ => valid[r as usize] = false,
+                }
+            }
+            let validity = validity(&valid);
+            if let Ok(ints) = data.iter().map(|&x| i64::try_from(x)).collect() {
+                return Array {
+                    dtype,
+                    data: Data::Int(ints),
+                    validity,
+                };
+            }
+            Array {
+                dtype: DataType::Float,
+                data: Data::Float(data.iter().map(|&x| x as f64).collect()),
+                validity,
+            }
+        }
+        Built::Floats => {
+            let mut data = vec![0f64; n];
+            let mut valid = vec![true; n];
+            for (slot, &r) in slots.iter().zip(order) {
+                match slot {
+                    Slot::Float(x) => data[r as usize] = *x,
+                    _ => valid[r as usize] = false,
+                }
+            }
+            Array {
+                dtype,
+                data: Data::Float(data.into()),
+                validity: validity(&valid),
+            }
+        }
+        Built::Values => {
+            let mut values = vec![Value::Null; n];
+            for (slot, &r) in slots.into_iter().zip(order) {
+                if let Slot::Value(v) = slot {
+                    values[r as usize] = v;
+                }
+            }
+            Array::from_result_values(dtype, &values)
+        }
+    }
+}
+
+/// What every partition of one call reads.
+struct PartitionInputs<'a> {
+    call: &'a Call,
+    /// The first argument's column.
+    arg: Option<&'a Array<'static>>,
+    /// The first ORDER BY key's column (a RANGE frame's offsets).
+    order_key: Option<&'a Array<'static>>,
+    /// The arguments as values by input row, for [`Built::Values`].
+    values: &'a [Vec<Value>],
+    dtype: DataType,
+    arg_type: DataType,
 }
 
 fn result_type(call: &Call, arg: Option<DataType>, default: Option<DataType>) -> DataType {
@@ -1407,140 +1470,123 @@ fn conform(v: Value, dtype: DataType, span: Span) -> Result<Value> {
     })
 }
 
-/// The function's values for the rows of one partition, in `part`'s order.
+/// The function's values for the rows of one partition (`part`, input
+/// rows in order), written to `out` in `part`'s order.
 fn partition_values(
-    call: &Call,
-    rows: &[Vec<Value>],
+    inputs: &PartitionInputs<'_>,
     part: &[u32],
     peer_start: &[usize],
     peer_end: &[usize],
-    base: usize,
-    (dtype, arg_type): (DataType, DataType),
-) -> Result<Vec<Value>> {
+    out: &mut [Slot],
+) -> Result<()> {
+    let call = inputs.call;
     let m = part.len();
-    let arg = |p: usize, k: usize| -> &Value { &rows[part[p] as usize][base + call.args[k]] };
-    Ok(match call.name.as_str() {
-        "row_number" => (1..=m as i64).map(Value::Int).collect(),
-        "rank" => (0..m)
-            .map(|p| Value::Int(peer_start[p] as i64 + 1))
-            .collect(),
+    let value = |p: usize, k: usize| -> &Value { &inputs.values[k][part[p] as usize] };
+    let mut put = |f: &mut dyn FnMut(usize) -> Slot| {
+        for (p, slot) in out.iter_mut().enumerate() {
+            *slot = f(p);
+        }
+    };
+    match call.name.as_str() {
+        "row_number" => put(&mut |p| Slot::Int(p as i128 + 1)),
+        "rank" => put(&mut |p| Slot::Int(peer_start[p] as i128 + 1)),
         "dense_rank" => {
             let mut rank = 0;
-            (0..m)
-                .map(|p| {
-                    if peer_start[p] == p {
-                        rank += 1;
-                    }
-                    Value::Int(rank)
-                })
-                .collect()
+            put(&mut |p| {
+                if peer_start[p] == p {
+                    rank += 1;
+                }
+                Slot::Int(rank)
+            });
         }
-        "percent_rank" => (0..m)
-            .map(|p| {
-                Value::Float(if m > 1 {
-                    peer_start[p] as f64 / (m - 1) as f64
-                } else {
-                    0.0
-                })
+        "percent_rank" => put(&mut |p| {
+            Slot::Float(if m > 1 {
+                peer_start[p] as f64 / (m - 1) as f64
+            } else {
+                0.0
             })
-            .collect(),
-        "cume_dist" => (0..m)
-            .map(|p| Value::Float(peer_end[p] as f64 / m as f64))
-            .collect(),
+        }),
+        "cume_dist" => put(&mut |p| Slot::Float(peer_end[p] as f64 / m as f64)),
         "ntile" => {
             let k = call.constant.unwrap_or(1).max(1) as usize;
             let (q, r) = (m / k, m % k);
-            (0..m)
-                .map(|p| {
-                    // The first r buckets have q + 1 rows, the rest q.
-                    let bucket = if p < r * (q + 1) {
-                        p / (q + 1)
-                    } else {
-                        r + (p - r * (q + 1)) / q.max(1)
-                    };
-                    Value::Int(bucket as i64 + 1)
-                })
-                .collect()
+            put(&mut |p| {
+                // The first r buckets have q + 1 rows, the rest q.
+                let bucket = if p < r * (q + 1) {
+                    p / (q + 1)
+                } else {
+                    r + (p - r * (q + 1)) / q.max(1)
+                };
+                Slot::Int(bucket as i128 + 1)
+            });
         }
         "lag" | "lead" => {
             let off = call.constant.unwrap_or(1);
             let off = if call.name == "lag" { -off } else { off };
-            (0..m)
-                .map(|p| {
-                    let at = i128::try_from(p).unwrap_or(i128::MAX) + i128::from(off);
-                    if (0..m as i128).contains(&at) {
-                        conform(arg(at as usize, 0).clone(), dtype, call.span)
-                    } else if call.args.len() > 1 {
-                        conform(arg(p, 1).clone(), dtype, call.span)
-                    } else {
-                        Ok(Value::Null)
-                    }
-                })
-                .collect::<Result<_>>()?
-        }
-        _ => {
-            let frames = frames(call, rows, part, peer_start, peer_end, base)?;
-            match call.name.as_str() {
-                "first_value" => frames
-                    .iter()
-                    .map(|&(s, e)| {
-                        if s < e {
-                            arg(s, 0).clone()
-                        } else {
-                            Value::Null
-                        }
-                    })
-                    .collect(),
-                "last_value" => frames
-                    .iter()
-                    .map(|&(s, e)| {
-                        if s < e {
-                            arg(e - 1, 0).clone()
-                        } else {
-                            Value::Null
-                        }
-                    })
-                    .collect(),
-                "nth_value" => {
-                    let k = call.constant.unwrap_or(1).max(1) as usize;
-                    frames
-                        .iter()
-                        .map(|&(s, e)| {
-                            if s + k - 1 < e {
-                                arg(s + k - 1, 0).clone()
-                            } else {
-                                Value::Null
-                            }
-                        })
-                        .collect()
+            let at = |p: usize| -> Option<usize> {
+                let at = i128::try_from(p).unwrap_or(i128::MAX) + i128::from(off);
+                (0..m as i128).contains(&at).then_some(at as usize)
+            };
+            if call.args.len() > 1 {
+                for (p, slot) in out.iter_mut().enumerate() {
+                    let v = match at(p) {
+                        Some(q) => value(q, 0).clone(),
+                        None => value(p, 1).clone(),
+                    };
+                    *slot = Slot::Value(conform(v, inputs.dtype, call.span)?);
                 }
-                _ if call.agg.is_some() => frame_answers(call, &frames, |p, k| arg(p, k), arg_type),
-                _ => frame_aggregates(
-                    call,
-                    &frames,
-                    |p| {
-                        if call.args.is_empty() {
-                            &Value::Bool(true)
-                        } else {
-                            arg(p, 0)
-                        }
-                    },
-                    dtype,
-                )?,
+            } else {
+                put(&mut |p| at(p).map_or(Slot::Null, |q| Slot::Row(part[q])));
             }
         }
-    })
+        _ => {
+            let frames = frames(call, inputs.order_key, part, peer_start, peer_end);
+            let row = |p: usize| Slot::Row(part[p]);
+            match call.name.as_str() {
+                "first_value" => {
+                    put(&mut |p| {
+                        let (s, e) = frames[p];
+                        if s < e { row(s) } else { Slot::Null }
+                    });
+                }
+                "last_value" => put(&mut |p| {
+                    let (s, e) = frames[p];
+                    if s < e { row(e - 1) } else { Slot::Null }
+                }),
+                "nth_value" => {
+                    let k = call.constant.unwrap_or(1).max(1) as usize;
+                    put(&mut |p| {
+                        let (s, e) = frames[p];
+                        if s + k - 1 < e {
+                            row(s + k - 1)
+                        } else {
+                            Slot::Null
+                        }
+                    });
+                }
+                _ if call.agg.is_some() => {
+                    let answers = frame_answers(call, &frames, value, inputs.arg_type);
+                    for (slot, v) in out.iter_mut().zip(answers) {
+                        *slot = Slot::Value(v);
+                    }
+                }
+                _ => frame_aggregates(call, &frames, inputs.arg, part, inputs.dtype, out),
+            }
+        }
+    }
+    Ok(())
 }
 
-/// Each row's frame as positions `[start, end)` in the partition.
+/// Each row's frame as positions `[start, end)` in the partition; a RANGE
+/// frame with offsets reads the values of the first ORDER BY key
+/// (`order_key`).
 fn frames(
     call: &Call,
-    rows: &[Vec<Value>],
+    order_key: Option<&Array<'static>>,
     part: &[u32],
     peer_start: &[usize],
     peer_end: &[usize],
-    base: usize,
-) -> Result<Vec<(usize, usize)>> {
+) -> Vec<(usize, usize)> {
     let m = part.len();
     let f = &call.frame;
     let clamp = |x: i128| x.clamp(0, m as i128) as usize;
@@ -1562,22 +1608,21 @@ fn frames(
             };
             clamp(x)
         };
-        return Ok((0..m)
+        return (0..m)
             .map(|p| {
                 let (s, e) = (pos(f.start, p, false), pos(f.end, p, true));
                 (s, e.max(s))
             })
-            .collect());
+            .collect();
     }
     // RANGE: by values of the one ORDER BY key when there are offsets.
-    let key = |p: usize| -> Option<f64> {
-        call.order
-            .first()
-            .and_then(|&(k, _, _)| rows[part[p] as usize][base + k].as_f64())
-    };
+    let key = |p: usize| -> Option<f64> { order_key?.value(part[p] as usize).as_f64() };
     let desc = call.order.first().is_some_and(|o| o.1);
+    let offsets = [f.start, f.end]
+        .iter()
+        .any(|b| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_)));
     // The rows with a key: one run (NULLs sort to one end).
-    let (nn_s, nn_e) = match (0..m).position(|p| key(p).is_some()) {
+    let (nn_s, nn_e) = match (0..m).position(|p| offsets && key(p).is_some()) {
         Some(s) => (s, (s..m).find(|&p| key(p).is_none()).unwrap_or(m)),
         None => (m, m),
     };
@@ -1626,81 +1671,82 @@ fn frames(
             FrameBound::Following(k) => offset_bound(p, sign * k as f64, end),
         }
     };
-    Ok((0..m)
+    (0..m)
         .map(|p| {
             let (s, e) = (bound(f.start, p, false), bound(f.end, p, true));
             (s, e.max(s))
         })
-        .collect())
+        .collect()
 }
 
-/// `count`, `sum`, `avg`, `min` or `max` over each frame, moving its two
-/// ends forward (both only ever move forward).
-fn frame_aggregates<'v>(
+/// `count`, `sum`, `avg`, `min` or `max` of `arg` (none for `count(*)`)
+/// over each frame of a partition (`part`, input rows in order), moving
+/// the frame's two ends forward (both only ever move forward); written to
+/// `out` (`min`/`max` as the row holding the value).
+fn frame_aggregates(
     call: &Call,
     frames: &[(usize, usize)],
-    value: impl Fn(usize) -> &'v Value,
+    arg: Option<&Array<'static>>,
+    part: &[u32],
     dtype: DataType,
-) -> Result<Vec<Value>> {
+    out: &mut [Slot],
+) {
     let name = call.name.as_str();
-    let mut out = Vec::with_capacity(frames.len());
+    let row = |p: usize| part[p] as usize;
+    let valid = |p: usize| arg.is_none_or(|a| a.is_valid(row(p)));
+    let (ints, floats): (&[i64], &[f64]) = match arg.map(|a| &a.data) {
+        Some(Data::Int(v)) if matches!(name, "sum" | "avg" | "mean") => (v, &[]),
+        Some(Data::Float(v)) if matches!(name, "sum" | "avg" | "mean") => (&[], v),
+        _ => (&[], &[]),
+    };
     let (mut s, mut e) = (0usize, 0usize);
     let (mut count, mut int_sum, mut float_sum) = (0i64, 0i128, 0f64);
     // Positions whose values may still be the frame's min (max), their
     // values increasing (decreasing) from the front.
     let mut deque: VecDeque<usize> = VecDeque::new();
-    let better = |a: &Value, b: &Value| -> bool {
-        let o = a.total_cmp(b);
+    let extreme = matches!(name, "min" | "max");
+    let better = |a: usize, b: usize| -> bool {
+        let o = arg.map_or(Ordering::Equal, |x| {
+            x.order_rows(row(a), row(b), false, false)
+        });
         if name == "min" { o.is_le() } else { o.is_ge() }
-    };
-    let add = |p: usize,
-               count: &mut i64,
-               int_sum: &mut i128,
-               float_sum: &mut f64,
-               deque: &mut VecDeque<usize>| {
-        let v = value(p);
-        if v.is_null() {
-            return;
-        }
-        *count += 1;
-        match v {
-            Value::Int(i) => *int_sum += i128::from(*i),
-            Value::Float(x) => *float_sum += x,
-            _ => {}
-        }
-        if matches!(name, "min" | "max") {
-            while deque.back().is_some_and(|&b| better(v, value(b))) {
-                deque.pop_back();
-            }
-            deque.push_back(p);
-        }
     };
     // A float sum over a frame whose start moves is read from a tree of
     // partial sums: subtracting what leaves the frame would lose what a
     // huge value absorbed, and turn an infinity that left into NaN.
     let sliding = frames.iter().any(|&(fs, _)| fs > 0);
-    let float_tree = (sliding
-        && matches!(name, "sum" | "avg" | "mean")
-        && (0..frames.len()).any(|p| matches!(value(p), Value::Float(_))))
-    .then(|| SumTree::new(frames.len(), |p| value(p).as_f64()));
-    for &(fs, fe) in frames {
+    let float_tree = (sliding && !floats.is_empty() && (0..frames.len()).any(valid))
+        .then(|| SumTree::new(frames.len(), |p| valid(p).then(|| floats[row(p)])));
+    for (&(fs, fe), slot) in frames.iter().zip(out.iter_mut()) {
         if fs > e {
             // The frame skipped ahead past everything held.
             (s, e, count, int_sum, float_sum) = (fs, fs, 0, 0, 0.0);
             deque.clear();
         }
         while e < fe {
-            add(e, &mut count, &mut int_sum, &mut float_sum, &mut deque);
+            if valid(e) {
+                count += 1;
+                if !ints.is_empty() {
+                    int_sum += i128::from(ints[row(e)]);
+                } else if !floats.is_empty() {
+                    float_sum += floats[row(e)];
+                }
+                if extreme {
+                    while deque.back().is_some_and(|&b| better(e, b)) {
+                        deque.pop_back();
+                    }
+                    deque.push_back(e);
+                }
+            }
             e += 1;
         }
         while s < fs {
-            let v = value(s);
-            if !v.is_null() {
+            if valid(s) {
                 count -= 1;
-                match v {
-                    Value::Int(i) => int_sum -= i128::from(*i),
-                    Value::Float(x) => float_sum -= x,
-                    _ => {}
+                if !ints.is_empty() {
+                    int_sum -= i128::from(ints[row(s)]);
+                } else if !floats.is_empty() {
+                    float_sum -= floats[row(s)];
                 }
             }
             s += 1;
@@ -1709,21 +1755,17 @@ fn frame_aggregates<'v>(
             deque.pop_front();
         }
         if let Some(tree) = &float_tree {
-            // Integers in the frame are in `int_sum`; the tree holds every
-            // value, so the float part is read from it alone.
             float_sum = tree.sum(fs, fe.max(fs));
-            int_sum = 0;
         }
-        out.push(match name {
-            "count" => Value::Int(count),
-            _ if count == 0 => Value::Null,
-            "sum" if dtype == DataType::Int => Value::from_i128(int_sum),
-            "sum" => Value::Float(float_sum + int_sum as f64),
-            "avg" | "mean" => Value::Float((float_sum + int_sum as f64) / count as f64),
-            _ => deque.front().map_or(Value::Null, |&f| value(f).clone()),
-        });
+        *slot = match name {
+            "count" => Slot::Int(i128::from(count)),
+            _ if count == 0 => Slot::Null,
+            "sum" if dtype == DataType::Int => Slot::Int(int_sum),
+            "sum" => Slot::Float(float_sum + int_sum as f64),
+            "avg" | "mean" => Slot::Float((float_sum + int_sum as f64) / count as f64),
+            _ => deque.front().map_or(Slot::Null, |&f| Slot::Row(part[f])),
+        };
     }
-    Ok(out)
 }
 
 /// Sums of a partition's values over any range in O(log n): a bottom-up
@@ -1844,37 +1886,214 @@ fn read_bools(e: &mut Expr, bools: &HashSet<String>) {
     }
 }
 
-/// The PARTITION BY and ORDER BY keys of every row of a window as codes:
-/// `width` codes a row, row-major, each ordering as its key does
-/// ([`cmp_key`]: NULLs last unless NULLS FIRST, DESC inverted), equal
-/// exactly when the keys compare equal.
+/// The rows of a window sorted by their PARTITION BY and ORDER BY keys
+/// (NULLs last unless NULLS FIRST, DESC inverted; equal keys by row
+/// number), with what tells partitions and peer groups apart.
+///
+/// Each key's rows are first coded as integers ([`value_codes`]). When the
+/// codes' ranges together with the row number fit 128 bits (the common
+/// case: a string partition key of 1M values and an integer order key of
+/// 1M values take 40 bits), every row's keys and row number are packed
+/// into one integer, most significant key first, and sorting those plain
+/// integers is the whole sort (a normalized key, as in Leis et al. 2015,
+/// section 3). Otherwise each key is a u128 code of its own.
 struct SortKeys {
-    codes: Vec<u128>,
-    width: usize,
-    /// The first `partition` codes of a row are its partition's.
-    partition: usize,
-    rows: usize,
+    /// Input rows in key order.
+    order: Vec<u32>,
+    layout: Layout,
+}
+
+enum Layout {
+    /// The packed keys in sorted order: partition fields, then order
+    /// fields (`order_bits` together), then `row_bits` of row number.
+    Packed {
+        keys: PackedKeys,
+        row_bits: u32,
+        order_bits: u32,
+    },
+    /// `width` codes a row, row-major (by input row), the first
+    /// `partition` of them the partition's.
+    Wide {
+        codes: Vec<u128>,
+        width: usize,
+        partition: usize,
+    },
+}
+
+enum PackedKeys {
+    Narrow(Vec<u64>),
+    Wide(Vec<u128>),
+}
+
+impl PackedKeys {
+    fn at(&self, p: usize) -> u128 {
+        match self {
+            PackedKeys::Narrow(v) => u128::from(v[p]),
+            PackedKeys::Wide(v) => v[p],
+        }
+    }
 }
 
 /// The NULL bit of a code: above every value's 64 bits.
 const NULL_CODE: u128 = 1 << 64;
 
+/// Bits that hold every number up to `max`.
+fn bits_for(max: u128) -> u32 {
+    128 - max.leading_zeros()
+}
+
+/// One key's place in a packed key: its codes shifted to start at 0
+/// (inverted for DESC) and a slot for NULL at the end it sorts to.
+struct Field {
+    min: u64,
+    max: u64,
+    nulls: bool,
+    desc: bool,
+    nulls_first: bool,
+}
+
+impl Field {
+    fn of(codes: &[Option<u64>], desc: bool, nulls_first: bool) -> Field {
+        let (min, max, nulls) = codes
+            .par_iter()
+            .fold(
+                || (u64::MAX, 0u64, false),
+                |(lo, hi, nulls), c| match *c {
+                    Some(x) => (lo.min(x), hi.max(x), nulls),
+                    None => (lo, hi, true),
+                },
+            )
+            .reduce(
+                || (u64::MAX, 0u64, false),
+                |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 || b.2),
+            );
+        Field {
+            min: min.min(max),
+            max,
+            nulls,
+            desc,
+            nulls_first,
+        }
+    }
+
+    /// The largest code.
+    fn top(&self) -> u128 {
+        u128::from(self.max - self.min) + u128::from(self.nulls)
+    }
+
+    fn code(&self, v: Option<u64>) -> u128 {
+        match v {
+            None if self.nulls_first => 0,
+            None => u128::from(self.max - self.min) + 1,
+            Some(x) => {
+                let x = if self.desc {
+                    self.max - x
+                } else {
+                    x - self.min
+                };
+                u128::from(x) + u128::from(self.nulls && self.nulls_first)
+            }
+        }
+    }
+}
+
+/// `codes[k][r]` of every key `k` packed into one integer by `fields`
+/// (`widths[k]` bits each, the first key most significant).
+fn pack(fields: &[Field], codes: &[Vec<Option<u64>>], widths: &[u32], r: usize) -> u128 {
+    let mut key = 0u128;
+    for ((f, c), &w) in fields.iter().zip(codes).zip(widths) {
+        key = key.checked_shl(w).unwrap_or(0) | f.code(c[r]);
+    }
+    key
+}
+
+/// The ORDER BY keys of `call` over `n` rows of `inputs` packed into one
+/// integer per row that orders as they do (as in [`SortKeys`]), or `None`
+/// when they do not fit 128 bits.
+fn packed_order(call: &Call, inputs: &[Array<'static>], n: usize) -> Option<Vec<u128>> {
+    let codes: Vec<Vec<Option<u64>>> = call
+        .order
+        .iter()
+        .map(|&(c, _, _)| value_codes(&inputs[c], true))
+        .collect();
+    let fields: Vec<Field> = call
+        .order
+        .iter()
+        .zip(&codes)
+        .map(|(&(_, desc, nulls_first), c)| Field::of(c, desc, nulls_first))
+        .collect();
+    let widths: Vec<u32> = fields.iter().map(|f| bits_for(f.top())).collect();
+    if widths.iter().sum::<u32>() > 128 {
+        return None;
+    }
+    Some(
+        (0..n)
+            .into_par_iter()
+            .map(|r| pack(&fields, &codes, &widths, r))
+            .collect(),
+    )
+}
+
 impl SortKeys {
-    fn new(call: &Call, rows: &[Vec<Value>], base: usize) -> SortKeys {
+    /// The keys of `call` over `n` rows of `inputs` (its input columns),
+    /// sorted.
+    fn new(call: &Call, inputs: &[Array<'static>], n: usize) -> SortKeys {
         let keys: Vec<(usize, bool, bool)> = call
             .partition
             .iter()
             .map(|&p| (p, false, false))
             .chain(call.order.iter().copied())
             .collect();
+        // A partition key needs only equality: its strings are numbered as
+        // they come, not sorted.
+        let codes: Vec<Vec<Option<u64>>> = keys
+            .iter()
+            .enumerate()
+            .map(|(k, &(c, _, _))| value_codes(&inputs[c], k >= call.partition.len()))
+            .collect();
+        let fields: Vec<Field> = keys
+            .iter()
+            .zip(&codes)
+            .map(|(&(_, desc, nulls_first), c)| Field::of(c, desc, nulls_first))
+            .collect();
+        let widths: Vec<u32> = fields.iter().map(|f| bits_for(f.top())).collect();
+        let row_bits = bits_for(n.saturating_sub(1) as u128);
+        let total = widths.iter().sum::<u32>() + row_bits;
+        if total <= 128 {
+            let pack = |r: usize| -> u128 {
+                pack(&fields, &codes, &widths, r)
+                    .checked_shl(row_bits)
+                    .unwrap_or(0)
+                    | r as u128
+            };
+            let row_mask = (1u128 << row_bits) - 1;
+            let (keys, order) = if total <= 64 {
+                let mut keys: Vec<u64> = (0..n).into_par_iter().map(|r| pack(r) as u64).collect();
+                keys.par_sort_unstable();
+                let order = keys
+                    .par_iter()
+                    .map(|&k| (u128::from(k) & row_mask) as u32)
+                    .collect();
+                (PackedKeys::Narrow(keys), order)
+            } else {
+                let mut keys: Vec<u128> = (0..n).into_par_iter().map(pack).collect();
+                keys.par_sort_unstable();
+                let order = keys.par_iter().map(|&k| (k & row_mask) as u32).collect();
+                (PackedKeys::Wide(keys), order)
+            };
+            return SortKeys {
+                order,
+                layout: Layout::Packed {
+                    keys,
+                    row_bits,
+                    order_bits: widths[call.partition.len()..].iter().sum(),
+                },
+            };
+        }
         let width = keys.len();
-        let mut codes = vec![0u128; rows.len() * width];
-        for (k, &(c, desc, nulls_first)) in keys.iter().enumerate() {
-            // A partition key needs only equality: its strings are numbered
-            // as they come, not sorted.
-            let values = value_codes(rows, base + c, k >= call.partition.len());
-            codes
-                .par_chunks_mut(width.max(1))
+        let mut wide = vec![0u128; n * width];
+        for (k, (values, &(_, desc, nulls_first))) in codes.iter().zip(&keys).enumerate() {
+            wide.par_chunks_mut(width)
                 .zip(values.par_iter())
                 .for_each(|(row, v)| {
                     row[k] = match *v {
@@ -1887,63 +2106,81 @@ impl SortKeys {
                     };
                 });
         }
+        let key = |r: u32| &wide[r as usize * width..(r as usize + 1) * width];
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.par_sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
         SortKeys {
-            codes,
-            width,
-            partition: call.partition.len(),
-            rows: rows.len(),
+            order,
+            layout: Layout::Wide {
+                codes: wide,
+                width,
+                partition: call.partition.len(),
+            },
         }
     }
 
-    fn key(&self, r: u32) -> &[u128] {
-        let at = r as usize * self.width;
-        &self.codes[at..at + self.width]
-    }
-
-    /// Row numbers in key order, ties by row number.
-    fn sorted(&self) -> Vec<u32> {
-        fn by<const K: usize>(codes: &[u128], rows: usize) -> Vec<u32> {
-            let mut v: Vec<([u128; K], u32)> = (0..rows)
-                .into_par_iter()
-                .map(|r| {
-                    let mut k = [0u128; K];
-                    k.copy_from_slice(&codes[r * K..r * K + K]);
-                    (k, r as u32)
-                })
-                .collect();
-            v.par_sort_unstable();
-            v.into_par_iter().map(|(_, r)| r).collect()
-        }
-        match self.width {
-            0 => (0..self.rows as u32).collect(),
-            1 => by::<1>(&self.codes, self.rows),
-            2 => by::<2>(&self.codes, self.rows),
-            3 => by::<3>(&self.codes, self.rows),
-            4 => by::<4>(&self.codes, self.rows),
-            _ => {
-                let mut order: Vec<u32> = (0..self.rows as u32).collect();
-                order.par_sort_unstable_by(|&a, &b| self.key(a).cmp(self.key(b)).then(a.cmp(&b)));
-                order
+    /// Whether sorted positions `p` and `q` are in one partition.
+    fn same_partition(&self, p: usize, q: usize) -> bool {
+        match &self.layout {
+            Layout::Packed {
+                keys,
+                row_bits,
+                order_bits,
+            } => {
+                let shift = row_bits + order_bits;
+                keys.at(p).checked_shr(shift).unwrap_or(0)
+                    == keys.at(q).checked_shr(shift).unwrap_or(0)
+            }
+            Layout::Wide {
+                codes,
+                width,
+                partition,
+            } => {
+                let (a, b) = (
+                    self.order[p] as usize * width,
+                    self.order[q] as usize * width,
+                );
+                codes[a..a + partition] == codes[b..b + partition]
             }
         }
     }
 
-    fn same_partition(&self, a: u32, b: u32) -> bool {
-        self.key(a)[..self.partition] == self.key(b)[..self.partition]
-    }
-
-    fn peers(&self, a: u32, b: u32) -> bool {
-        self.key(a)[self.partition..] == self.key(b)[self.partition..]
+    /// Whether sorted positions `p` and `q` (of one partition) are peers:
+    /// equal in every ORDER BY key.
+    fn peers(&self, p: usize, q: usize) -> bool {
+        match &self.layout {
+            Layout::Packed {
+                keys,
+                row_bits,
+                order_bits,
+            } => {
+                let mask = 1u128.checked_shl(*order_bits).map_or(u128::MAX, |b| b - 1);
+                (keys.at(p) >> row_bits) & mask == (keys.at(q) >> row_bits) & mask
+            }
+            Layout::Wide {
+                codes,
+                width,
+                partition,
+            } => {
+                let (a, b) = (
+                    self.order[p] as usize * width,
+                    self.order[q] as usize * width,
+                );
+                codes[a + partition..a + width] == codes[b + partition..b + width]
+            }
+        }
     }
 }
 
-/// Column `c` of `rows` as codes that are equal exactly when
+/// The rows of `a` as codes that are equal exactly when
 /// [`Value::total_cmp`] says equal (`None` for NULL) and, when `ordered`,
-/// order as it does: integers and timestamps with the sign bit flipped,
-/// floats by their bits made monotonic (-0.0 as 0.0, one NaN above every
-/// number), strings (and a column of mixed types) by their rank among the
-/// column's distinct values, or unordered, by first appearance.
-fn value_codes(rows: &[Vec<Value>], c: usize, ordered: bool) -> Vec<Option<u64>> {
+/// order as it does: integers (and dates, timestamps, intervals) with the
+/// sign bit flipped, floats by their bits made monotonic (-0.0 as 0.0, one
+/// NaN above every number), booleans as 0 and 1, strings by their rank
+/// among the column's distinct strings (by bytes), or unordered, numbered
+/// by first appearance. Codes into a dictionary are its codes (distinct,
+/// sorted entries); other coded strings are numbered once per entry.
+fn value_codes(a: &Array<'static>, ordered: bool) -> Vec<Option<u64>> {
     let flip = |i: i64| (i as u64) ^ (1 << 63);
     let float = |x: f64| {
         let x = if x == 0.0 {
@@ -1956,59 +2193,71 @@ fn value_codes(rows: &[Vec<Value>], c: usize, ordered: bool) -> Vec<Option<u64>>
         let b = x.to_bits();
         if b >> 63 == 1 { !b } else { b | (1 << 63) }
     };
-    let kind = |v: &Value| std::mem::discriminant(v);
-    let first = rows.iter().map(|r| &r[c]).find(|v| !v.is_null());
-    let uniform = first.is_some_and(|f| {
-        rows.par_iter()
-            .all(|r| r[c].is_null() || kind(&r[c]) == kind(f))
-    });
-    match first {
-        None => return vec![None; rows.len()],
-        Some(Value::Int(_) | Value::Timestamp(_) | Value::Float(_) | Value::Bool(_)) if uniform => {
-            return rows
-                .par_iter()
-                .map(|r| match r[c] {
-                    Value::Int(i) | Value::Timestamp(i) => Some(flip(i)),
-                    Value::Float(x) => Some(float(x)),
-                    Value::Bool(b) => Some(u64::from(b)),
-                    _ => None,
-                })
-                .collect();
+    let n = a.len();
+    let valid = |i: usize| a.is_valid(i);
+    match &a.data {
+        Data::Int(v) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then(|| flip(v[i])))
+            .collect(),
+        Data::Float(v) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then(|| float(v[i])))
+            .collect(),
+        Data::Bool(b) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then(|| u64::from(b.get(i))))
+            .collect(),
+        // A dictionary's entries are distinct and sorted by bytes
+        // (`Dictionary`'s invariant): its codes are the ranks already.
+        Data::Str(Strs::Coded { entries, codes }) if matches!(**entries, Strs::Dict(_)) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then(|| u64::from(codes[i])))
+            .collect(),
+        Data::Str(Strs::Dict(_)) => (0..n)
+            .into_par_iter()
+            .map(|i| valid(i).then_some(i as u64))
+            .collect(),
+        Data::Str(Strs::Coded { entries, codes }) if entries.len() <= n => {
+            let per_entry = string_codes(entries, entries.len(), &|_| true, ordered);
+            (0..n)
+                .into_par_iter()
+                .map(|i| valid(i).then(|| per_entry[codes[i] as usize]).flatten())
+                .collect()
         }
-        _ => {}
+        Data::Str(s) => string_codes(s, n, &valid, ordered),
     }
-    if !ordered && uniform {
-        // One type, so equal values are equal Values: numbered by hashing.
-        let mut ids: hashbrown::HashMap<&Value, u64> = hashbrown::HashMap::new();
-        return rows
-            .iter()
-            .map(|r| {
-                let v = &r[c];
-                if v.is_null() {
-                    return None;
-                }
-                let next = ids.len() as u64;
-                Some(*ids.entry(v).or_insert(next))
-            })
-            .collect();
-    }
-    // Ranks: the distinct values sorted, each row's found by hashing.
-    let mut distinct: Vec<&Value> = {
-        let mut seen: hashbrown::HashSet<&Value> = hashbrown::HashSet::new();
-        rows.iter()
-            .map(|r| &r[c])
-            .filter(|v| !v.is_null() && seen.insert(*v))
-            .collect()
-    };
-    distinct.par_sort_unstable_by(|a, b| a.total_cmp(b));
-    // Values of different types may still compare equal (1 and 1.0).
-    let mut rank: hashbrown::HashMap<&Value, u64> = hashbrown::HashMap::new();
-    let mut r = 0u64;
-    for (i, v) in distinct.iter().enumerate() {
-        if i > 0 && distinct[i - 1].total_cmp(v).is_ne() {
-            r += 1;
+}
+
+/// [`value_codes`] of the `n` strings of `s` (`valid` false for NULL).
+fn string_codes(
+    s: &Strs<'_>,
+    n: usize,
+    valid: &(dyn Fn(usize) -> bool + Sync),
+    ordered: bool,
+) -> Vec<Option<u64>> {
+    // Numbered by first appearance.
+    let mut ids: hashbrown::HashMap<&str, u64> = hashbrown::HashMap::with_capacity(n);
+    let mut numbered: Vec<Option<u64>> = (0..n)
+        .map(|i| {
+            if !valid(i) {
+                return None;
+            }
+            let next = ids.len() as u64;
+            Some(*ids.entry(s.get(i)).or_insert(next))
+        })
+        .collect();
+    if ordered {
+        // Ranks: the distinct strings sorted by bytes.
+        let mut distinct: Vec<(&str, u64)> = ids.into_iter().collect();
+        distinct.par_sort_unstable_by(|x, y| x.0.as_bytes().cmp(y.0.as_bytes()));
+        let mut rank = vec![0u64; distinct.len()];
+        for (r, &(_, id)) in distinct.iter().enumerate() {
+            rank[id as usize] = r as u64;
         }
-        rank.insert(*v, r);
+        numbered
+            .par_iter_mut()
+            .for_each(|c| *c = c.map(|id| rank[id as usize]));
     }
-    rows.par_iter().map(|r| rank.get(&r[c]).copied()).collect()
+    numbered
 }

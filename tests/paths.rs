@@ -343,7 +343,12 @@ fn top_n_past_a_sampled_threshold_returns_what_a_sort_returns() {
 
 /// The text of `EXPLAIN ANALYZE sql`: the paths the run took.
 fn explain(db: &Database, sql: &str) -> String {
-    let r = db.query(&format!("EXPLAIN ANALYZE {sql}")).unwrap();
+    plan_text(db, &format!("EXPLAIN ANALYZE {sql}"))
+}
+
+/// The lines of an EXPLAIN statement's result, joined.
+fn plan_text(db: &Database, statement: &str) -> String {
+    let r = db.query(statement).unwrap();
     r.rows
         .iter()
         .map(|row| row[0].to_string())
@@ -477,12 +482,7 @@ fn explain_names_each_path() {
 
 /// The text of `EXPLAIN sql`: the plan compiled, not run.
 fn explain_compiled(db: &Database, sql: &str) -> String {
-    let r = db.query(&format!("EXPLAIN {sql}")).unwrap();
-    r.rows
-        .iter()
-        .map(|row| row[0].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
+    plan_text(db, &format!("EXPLAIN {sql}"))
 }
 
 /// EXPLAIN compiles the pipelines from codecs and zone maps and reads no

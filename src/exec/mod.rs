@@ -478,20 +478,7 @@ fn aggregate_query(
                 ctx.progress_rows(p.rows);
                 return Ok((run, None));
             };
-            let keys: Vec<Expr> = agg
-                .keys
-                .iter()
-                .map(|k| specialize(k, p).into_owned())
-                .collect();
-            let aggs: Vec<AggCall> = agg
-                .aggs
-                .iter()
-                .map(|a| AggCall {
-                    arg: a.arg.as_ref().map(|e| specialize(e, p).into_owned()),
-                    arg2: a.arg2.as_ref().map(|e| specialize(e, p).into_owned()),
-                    ..a.clone()
-                })
-                .collect();
+            let (keys, aggs) = specialize_aggregate(agg, p);
             let rows = match &sel {
                 Some(s) => Rows::some(s),
                 None => Rows::all(p.rows),
@@ -569,6 +556,26 @@ fn aggregate_query(
         sink(rows)?;
     }
     Ok(runs)
+}
+
+/// The group keys and aggregate calls of `agg` specialized to partition
+/// `p` (constants of the partition folded in: [`specialize`]).
+fn specialize_aggregate(agg: &plan::Aggregate, p: &Partition) -> (Vec<Expr>, Vec<AggCall>) {
+    let keys = agg
+        .keys
+        .iter()
+        .map(|k| specialize(k, p).into_owned())
+        .collect();
+    let aggs = agg
+        .aggs
+        .iter()
+        .map(|a| AggCall {
+            arg: a.arg.as_ref().map(|e| specialize(e, p).into_owned()),
+            arg2: a.arg2.as_ref().map(|e| specialize(e, p).into_owned()),
+            ..a.clone()
+        })
+        .collect();
+    (keys, aggs)
 }
 
 /// For `LIMIT n [OFFSET m]` without ORDER BY or HAVING, `n + m`: any that
@@ -651,20 +658,7 @@ fn compiled_shape(plan: &QueryPlan, u: &access::Unit, opts: &ExecOptions) -> Tra
         CompiledFilter::Steps(steps) => !steps.is_empty() || u.initial.is_some(),
     };
     if let Some(agg) = &plan.aggregate {
-        let keys: Vec<Expr> = agg
-            .keys
-            .iter()
-            .map(|k| specialize(k, p).into_owned())
-            .collect();
-        let aggs: Vec<AggCall> = agg
-            .aggs
-            .iter()
-            .map(|a| AggCall {
-                arg: a.arg.as_ref().map(|e| specialize(e, p).into_owned()),
-                arg2: a.arg2.as_ref().map(|e| specialize(e, p).into_owned()),
-                ..a.clone()
-            })
-            .collect();
+        let (keys, aggs) = specialize_aggregate(agg, p);
         aggregate::describe_partition(&keys, &aggs, p, filtered, opts, &mut trace);
     } else if !plan.order_by.is_empty() {
         for key in &plan.order_by {

@@ -371,6 +371,18 @@ impl ScanStrategy {
     }
 }
 
+/// Whether a sort key column's rows can be order-preserving u64 keys: an
+/// integer, float or timestamp column without NULLs.
+fn normalizes(col: &crate::store::Column) -> bool {
+    col.validity.is_none()
+        && matches!(
+            col.dtype,
+            crate::types::DataType::Int
+                | crate::types::DataType::Float
+                | crate::types::DataType::Timestamp
+        )
+}
+
 /// `offset + limit` of a plan with ORDER BY: the rows a top-n keeps
 /// (`usize::MAX` without a LIMIT).
 fn top_k(plan: &QueryPlan) -> usize {
@@ -413,17 +425,11 @@ pub fn scan_strategy(plan: &QueryPlan, units: &[Unit], opts: &ExecOptions) -> Sc
         {
             return ScanStrategy::Histograms;
         }
-        let normalizes = |u: &Unit| {
-            let col = &parts[u.part].columns[index];
-            col.validity.is_none()
-                && matches!(
-                    col.dtype,
-                    crate::types::DataType::Int
-                        | crate::types::DataType::Float
-                        | crate::types::DataType::Timestamp
-                )
-        };
-        if k >= opts.normalized_min_k && units.iter().all(normalizes) {
+        if k >= opts.normalized_min_k
+            && units
+                .iter()
+                .all(|u| normalizes(&parts[u.part].columns[index]))
+        {
             return ScanStrategy::Normalized;
         }
     }
@@ -789,17 +795,10 @@ fn sorted_by_normalized_key(
         return Ok(None);
     };
     let parts = &plan.table.partitions;
-    let fits = |u: &Unit| {
-        let col = &parts[u.part].columns[*index];
-        col.validity.is_none()
-            && matches!(
-                col.dtype,
-                crate::types::DataType::Int
-                    | crate::types::DataType::Float
-                    | crate::types::DataType::Timestamp
-            )
-    };
-    if !units.iter().all(fits) {
+    if !units
+        .iter()
+        .all(|u| normalizes(&parts[u.part].columns[*index]))
+    {
         return Ok(None);
     }
     type Kept = (PartRun, Option<Vec<(u64, u32)>>);

@@ -558,34 +558,69 @@ pub fn describe_partition(
         ),
     }
     for call in aggs {
+        let kernel = AggKernel::of(call, !keys.is_empty(), filtered, part);
+        let constant = matches!(call.arg, Some(Expr::Literal { .. }));
+        kernel.record(call, constant, trace);
+    }
+}
+
+/// How an aggregate call reads a partition, decided from the call, the
+/// grouping, the selection and the argument's codec before a row is read
+/// (execution and EXPLAIN share it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AggKernel {
+    /// `count(*)`: per-group row counts.
+    RowCounts,
+    /// A global min/max of column `.0` over every row: its zone map's
+    /// bound (exact: zone maps hold the extremes of the valid values, in
+    /// the order min/max use).
+    ZoneMap(usize),
+    /// Column `.0` read in its codec (sums of codes, dictionaries, runs).
+    InPlace(usize),
+    /// The argument evaluated in batches into a typed accumulator.
+    Evaluated,
+}
+
+impl AggKernel {
+    /// The kernel of `call` in `part`; `grouped` when there are keys,
+    /// `filtered` when a selection leaves out rows.
+    fn of(call: &AggCall, grouped: bool, filtered: bool, part: &Partition) -> AggKernel {
         match (call.func, call.arg.as_ref()) {
-            (AggFunc::CountStar, _) | (_, None) => {
-                trace.add("aggregate count(*): per-group row counts", String::new());
-            }
-            (func @ (AggFunc::Min | AggFunc::Max), Some(Expr::Column { .. }))
-                if keys.is_empty() && !filtered =>
+            (AggFunc::CountStar, _) | (_, None) => AggKernel::RowCounts,
+            (AggFunc::Min | AggFunc::Max, Some(Expr::Column { index, .. }))
+                if !grouped && !filtered =>
             {
-                trace.add(
-                    format!("aggregate {}: read from the zone map", func.name()),
-                    call.to_string(),
-                );
+                AggKernel::ZoneMap(*index)
             }
             (func, Some(Expr::Column { index, .. }))
                 if call.arg2.is_none() && reads_in_place(func, &part.columns[*index]) =>
             {
-                trace.add(
-                    format!(
-                        "aggregate {}: reads the column's codec in place",
-                        func.name()
-                    ),
-                    call.to_string(),
-                );
+                AggKernel::InPlace(*index)
             }
-            (func, Some(arg)) => trace.add(
+            _ => AggKernel::Evaluated,
+        }
+    }
+
+    /// Records the kernel's EXPLAIN line for `call`; `constant` says an
+    /// evaluated argument was one value for the partition.
+    fn record(self, call: &AggCall, constant: bool, trace: &mut Trace) {
+        let func = call.func.name();
+        match self {
+            AggKernel::RowCounts => {
+                trace.add("aggregate count(*): per-group row counts", String::new());
+            }
+            AggKernel::ZoneMap(_) => trace.add(
+                format!("aggregate {func}: read from the zone map"),
+                call.to_string(),
+            ),
+            AggKernel::InPlace(_) => trace.add(
+                format!("aggregate {func}: reads the column's codec in place"),
+                call.to_string(),
+            ),
+            AggKernel::Evaluated => trace.add(
                 format!(
-                    "aggregate {}: {}",
-                    func.name(),
-                    if matches!(arg, Expr::Literal { .. }) {
+                    "aggregate {func}: {}",
+                    if constant {
                         "constant argument"
                     } else {
                         "typed accumulator"
@@ -630,24 +665,13 @@ pub fn aggregate_partition<'a>(
     let mut all_rows = Vec::new();
     for call in aggs {
         let mut acc = new_accumulator(call)?;
-        let arg = call.arg.as_ref();
-        match (call.func, arg) {
-            (AggFunc::CountStar, _) | (_, None) => {
-                trace.add("aggregate count(*): per-group row counts", String::new());
-                acc.update(Input::Rows, gids, groups)?;
-            }
-            // A global min/max over every row of the partition is its zone
-            // map's bound (exact: zone maps hold the extremes of the valid
-            // values, in the order min/max use).
-            (func @ (AggFunc::Min | AggFunc::Max), Some(Expr::Column { index, .. }))
-                if keys.is_empty() && rows.sel.is_none() =>
-            {
-                trace.add(
-                    format!("aggregate {}: read from the zone map", func.name()),
-                    call.to_string(),
-                );
-                let zone = &part.columns[*index].zone;
-                let bound = if func == AggFunc::Min {
+        let kernel = AggKernel::of(call, !keys.is_empty(), rows.sel.is_some(), part);
+        let mut constant = false;
+        match kernel {
+            AggKernel::RowCounts => acc.update(Input::Rows, gids, groups)?,
+            AggKernel::ZoneMap(index) => {
+                let zone = &part.columns[index].zone;
+                let bound = if call.func == AggFunc::Min {
                     &zone.min
                 } else {
                     &zone.max
@@ -656,20 +680,14 @@ pub fn aggregate_partition<'a>(
                 // sizes the state to the group.
                 acc.update(Input::Scalar(bound), Gids::Single(1), groups)?;
             }
-            (func, Some(Expr::Column { index, .. }))
-                if call.arg2.is_none() && reads_in_place(func, &part.columns[*index]) =>
-            {
-                trace.add(
-                    format!(
-                        "aggregate {}: reads the column's codec in place",
-                        func.name()
-                    ),
-                    call.to_string(),
-                );
-                acc.update(Input::Column(&part.columns[*index], rows), gids, groups)?;
+            AggKernel::InPlace(index) => {
+                acc.update(Input::Column(&part.columns[index], rows), gids, groups)?;
             }
-            (func, Some(arg)) => {
-                let constant = update_in_batches(
+            AggKernel::Evaluated => {
+                let arg = call.arg.as_ref().ok_or_else(|| {
+                    crate::error::Error::Internal("an evaluated aggregate without argument".into())
+                })?;
+                constant = update_in_batches(
                     acc.as_mut(),
                     (arg, call.arg2.as_ref()),
                     part,
@@ -678,20 +696,9 @@ pub fn aggregate_partition<'a>(
                     groups,
                     &mut all_rows,
                 )?;
-                trace.add(
-                    format!(
-                        "aggregate {}: {}",
-                        func.name(),
-                        if constant {
-                            "constant argument"
-                        } else {
-                            "typed accumulator"
-                        }
-                    ),
-                    call.to_string(),
-                );
             }
         }
+        kernel.record(call, constant, trace);
         accs.push(acc);
     }
     // Which groups to emit: fixed-array slots that saw rows; every group

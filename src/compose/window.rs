@@ -2136,13 +2136,19 @@ impl SortKeys {
                 width,
                 partition,
             } => {
-                let (a, b) = (
-                    self.order[p] as usize * width,
-                    self.order[q] as usize * width,
-                );
+                let (a, b) = self.wide_starts(p, q, *width);
                 codes[a..a + partition] == codes[b..b + partition]
             }
         }
+    }
+
+    /// Where the codes of sorted positions `p` and `q` start in a wide
+    /// layout of `width` codes a row.
+    fn wide_starts(&self, p: usize, q: usize, width: usize) -> (usize, usize) {
+        (
+            self.order[p] as usize * width,
+            self.order[q] as usize * width,
+        )
     }
 
     /// Whether sorted positions `p` and `q` (of one partition) are peers:
@@ -2162,10 +2168,7 @@ impl SortKeys {
                 width,
                 partition,
             } => {
-                let (a, b) = (
-                    self.order[p] as usize * width,
-                    self.order[q] as usize * width,
-                );
+                let (a, b) = self.wide_starts(p, q, *width);
                 codes[a + partition..a + width] == codes[b + partition..b + width]
             }
         }

@@ -676,7 +676,11 @@ fn compiled_shape(plan: &QueryPlan, u: &access::Unit, opts: &ExecOptions) -> Tra
         }
     } else {
         trace.add(
-            format!("project: {} outputs at the selected rows", plan.visible),
+            format!(
+                "project: {} output{} at the selected rows",
+                plan.visible,
+                if plan.visible == 1 { "" } else { "s" }
+            ),
             String::new(),
         );
     }

@@ -645,8 +645,9 @@ impl Database {
     /// # Errors
     /// [`Error::Parse`] or [`Error::Plan`] with the byte offset of the
     /// problem (a missing file or a bad `read_csv` option points at the
-    /// argument); [`Error::Execution`] for failures while running (division
-    /// by zero); a file's load errors.
+    /// argument); [`Error::Overflow`], [`Error::DivisionByZero`] or
+    /// [`Error::Execution`] for failures while running; a file's load
+    /// errors.
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
         self.cancel.reset();
         // One hand-off to the pool for the whole statement: the installs

@@ -57,9 +57,20 @@ pub enum Error {
         offset: Option<usize>,
     },
 
-    /// The query failed while running, e.g. division by zero.
+    /// The query failed while running: a value that does not cast, a
+    /// scalar subquery of more than one row, a timestamp out of range.
+    /// Integer overflow and division by zero have their own variants.
     #[error("{0}")]
     Execution(String),
+
+    /// An integer result does not fit in 64 bits (`+`, `-`, `*`, `abs`, a
+    /// sum), detected while running.
+    #[error("integer overflow")]
+    Overflow,
+
+    /// An integer or float `/` or `%` by zero, detected while running.
+    #[error("division by zero")]
+    DivisionByZero,
 
     /// The work was cancelled (Ctrl-C, or a [`crate::CancelToken`]).
     #[error("cancelled")]

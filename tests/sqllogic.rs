@@ -156,7 +156,8 @@ impl Failure {
             Error::Csv { .. } => "csv",
             Error::Parse { .. } => "parse",
             Error::Plan { .. } => "plan",
-            Error::Execution(_) => "execution",
+            // The message names overflow and division by zero.
+            Error::Execution(_) | Error::Overflow | Error::DivisionByZero => "execution",
             Error::Cancelled => "cancelled",
             Error::MemoryLimit { .. } => "memory",
             Error::NotSupported(_) => "unsupported",

@@ -6,7 +6,7 @@
 //! |-------------------------|---------------------|-------------------------|
 //! | `Parse`                 | `ParseError`        | `offset`                |
 //! | `Plan`                  | `PlanError`         | `offset` (or `None`)    |
-//! | `Execution`             | `ExecutionError`    |                         |
+//! | `Execution`, `Overflow`, `DivisionByZero` | `ExecutionError` |      |
 //! | `MemoryLimit`           | `MemoryLimitError`  | `needed`, `limit`       |
 //! | `Csv`, `Io`             | `LoadError`         | `file`, `line`, `column`|
 //! | `Cancelled`             | `CancelledError`    |                         |
@@ -87,7 +87,9 @@ pub fn to_py_err(py: Python<'_>, error: katydid::Error) -> PyErr {
             PlanError::new_err(message),
             vec![("offset", optional(py, offset.map(|o| o as u64)))],
         ),
-        katydid::Error::Execution(_) => (ExecutionError::new_err(message), vec![]),
+        katydid::Error::Execution(_)
+        | katydid::Error::Overflow
+        | katydid::Error::DivisionByZero => (ExecutionError::new_err(message), vec![]),
         katydid::Error::MemoryLimit { needed, limit, .. } => (
             MemoryLimitError::new_err(message),
             vec![

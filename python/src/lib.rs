@@ -532,7 +532,7 @@ fn date(py: Python<'_>, days: i64) -> PyResult<Bound<'_, PyDate>> {
         .ok()
         .filter(|y| (1..=9999).contains(y))
         .ok_or_else(|| PyValueError::new_err(format!("date {days} days is out of range")))?;
-    PyDate::new(py, year, month as u8, day as u8)
+    PyDate::new(py, year, month, day)
 }
 
 /// Microseconds since 1970-01-01 00:00:00 as a naive `datetime`; years

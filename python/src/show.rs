@@ -113,7 +113,11 @@ pub fn table_html(result: &Preview) -> String {
         out.push_str("<tr>");
         for (i, v) in row.iter().enumerate() {
             let numeric = result.types.get(i).is_some_and(|t| t.is_numeric());
-            let style = if numeric || matches!(result.types.get(i), Some(DataType::Timestamp | DataType::Date | DataType::Interval)) {
+            let style = if numeric
+                || matches!(
+                    result.types.get(i),
+                    Some(DataType::Timestamp | DataType::Date | DataType::Interval)
+                ) {
                 " style=\"text-align:right\""
             } else {
                 ""

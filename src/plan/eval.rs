@@ -54,18 +54,19 @@ impl RowSource for NoRow {
 
 /// The error for integer overflow.
 pub fn overflow() -> Error {
-    Error::Execution("integer overflow".into())
+    Error::Overflow
 }
 
 /// The error for division (or modulo) by zero.
 pub fn division_by_zero() -> Error {
-    Error::Execution("division by zero".into())
+    Error::DivisionByZero
 }
 
 /// Evaluates `expr` on one row.
 ///
 /// # Errors
-/// [`Error::Execution`] on overflow, division by zero or a failed cast.
+/// [`Error::Overflow`], [`Error::DivisionByZero`], or [`Error::Execution`]
+/// for a failed cast.
 pub fn eval(expr: &Expr, row: &dyn RowSource) -> Result<Value> {
     Ok(match expr {
         Expr::Column { index, .. } => row.column(*index),
@@ -822,7 +823,7 @@ pub fn strftime(format: &StrftimeFormat, micros: i64) -> Result<String> {
 /// days, truncated toward zero.
 ///
 /// # Errors
-/// [`Error::Execution`] when the difference overflows.
+/// [`Error::Overflow`] when the difference overflows.
 pub fn date_diff(part: DatePart, start: i64, end: i64) -> Result<i64> {
     let field = |p: DatePart, t: i64| match date_part(p, t) {
         Value::Int(i) => i,

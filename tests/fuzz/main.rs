@@ -472,7 +472,7 @@ fn kind(e: &Error) -> &'static str {
         Error::Csv { .. } => "csv error",
         Error::Parse { .. } => "parse error",
         Error::Plan { .. } => "plan error",
-        Error::Execution(_) => "execution error",
+        Error::Execution(_) | Error::Overflow | Error::DivisionByZero => "execution error",
         Error::Cancelled => "cancelled",
         Error::MemoryLimit { .. } => "memory limit",
         Error::NotSupported(_) => "not supported",

@@ -22,8 +22,8 @@
 //!
 //! Where an engine may legitimately stop before evaluating everything (a
 //! LIMIT: the scan stops once enough rows are found, a top-n ranks on its
-//! first key), an error the reference raises there is *lenient*: its
-//! message starts with [`LENIENT`], and an engine that succeeds instead is
+//! first key), an error the reference raises there is *lenient*
+//! ([`RefError::lenient`]), and an engine that succeeds instead is
 //! not wrong.
 //!
 //! Joins, subqueries, CTEs and set operations are in [`multi`]: a SELECT
@@ -48,19 +48,89 @@ use katydid::sql::ast::{
 use katydid::store::Table;
 use katydid::types::{MICROS_PER_DAY, parse_date, parse_timestamp, timestamp_year};
 
-/// An evaluation or resolution error; the message is informative only.
-pub type RefError = String;
+/// What kind of failure a [`RefError`] is, as the differential test
+/// matches it against the engine's error: a query the engine rejects before
+/// reading a row must be one the reference rejects as [`ErrorKind::Plan`],
+/// an overflow must be an overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Wrong whatever the rows: unknown names, types that do not meet,
+    /// misplaced aggregates, bad arguments (the engine's parse, plan and
+    /// not-supported errors).
+    Plan,
+    /// An integer (or interval) result out of its 64-bit range.
+    Overflow,
+    /// `/` or `%` by zero.
+    DivisionByZero,
+    /// Any other failure while running: a value that does not cast, a
+    /// scalar subquery of several rows, a date out of the timestamp range.
+    Execution,
+    /// Something the reference does not evaluate; any engine error matches
+    /// it, and an engine answer is reported (the generator must avoid it).
+    Unsupported,
+    /// A case too large for the reference (see [`multi`]): not compared.
+    Skip,
+}
 
-/// Prefix of an error that a correct engine need not raise (see the module
-/// docs).
-pub const LENIENT: &str = "lenient: ";
+/// An evaluation or resolution error; the message is informative only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefError {
+    /// What kind of failure this is.
+    pub kind: ErrorKind,
+    /// The error is one a correct engine need not raise (see the module
+    /// docs).
+    pub lenient: bool,
+    /// What went wrong, for the test's report.
+    pub message: String,
+}
+
+impl std::fmt::Display for RefError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lenient = if self.lenient { "lenient " } else { "" };
+        write!(f, "{lenient}{:?}: {}", self.kind, self.message)
+    }
+}
+
+fn error(kind: ErrorKind, message: impl Into<String>) -> RefError {
+    RefError {
+        kind,
+        lenient: false,
+        message: message.into(),
+    }
+}
+
+/// An error of kind [`ErrorKind::Plan`].
+pub fn plan(message: impl Into<String>) -> RefError {
+    error(ErrorKind::Plan, message)
+}
+
+/// An error of kind [`ErrorKind::Overflow`].
+pub fn overflow(message: impl Into<String>) -> RefError {
+    error(ErrorKind::Overflow, message)
+}
+
+/// An error of kind [`ErrorKind::DivisionByZero`].
+pub fn division_by_zero(message: impl Into<String>) -> RefError {
+    error(ErrorKind::DivisionByZero, message)
+}
+
+/// An error of kind [`ErrorKind::Execution`].
+pub fn execution(message: impl Into<String>) -> RefError {
+    error(ErrorKind::Execution, message)
+}
+
+/// An error of kind [`ErrorKind::Unsupported`].
+pub fn unsupported(message: impl Into<String>) -> RefError {
+    error(ErrorKind::Unsupported, message)
+}
+
+/// An error of kind [`ErrorKind::Skip`].
+pub fn skip(message: impl Into<String>) -> RefError {
+    error(ErrorKind::Skip, message)
+}
 
 fn lenient(e: RefError) -> RefError {
-    if e.starts_with(LENIENT) {
-        e
-    } else {
-        format!("{LENIENT}{e}")
-    }
+    RefError { lenient: true, ..e }
 }
 
 /// One ORDER BY key as the comparison needs it.
@@ -201,7 +271,7 @@ fn find_col(cols: &[Col], qualifier: Option<&str>, name: &str) -> Result<Option<
     match hits.as_slice() {
         [] => Ok(None),
         [i] => Ok(Some(*i)),
-        _ => Err(format!("ambiguous column {name:?}")),
+        _ => Err(plan(format!("ambiguous column {name:?}"))),
     }
 }
 
@@ -644,7 +714,7 @@ fn truth(v: &Value) -> Result<Option<bool>, RefError> {
     match v {
         Value::Null => Ok(None),
         Value::Bool(b) => Ok(Some(*b)),
-        other => Err(format!("not a boolean: {other:?}")),
+        other => Err(plan(format!("not a boolean: {other:?}"))),
     }
 }
 
@@ -656,7 +726,9 @@ fn from_truth(t: Option<bool>) -> Value {
 /// timestamp by being parsed as one.
 fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
     use Value::*;
-    let ts = |s: &str| parse_timestamp(s).ok_or_else(|| format!("bad timestamp literal {s:?}"));
+    let ts = |s: &str| {
+        parse_timestamp(s).ok_or_else(|| execution(format!("bad timestamp literal {s:?}")))
+    };
     // A date is its midnight (against a timestamp).
     let day = |d: i64| i128::from(d) * i128::from(MICROS_PER_DAY);
     Ok(match (a, b) {
@@ -673,7 +745,7 @@ fn compare(a: &Value, b: &Value) -> Result<Ordering, RefError> {
         | (Timestamp(_), Timestamp(_))
         | (Interval(_), Interval(_))
         | (Bool(_), Bool(_)) => a.total_cmp(b),
-        _ => return Err(format!("cannot compare {a:?} with {b:?}")),
+        _ => return Err(plan(format!("cannot compare {a:?} with {b:?}"))),
     })
 }
 
@@ -682,7 +754,6 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
     if a.is_null() || b.is_null() {
         return Ok(Null);
     }
-    let overflow = || "integer overflow".to_string();
     // Lengths of time, in microseconds; a date is its midnight here.
     let instant = |v: &Value| match v {
         Timestamp(t) => Some(Some(*t)),
@@ -697,43 +768,61 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
             && !matches!((a, b), (Date(_), Date(_))) =>
         {
             let (x, y) = (
-                ia.flatten().ok_or_else(overflow)?,
-                ib.flatten().ok_or_else(overflow)?,
+                ia.flatten().ok_or_else(|| overflow("integer overflow"))?,
+                ib.flatten().ok_or_else(|| overflow("integer overflow"))?,
             );
-            return x.checked_sub(y).map(Interval).ok_or_else(overflow);
+            return x
+                .checked_sub(y)
+                .map(Interval)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (_, Interval(m), BinaryOp::Plus | BinaryOp::Minus) if ia.is_some() => {
-            let x = ia.flatten().ok_or_else(overflow)?;
+            let x = ia.flatten().ok_or_else(|| overflow("integer overflow"))?;
             let r = if op == BinaryOp::Plus {
                 x.checked_add(*m)
             } else {
                 x.checked_sub(*m)
             };
-            return r.map(Timestamp).ok_or_else(overflow);
+            return r.map(Timestamp).ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(m), _, BinaryOp::Plus) if ib.is_some() => {
-            let y = ib.flatten().ok_or_else(overflow)?;
-            return m.checked_add(y).map(Timestamp).ok_or_else(overflow);
+            let y = ib.flatten().ok_or_else(|| overflow("integer overflow"))?;
+            return m
+                .checked_add(y)
+                .map(Timestamp)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(x), Interval(y), BinaryOp::Plus) => {
-            return x.checked_add(*y).map(Interval).ok_or_else(overflow);
+            return x
+                .checked_add(*y)
+                .map(Interval)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(x), Interval(y), BinaryOp::Minus) => {
-            return x.checked_sub(*y).map(Interval).ok_or_else(overflow);
+            return x
+                .checked_sub(*y)
+                .map(Interval)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(x), Int(k), BinaryOp::Multiply) | (Int(k), Interval(x), BinaryOp::Multiply) => {
-            return x.checked_mul(*k).map(Interval).ok_or_else(overflow);
+            return x
+                .checked_mul(*k)
+                .map(Interval)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(x), Int(k), BinaryOp::Divide) => {
             if *k == 0 {
-                return Err("division by zero".into());
+                return Err(division_by_zero("division by zero"));
             }
-            return x.checked_div(*k).map(Interval).ok_or_else(overflow);
+            return x
+                .checked_div(*k)
+                .map(Interval)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Interval(x), Float(f), BinaryOp::Multiply | BinaryOp::Divide)
         | (Float(f), Interval(x), BinaryOp::Multiply) => {
             if op == BinaryOp::Divide && *f == 0.0 {
-                return Err("division by zero".into());
+                return Err(division_by_zero("division by zero"));
             }
             let r = if op == BinaryOp::Divide {
                 *x as f64 / f
@@ -743,7 +832,7 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
             // Rounded half to even, as a float cast to an integer.
             let r = r.round_ties_even();
             if !(r.is_finite() && (-9.2e18..9.2e18).contains(&r)) {
-                return Err("interval out of range".into());
+                return Err(overflow("interval out of range"));
             }
             return Ok(Interval(r as i64));
         }
@@ -752,16 +841,28 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
     match (a, b) {
         // A date ± days is a date, date − date the days between.
         (Date(x), Int(y)) if op == BinaryOp::Plus => {
-            return x.checked_add(*y).map(Date).ok_or_else(overflow);
+            return x
+                .checked_add(*y)
+                .map(Date)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Date(x), Int(y)) if op == BinaryOp::Minus => {
-            return x.checked_sub(*y).map(Date).ok_or_else(overflow);
+            return x
+                .checked_sub(*y)
+                .map(Date)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Int(x), Date(y)) if op == BinaryOp::Plus => {
-            return x.checked_add(*y).map(Date).ok_or_else(overflow);
+            return x
+                .checked_add(*y)
+                .map(Date)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         (Date(x), Date(y)) if op == BinaryOp::Minus => {
-            return x.checked_sub(*y).map(Int).ok_or_else(overflow);
+            return x
+                .checked_sub(*y)
+                .map(Int)
+                .ok_or_else(|| overflow("integer overflow"));
         }
         _ => {}
     }
@@ -769,7 +870,7 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
         (HugeInt(_), Int(_) | HugeInt(_)) | (Int(_), HugeInt(_)) => {
             let (x, y) = (a.as_i128().unwrap(), b.as_i128().unwrap());
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0 {
-                return Err("division by zero".into());
+                return Err(division_by_zero("division by zero"));
             }
             let r = match op {
                 BinaryOp::Plus => x.checked_add(y),
@@ -780,12 +881,12 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
                 _ => unreachable!(),
             };
             r.map(Value::from_i128)
-                .ok_or_else(|| "integer overflow".into())
+                .ok_or_else(|| overflow("integer overflow"))
         }
         (Int(x), Int(y)) => {
             let (x, y) = (*x, *y);
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0 {
-                return Err("division by zero".into());
+                return Err(division_by_zero("division by zero"));
             }
             let r = match op {
                 BinaryOp::Plus => x.checked_add(y),
@@ -795,12 +896,12 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
                 BinaryOp::Modulo => x.checked_rem(y),
                 _ => unreachable!(),
             };
-            r.map(Int).ok_or_else(|| "integer overflow".into())
+            r.map(Int).ok_or_else(|| overflow("integer overflow"))
         }
         (Int(_) | HugeInt(_) | Float(_), Int(_) | HugeInt(_) | Float(_)) => {
             let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
             if matches!(op, BinaryOp::Divide | BinaryOp::Modulo) && y == 0.0 {
-                return Err("division by zero".into());
+                return Err(division_by_zero("division by zero"));
             }
             Ok(Float(match op {
                 BinaryOp::Plus => x + y,
@@ -811,7 +912,10 @@ fn arith(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RefError> {
                 _ => unreachable!(),
             }))
         }
-        _ => Err(format!("cannot apply {} to {a:?} and {b:?}", op.symbol())),
+        _ => Err(plan(format!(
+            "cannot apply {} to {a:?} and {b:?}",
+            op.symbol()
+        ))),
     }
 }
 
@@ -926,7 +1030,7 @@ fn iso_weeks(y: i64) -> i64 {
 /// The timestamp of a date's midnight.
 fn midnight(days: i64) -> Result<i64, RefError> {
     days.checked_mul(MICROS_PER_DAY)
-        .ok_or_else(|| "date out of the timestamp range".to_string())
+        .ok_or_else(|| execution("date out of the timestamp range"))
 }
 
 /// Part `part` of a length of time of `micros` microseconds: whole days,
@@ -946,7 +1050,7 @@ fn interval_part(part: &str, micros: i64) -> Result<Value, RefError> {
         "second" => in_minute / 1_000_000,
         "millisecond" => in_minute / 1_000,
         "microsecond" => in_minute,
-        p => return Err(format!("no part {p} of an interval")),
+        p => return Err(plan(format!("no part {p} of an interval"))),
     };
     Ok(Value::Int(sign * v as i64))
 }
@@ -983,7 +1087,7 @@ fn date_part(part: &str, micros: i64) -> Result<Value, RefError> {
         "millisecond" => second_micros / 1_000,
         "microsecond" => second_micros,
         "epoch" => return Ok(Value::Float(micros as f64 / 1_000_000.0)),
-        other => return Err(format!("unknown date part {other:?}")),
+        other => return Err(plan(format!("unknown date part {other:?}"))),
     }))
 }
 
@@ -999,7 +1103,7 @@ fn compiled_regex(pattern: &str) -> Result<regex::Regex, RefError> {
         if let Some(re) = cache.borrow().get(pattern) {
             return Ok(re.clone());
         }
-        let re = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+        let re = regex::Regex::new(pattern).map_err(|e| plan(e.to_string()))?;
         cache.borrow_mut().insert(pattern.to_string(), re.clone());
         Ok(re)
     })
@@ -1025,7 +1129,7 @@ fn regexp_replace(
             's' => prefix.push_str("(?s)"),
             'l' => pattern = regex::escape(&pattern),
             'g' => {}
-            other => return Err(format!("regexp_replace option {other:?}")),
+            other => return Err(plan(format!("regexp_replace option {other:?}"))),
         }
     }
     let re = compiled_regex(&format!("{prefix}{pattern}"))?;
@@ -1045,11 +1149,11 @@ fn regexp_replace(
                 Some(d) if d.is_ascii_digit() => {
                     let n = d.to_digit(10).expect("digit") as usize;
                     if n >= caps.len() {
-                        return Err(format!("no group {n}"));
+                        return Err(plan(format!("no group {n}")));
                     }
                     out.push_str(caps.get(n).map_or("", |m| m.as_str()));
                 }
-                other => return Err(format!("bad replacement escape {other:?}")),
+                other => return Err(plan(format!("bad replacement escape {other:?}"))),
             }
         }
         last = whole.end();
@@ -1068,7 +1172,11 @@ fn text(v: &Value) -> Result<Option<String>, RefError> {
         Value::Null => None,
         Value::Str(s) => Some(s.to_string()),
         Value::Int(i) => Some(i.to_string()),
-        v => return Err(format!("the reference does not write {v:?} as text")),
+        v => {
+            return Err(unsupported(format!(
+                "the reference does not write {v:?} as text"
+            )));
+        }
     })
 }
 
@@ -1107,7 +1215,7 @@ fn string_function(name: &str, vals: &[Value]) -> Result<Option<Value>, RefError
             // positions before 1 count but are cut off (PostgreSQL).
             let c = chars(s);
             let end = match rest {
-                [Int(len)] if *len < 0 => return Err("negative substring length".into()),
+                [Int(len)] if *len < 0 => return Err(execution("negative substring length")),
                 [Int(len)] => start.saturating_add(*len),
                 _ => i64::MAX,
             };
@@ -1192,7 +1300,11 @@ fn string_function(name: &str, vals: &[Value]) -> Result<Option<Value>, RefError
                 "%Y-%m-%d" => format!("{:04}-{:02}-{:02}", c.year, c.month, c.day),
                 "%H:%M:%S" => format!("{h:02}:{m:02}:{sec:02}"),
                 "%Y/%m/%d %H" => format!("{:04}/{:02}/{:02} {h:02}", c.year, c.month, c.day),
-                f => return Err(format!("the reference does not know the format {f:?}")),
+                f => {
+                    return Err(unsupported(format!(
+                        "the reference does not know the format {f:?}"
+                    )));
+                }
             };
             string(text)
         }
@@ -1203,7 +1315,7 @@ fn string_function(name: &str, vals: &[Value]) -> Result<Option<Value>, RefError
                 "year" => y.year - x.year,
                 "quarter" => months(&y).div_euclid(3) - months(&x).div_euclid(3),
                 "month" => months(&y) - months(&x),
-                p => return Err(format!("the reference does not diff {p}")),
+                p => return Err(unsupported(format!("the reference does not diff {p}"))),
             }))
         }
         _ => None,
@@ -1224,7 +1336,7 @@ impl Evaluator<'_> {
         use Value::*;
         Ok(match &e.kind {
             ExprKind::Window { .. } => {
-                return Err("a window function where none is allowed".into());
+                return Err(plan("a window function where none is allowed"));
             }
             ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
                 let row = match ctx {
@@ -1262,18 +1374,18 @@ impl Evaluator<'_> {
                         Ctx::Row(r) => r[i].clone(),
                         Ctx::Group { rep: Some(r), .. } => r[i].clone(),
                         Ctx::Group { rep: None, .. } => {
-                            return Err(format!("column {name:?} in a group of no rows"));
+                            return Err(plan(format!("column {name:?} in a group of no rows")));
                         }
                     },
                     None => {
                         let mut at = self.outer;
                         loop {
                             let Some(o) = at else {
-                                return Err(format!("unknown column {name:?}"));
+                                return Err(plan(format!("unknown column {name:?}")));
                             };
                             if let Some(i) = find_col(o.cols, qualifier, name)? {
                                 break o.row.get(i).cloned().ok_or_else(|| {
-                                    format!("outer column {name:?} of a group of no rows")
+                                    plan(format!("outer column {name:?} of a group of no rows"))
                                 })?;
                             }
                             at = o.parent;
@@ -1289,7 +1401,7 @@ impl Evaluator<'_> {
                 Literal::String(s) => Value::str(s),
                 Literal::Interval(m) => Interval(*m),
                 Literal::Months(_) => {
-                    return Err("intervals of months are not supported".into());
+                    return Err(unsupported("intervals of months are not supported"));
                 }
             },
             ExprKind::Unary { op, expr } => {
@@ -1298,14 +1410,14 @@ impl Evaluator<'_> {
                     (_, Null) => Null,
                     (UnaryOp::Neg, Int(i)) => Int(i
                         .checked_neg()
-                        .ok_or_else(|| "integer overflow".to_string())?),
+                        .ok_or_else(|| overflow("integer overflow"))?),
                     (UnaryOp::Neg, Float(f)) => Float(-f),
                     (UnaryOp::Neg, Interval(m)) => Interval(
                         m.checked_neg()
-                            .ok_or_else(|| "integer overflow".to_string())?,
+                            .ok_or_else(|| overflow("integer overflow"))?,
                     ),
                     (UnaryOp::Not, Bool(b)) => Bool(!b),
-                    (op, v) => return Err(format!("cannot apply {op:?} to {v:?}")),
+                    (op, v) => return Err(plan(format!("cannot apply {op:?} to {v:?}"))),
                 }
             }
             ExprKind::Binary { op, left, right } => {
@@ -1419,7 +1531,7 @@ impl Evaluator<'_> {
                     Bool(like(&s.to_lowercase(), &p.to_lowercase()) != *negated)
                 }
                 (Str(s), Str(p)) => Bool(like(&s, &p) != *negated),
-                (a, b) => return Err(format!("cannot LIKE {a:?} with {b:?}")),
+                (a, b) => return Err(plan(format!("cannot LIKE {a:?} with {b:?}"))),
             },
             ExprKind::Case {
                 operand,
@@ -1466,7 +1578,7 @@ impl Evaluator<'_> {
                 let lname = name.to_ascii_lowercase();
                 if is_aggregate_name(&lname) {
                     let Ctx::Group { rows, .. } = ctx else {
-                        return Err(format!("aggregate {lname}() outside a group"));
+                        return Err(plan(format!("aggregate {lname}() outside a group")));
                     };
                     let rows = match filter {
                         None => rows.to_vec(),
@@ -1551,7 +1663,7 @@ impl Evaluator<'_> {
                 match (lname.as_str(), vals.as_slice()) {
                     ("abs", [Int(i)]) => Int(i
                         .checked_abs()
-                        .ok_or_else(|| "integer overflow".to_string())?),
+                        .ok_or_else(|| overflow("integer overflow"))?),
                     ("abs", [Float(f)]) => Float(f.abs()),
                     ("trunc", [Int(i)]) => Int(*i),
                     ("trunc", [Float(f)]) => Float(f.trunc()),
@@ -1566,10 +1678,12 @@ impl Evaluator<'_> {
                     ("pow" | "power", [_, Null]) => Null,
                     ("pow" | "power", [x, y]) => match (x.as_f64(), y.as_f64()) {
                         (Some(x), Some(y)) => Float(x.powf(y)),
-                        _ => return Err(format!("pow of {x:?}, {y:?}")),
+                        _ => return Err(plan(format!("pow of {x:?}, {y:?}"))),
                     },
                     ("sqrt" | "cbrt" | "ln" | "sin", [x]) => {
-                        let x = x.as_f64().ok_or_else(|| format!("{lname} of {x:?}"))?;
+                        let x = x
+                            .as_f64()
+                            .ok_or_else(|| plan(format!("{lname} of {x:?}")))?;
                         Float(match lname.as_str() {
                             "sqrt" => x.sqrt(),
                             "cbrt" => x.cbrt(),
@@ -1596,7 +1710,7 @@ impl Evaluator<'_> {
                             .map(|v| match v {
                                 Str(t) => Ok(Some(t.to_string())),
                                 Null => Ok(None),
-                                v => Err(format!("regexp_replace() argument {v:?}")),
+                                v => Err(plan(format!("regexp_replace() argument {v:?}"))),
                             })
                             .collect::<Result<Vec<_>, RefError>>()?;
                         match texts.as_slice() {
@@ -1605,7 +1719,7 @@ impl Evaluator<'_> {
                             _ => Null,
                         }
                     }
-                    _ => return Err(format!("unsupported call {lname}({vals:?})")),
+                    _ => return Err(unsupported(format!("unsupported call {lname}({vals:?})"))),
                 }
             }
             ExprKind::Extract { field, expr } => match self.eval(expr, ctx)? {
@@ -1613,7 +1727,7 @@ impl Evaluator<'_> {
                 Timestamp(t) => date_part(&field.name, t)?,
                 Date(d) => date_part(&field.name, midnight(d)?)?,
                 Interval(m) => interval_part(&field.name, m)?,
-                v => return Err(format!("extract from {v:?}")),
+                v => return Err(plan(format!("extract from {v:?}"))),
             },
             ExprKind::Cast { expr, to, .. } => {
                 use katydid::sql::ast::TypeName;
@@ -1623,13 +1737,17 @@ impl Evaluator<'_> {
                         Some(d) => Date(d),
                         None => match parse_timestamp(s.trim()) {
                             Some(t) => Date(t.div_euclid(MICROS_PER_DAY)),
-                            None => return Err(format!("cannot cast {s:?} to date")),
+                            None => return Err(execution(format!("cannot cast {s:?} to date"))),
                         },
                     },
                     (Timestamp(t), TypeName::Date) => Date(t.div_euclid(MICROS_PER_DAY)),
                     (Date(d), TypeName::Date) => Date(d),
                     (Date(d), TypeName::Timestamp) => Timestamp(midnight(d)?),
-                    _ => return Err("CAST is supported by the reference only to DATE".into()),
+                    _ => {
+                        return Err(unsupported(
+                            "CAST is supported by the reference only to DATE",
+                        ));
+                    }
                 }
             }
         })
@@ -1653,7 +1771,7 @@ impl Evaluator<'_> {
             return self.aggregate_of_two(name, args, rows);
         }
         let [arg] = args else {
-            return Err(format!("{name}() takes one argument"));
+            return Err(plan(format!("{name}() takes one argument")));
         };
         if name == "count_if" {
             let mut n = 0;
@@ -1671,7 +1789,7 @@ impl Evaluator<'_> {
         }
         if distinct {
             if name != "count" {
-                return Err(format!("{name}(DISTINCT) is not supported"));
+                return Err(unsupported(format!("{name}(DISTINCT) is not supported")));
             }
             let set: HashSet<Value> = vals.into_iter().collect();
             return Ok(Value::Int(set.len() as i64));
@@ -1689,7 +1807,7 @@ impl Evaluator<'_> {
                 let mut any = false;
                 for v in &vals {
                     let Value::Bool(b) = v else {
-                        return Err(format!("{name}() of {v:?}"));
+                        return Err(plan(format!("{name}() of {v:?}")));
                     };
                     all &= *b;
                     any |= *b;
@@ -1751,7 +1869,7 @@ impl Evaluator<'_> {
                         .iter()
                         .map(|v| i128::from(v.as_integer().expect("interval")))
                         .sum();
-                    let sum = i64::try_from(s).map_err(|_| "interval out of range".to_string())?;
+                    let sum = i64::try_from(s).map_err(|_| overflow("interval out of range"))?;
                     return Ok(Value::Interval(if name == "avg" {
                         (s as f64 / n).round_ties_even() as i64
                     } else {
@@ -1775,7 +1893,7 @@ impl Evaluator<'_> {
                     let s: f64 = vals.iter().map(|v| v.as_f64().expect("float")).sum();
                     Ok(Value::Float(if name == "avg" { s / n } else { s }))
                 } else {
-                    Err(format!("cannot {name} {:?}", vals[0]))
+                    Err(plan(format!("cannot {name} {:?}", vals[0])))
                 }
             }
             _ => unreachable!(),
@@ -1805,13 +1923,13 @@ impl Evaluator<'_> {
                     && let Some(o) = order_by.first()
                     && !same_expr(&o.expr, &args[0])
                 {
-                    return Err("string_agg(DISTINCT) ordered by another key".into());
+                    return Err(unsupported("string_agg(DISTINCT) ordered by another key"));
                 }
                 let sep = match args.get(1) {
                     None => ",".to_string(),
                     Some(e) => match self.eval(e, Ctx::Row(&[]))? {
                         Value::Str(s) => s.to_string(),
-                        v => return Err(format!("separator {v:?}")),
+                        v => return Err(plan(format!("separator {v:?}"))),
                     },
                 };
                 let mut pieces: Vec<(Value, String)> = Vec::new();
@@ -1844,7 +1962,7 @@ impl Evaluator<'_> {
             }
             "arg_min" | "argmin" | "min_by" | "arg_max" | "argmax" | "max_by" => {
                 let [a, v] = args else {
-                    return Err(format!("{name}() takes two arguments"));
+                    return Err(plan(format!("{name}() takes two arguments")));
                 };
                 let max = name.contains("max");
                 let mut pairs = Vec::new();
@@ -1868,12 +1986,14 @@ impl Evaluator<'_> {
             }
             "percentile_cont" | "percentile_disc" => {
                 let ([f], [o]) = (args, order_by) else {
-                    return Err(format!("{name}() takes a fraction and one ORDER BY key"));
+                    return Err(plan(format!(
+                        "{name}() takes a fraction and one ORDER BY key"
+                    )));
                 };
                 let f = match self.eval(f, Ctx::Row(&[]))? {
                     Value::Float(f) => f,
                     Value::Int(i) => i as f64,
-                    v => return Err(format!("fraction {v:?}")),
+                    v => return Err(plan(format!("fraction {v:?}"))),
                 };
                 let mut vals = Vec::new();
                 for r in rows {
@@ -1911,13 +2031,13 @@ impl Evaluator<'_> {
         rows: &[&[Value]],
     ) -> Result<Value, RefError> {
         let [a, b] = args else {
-            return Err(format!("{name}() takes two arguments"));
+            return Err(plan(format!("{name}() takes two arguments")));
         };
         if name.starts_with("quantile") {
             let f = match self.eval(b, Ctx::Row(&[]))? {
                 Value::Float(f) => f,
                 Value::Int(i) => i as f64,
-                v => return Err(format!("fraction {v:?}")),
+                v => return Err(plan(format!("fraction {v:?}"))),
             };
             let mut vals = Vec::new();
             for r in rows {
@@ -1965,7 +2085,7 @@ fn floats(vals: &[Value]) -> Result<Vec<f64>, RefError> {
         .map(|v| match v {
             Value::Int(i) => Ok(*i as f64),
             Value::Float(x) => Ok(*x),
-            v => Err(format!("not a number: {v:?}")),
+            v => Err(plan(format!("not a number: {v:?}"))),
         })
         .collect()
 }
@@ -1991,7 +2111,7 @@ fn quantile(mut vals: Vec<Value>, f: f64, discrete: bool) -> Result<Value, RefEr
         // A date is its midnight; the answer a timestamp.
         Value::Date(d) => Ok((*d * MICROS_PER_DAY) as f64),
         Value::Float(x) => Ok(*x),
-        v => Err(format!("quantile of {v:?}")),
+        v => Err(plan(format!("quantile of {v:?}"))),
     };
     let (a, b) = (num(&vals[lo])?, num(&vals[hi])?);
     let frac = pos - lo as f64;
@@ -2074,7 +2194,7 @@ fn expand_star(
         .chain(options.replace.iter().map(|(_, id)| id))
         .find(|id| !named(id))
     {
-        return Err(format!("no column {} for *", id.name));
+        return Err(plan(format!("no column {} for *", id.name)));
     }
     let mut seen = HashSet::new();
     for id in options
@@ -2083,7 +2203,7 @@ fn expand_star(
         .chain(options.replace.iter().map(|(_, id)| id))
     {
         if !seen.insert(id.name.to_ascii_lowercase()) {
-            return Err(format!("column {} named twice after *", id.name));
+            return Err(plan(format!("column {} named twice after *", id.name)));
         }
     }
     let mut items = Vec::new();
@@ -2181,7 +2301,10 @@ pub fn run_select(
                     })
                     .collect();
                 if star.is_empty() {
-                    return Err(format!("no table {} for {}.*", table.name, table.name));
+                    return Err(plan(format!(
+                        "no table {} for {}.*",
+                        table.name, table.name
+                    )));
                 }
                 items.extend(expand_star(star, options)?);
             }
@@ -2228,7 +2351,7 @@ pub fn run_select(
         let keep = match &select.selection {
             Some(w) => {
                 if contains_aggregate(w) {
-                    return Err("aggregate in WHERE".into());
+                    return Err(plan("aggregate in WHERE"));
                 }
                 match ev.predicate(w, Ctx::Row(r)) {
                     Ok(b) => b,
@@ -2260,14 +2383,14 @@ pub fn run_select(
                 .iter()
                 .any(|(e, _, _)| contains_aggregate_outside_window(e))
         {
-            return Err("the reference has no windows over groups".into());
+            return Err(unsupported("the reference has no windows over groups"));
         }
         if select
             .selection
             .as_ref()
             .is_some_and(window::contains_window)
         {
-            return Err("window function in WHERE".into());
+            return Err(plan("window function in WHERE"));
         }
         let mut calls = window::Calls::default();
         for (e, _, _) in &mut items {
@@ -2323,18 +2446,18 @@ pub fn run_select(
                     .ok()
                     .and_then(|n| n.checked_sub(1))
                     .and_then(|i| items.get(i))
-                    .ok_or_else(|| format!("GROUP BY position {n} out of range"))?;
+                    .ok_or_else(|| plan(format!("GROUP BY position {n} out of range")))?;
                 e.clone()
             }
             ExprKind::Column(name) if find_col(cols, None, name)?.is_none() => items
                 .iter()
                 .find(|(_, n, aliased)| *aliased && n.eq_ignore_ascii_case(name))
                 .map(|(e, _, _)| e.clone())
-                .ok_or_else(|| format!("unknown column {name:?} in GROUP BY"))?,
+                .ok_or_else(|| plan(format!("unknown column {name:?} in GROUP BY")))?,
             _ => g.clone(),
         };
         if contains_aggregate(&k) {
-            return Err("aggregate in GROUP BY".into());
+            return Err(plan("aggregate in GROUP BY"));
         }
         keys.push(k);
     }
@@ -2362,7 +2485,7 @@ pub fn run_select(
                     .ok()
                     .and_then(|n| n.checked_sub(1))
                     .filter(|&i| i < items.len())
-                    .ok_or_else(|| format!("ORDER BY position {n} out of range"))?;
+                    .ok_or_else(|| plan(format!("ORDER BY position {n} out of range")))?;
                 SortSource::Output(i)
             }
             ExprKind::Column(name) => {
@@ -2442,7 +2565,7 @@ pub fn run_select(
         }
     } else {
         if select.having.is_some() {
-            return Err("HAVING without aggregation".into());
+            return Err(plan("HAVING without aggregation"));
         }
         ctxs.extend(kept.iter().map(|r| Ctx::Row(r)));
     }

@@ -14,7 +14,7 @@
 //! - `WITH` evaluates each CTE once, in order, as a table of its rows.
 //!
 //! A join whose result passes [`MAX_JOIN_ROWS`] is not evaluated: the
-//! error starts with [`SKIP`], and the test counts the case as skipped.
+//! error is of kind [`ErrorKind::Skip`](super::ErrorKind::Skip), and the test counts the case as skipped.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -27,11 +27,8 @@ use katydid::sql::ast::{
 
 use super::{
     Catalog, Col, Ctx, Evaluator, OrderKey, Outer, RefError, RefResult, Relation, compare,
-    find_col, order_cmp, run_select,
+    execution, find_col, order_cmp, plan, run_select, skip, unsupported,
 };
-
-/// Prefix of the error of a case the reference declines (too large).
-pub const SKIP: &str = "skip: ";
 
 /// The most rows a join of the reference produces before it gives up.
 pub const MAX_JOIN_ROWS: usize = 60_000;
@@ -45,11 +42,11 @@ pub fn from_item(
     match from {
         FromItem::Table { table, alias } => {
             let TableRef::Named(name) = table else {
-                return Err("the reference reads only named tables".into());
+                return Err(unsupported("the reference reads only named tables"));
             };
             let rel = catalog
                 .get(&name.name)
-                .ok_or_else(|| format!("no table {:?}", name.name))?;
+                .ok_or_else(|| plan(format!("no table {:?}", name.name)))?;
             let qualifier = alias.as_ref().unwrap_or(name).name.clone();
             Ok(qualified(rel, &qualifier, &[]))
         }
@@ -62,7 +59,7 @@ pub fn from_item(
             let r = run_query(catalog, query, outer)?;
             let rel = relation_of(r);
             if columns.len() > rel.cols.len() {
-                return Err("more column names than the subquery has columns".into());
+                return Err(plan("more column names than the subquery has columns"));
             }
             let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
             match alias {
@@ -138,8 +135,9 @@ fn nested_loop(
             .iter()
             .map(|id| {
                 let side = |cols: &[Col]| {
-                    find_col(cols, None, &id.name)?
-                        .ok_or_else(|| format!("USING column {:?} missing on a side", id.name))
+                    find_col(cols, None, &id.name)?.ok_or_else(|| {
+                        plan(format!("USING column {:?} missing on a side", id.name))
+                    })
                 };
                 Ok((side(&left.cols)?, width + side(&right.cols)?))
             })
@@ -151,7 +149,7 @@ fn nested_loop(
         _ => None,
     };
     if on.is_none() && using.is_empty() && !matches!(join.kind, JoinKind::Cross | JoinKind::Comma) {
-        return Err("a join without a condition".into());
+        return Err(plan("a join without a condition"));
     }
     let ev = Evaluator {
         cols: &cols,
@@ -185,7 +183,7 @@ fn nested_loop(
                 right_paired[i] = true;
                 rows.push(row.clone());
                 if rows.len() > MAX_JOIN_ROWS {
-                    return Err(format!("{SKIP}a join of more than {MAX_JOIN_ROWS} rows"));
+                    return Err(skip(format!("a join of more than {MAX_JOIN_ROWS} rows")));
                 }
             }
         }
@@ -288,7 +286,7 @@ pub fn run_query(
             ExprKind::Column(n) => names.iter().position(|x| x.eq_ignore_ascii_case(n)),
             _ => None,
         }
-        .ok_or("ORDER BY of a set operation names no output column")?;
+        .ok_or_else(|| plan("ORDER BY of a set operation names no output column"))?;
         order.push(OrderKey {
             column: Some(column),
             desc: o.desc,
@@ -351,12 +349,12 @@ fn set_rows(
     let (l, names, types) = set_rows(catalog, left, outer)?;
     let (r, right_names, _) = set_rows(catalog, right, outer)?;
     if names.len() != right_names.len() {
-        return Err(format!(
+        return Err(plan(format!(
             "{} has {} columns on the left and {} on the right",
             op.keyword(),
             names.len(),
             right_names.len()
-        ));
+        )));
     }
     let distinct = |rows: Vec<Vec<Value>>| -> Vec<Vec<Value>> {
         let mut seen = HashSet::new();
@@ -410,7 +408,7 @@ fn one_column(r: &RefResult, what: &str) -> Result<(), RefError> {
     if r.names.len() == 1 {
         Ok(())
     } else {
-        Err(format!("{what} returns {} columns", r.names.len()))
+        Err(plan(format!("{what} returns {} columns", r.names.len())))
     }
 }
 
@@ -456,7 +454,10 @@ pub fn scalar(catalog: &Catalog, query: &Query, outer: &Outer) -> Result<Value, 
     match r.rows.as_slice() {
         [] => Ok(Value::Null),
         [row] => Ok(row[0].clone()),
-        _ => Err(format!("a scalar subquery returned {} rows", r.rows.len())),
+        _ => Err(execution(format!(
+            "a scalar subquery returned {} rows",
+            r.rows.len()
+        ))),
     }
 }
 

@@ -40,7 +40,7 @@ use katydid::sql::ast::{
 use katydid::types::{MICROS_PER_DAY, parse_date, parse_timestamp};
 use katydid::{DataType, Value};
 
-use super::{Col, Ctx, Evaluator, RefError, canonical, children, order_cmp, static_type};
+use super::{Col, Ctx, Evaluator, RefError, canonical, children, order_cmp, plan, static_type};
 
 /// True when `e` has a window call.
 pub fn contains_window(e: &Expr) -> bool {
@@ -66,7 +66,7 @@ impl Calls {
     pub fn rewrite(&mut self, e: &Expr) -> Result<Expr, RefError> {
         if let ExprKind::Window { call, .. } = &e.kind {
             if children(call).into_iter().any(contains_window) {
-                return Err("a window function inside a window function".into());
+                return Err(plan("a window function inside a window function"));
             }
             let text = format!("{:?}", canonical(e));
             let i = match self.calls.iter().position(|(t, _)| *t == text) {
@@ -166,15 +166,15 @@ fn resolve(
         return Ok(window.clone());
     };
     if depth > named.len() {
-        return Err("named windows in a cycle".into());
+        return Err(plan("named windows in a cycle"));
     }
     let found = named
         .iter()
         .find(|w| w.name.name.eq_ignore_ascii_case(&base.name))
-        .ok_or_else(|| format!("unknown window {}", base.name))?;
+        .ok_or_else(|| plan(format!("unknown window {}", base.name)))?;
     let b = resolve(&found.spec, named, depth + 1)?;
     if !window.partition_by.is_empty() {
-        return Err("a window on a named one with its own PARTITION BY".into());
+        return Err(plan("a window on a named one with its own PARTITION BY"));
     }
     Ok(WindowSpec {
         base: None,
@@ -197,7 +197,7 @@ fn constant(e: &Expr) -> Result<i64, RefError> {
             op: UnaryOp::Neg,
             expr,
         } => Ok(-constant(expr)?),
-        _ => Err("a window function's count must be a constant integer".into()),
+        _ => Err(plan("a window function's count must be a constant integer")),
     }
 }
 
@@ -207,7 +207,7 @@ fn range_key(v: &Value) -> Result<Option<f64>, RefError> {
         Value::Null => Ok(None),
         Value::Int(i) => Ok(Some(*i as f64)),
         Value::Float(f) => Ok(Some(*f)),
-        v => Err(format!("RANGE with an offset over {v:?}")),
+        v => Err(plan(format!("RANGE with an offset over {v:?}"))),
     }
 }
 
@@ -260,14 +260,14 @@ fn compute(
         ..
     } = &call.kind
     else {
-        return Err("OVER after something other than a call".into());
+        return Err(plan("OVER after something other than a call"));
     };
     let name = name.to_ascii_lowercase();
     let aggregate = super::is_aggregate_name(&name);
     if !aggregate && (*distinct || filter.is_some() || !order_by.is_empty() || *star) {
-        return Err(format!(
+        return Err(plan(format!(
             "{name}() does not take DISTINCT, FILTER or ORDER BY"
-        ));
+        )));
     }
     if let Some(f) = &spec.frame {
         check_frame(f, spec)?;
@@ -331,14 +331,16 @@ fn check_frame(f: &WindowFrame, spec: &WindowSpec) -> Result<(), RefError> {
         }
     };
     if f.start == FrameBound::UnboundedFollowing || f.end == FrameBound::UnboundedPreceding {
-        return Err("frame starts at UNBOUNDED FOLLOWING or ends at UNBOUNDED PRECEDING".into());
+        return Err(plan(
+            "frame starts at UNBOUNDED FOLLOWING or ends at UNBOUNDED PRECEDING",
+        ));
     }
     if signed(f.start) > signed(f.end) {
-        return Err("frame starts after it ends".into());
+        return Err(plan("frame starts after it ends"));
     }
     let offset = |b: FrameBound| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_));
     if !f.rows && (offset(f.start) || offset(f.end)) && spec.order_by.len() != 1 {
-        return Err("RANGE with an offset needs one ORDER BY key".into());
+        return Err(plan("RANGE with an offset needs one ORDER BY key"));
     }
     Ok(())
 }
@@ -376,7 +378,7 @@ fn partition(
     let arg = |p: usize, k: usize| -> Result<Value, RefError> {
         match args.get(k) {
             Some(a) => ev.eval(a, Ctx::Row(rows[p])),
-            None => Err(format!("{name}() needs argument {}", k + 1)),
+            None => Err(plan(format!("{name}() needs argument {}", k + 1))),
         }
     };
     let count_arg = |k: usize, default: i64| -> Result<i64, RefError> {
@@ -408,7 +410,7 @@ fn partition(
         "ntile" => {
             let k = count_arg(0, 0)?;
             if k <= 0 {
-                return Err("ntile needs a positive count".into());
+                return Err(plan("ntile needs a positive count"));
             }
             // Bucket sizes: rows / k, the first rows % k one larger.
             let k = (k as usize).min(m.max(1));
@@ -447,7 +449,7 @@ fn partition(
                     (Value::Float(f), Some(DataType::Int)) => {
                         let r = f.round();
                         if !(-9.3e18..9.3e18).contains(&r) {
-                            return Err(format!("default {f} does not fit an integer"));
+                            return Err(plan(format!("default {f} does not fit an integer")));
                         }
                         Value::Int(r as i64)
                     }
@@ -455,10 +457,10 @@ fn partition(
                     (Value::Str(t), Some(DataType::Date)) => Value::Date(
                         parse_date(&t)
                             .or_else(|| parse_timestamp(&t).map(|m| m.div_euclid(MICROS_PER_DAY)))
-                            .ok_or_else(|| format!("default {t:?}"))?,
+                            .ok_or_else(|| plan(format!("default {t:?}")))?,
                     ),
                     (Value::Str(t), Some(DataType::Timestamp)) => Value::Timestamp(
-                        parse_timestamp(&t).ok_or_else(|| format!("default {t:?}"))?,
+                        parse_timestamp(&t).ok_or_else(|| plan(format!("default {t:?}")))?,
                     ),
                     (v, _) => v,
                 });
@@ -480,7 +482,7 @@ fn partition(
                     "nth_value" => {
                         let k = count_arg(1, 1)?;
                         if k <= 0 {
-                            return Err("nth_value needs a positive position".into());
+                            return Err(plan("nth_value needs a positive position"));
                         }
                         match usize::try_from(k - 1).ok().filter(|&i| i < frame.len()) {
                             Some(i) => arg(s + i, 0)?,
@@ -494,7 +496,7 @@ fn partition(
                             rep: Some(rows[p]),
                         },
                     )?,
-                    _ => return Err(format!("unknown window function {name}()")),
+                    _ => return Err(plan(format!("unknown window function {name}()"))),
                 });
             }
         }

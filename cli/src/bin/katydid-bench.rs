@@ -185,7 +185,7 @@ fn load_peak(
     }
     let before = proc_status_bytes("VmRSS");
     let start = Instant::now();
-    let _loading = alloc::Loading::start();
+    let _loading = alloc::Loading::start_for(path);
     let stats = db
         .load_csv(path, "t", &options)
         .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
@@ -224,7 +224,7 @@ fn load_table(db: &mut Database, t: &Json) -> Json {
     eprintln!("katydid:   load {name} from {}", path.display());
     let start = Instant::now();
     let loaded = catch_unwind(AssertUnwindSafe(|| {
-        let _loading = alloc::Loading::start();
+        let _loading = alloc::Loading::start_for(&path);
         db.load_csv(&path, name, &LoadOptions::default())
     }));
     let load_s = start.elapsed().as_secs_f64();

@@ -409,7 +409,7 @@ impl Session {
         }
         let result = {
             let _busy = self.interrupt.busy();
-            let _loading = crate::alloc::Loading::start();
+            let _loading = crate::alloc::Loading::start_for(&path);
             match stdin {
                 Some(bytes) => self
                     .db

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::plan::Catalog;
 use crate::sql::ast::{
-    BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Query, Select, SelectItem,
-    TableRef,
+    BinaryOp, Expr, ExprKind, FromItem, Ident, JoinConstraint, JoinKind, Literal, Query, Select,
+    SelectItem, TableRef,
 };
 
 /// The prefix of a computed key column's name; `*` does not show them.
@@ -60,6 +60,8 @@ pub(super) fn compute_expression_keys(
     on_clauses(&mut from, &mut |e| {
         rewrite_conjuncts(e, &mut leaves, &mut counter)
     });
+    let mut at = 0;
+    outer_conditions(&mut from, &mut leaves, &mut counter, &mut at);
     if inner_only(&from)
         && let Some(selection) = &mut select.selection
     {
@@ -216,6 +218,163 @@ fn rewrite_conjuncts(e: &mut Expr, leaves: &mut [Leaf], counter: &mut usize) {
         *counter += 1;
         compute_in(side, &mut leaves[leaf], qualifier, name);
     }
+}
+
+/// In each outer join's ON clause, makes every conjunct that reads one
+/// input the join may not filter (the left of LEFT, the right of RIGHT,
+/// either of FULL), or none, an equality of computed keys: `c` becomes
+/// `l.__join_key_N = r.__join_key_M`, where `l` (an input on the side `c`
+/// reads, or the left for a constant) computes `CASE WHEN c THEN 1 END`
+/// and `r` (an input of the other side) computes `1`. A row for which `c`
+/// is false or NULL then has a NULL key and pairs with nothing, so it is
+/// kept with NULLs as SQL's ON has it, and the others pair as the rest of
+/// the ON clause says (`a LEFT JOIN b ON a.k = b.k AND a.x > 5`).
+///
+/// Only when no join inside either side pads those two inputs with NULLs
+/// (both sides' own joins are inner): a computed key of a padded row is
+/// NULL, where `c` over the padded row could be true (`x IS NULL`). Other
+/// conjuncts stay as they are, for the join to place or report.
+fn outer_conditions(from: &mut FromItem, leaves: &mut [Leaf], counter: &mut usize, at: &mut usize) {
+    let FromItem::Join(j) = from else {
+        *at += 1;
+        return;
+    };
+    let start = *at;
+    outer_conditions(&mut j.left, leaves, counter, at);
+    let middle = *at;
+    outer_conditions(&mut j.right, leaves, counter, at);
+    let (left, right) = (start..middle, middle..*at);
+    let kind = j.kind;
+    if !matches!(kind, JoinKind::Left | JoinKind::Right | JoinKind::Full)
+        || !inner_only(&j.left)
+        || !inner_only(&j.right)
+    {
+        return;
+    }
+    let JoinConstraint::On(on) = &mut j.constraint else {
+        return;
+    };
+    // The other side's input that computes the constant key: one with a
+    // name, on the side opposite `side`.
+    let named = |range: std::ops::Range<usize>, leaves: &[Leaf]| {
+        range.clone().find(|&i| leaves[i].qualifier.is_some())
+    };
+    let mut parts = super::super::conjuncts(on.clone());
+    let mut changed = false;
+    for c in &mut parts {
+        if side_of_equality(c, leaves, &left, &right) {
+            continue;
+        }
+        let reads = leaf_of(c, leaves);
+        let constant = reads.is_none() && !reads_anything(c);
+        let on_left = reads.is_some_and(|l| left.contains(&l));
+        let on_right = reads.is_some_and(|l| right.contains(&l));
+        let preserved = match kind {
+            JoinKind::Left => on_left,
+            JoinKind::Right => on_right,
+            _ => on_left || on_right,
+        };
+        if !(preserved || constant) {
+            continue;
+        }
+        let (here, there) = match reads {
+            Some(l) if on_right => (Some(l), named(left.clone(), leaves)),
+            Some(l) => (Some(l), named(right.clone(), leaves)),
+            None => (named(left.clone(), leaves), named(right.clone(), leaves)),
+        };
+        let (Some(here), Some(there)) = (here, there) else {
+            continue;
+        };
+        let (Some(q_here), Some(q_there)) = (
+            leaves[here].qualifier.clone(),
+            leaves[there].qualifier.clone(),
+        ) else {
+            continue;
+        };
+        let span = c.span;
+        let literal = |kind| Expr { kind, span };
+        let one = || literal(ExprKind::Literal(Literal::Int(1)));
+        let mut test = literal(ExprKind::Case {
+            operand: None,
+            branches: vec![(std::mem::replace(c, one()), one())],
+            else_result: None,
+        });
+        let mut constant_one = one();
+        let (a, b) = (
+            format!("{PREFIX}{counter}"),
+            format!("{PREFIX}{}", *counter + 1),
+        );
+        *counter += 2;
+        compute_in(&mut test, &mut leaves[here], q_here, a);
+        compute_in(&mut constant_one, &mut leaves[there], q_there, b);
+        *c = literal(ExprKind::Binary {
+            op: BinaryOp::Eq,
+            left: Box::new(test),
+            right: Box::new(constant_one),
+        });
+        changed = true;
+    }
+    if changed {
+        *on = parts
+            .into_iter()
+            .reduce(|a, b| {
+                let span = a.span.union(b.span);
+                Expr {
+                    kind: ExprKind::Binary {
+                        op: BinaryOp::And,
+                        left: Box::new(a),
+                        right: Box::new(b),
+                    },
+                    span,
+                }
+            })
+            .expect("an ON clause has a conjunct");
+    }
+}
+
+/// Whether `c` is an equality whose two sides read inputs of the join's
+/// two sides, one each (a key the join hashes).
+fn side_of_equality(
+    c: &Expr,
+    leaves: &[Leaf],
+    left: &std::ops::Range<usize>,
+    right: &std::ops::Range<usize>,
+) -> bool {
+    let ExprKind::Binary {
+        op: BinaryOp::Eq,
+        left: a,
+        right: b,
+    } = &c.kind
+    else {
+        return false;
+    };
+    match (leaf_of(a, leaves), leaf_of(b, leaves)) {
+        (Some(x), Some(y)) => {
+            (left.contains(&x) && right.contains(&y)) || (left.contains(&y) && right.contains(&x))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `e` reads a column, or holds a subquery, an aggregate or a
+/// window: anything but a constant.
+fn reads_anything(e: &Expr) -> bool {
+    let mut found = false;
+    super::super::walk(e, &mut |x| {
+        if matches!(
+            x.kind,
+            ExprKind::Column(_)
+                | ExprKind::QualifiedColumn { .. }
+                | ExprKind::Subquery(_)
+                | ExprKind::InSubquery { .. }
+                | ExprKind::Exists(_)
+                | ExprKind::Window { .. }
+        ) || matches!(x.kind, ExprKind::Function { .. }) && super::super::contains_aggregate(x)
+        {
+            found = true;
+        }
+    });
+    found
 }
 
 /// Moves `e` into `leaf`'s computed columns as `name`, leaving a reference

@@ -3878,8 +3878,8 @@ impl QueryGen<'_> {
         }
     }
 
-    /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `[NOT] IN`,
-    /// `[NOT] IN` correlated on an equality, `[NOT] EXISTS` correlated on an
+    /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `x op
+    /// ANY/SOME/ALL`, `[NOT] IN`, `[NOT] IN` correlated on an equality, `[NOT] EXISTS` correlated on an
     /// equality, a scalar subquery (correlated or not; an aggregate or a
     /// plain column); the outer side of a correlation is sometimes an
     /// expression of the outer columns.
@@ -3897,7 +3897,24 @@ impl QueryGen<'_> {
         };
         let (a, b) = self.key_pair();
         let cond = match self.rng.gen_range(0..100) {
-            0..32 => {
+            // A quantified comparison, `x op ANY/SOME/ALL (SELECT …)`,
+            // uncorrelated or correlated on an equality.
+            0..8 => {
+                let op = self.cmp_op();
+                let quantifier = *self.pick(&["ANY", "SOME", "ALL"]);
+                let w = if self.chance(0.4) {
+                    let (c, d) = self.key_pair();
+                    let outer = self.outer_side(&o.name, c);
+                    format!(" WHERE {}.{d} = {outer}", i.name)
+                } else {
+                    inner_where(self)
+                };
+                format!(
+                    "{}.{a} {op} {quantifier} (SELECT {}.{b} FROM {}{w})",
+                    o.name, i.name, i.sql
+                )
+            }
+            8..32 => {
                 let not = if self.chance(0.5) { " NOT" } else { "" };
                 let w = inner_where(self);
                 format!(

@@ -234,6 +234,7 @@ fn split(
                         x.kind,
                         ExprKind::Subquery(_)
                             | ExprKind::InSubquery { .. }
+                            | ExprKind::Quantified { .. }
                             | ExprKind::Exists(_)
                             | ExprKind::Window { .. }
                     ) || super::contains_aggregate(x)
@@ -958,7 +959,10 @@ fn has_subquery(select: &Select) -> bool {
         found |= super::any_node(e, &|x| {
             matches!(
                 x.kind,
-                ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. }
+                ExprKind::Subquery(_)
+                    | ExprKind::Exists(_)
+                    | ExprKind::InSubquery { .. }
+                    | ExprKind::Quantified { .. }
             ) || matches!(&x.kind, ExprKind::Unary { expr, .. } if matches!(expr.kind, ExprKind::Exists(_)))
         })
     });

@@ -117,7 +117,10 @@ pub(super) fn merge_derived(outer: &Select, scope: &dyn Catalog) -> Result<Optio
                 }
                 Some(column.clone())
             }
-            ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. } => {
+            ExprKind::Subquery(_)
+            | ExprKind::Exists(_)
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Quantified { .. } => {
                 return false;
             }
             _ => None,
@@ -268,7 +271,10 @@ fn has_expression_subquery(select: &Select) -> bool {
         walk(e, &mut |x| {
             found |= matches!(
                 x.kind,
-                ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. }
+                ExprKind::Subquery(_)
+                    | ExprKind::Exists(_)
+                    | ExprKind::InSubquery { .. }
+                    | ExprKind::Quantified { .. }
             );
         })
     });

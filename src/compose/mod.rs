@@ -25,6 +25,7 @@ mod join;
 mod keys;
 pub(crate) mod materialize;
 mod merge;
+mod quantified;
 mod window;
 
 use std::collections::{HashMap, HashSet};
@@ -135,7 +136,10 @@ pub(crate) fn needs_composition(select: &Select) -> bool {
         found |= any_node(e, &|x| {
             matches!(
                 x.kind,
-                ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_)
+                ExprKind::Subquery(_)
+                    | ExprKind::InSubquery { .. }
+                    | ExprKind::Quantified { .. }
+                    | ExprKind::Exists(_)
             )
         })
     });
@@ -469,6 +473,13 @@ impl<'e> Composer<'e> {
                 })
                 .collect();
         }
+        let mut quantified = Ok(());
+        for_each_expr_mut(&mut select, &mut |e| {
+            if quantified.is_ok() {
+                quantified = quantified::rewrite(e);
+            }
+        });
+        quantified?;
         let mut scope = scope.child();
         let mut semis = Vec::new();
         let mut scanned = self.decorrelate(&mut select, &mut scope, &mut semis)?;

@@ -663,6 +663,7 @@ fn reads_column(e: &ast::Expr) -> bool {
         | ExprKind::Exists(_)
         | ExprKind::Window { .. } => false,
         ExprKind::InSubquery { expr, .. }
+        | ExprKind::Quantified { expr, .. }
         | ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. }
@@ -818,7 +819,10 @@ impl Binder<'_> {
                     }
                 }
             }
-            ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
+            ExprKind::Subquery(_)
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Quantified { .. }
+            | ExprKind::Exists(_) => {
                 return Err(Error::plan_at("a subquery cannot be used here", at));
             }
             ExprKind::Column(name) => match self.columns.index(name) {

@@ -628,7 +628,8 @@ impl Expr {
             | ExprKind::IsNull { expr, .. }
             | ExprKind::Cast { expr, .. }
             | ExprKind::Extract { expr, .. }
-            | ExprKind::InSubquery { expr, .. } => vec![expr.as_ref()],
+            | ExprKind::InSubquery { expr, .. }
+            | ExprKind::Quantified { expr, .. } => vec![expr.as_ref()],
             ExprKind::Binary { left, right, .. } => vec![left.as_ref(), right.as_ref()],
             ExprKind::InList { expr, list, .. } => {
                 let mut v = vec![expr.as_ref()];
@@ -689,7 +690,8 @@ impl Expr {
             | ExprKind::IsNull { expr, .. }
             | ExprKind::Cast { expr, .. }
             | ExprKind::Extract { expr, .. }
-            | ExprKind::InSubquery { expr, .. } => vec![expr.as_mut()],
+            | ExprKind::InSubquery { expr, .. }
+            | ExprKind::Quantified { expr, .. } => vec![expr.as_mut()],
             ExprKind::Binary { left, right, .. } => vec![left.as_mut(), right.as_mut()],
             ExprKind::InList { expr, list, .. } => {
                 let mut v = vec![expr.as_mut()];
@@ -760,6 +762,20 @@ pub enum ExprKind {
         query: Box<Query>,
         /// `NOT IN` when true.
         negated: bool,
+    },
+    /// `x op ANY (SELECT …)`, `x op SOME (…)` or `x op ALL (…)`: whether
+    /// the comparison holds for some (every) row of the query's one column,
+    /// with SQL's NULLs (unknown when no row decides it and a NULL is
+    /// compared). `op` is `=`, `<>`, `<`, `<=`, `>` or `>=`.
+    Quantified {
+        /// The tested expression.
+        expr: Box<Expr>,
+        /// The comparison.
+        op: BinaryOp,
+        /// `ALL` when true; `ANY`/`SOME` when false.
+        all: bool,
+        /// The query whose one column the comparison runs over.
+        query: Box<Query>,
     },
     /// `EXISTS (SELECT …)`: whether the query has a row.
     Exists(Box<Query>),

@@ -457,7 +457,8 @@ fn precedence(e: &Expr) -> Option<u8> {
         | ExprKind::InList { .. }
         | ExprKind::Between { .. }
         | ExprKind::Like { .. }
-        | ExprKind::InSubquery { .. } => Some(COMPARISON),
+        | ExprKind::InSubquery { .. }
+        | ExprKind::Quantified { .. } => Some(COMPARISON),
         _ => None,
     }
 }
@@ -493,6 +494,17 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, bare: bool) -> fmt::Result {
             f.write_str(open)?;
             left(f, expr)?;
             write!(f, "{} IN ({query}){close}", not(*negated))
+        }
+        ExprKind::Quantified {
+            expr,
+            op,
+            all,
+            query,
+        } => {
+            f.write_str(open)?;
+            left(f, expr)?;
+            let quantifier = if *all { "ALL" } else { "ANY" };
+            write!(f, " {} {quantifier} ({query}){close}", op.symbol())
         }
         ExprKind::Literal(literal) => write!(f, "{literal}"),
         ExprKind::Unary {
@@ -846,7 +858,7 @@ fn clear_expr(e: &mut Expr) {
     match &mut e.kind {
         ExprKind::Column(_) | ExprKind::Literal(_) | ExprKind::QualifiedColumn { .. } => {}
         ExprKind::Subquery(query) | ExprKind::Exists(query) => clear_query(query),
-        ExprKind::InSubquery { expr, query, .. } => {
+        ExprKind::InSubquery { expr, query, .. } | ExprKind::Quantified { expr, query, .. } => {
             clear_expr(expr);
             clear_query(query);
         }

@@ -1418,6 +1418,21 @@ impl<'a> Parser<'a> {
             let t = self.next(i)?;
             let start = left.span.start;
             let (rest, kind) = if let Some(op) = comparison_op(t.tok) {
+                if let Some((rest, all, query)) = self.quantified(t.rest)? {
+                    self.grow(&mut h, &left, &[], t.at)?;
+                    let kind = ExprKind::Quantified {
+                        expr: Box::new(left),
+                        op,
+                        all,
+                        query: Box::new(query),
+                    };
+                    i = rest;
+                    left = Expr {
+                        kind,
+                        span: Span::new(start, self.pos(rest)),
+                    };
+                    continue;
+                }
                 let (rest, right) = self.concat(t.rest)?;
                 self.grow(&mut h, &left, &[&right], t.at)?;
                 (rest, binary_kind(op, left, right))
@@ -1510,6 +1525,31 @@ impl<'a> Parser<'a> {
             let span = Span::new(start, self.pos(rest));
             left = Expr { kind, span };
         }
+    }
+
+    /// `ANY (query)`, `SOME (query)` or `ALL (query)` after a comparison
+    /// operator: the rest, whether it is `ALL`, and the query. `None` when
+    /// the words are not followed by a parenthesized query (`any` may name
+    /// a column).
+    fn quantified(&self, i: &'a str) -> Result<Option<(&'a str, bool, Query)>, nom::Err<SqlError>> {
+        let word = self.next(i)?;
+        let all = word.is_keyword("ALL");
+        if !(all || word.is_keyword("ANY") || word.is_keyword("SOME")) {
+            return Ok(None);
+        }
+        let Ok(open) = self.next(word.rest) else {
+            return Ok(None);
+        };
+        if !open.is_sym("(") {
+            return Ok(None);
+        }
+        let first = self.next(open.rest)?;
+        if !(first.is_keyword("SELECT") || first.is_keyword("WITH")) {
+            return Err(expected(first, "a subquery (SELECT …)"));
+        }
+        let (rest, query) = self.nested(open.rest, |i| self.query(i))?;
+        let close = self.expect_sym(rest, ")")?;
+        Ok(Some((close.rest, all, query)))
     }
 
     /// `additive ( || additive )*`
@@ -2667,6 +2707,7 @@ mod tests {
                 | ExprKind::IsNull { expr, .. }
                 | ExprKind::Cast { expr, .. }
                 | ExprKind::InSubquery { expr, .. }
+                | ExprKind::Quantified { expr, .. }
                 | ExprKind::Extract { expr, .. } => walk(expr, out),
                 ExprKind::Binary { left, right, .. } => {
                     walk(left, out);

@@ -374,7 +374,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::Exists(_) => vec![],
-        ExprKind::InSubquery { expr, .. } => vec![expr],
+        ExprKind::InSubquery { expr, .. } | ExprKind::Quantified { expr, .. } => vec![expr],
         ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } => vec![expr],
         ExprKind::Cast { expr, .. } | ExprKind::Extract { expr, .. } => vec![expr],
         ExprKind::Binary { left, right, .. } => vec![left, right],
@@ -429,6 +429,7 @@ fn canonical(e: &Expr) -> Expr {
         | ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::InSubquery { .. }
+        | ExprKind::Quantified { .. }
         | ExprKind::Exists(_)) => k.clone(),
         ExprKind::Literal(l) => ExprKind::Literal(l.clone()),
         ExprKind::Unary { op, expr } => ExprKind::Unary {
@@ -544,6 +545,7 @@ fn static_type(e: &Expr, table: &[Col]) -> Option<DataType> {
         ExprKind::Window { .. }
         | ExprKind::Subquery(_)
         | ExprKind::InSubquery { .. }
+        | ExprKind::Quantified { .. }
         | ExprKind::Exists(_) => None,
         ExprKind::Literal(l) => match l {
             Literal::Null => None,
@@ -1338,7 +1340,10 @@ impl Evaluator<'_> {
             ExprKind::Window { .. } => {
                 return Err(plan("a window function where none is allowed"));
             }
-            ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_) => {
+            ExprKind::Subquery(_)
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Quantified { .. }
+            | ExprKind::Exists(_) => {
                 let row = match ctx {
                     Ctx::Row(r) => r,
                     Ctx::Group { rep: Some(r), .. } => r,
@@ -1357,6 +1362,15 @@ impl Evaluator<'_> {
                     } => {
                         let x = self.eval(expr, ctx)?;
                         multi::in_subquery(self.catalog, &x, query, *negated, &outer)?
+                    }
+                    ExprKind::Quantified {
+                        expr,
+                        op,
+                        all,
+                        query,
+                    } => {
+                        let x = self.eval(expr, ctx)?;
+                        multi::quantified(self.catalog, &x, *op, *all, query, &outer)?
                     }
                     ExprKind::Exists(query) => multi::exists(self.catalog, query, &outer)?,
                     ExprKind::Subquery(query) => multi::scalar(self.catalog, query, &outer)?,
@@ -2263,7 +2277,10 @@ pub fn run_select(
         visit(e, &mut |x| {
             subqueries |= matches!(
                 x.kind,
-                ExprKind::Subquery(_) | ExprKind::InSubquery { .. } | ExprKind::Exists(_)
+                ExprKind::Subquery(_)
+                    | ExprKind::InSubquery { .. }
+                    | ExprKind::Quantified { .. }
+                    | ExprKind::Exists(_)
             )
         })
     };

@@ -22,7 +22,8 @@ use std::rc::Rc;
 
 use katydid::Value;
 use katydid::sql::ast::{
-    ExprKind, FromItem, Join, JoinConstraint, JoinKind, Literal, Query, SetExpr, SetOp, TableRef,
+    BinaryOp, ExprKind, FromItem, Join, JoinConstraint, JoinKind, Literal, Query, SetExpr, SetOp,
+    TableRef,
 };
 
 use super::{
@@ -438,6 +439,47 @@ pub fn in_subquery(
         Some(b) => Value::Bool(b != negated),
         None => Value::Null,
     })
+}
+
+/// `x op ANY (query)` (`all` false) or `x op ALL (query)` for the row
+/// `outer`: the OR (AND) of `x op v` over the column's values, in SQL's
+/// three-valued logic; false (true) over no rows.
+pub fn quantified(
+    catalog: &Catalog,
+    x: &Value,
+    op: BinaryOp,
+    all: bool,
+    query: &Query,
+    outer: &Outer,
+) -> Result<Value, RefError> {
+    let r = run_query(catalog, query, Some(outer))?;
+    one_column(&r, "an ANY or ALL subquery")?;
+    // The answer so far: Some(all) until a row decides it.
+    let mut answer = Some(all);
+    for row in &r.rows {
+        let v = &row[0];
+        let holds = if x.is_null() || v.is_null() {
+            None
+        } else {
+            let o = compare(x, v)?;
+            Some(match op {
+                BinaryOp::Eq => o.is_eq(),
+                BinaryOp::NotEq => o.is_ne(),
+                BinaryOp::Lt => o.is_lt(),
+                BinaryOp::LtEq => o.is_le(),
+                BinaryOp::Gt => o.is_gt(),
+                BinaryOp::GtEq => o.is_ge(),
+                other => return Err(plan(format!("{other:?} is not a comparison"))),
+            })
+        };
+        match holds {
+            // A row that decides: ANY's true, ALL's false.
+            Some(h) if h != all => return Ok(Value::Bool(h)),
+            Some(_) => {}
+            None => answer = None,
+        }
+    }
+    Ok(answer.map_or(Value::Null, Value::Bool))
 }
 
 /// `EXISTS (query)` for the row `outer`.

@@ -108,6 +108,7 @@ pub fn map_children(e: &mut Expr, f: &mut dyn FnMut(&Expr) -> Expr) {
         | ExprKind::Subquery(_)
         | ExprKind::Exists(_) => {}
         ExprKind::InSubquery { expr, .. }
+        | ExprKind::Quantified { expr, .. }
         | ExprKind::Unary { expr, .. }
         | ExprKind::IsNull { expr, .. }
         | ExprKind::Cast { expr, .. }

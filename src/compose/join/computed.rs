@@ -367,6 +367,7 @@ fn reads_anything(e: &Expr) -> bool {
                 | ExprKind::QualifiedColumn { .. }
                 | ExprKind::Subquery(_)
                 | ExprKind::InSubquery { .. }
+                | ExprKind::Quantified { .. }
                 | ExprKind::Exists(_)
                 | ExprKind::Window { .. }
         ) || matches!(x.kind, ExprKind::Function { .. }) && super::super::contains_aggregate(x)
@@ -418,6 +419,7 @@ fn leaf_of(e: &Expr, leaves: &[Leaf]) -> Option<usize> {
             }
             ExprKind::Subquery(_)
             | ExprKind::InSubquery { .. }
+            | ExprKind::Quantified { .. }
             | ExprKind::Exists(_)
             | ExprKind::Window { .. } => None,
             ExprKind::Function { .. } if super::super::contains_aggregate(x) => None,

@@ -656,7 +656,10 @@ impl<'a> Parser<'a> {
             }
         } else if first.is_keyword("DESCRIBE") {
             let second = self.next(first.rest)?;
-            if second.is_keyword("SELECT") || second.is_keyword("WITH") {
+            if second.is_keyword("SELECT")
+                || second.is_keyword("WITH")
+                || second.is_keyword("VALUES")
+            {
                 let (i, query) = self.query(first.rest)?;
                 (i, Statement::Describe(Describe::Query(Box::new(query))))
             } else {
@@ -1530,18 +1533,21 @@ impl<'a> Parser<'a> {
     /// `ANY (query)`, `SOME (query)` or `ALL (query)` after a comparison
     /// operator: the rest, whether it is `ALL`, and the query. `None` when
     /// the words are not followed by a parenthesized query (`any` may name
-    /// a column).
+    /// a column; `ALL` is reserved, and an error there).
     fn quantified(&self, i: &'a str) -> Result<Option<(&'a str, bool, Query)>, nom::Err<SqlError>> {
         let word = self.next(i)?;
         let all = word.is_keyword("ALL");
         if !(all || word.is_keyword("ANY") || word.is_keyword("SOME")) {
             return Ok(None);
         }
-        let Ok(open) = self.next(word.rest) else {
-            return Ok(None);
-        };
+        let open = self.next(word.rest)?;
         if !open.is_sym("(") {
-            return Ok(None);
+            // ALL is reserved; `any` and `some` may name columns.
+            return if all {
+                Err(expected(open, "a subquery in parentheses after ALL"))
+            } else {
+                Ok(None)
+            };
         }
         let first = self.next(open.rest)?;
         if !(first.is_keyword("SELECT") || first.is_keyword("WITH")) {
@@ -2595,6 +2601,8 @@ mod tests {
         "DROP TABLE IF EXISTS 'data/x.csv'",
         "drop table t2;",
         "DESCRIBE WITH x AS (SELECT 1) SELECT * FROM x UNION DISTINCT SELECT 2",
+        "DESCRIBE VALUES (1, 'a'), (2, 'b')",
+        "SELECT a FROM t WHERE a > ALL (SELECT b FROM u) AND (a <= SOME (SELECT c FROM v)) = any AND b = ANY (WITH w AS (SELECT 1) SELECT * FROM w)",
         "SELECT ALL t.a FROM t t WHERE t.a NOT IN (SELECT b FROM u)",
         "SELECT substring(c FROM 1 FOR 2), substr(c, 2) FROM (SELECT c FROM t) AS x (c) WHERE d < DATE '1995-03-15' + INTERVAL '3' MONTH - INTERVAL '1' YEAR AND e = TIMESTAMP '2001-01-01 10:00:00' AND f::date = CAST(g AS DATE)",
         "SELECT 1 + 2",
@@ -2639,27 +2647,26 @@ mod tests {
     }
 
     fn select_of(statement: &Statement) -> Option<&Select> {
-        fn first(q: &Query) -> &Select {
+        /// The leftmost SELECT; none for VALUES.
+        fn first(q: &Query) -> Option<&Select> {
             let mut body = &q.body;
             while let SetExpr::Operation { left, .. } = body {
                 body = left;
             }
             match body {
-                SetExpr::Select(s) => s.as_ref(),
+                SetExpr::Select(s) => Some(s.as_ref()),
                 SetExpr::Operation { .. } => unreachable!("descended"),
-                SetExpr::Values { .. } => panic!("VALUES has no SELECT"),
+                SetExpr::Values { .. } => None,
             }
         }
         match statement {
             Statement::Select(s) => Some(s),
-            Statement::Query(q) | Statement::Explain(q) | Statement::ExplainAnalyze(q) => {
-                Some(first(q))
-            }
+            Statement::Query(q) | Statement::Explain(q) | Statement::ExplainAnalyze(q) => first(q),
             Statement::Describe(d) => match d {
-                Describe::Query(q) => Some(first(q)),
+                Describe::Query(q) => first(q),
                 Describe::Table(_) => None,
             },
-            Statement::CreateTableAs { query, .. } => Some(first(query)),
+            Statement::CreateTableAs { query, .. } => first(query),
             Statement::ShowTables | Statement::Summarize(_) | Statement::DropTable { .. } => None,
         }
     }

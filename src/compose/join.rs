@@ -34,6 +34,7 @@ use rayon::prelude::*;
 
 mod computed;
 mod dimension;
+mod fold;
 
 use super::correlated::Semi;
 use super::keys::{Key, Part};
@@ -558,6 +559,29 @@ pub(super) fn run(
     }
     c.engine.check()?;
 
+    // A SELECT of aggregates only: folded from the joined rows.
+    let over = Above {
+        r: &r,
+        items: &items,
+        outputs: &outputs,
+        select: &select,
+        span: from.span(),
+    };
+    if let Some(plan) = fold::plan(&over, &inputs, !residual.is_empty()) {
+        let check = || c.engine.check();
+        let values = fold::fold_rows(&plan.calls, &scans, &joined, &check)?;
+        c.note(format!(
+            "joined rows: {} folded into {} aggregates, not gathered ({})",
+            thousands(joined.rows),
+            plan.calls.len(),
+            super::ms(start)
+        ));
+        if let Some(relation) = fold::select_values(c, &mut scope, &over, &plan, &values, scanned)?
+        {
+            return Ok(relation);
+        }
+    }
+
     // The used columns as a table, and the SELECT over it.
     let used: Vec<ColRef> = used.into_iter().collect();
     let names: Vec<String> = used
@@ -642,6 +666,11 @@ fn run_star(
                 .ok_or_else(|| Error::Internal("a dimension was not scanned".into()))
         })
         .collect::<Result<_>>()?;
+    if let Some(relation) = fold_star(
+        c, scope, above, star, keys, &dim_scans, inputs, &residual, scanned,
+    )? {
+        return Ok(relation);
+    }
     let mut outputs = Vec::new();
     let mut names = Vec::new();
     for &(i, col) in used {
@@ -789,6 +818,69 @@ fn run_star(
         having,
     };
     select_over(c, scope, above, name, table, &rename, conjuncts, scanned)
+}
+
+/// The SELECT over a star folded from the fact's partitions
+/// ([`dimension::fold_partitions`]), when it is only aggregates
+/// ([`fold::plan`]); `None` otherwise.
+#[allow(clippy::too_many_arguments)]
+fn fold_star(
+    c: &Composer<'_>,
+    scope: &mut Scope<'_>,
+    above: &Above<'_>,
+    star: &dimension::Star,
+    keys: &[dimension::Keys<'_>],
+    dim_scans: &[&Scan],
+    inputs: &[Input],
+    residual: &[Expr],
+    scanned: usize,
+) -> Result<Option<Relation>> {
+    let Some(plan) = fold::plan(above, inputs, !residual.is_empty()) else {
+        return Ok(None);
+    };
+    let start = Instant::now();
+    let fact = &inputs[star.fact];
+    let mut calls = Vec::with_capacity(plan.calls.len());
+    for &call in &plan.calls {
+        let source = match call.arg {
+            fold::Arg::Rows => dimension::Source::Rows,
+            fold::Arg::Column((i, col)) if i == star.fact => dimension::Source::Fact(col),
+            fold::Arg::Column((i, col)) => {
+                let Some(dim) = star.dims.iter().position(|d| d.input == i) else {
+                    return Ok(None);
+                };
+                let Some(&position) = dim_scans[dim].positions.get(&col) else {
+                    return Ok(None);
+                };
+                dimension::Source::Dim { dim, position }
+            }
+        };
+        calls.push((call, source));
+    }
+    let check = || c.engine.check();
+    let values = dimension::fold_partitions(&fact.table, star, keys, dim_scans, &calls, &check)?;
+    for (d, k) in star.dims.iter().zip(keys) {
+        c.note(format!(
+            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: aggregates folded per code \
+             of the key in each partition of {}",
+            if star.outer { "left " } else { "" },
+            inputs[d.input].qualifier,
+            thousands(dimension::key_count(k)),
+            fact.qualifier,
+            fact.table.fields[d.fact_key].name,
+            inputs[d.input].qualifier,
+            inputs[d.input].table.fields[d.key].name,
+            fact.qualifier,
+        ));
+    }
+    c.note(format!(
+        "{}: {} rows folded into {} aggregates, no joined rows ({})",
+        fact.qualifier,
+        thousands(fact.table.rows()),
+        calls.len(),
+        super::ms(start)
+    ));
+    fold::select_values(c, scope, above, &plan, &values, scanned)
 }
 
 /// What the SELECT asks of the joined rows: its items, output names and

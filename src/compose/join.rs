@@ -112,6 +112,9 @@ struct Joined {
     inputs: Vec<usize>,
     ids: Vec<Vec<u32>>,
     rows: usize,
+    /// One input's rows, each once in order (`ids[0][i] == i`): a join
+    /// takes the rows it picks as they are, without looking them up.
+    identity: bool,
 }
 
 impl Joined {
@@ -120,6 +123,7 @@ impl Joined {
             inputs: vec![input],
             ids: vec![(0..rows as u32).collect()],
             rows,
+            identity: true,
         }
     }
 }
@@ -2203,7 +2207,12 @@ fn cross(c: &Composer<'_>, left: Joined, right: Joined) -> Result<Joined> {
     }
     let mut inputs = left.inputs;
     inputs.extend(right.inputs);
-    Ok(Joined { inputs, ids, rows })
+    Ok(Joined {
+        inputs,
+        ids,
+        rows,
+        identity: false,
+    })
 }
 
 /// Reads the key of a row of one side; `None` when a part is NULL (which
@@ -2281,7 +2290,9 @@ fn readers<'a>(
             );
         let part = |j: &'a Joined, c: ColRef| {
             let k = j.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
-            (Some(j.ids[k].as_slice()), column_of(scans, c), float)
+            // An input's own rows: row `i` is row `i` of the column.
+            let ids = (!j.identity).then(|| j.ids[k].as_slice());
+            (ids, column_of(scans, c), float)
         };
         lparts.push(part(left, a));
         rparts.push(part(right, b));
@@ -2505,7 +2516,12 @@ fn hash_join(
         (probe_ids, build_ids)
     };
     let rows = left_rows.len();
-    let gather = |j: &Joined, picks: &[u32]| -> Vec<Vec<u32>> {
+    // Each side's row ids at the rows picked (NONE stays NONE); an input's
+    // own rows are the picks themselves.
+    let gather = |j: &Joined, picks: Vec<u32>| -> Vec<Vec<u32>> {
+        if j.identity {
+            return vec![picks];
+        }
         j.ids
             .iter()
             .map(|ids| {
@@ -2516,11 +2532,16 @@ fn hash_join(
             })
             .collect()
     };
-    let mut ids = gather(&left, &left_rows);
-    ids.extend(gather(&right, &right_rows));
+    let mut ids = gather(&left, left_rows);
+    ids.extend(gather(&right, right_rows));
     let mut inputs = left.inputs.clone();
     inputs.extend(right.inputs.iter().copied());
-    Ok(Joined { inputs, ids, rows })
+    Ok(Joined {
+        inputs,
+        ids,
+        rows,
+        identity: false,
+    })
 }
 
 /// A join's hash table: per key, its first build row; `next` chains the
@@ -2566,42 +2587,56 @@ impl<'a> Heads<'a> {
             }
         };
         let map = if build.int {
-            let mut keys: Vec<Option<i64>> = Vec::with_capacity(rows);
-            for b in 0..rows {
-                checked(b)?;
-                keys.push(match build.key(b) {
+            // The keys are read where they are, twice (their span, then
+            // the heads): no copy of 16 bytes a row.
+            let direct = match build.parts[..] {
+                [(ids, column, _)] => match &column.data {
+                    Data::Int(values) => Some((ids, column, values.as_slice())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let key = |b: usize| match direct {
+                Some((ids, column, values)) => {
+                    let id = ids.map_or(b, |ids| ids[b] as usize);
+                    (id != NONE as usize && column.is_valid(id)).then(|| values[id])
+                }
+                None => match build.key(b) {
                     Some(Key::Int(k)) => Some(k),
                     _ => None,
-                });
+                },
+            };
+            let (mut min, mut max) = (i64::MAX, i64::MIN);
+            for b in 0..rows {
+                checked(b)?;
+                if let Some(k) = key(b) {
+                    (min, max) = (min.min(k), max.max(k));
+                }
             }
-            let (min, max) = keys
-                .iter()
-                .flatten()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
             let span = (max as i128 - min as i128 + 1).max(0) as u128;
             if min <= max && span <= 4 * rows as u128 + 1024 {
                 let mut heads = vec![NONE; span as usize];
-                for (b, k) in keys.iter().enumerate() {
-                    if let Some(k) = k {
+                for (b, link) in next.iter_mut().enumerate() {
+                    if let Some(k) = key(b) {
                         let slot = &mut heads[(k - min) as usize];
-                        next[b] = *slot;
+                        *link = *slot;
                         *slot = b as u32;
                     }
                 }
                 HeadMap::Dense { min, heads }
             } else {
                 let mut heads: HashMap<i64, u32> = HashMap::with_capacity(rows);
-                for (b, k) in keys.iter().enumerate() {
+                for (b, link) in next.iter_mut().enumerate() {
                     checked(b)?;
-                    if let Some(k) = k {
-                        let head = heads.entry(*k).or_insert(NONE);
-                        next[b] = *head;
+                    if let Some(k) = key(b) {
+                        let head = heads.entry(k).or_insert(NONE);
+                        *link = *head;
                         *head = b as u32;
                     }
                 }
                 let present = (min <= max && span <= 64 * rows as u128 + 4096).then(|| {
                     let mut bits = vec![0u64; (span as usize).div_ceil(64)];
-                    for k in keys.iter().flatten() {
+                    for k in (0..rows).filter_map(key) {
                         let i = (k - min) as usize;
                         bits[i / 64] |= 1 << (i % 64);
                     }
@@ -2891,6 +2926,7 @@ fn semi_join(
         inputs: joined.inputs,
         ids,
         rows: keep.len(),
+        identity: false,
     })
 }
 

@@ -1158,3 +1158,131 @@ fn expression_keys_join_by_hash() {
         .unwrap();
     assert_eq!(star.columns, ["k", "v", "k", "w", "t"]);
 }
+
+/// Aggregates without GROUP BY over a join are folded from the joined
+/// rows (a star's partitions by key code, or with the rows it drops made
+/// NULL past 1,024 codes a partition; a hash join's rows chunk by chunk):
+/// the answers equal those over the joined rows gathered first (a
+/// subquery with a LIMIT is never merged, so it gathers them).
+#[test]
+fn aggregates_over_joins_fold_without_gathering_rows() {
+    let mut rng = Rng(0x2f0d_5eed_a11c_e551);
+    let mut db = two_threads();
+    for round in 0..4 {
+        // f(k, s, v, x): keys 0..keys (10% NULL), x floats with values
+        // ALP keeps as exceptions (2^-30 steps) in some rounds.
+        let (rows, keys, part) = [(2000, 60, 500), (6000, 2600, 3000)][round % 2];
+        let exceptions = round >= 2;
+        let mut f = b"k,s,v,x\n".to_vec();
+        for _ in 0..rows {
+            let k = (rng.below(10) > 0).then(|| rng.below(keys).to_string());
+            let s = (rng.below(10) > 0).then(|| format!("z{}", rng.below(40)));
+            let x = match rng.below(8) {
+                0 => String::new(),
+                1 if exceptions => format!("{}", rng.below(1000) as f64 / (1u64 << 30) as f64),
+                _ => format!("{}.25", rng.below(300) as i64 - 100),
+            };
+            f.extend(
+                format!(
+                    "{},{},{},{x}\n",
+                    k.unwrap_or_default(),
+                    s.unwrap_or_default(),
+                    rng.below(1000) as i64 - 100
+                )
+                .bytes(),
+            );
+        }
+        // di(k, name, w, y): unique keys 10..keys·3/4 (0..10 only in f).
+        let mut di = b"k,name,w,y\n".to_vec();
+        for k in 10..keys * 3 / 4 {
+            let name = (rng.below(8) > 0).then(|| format!("n{}", rng.below(5)));
+            let w = (rng.below(4) > 0).then(|| (rng.below(2000) as i64 - 1000).to_string());
+            let y = match rng.below(5) {
+                0 => String::new(),
+                1 => "-0.0".to_string(),
+                _ => format!("{}.5", rng.below(9) as i64 - 4),
+            };
+            di.extend(
+                format!(
+                    "{k},{},{},{y}\n",
+                    name.unwrap_or_default(),
+                    w.unwrap_or_default()
+                )
+                .bytes(),
+            );
+        }
+        // ds(s, boro): unique string keys z0..z30.
+        let mut ds = b"s,boro\n".to_vec();
+        for z in 0..30 {
+            ds.extend(format!("z{z},b{}\n", rng.below(3)).bytes());
+        }
+        // dup(k, m): keys repeat (a hash join).
+        let mut dup = b"k,m\n".to_vec();
+        for k in 0..40u64 {
+            dup.extend(format!("{},{}.5\n", k / 2, k % 7).bytes());
+        }
+        for (name, bytes, rows) in [
+            ("f", f, part),
+            ("di", di, 300),
+            ("ds", ds, 8),
+            ("dup", dup, 16),
+        ] {
+            load_bytes(&mut db, name, bytes, rows);
+        }
+        let items = [
+            "count(*), sum(f.v), sum(di.w), avg(di.y), count(di.name), min(di.name), max(f.x)",
+            "sum(f.x), avg(f.x), count(f.x), min(di.y), max(di.w), sum(di.y), count(di.w)",
+            "count(*) + 1, sum(f.v) * 2, min(f.s), max(di.name), avg(f.v)",
+        ];
+        let froms = [
+            ("f JOIN di ON f.k = di.k", "dimension join: di"),
+            ("f LEFT JOIN di ON f.k = di.k", "dimension left join: di"),
+            (
+                "f JOIN di ON f.k = di.k JOIN ds ON f.s = ds.s",
+                "dimension join: di",
+            ),
+            (
+                "f LEFT JOIN ds ON f.s = ds.s LEFT JOIN di ON f.k = di.k",
+                "dimension left join: di",
+            ),
+            (
+                "f JOIN dup ON f.k = dup.k JOIN di ON di.k = f.k",
+                "not gathered",
+            ),
+        ];
+        let context = format!("round {round}");
+        for from in froms {
+            for list in items {
+                let sql = format!("SELECT {list} FROM {}", from.0);
+                // The same aggregates over the joined rows gathered first.
+                let columns = "f.k AS fk, f.s, f.v, f.x, di.name, di.w, di.y";
+                let gathered = format!(
+                    "SELECT {} FROM (SELECT {columns} FROM {} LIMIT 1000000000) AS j",
+                    list.replace("f.", "j.").replace("di.", "j."),
+                    from.0
+                );
+                same(&db, &sql, &gathered, &context);
+                let plan = explain(&db, &sql);
+                assert!(
+                    plan.contains("folded") && plan.contains(from.1),
+                    "{context}: {sql}\n{plan}"
+                );
+                let with_having = format!("{sql} HAVING count(*) > 100000");
+                assert_eq!(
+                    query(&db, &with_having),
+                    Vec::<Vec<Value>>::new(),
+                    "{with_having}"
+                );
+            }
+        }
+        // A filter after the join, or a column outside the aggregates:
+        // the rows are gathered.
+        for sql in [
+            "SELECT count(*) FROM f JOIN di ON f.k = di.k WHERE f.v < di.w",
+            "SELECT count(*), sum(f.v + 1) FROM f JOIN di ON f.k = di.k",
+        ] {
+            let plan = explain(&db, sql);
+            assert!(!plan.contains("folded"), "{context}: {sql}\n{plan}");
+        }
+    }
+}

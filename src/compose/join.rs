@@ -34,6 +34,7 @@ use rayon::prelude::*;
 
 mod computed;
 mod dimension;
+mod fold;
 
 use super::correlated::Semi;
 use super::keys::{Key, Part};
@@ -111,6 +112,9 @@ struct Joined {
     inputs: Vec<usize>,
     ids: Vec<Vec<u32>>,
     rows: usize,
+    /// One input's rows, each once in order (`ids[0][i] == i`): a join
+    /// takes the rows it picks as they are, without looking them up.
+    identity: bool,
 }
 
 impl Joined {
@@ -119,6 +123,7 @@ impl Joined {
             inputs: vec![input],
             ids: vec![(0..rows as u32).collect()],
             rows,
+            identity: true,
         }
     }
 }
@@ -558,6 +563,29 @@ pub(super) fn run(
     }
     c.engine.check()?;
 
+    // A SELECT of aggregates only: folded from the joined rows.
+    let over = Above {
+        r: &r,
+        items: &items,
+        outputs: &outputs,
+        select: &select,
+        span: from.span(),
+    };
+    if let Some(plan) = fold::plan(&over, &inputs, !residual.is_empty()) {
+        let check = || c.engine.check();
+        let values = fold::fold_rows(&plan.calls, &scans, &joined, &check)?;
+        c.note(format!(
+            "joined rows: {} folded into {} aggregates, not gathered ({})",
+            thousands(joined.rows),
+            plan.calls.len(),
+            super::ms(start)
+        ));
+        if let Some(relation) = fold::select_values(c, &mut scope, &over, &plan, &values, scanned)?
+        {
+            return Ok(relation);
+        }
+    }
+
     // The used columns as a table, and the SELECT over it.
     let used: Vec<ColRef> = used.into_iter().collect();
     let names: Vec<String> = used
@@ -642,6 +670,11 @@ fn run_star(
                 .ok_or_else(|| Error::Internal("a dimension was not scanned".into()))
         })
         .collect::<Result<_>>()?;
+    if let Some(relation) = fold_star(
+        c, scope, above, star, keys, &dim_scans, inputs, &residual, scanned,
+    )? {
+        return Ok(relation);
+    }
     let mut outputs = Vec::new();
     let mut names = Vec::new();
     for &(i, col) in used {
@@ -789,6 +822,69 @@ fn run_star(
         having,
     };
     select_over(c, scope, above, name, table, &rename, conjuncts, scanned)
+}
+
+/// The SELECT over a star folded from the fact's partitions
+/// ([`dimension::fold_partitions`]), when it is only aggregates
+/// ([`fold::plan`]); `None` otherwise.
+#[allow(clippy::too_many_arguments)]
+fn fold_star(
+    c: &Composer<'_>,
+    scope: &mut Scope<'_>,
+    above: &Above<'_>,
+    star: &dimension::Star,
+    keys: &[dimension::Keys<'_>],
+    dim_scans: &[&Scan],
+    inputs: &[Input],
+    residual: &[Expr],
+    scanned: usize,
+) -> Result<Option<Relation>> {
+    let Some(plan) = fold::plan(above, inputs, !residual.is_empty()) else {
+        return Ok(None);
+    };
+    let start = Instant::now();
+    let fact = &inputs[star.fact];
+    let mut calls = Vec::with_capacity(plan.calls.len());
+    for &call in &plan.calls {
+        let source = match call.arg {
+            fold::Arg::Rows => dimension::Source::Rows,
+            fold::Arg::Column((i, col)) if i == star.fact => dimension::Source::Fact(col),
+            fold::Arg::Column((i, col)) => {
+                let Some(dim) = star.dims.iter().position(|d| d.input == i) else {
+                    return Ok(None);
+                };
+                let Some(&position) = dim_scans[dim].positions.get(&col) else {
+                    return Ok(None);
+                };
+                dimension::Source::Dim { dim, position }
+            }
+        };
+        calls.push((call, source));
+    }
+    let check = || c.engine.check();
+    let values = dimension::fold_partitions(&fact.table, star, keys, dim_scans, &calls, &check)?;
+    for (d, k) in star.dims.iter().zip(keys) {
+        c.note(format!(
+            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: aggregates folded per code \
+             of the key in each partition of {}",
+            if star.outer { "left " } else { "" },
+            inputs[d.input].qualifier,
+            thousands(dimension::key_count(k)),
+            fact.qualifier,
+            fact.table.fields[d.fact_key].name,
+            inputs[d.input].qualifier,
+            inputs[d.input].table.fields[d.key].name,
+            fact.qualifier,
+        ));
+    }
+    c.note(format!(
+        "{}: {} rows folded into {} aggregates, no joined rows ({})",
+        fact.qualifier,
+        thousands(fact.table.rows()),
+        calls.len(),
+        super::ms(start)
+    ));
+    fold::select_values(c, scope, above, &plan, &values, scanned)
 }
 
 /// What the SELECT asks of the joined rows: its items, output names and
@@ -2111,7 +2207,12 @@ fn cross(c: &Composer<'_>, left: Joined, right: Joined) -> Result<Joined> {
     }
     let mut inputs = left.inputs;
     inputs.extend(right.inputs);
-    Ok(Joined { inputs, ids, rows })
+    Ok(Joined {
+        inputs,
+        ids,
+        rows,
+        identity: false,
+    })
 }
 
 /// Reads the key of a row of one side; `None` when a part is NULL (which
@@ -2189,7 +2290,9 @@ fn readers<'a>(
             );
         let part = |j: &'a Joined, c: ColRef| {
             let k = j.inputs.iter().position(|&x| x == c.0).unwrap_or(0);
-            (Some(j.ids[k].as_slice()), column_of(scans, c), float)
+            // An input's own rows: row `i` is row `i` of the column.
+            let ids = (!j.identity).then(|| j.ids[k].as_slice());
+            (ids, column_of(scans, c), float)
         };
         lparts.push(part(left, a));
         rparts.push(part(right, b));
@@ -2413,7 +2516,12 @@ fn hash_join(
         (probe_ids, build_ids)
     };
     let rows = left_rows.len();
-    let gather = |j: &Joined, picks: &[u32]| -> Vec<Vec<u32>> {
+    // Each side's row ids at the rows picked (NONE stays NONE); an input's
+    // own rows are the picks themselves.
+    let gather = |j: &Joined, picks: Vec<u32>| -> Vec<Vec<u32>> {
+        if j.identity {
+            return vec![picks];
+        }
         j.ids
             .iter()
             .map(|ids| {
@@ -2424,11 +2532,16 @@ fn hash_join(
             })
             .collect()
     };
-    let mut ids = gather(&left, &left_rows);
-    ids.extend(gather(&right, &right_rows));
+    let mut ids = gather(&left, left_rows);
+    ids.extend(gather(&right, right_rows));
     let mut inputs = left.inputs.clone();
     inputs.extend(right.inputs.iter().copied());
-    Ok(Joined { inputs, ids, rows })
+    Ok(Joined {
+        inputs,
+        ids,
+        rows,
+        identity: false,
+    })
 }
 
 /// A join's hash table: per key, its first build row; `next` chains the
@@ -2474,42 +2587,56 @@ impl<'a> Heads<'a> {
             }
         };
         let map = if build.int {
-            let mut keys: Vec<Option<i64>> = Vec::with_capacity(rows);
-            for b in 0..rows {
-                checked(b)?;
-                keys.push(match build.key(b) {
+            // The keys are read where they are, twice (their span, then
+            // the heads): no copy of 16 bytes a row.
+            let direct = match build.parts[..] {
+                [(ids, column, _)] => match &column.data {
+                    Data::Int(values) => Some((ids, column, values.as_slice())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let key = |b: usize| match direct {
+                Some((ids, column, values)) => {
+                    let id = ids.map_or(b, |ids| ids[b] as usize);
+                    (id != NONE as usize && column.is_valid(id)).then(|| values[id])
+                }
+                None => match build.key(b) {
                     Some(Key::Int(k)) => Some(k),
                     _ => None,
-                });
+                },
+            };
+            let (mut min, mut max) = (i64::MAX, i64::MIN);
+            for b in 0..rows {
+                checked(b)?;
+                if let Some(k) = key(b) {
+                    (min, max) = (min.min(k), max.max(k));
+                }
             }
-            let (min, max) = keys
-                .iter()
-                .flatten()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
             let span = (max as i128 - min as i128 + 1).max(0) as u128;
             if min <= max && span <= 4 * rows as u128 + 1024 {
                 let mut heads = vec![NONE; span as usize];
-                for (b, k) in keys.iter().enumerate() {
-                    if let Some(k) = k {
+                for (b, link) in next.iter_mut().enumerate() {
+                    if let Some(k) = key(b) {
                         let slot = &mut heads[(k - min) as usize];
-                        next[b] = *slot;
+                        *link = *slot;
                         *slot = b as u32;
                     }
                 }
                 HeadMap::Dense { min, heads }
             } else {
                 let mut heads: HashMap<i64, u32> = HashMap::with_capacity(rows);
-                for (b, k) in keys.iter().enumerate() {
+                for (b, link) in next.iter_mut().enumerate() {
                     checked(b)?;
-                    if let Some(k) = k {
-                        let head = heads.entry(*k).or_insert(NONE);
-                        next[b] = *head;
+                    if let Some(k) = key(b) {
+                        let head = heads.entry(k).or_insert(NONE);
+                        *link = *head;
                         *head = b as u32;
                     }
                 }
                 let present = (min <= max && span <= 64 * rows as u128 + 4096).then(|| {
                     let mut bits = vec![0u64; (span as usize).div_ceil(64)];
-                    for k in keys.iter().flatten() {
+                    for k in (0..rows).filter_map(key) {
                         let i = (k - min) as usize;
                         bits[i / 64] |= 1 << (i % 64);
                     }
@@ -2799,6 +2926,7 @@ fn semi_join(
         inputs: joined.inputs,
         ids,
         rows: keep.len(),
+        identity: false,
     })
 }
 

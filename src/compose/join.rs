@@ -770,20 +770,7 @@ fn run_star(
     )?;
     let name = c.internal_name("star");
     let table = materialize::table(&name, &names, types, partitions);
-    for (d, k) in star.dims.iter().zip(keys) {
-        c.note(format!(
-            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: looked up once per code \
-             of the key in each partition of {}",
-            if star.outer { "left " } else { "" },
-            inputs[d.input].qualifier,
-            thousands(dimension::key_count(k)),
-            fact.qualifier,
-            fact.table.fields[d.fact_key].name,
-            inputs[d.input].qualifier,
-            inputs[d.input].table.fields[d.key].name,
-            fact.qualifier,
-        ));
-    }
+    note_dimension_joins(c, star, keys, inputs, "looked up once per code");
     c.note(format!(
         "{}: {} rows with {} columns looked up ({})",
         fact.qualifier,
@@ -822,6 +809,32 @@ fn run_star(
         having,
     };
     select_over(c, scope, above, name, table, &rename, conjuncts, scanned)
+}
+
+/// EXPLAIN's line for each dimension join of `star`: its input, key count
+/// and key columns, and `how` the fact's partitions meet it.
+fn note_dimension_joins(
+    c: &Composer<'_>,
+    star: &dimension::Star,
+    keys: &[dimension::Keys<'_>],
+    inputs: &[Input],
+    how: &str,
+) {
+    let fact = &inputs[star.fact];
+    for (d, k) in star.dims.iter().zip(keys) {
+        c.note(format!(
+            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: {how} of the key in each \
+             partition of {}",
+            if star.outer { "left " } else { "" },
+            inputs[d.input].qualifier,
+            thousands(dimension::key_count(k)),
+            fact.qualifier,
+            fact.table.fields[d.fact_key].name,
+            inputs[d.input].qualifier,
+            inputs[d.input].table.fields[d.key].name,
+            fact.qualifier,
+        ));
+    }
 }
 
 /// The SELECT over a star folded from the fact's partitions
@@ -863,20 +876,7 @@ fn fold_star(
     }
     let check = || c.engine.check();
     let values = dimension::fold_partitions(&fact.table, star, keys, dim_scans, &calls, &check)?;
-    for (d, k) in star.dims.iter().zip(keys) {
-        c.note(format!(
-            "dimension {}join: {} ({} unique keys) on {}.{} = {}.{}: aggregates folded per code \
-             of the key in each partition of {}",
-            if star.outer { "left " } else { "" },
-            inputs[d.input].qualifier,
-            thousands(dimension::key_count(k)),
-            fact.qualifier,
-            fact.table.fields[d.fact_key].name,
-            inputs[d.input].qualifier,
-            inputs[d.input].table.fields[d.key].name,
-            fact.qualifier,
-        ));
-    }
+    note_dimension_joins(c, star, keys, inputs, "aggregates folded per code");
     c.note(format!(
         "{}: {} rows folded into {} aggregates, no joined rows ({})",
         fact.qualifier,

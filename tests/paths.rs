@@ -1079,6 +1079,25 @@ fn hash_index_only_for_selective_lookups() {
     }
     assert!(!indexed("g"), "a column of three values is not indexed");
 
+    // A lookup of thousands of keys (a join filter's IN list) scans and
+    // builds no index, however often it runs; one of ten keys spread over
+    // the partitions builds it on the second run.
+    let many: Vec<String> = (0..2_000).map(|i| (i * 10).to_string()).collect();
+    let many = format!("SELECT count(*) FROM h WHERE t IN ({})", many.join(", "));
+    for _ in 0..3 {
+        assert_eq!(count(&many), Value::Int(2_000));
+    }
+    assert!(!indexed("t"), "a lookup of 2,000 keys builds no index");
+    let few: Vec<String> = (0..10).map(|i| (i * 2_000 + 3).to_string()).collect();
+    let few = format!("SELECT count(*) FROM h WHERE t IN ({})", few.join(", "));
+    for _ in 0..2 {
+        assert_eq!(count(&few), Value::Int(10));
+    }
+    assert!(
+        indexed("t"),
+        "a lookup of ten keys builds it on its second run"
+    );
+
     let unique = data[12_346].0;
     for _ in 0..2 {
         assert_eq!(

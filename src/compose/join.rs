@@ -603,6 +603,13 @@ pub(super) fn run(
         .collect();
     let names = materialize::unique(&names);
     let types: Vec<DataType> = used.iter().map(|&c| type_of(&scans, c)).collect();
+    // The gathered columns take 8 bytes a value (strings more, and the
+    // table encoded from them less): reserved first, so that a join too
+    // large for memory (a cross join filtered after it) fails with the
+    // limit's message rather than the process.
+    c.reserve(joined.rows.saturating_mul(8 * used.len()), || {
+        format!("the columns of {} joined rows", thousands(joined.rows))
+    })?;
     // The used columns gathered through the row ids, in parallel.
     let columns: Vec<Array<'static>> = used
         .par_iter()

@@ -3593,7 +3593,8 @@ impl QueryGen<'_> {
         }
     }
 
-    /// `ON` equalities between `l` and `r` (one or two keys), or `USING`.
+    /// `ON` equalities between `l` and `r` (one or two keys), sometimes
+    /// with a comparison besides, or `USING`.
     fn constraint(
         &mut self,
         l: &str,
@@ -3633,6 +3634,13 @@ impl QueryGen<'_> {
             } else {
                 format!("{y} = {x}")
             });
+        }
+        // Now and then a comparison of a column of each side besides the
+        // keys (which an outer join applies before padding).
+        if self.chance(0.12) {
+            let c = *self.pick(&SAFE_INTS);
+            let op = *self.pick(&["<>", "<", "<=", ">", ">="]);
+            conds.push(format!("{l}.{c} {op} {r}.{c}"));
         }
         format!(" ON {}", conds.join(" AND "))
     }
@@ -3899,7 +3907,7 @@ impl QueryGen<'_> {
         let (a, b) = self.key_pair();
         let cond = match self.rng.gen_range(0..100) {
             // A quantified comparison, `x op ANY/SOME/ALL (SELECT …)`,
-            // uncorrelated or correlated on an equality.
+            // uncorrelated or correlated on an equality or a comparison.
             0..8 => {
                 let op = self.cmp_op();
                 let quantifier = *self.pick(&["ANY", "SOME", "ALL"]);
@@ -3907,6 +3915,11 @@ impl QueryGen<'_> {
                     let (c, d) = self.key_pair();
                     let outer = self.outer_side(&o.name, c);
                     format!(" WHERE {}.{d} = {outer}", i.name)
+                } else if self.chance(0.25) {
+                    // Correlated by a comparison.
+                    let c = *self.pick(&SAFE_INTS);
+                    let op = *self.pick(&["<>", "<", "<=", ">", ">="]);
+                    format!(" WHERE {}.{c} {op} {}.{c}", i.name, o.name)
                 } else {
                     inner_where(self)
                 };

@@ -94,9 +94,17 @@ enum Node {
         constraint: JoinConstraint,
         /// Equalities `(left side column, right side column)`.
         keys: Vec<(ColRef, ColRef)>,
+        /// Other comparisons of its ON between the two sides, `left side
+        /// column op right side column`: a pair of rows with equal keys
+        /// joins only when each holds (an outer join pads the rows that
+        /// then have no partner).
+        residual: Vec<Comparison>,
         span: Span,
     },
 }
+
+/// `left side column op right side column`, a comparison other than `=`.
+type Comparison = (ColRef, BinaryOp, ColRef);
 
 /// A column of an input: `(input, column of its table)`.
 type ColRef = (usize, usize);
@@ -1169,6 +1177,7 @@ fn build(
                 right: Box::new(right),
                 constraint: join.constraint.clone(),
                 keys: Vec::new(),
+                residual: Vec::new(),
                 span: join.span,
             })
         }
@@ -1318,9 +1327,14 @@ fn tree_keys(node: &Node) -> Vec<(ColRef, ColRef)> {
     match node {
         Node::Input(_) => Vec::new(),
         Node::Join {
-            left, right, keys, ..
+            left,
+            right,
+            keys,
+            residual,
+            ..
         } => {
             let mut v = keys.clone();
+            v.extend(residual.iter().map(|&(a, _, b)| (a, b)));
             v.extend(tree_keys(left));
             v.extend(tree_keys(right));
             v
@@ -1493,6 +1507,7 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
         right,
         constraint,
         keys,
+        residual,
         span,
     } = node
     else {
@@ -1519,6 +1534,16 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
                         continue;
                     }
                 }
+                if let Some((a, op, b)) = comparison(r, &e)? {
+                    if l.contains(&a.0) && rr.contains(&b.0) {
+                        residual.push((a, op, b));
+                        continue;
+                    }
+                    if l.contains(&b.0) && rr.contains(&a.0) {
+                        residual.push((b, flip_comparison(op), a));
+                        continue;
+                    }
+                }
                 let filterable = |i: &usize| match kind {
                     JoinKind::Left => rr.contains(i),
                     JoinKind::Right => l.contains(i),
@@ -1531,7 +1556,7 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
                     }
                     _ => {
                         return Err(Error::plan_at(
-                            "with outer joins, an ON condition must be an equality between the two sides or a condition on one input the join may filter; this one is not supported yet",
+                            "with outer joins, an ON condition must be an equality or comparison of a column of each side, or a condition on one input the join may filter; this one is not supported yet",
                             e.span.start,
                         ));
                     }
@@ -1546,6 +1571,32 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
         ));
     }
     Ok(())
+}
+
+/// `a.x op b.y` between two column references, `op` a comparison other
+/// than `=`.
+fn comparison(r: &Resolver<'_>, e: &Expr) -> Result<Option<Comparison>> {
+    if let ExprKind::Binary { op, left, right } = &e.kind
+        && matches!(
+            op,
+            BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+        )
+        && let (Some(a), Some(b)) = (r.resolve(left)?, r.resolve(right)?)
+    {
+        return Ok(Some((a, *op, b)));
+    }
+    Ok(None)
+}
+
+/// `a op b` as `b op' a`.
+fn flip_comparison(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        op => op,
+    }
 }
 
 /// `a.x = b.y` between two column references.
@@ -2104,7 +2155,7 @@ fn greedy(
         } else {
             JoinKind::Inner
         };
-        clusters.push(join_step(c, inputs, scans, left, right, &keys, kind)?);
+        clusters.push(join_step(c, inputs, scans, left, right, &keys, &[], kind)?);
     }
     clusters
         .pop()
@@ -2119,6 +2170,7 @@ fn run_tree(c: &Composer<'_>, node: &Node, inputs: &[Input], scans: &[Scan]) -> 
             left,
             right,
             keys,
+            residual,
             ..
         } => {
             let l = run_tree(c, left, inputs, scans)?;
@@ -2127,12 +2179,13 @@ fn run_tree(c: &Composer<'_>, node: &Node, inputs: &[Input], scans: &[Scan]) -> 
                 JoinKind::Comma => JoinKind::Cross,
                 k => *k,
             };
-            join_step(c, inputs, scans, l, r, keys, kind)
+            join_step(c, inputs, scans, l, r, keys, residual, kind)
         }
     }
 }
 
 /// One join, traced for EXPLAIN.
+#[allow(clippy::too_many_arguments)]
 fn join_step(
     c: &Composer<'_>,
     inputs: &[Input],
@@ -2140,6 +2193,7 @@ fn join_step(
     left: Joined,
     right: Joined,
     keys: &[(ColRef, ColRef)],
+    residual: &[Comparison],
     kind: JoinKind,
 ) -> Result<Joined> {
     let start = Instant::now();
@@ -2152,22 +2206,25 @@ fn join_step(
             .join(" ⋈ ")
     };
     let names = format!("({}) with ({})", describe(&left), describe(&right));
+    let name = |(i, col): ColRef| {
+        format!(
+            "{}.{}",
+            inputs[i].qualifier, inputs[i].table.fields[col].name
+        )
+    };
     let on: Vec<String> = keys
         .iter()
-        .map(|&((a, ac), (b, bc))| {
-            format!(
-                "{}.{} = {}.{}",
-                inputs[a].qualifier,
-                inputs[a].table.fields[ac].name,
-                inputs[b].qualifier,
-                inputs[b].table.fields[bc].name
-            )
-        })
+        .map(|&(a, b)| format!("{} = {}", name(a), name(b)))
+        .chain(
+            residual
+                .iter()
+                .map(|&(a, op, b)| format!("{} {op} {}", name(a), name(b))),
+        )
         .collect();
     let out = if keys.is_empty() {
         cross(c, left, right)?
     } else {
-        hash_join(c, scans, left, right, keys, kind)?
+        hash_join(c, scans, left, right, keys, residual, kind)?
     };
     let how = match kind {
         JoinKind::Left => "left hash join",
@@ -2430,6 +2487,7 @@ fn hash_join(
     left: Joined,
     right: Joined,
     keys: &[(ColRef, ColRef)],
+    residual: &[Comparison],
     kind: JoinKind,
 ) -> Result<Joined> {
     let packed = pack_int_keys(scans, &left, &right, keys);
@@ -2485,7 +2543,19 @@ fn hash_join(
             check()?;
             let lo = chunk * PROBE_CHUNK;
             let hi = (lo + PROBE_CHUNK).min(probe_rows);
-            let pairs = heads.probe(probe, lo..hi, keep_probe);
+            let mut pairs = heads.probe(probe, lo..hi, keep_probe);
+            if !residual.is_empty() {
+                pairs = passing_pairs(pairs, keep_probe, |p, b| {
+                    let (l, r) = if build_left { (b, p) } else { (p, b) };
+                    residual.iter().all(|&(a, op, z)| {
+                        holds(
+                            op,
+                            &value_at(scans, &left, a, l),
+                            &value_at(scans, &right, z, r),
+                        )
+                    })
+                });
+            }
             let n = pairs.0.len();
             let so_far = found.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
             c.reserve(n * 8, || {
@@ -3204,6 +3274,51 @@ fn deciding_rows(
     }
     keep.sort_unstable();
     Ok(Some(keep))
+}
+
+/// The pairs of `pairs` (probe row, build row; in probe row order, a
+/// build row [`NONE`] for a probe row that matched no key) for which
+/// `passes(probe row, build row)` holds; with `keep_probe`, a probe row
+/// none of whose pairs passes keeps one pair with [`NONE`] (the padding
+/// of an outer join).
+fn passing_pairs(
+    (probe, build): (Vec<u32>, Vec<u32>),
+    keep_probe: bool,
+    passes: impl Fn(u32, u32) -> bool,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut out = (
+        Vec::with_capacity(probe.len()),
+        Vec::with_capacity(build.len()),
+    );
+    let mut i = 0;
+    while i < probe.len() {
+        let p = probe[i];
+        let mut kept = false;
+        while i < probe.len() && probe[i] == p {
+            let b = build[i];
+            if b != NONE && passes(p, b) {
+                out.0.push(p);
+                out.1.push(b);
+                kept = true;
+            }
+            i += 1;
+        }
+        if !kept && keep_probe {
+            out.0.push(p);
+            out.1.push(NONE);
+        }
+    }
+    out
+}
+
+/// The value of column `col` at row `row` of `joined` (NULL where its
+/// input's row is [`NONE`], an outer join's padding).
+fn value_at(scans: &[Scan], joined: &Joined, col: ColRef, row: u32) -> Value {
+    let k = joined.inputs.iter().position(|&x| x == col.0).unwrap_or(0);
+    match joined.ids[k][row as usize] {
+        NONE => Value::Null,
+        id => column_of(scans, col).value(id as usize),
+    }
 }
 
 /// `a op b` for a comparison, false when either is NULL.

@@ -92,8 +92,9 @@ pub(super) fn left_star(tree: &Node, inputs: &[JoinInput]) -> Option<Star> {
                 left,
                 right,
                 keys,
+                residual,
                 ..
-            } if matches!(**right, Node::Input(_)) => {
+            } if matches!(**right, Node::Input(_)) && residual.is_empty() => {
                 edges.extend(keys.iter().copied());
                 node = left;
             }

@@ -355,7 +355,7 @@ fn in_as_exists(
 }
 
 /// `a op b` as `b op' a`.
-fn flip(op: BinaryOp) -> BinaryOp {
+pub(super) fn flip(op: BinaryOp) -> BinaryOp {
     match op {
         BinaryOp::Lt => BinaryOp::Gt,
         BinaryOp::LtEq => BinaryOp::GtEq,

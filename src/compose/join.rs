@@ -1540,7 +1540,7 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
                         continue;
                     }
                     if l.contains(&b.0) && rr.contains(&a.0) {
-                        residual.push((b, flip_comparison(op), a));
+                        residual.push((b, super::correlated::flip(op), a));
                         continue;
                     }
                 }
@@ -1586,17 +1586,6 @@ fn comparison(r: &Resolver<'_>, e: &Expr) -> Result<Option<Comparison>> {
         return Ok(Some((a, *op, b)));
     }
     Ok(None)
-}
-
-/// `a op b` as `b op' a`.
-fn flip_comparison(op: BinaryOp) -> BinaryOp {
-    match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        op => op,
-    }
 }
 
 /// `a.x = b.y` between two column references.
@@ -3377,6 +3366,18 @@ mod tests {
         }
     }
 
+    /// A cancellation check that passes once, then cancels.
+    fn cancelled_at_second_call() -> impl Fn() -> Result<()> + Sync {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        move || {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1 {
+                Err(Error::Cancelled)
+            } else {
+                Ok(())
+            }
+        }
+    }
+
     #[test]
     fn bucketed_heads_equal_the_row_by_row_heads() {
         // 200k rows over 300k keys, many repeated, some NULL: five buckets
@@ -3409,15 +3410,7 @@ mod tests {
         assert!(by_rows.next == by_buckets.next, "chains differ");
         assert!(!by_rows.unique && !by_buckets.unique);
         // Cancelled in the bucketed build too.
-        let calls = std::sync::atomic::AtomicUsize::new(0);
-        let cancel_second = || {
-            if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1 {
-                Err(Error::Cancelled)
-            } else {
-                Ok(())
-            }
-        };
-        let built = Heads::build(&reader, rows, 0, &cancel_second);
+        let built = Heads::build(&reader, rows, 0, &cancelled_at_second_call());
         assert!(matches!(built, Err(Error::Cancelled)));
     }
 
@@ -3443,15 +3436,7 @@ mod tests {
                 int: dtype == DataType::Int,
                 ..int_reader(&column)
             };
-            let calls = std::sync::atomic::AtomicUsize::new(0);
-            let cancel_second = || {
-                if calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1 {
-                    Err(Error::Cancelled)
-                } else {
-                    Ok(())
-                }
-            };
-            let built = Heads::build(&reader, rows, 1 << 20, &cancel_second);
+            let built = Heads::build(&reader, rows, 1 << 20, &cancelled_at_second_call());
             assert!(matches!(built, Err(Error::Cancelled)), "{dtype:?}");
             // Never cancelled: every key is found.
             let heads = Heads::build(&reader, rows, 1 << 20, &|| Ok(())).unwrap();

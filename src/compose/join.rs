@@ -3115,7 +3115,13 @@ fn semi_join(
     // before (the threshold is
     // `ExecOptions::semi_reduce_rows_per_key`).
     let per_key = c.engine.exec_options().semi_reduce_rows_per_key;
-    let outer_keys = heads.map_keys();
+    // Counting the keys reads the whole head array: only when one
+    // comparison could decide.
+    let outer_keys = if semi.residual.len() == 1 {
+        heads.map_keys()
+    } else {
+        0
+    };
     let reduced = if outer_keys > 0 && joined.rows / outer_keys >= per_key {
         deciding_rows(
             semi,

@@ -809,7 +809,7 @@ impl Composer<'_> {
     /// The distinct values of the outer expressions a correlated scalar
     /// subquery compares with (its keys', then its other comparisons'),
     /// over the outer query's FROM under its WHERE conjuncts that hold no
-    /// subquery: a table `__dN` of columns `__o0, __o1, …` (the "domain"
+    /// subquery: a table `__domainN` of columns `__o0, __o1, …` (the "domain"
     /// of Neumann & Kemper's unnesting). A superset of the values the
     /// outer rows have is as good, as the result joins back on them.
     ///

@@ -660,6 +660,15 @@ pub(super) fn run(
     )
 }
 
+/// A FROM item reading the table `name` (an intermediate result in the
+/// scope) without an alias.
+pub(super) fn named_table(name: String, span: Span) -> FromItem {
+    FromItem::Table {
+        table: TableRef::Named(Ident { name, span }),
+        alias: None,
+    }
+}
+
 /// Runs the SELECT over a star (`dimension`): the fact's partitions with
 /// the used columns of its dimensions looked up per key code, and for each
 /// dimension a column of matches whose NULLs the WHERE drops (an inner
@@ -980,22 +989,12 @@ fn select_over(
         .collect::<Vec<_>>();
     let span = above.span;
     let final_select = Select {
-        distinct: false,
-        projection,
-        from: Some(FromItem::Table {
-            table: TableRef::Named(Ident { name, span }),
-            alias: None,
-        }),
-        selection: and_all(conjuncts),
         group_by: select
             .group_by
             .iter()
             .map(|e| rewrite(e, false))
             .collect::<Result<_>>()?,
         having: and_all(having),
-        group_by_all: false,
-        windows: Vec::new(),
-        qualify: None,
         order_by: select
             .order_by
             .iter()
@@ -1007,7 +1006,12 @@ fn select_over(
             .collect::<Result<_>>()?,
         limit: select.limit,
         offset: select.offset,
-        span: select.span,
+        ..Select::over(
+            projection,
+            named_table(name, span),
+            and_all(conjuncts),
+            select.span,
+        )
     };
     let mut rel = c.run_simple(&final_select, scope, None)?;
     rel.rows_scanned += scanned;

@@ -326,12 +326,7 @@ pub(super) fn lookup_partitions(
         .par_iter()
         .map(|part| {
             check()?;
-            let partners: Vec<Partners> = star
-                .dims
-                .iter()
-                .zip(keys)
-                .map(|(d, k)| partners(fact, part, d.fact_key, k))
-                .collect::<Result<_>>()?;
+            let partners = star_partners(star, keys, fact, part)?;
             // Per-row partner rows, made once per dimension that needs them.
             let mut rows: Vec<Option<Vec<u32>>> = vec![None; partners.len()];
             let mut columns = Vec::with_capacity(outputs.len());
@@ -632,6 +627,21 @@ fn entry_codes<T: Code>(partners: &Partners<'_>, entry_of_code: &[u32]) -> Vec<T
         .map(|&e| T::from_u64(if e == NONE { 0 } else { u64::from(e) }))
         .collect();
     gather(&partners.codes, &narrow, T::from_u64(0))
+}
+
+/// The partner rows of `part` in each dimension of `star` ([`partners`]
+/// of its fact key among that dimension's `keys`).
+fn star_partners<'a>(
+    star: &Star,
+    keys: &[Keys<'_>],
+    fact: &Table,
+    part: &'a Partition,
+) -> Result<Vec<Partners<'a>>> {
+    star.dims
+        .iter()
+        .zip(keys)
+        .map(|(d, k)| partners(fact, part, d.fact_key, k))
+        .collect()
 }
 
 /// The partner rows of `part`'s column `fact_key` among `keys`: each of the
@@ -1065,12 +1075,7 @@ fn fold_partition(
     calls: &[(Call, Source)],
 ) -> Result<Vec<State>> {
     let n = part.rows;
-    let partners: Vec<Partners> = star
-        .dims
-        .iter()
-        .zip(keys)
-        .map(|(d, k)| partners(fact, part, d.fact_key, k))
-        .collect::<Result<_>>()?;
+    let partners = star_partners(star, keys, fact, part)?;
     let kept = Kept::of(&partners, star.outer, n);
     let kept_rows = kept.count(n);
     let all = Rows::all(n);

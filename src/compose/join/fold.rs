@@ -26,12 +26,12 @@
 
 use rayon::prelude::*;
 
-use super::{Above, ColRef, Input, Joined, Scan, column_of};
+use super::{Above, ColRef, Input, Joined, Scan, column_of, named_table};
 use crate::compose::{Composer, Relation, Scope, materialize};
 use crate::error::{Error, Result};
 use crate::exec::aggregate::accumulator::{Accumulator, Gids, new_accumulator};
 use crate::plan::{AggCall, AggFunc};
-use crate::sql::ast::{Expr, ExprKind, FromItem, Ident, OrderByItem, Select, SelectItem, TableRef};
+use crate::sql::ast::{Expr, ExprKind, Ident, OrderByItem, Select, SelectItem};
 use crate::types::{DataType, Value};
 
 /// What an aggregate call reads.
@@ -383,22 +383,11 @@ pub(super) fn select_values(
     let select = above.select;
     let span = above.span;
     let final_select = Select {
-        distinct: false,
-        projection,
-        from: Some(FromItem::Table {
-            table: TableRef::Named(Ident { name, span }),
-            alias: None,
-        }),
-        selection: None,
-        group_by: Vec::new(),
         having: plan.having.clone(),
-        group_by_all: false,
-        windows: Vec::new(),
-        qualify: None,
         order_by: plan.order_by.clone(),
         limit: select.limit,
         offset: select.offset,
-        span: select.span,
+        ..Select::over(projection, named_table(name, span), None, select.span)
     };
     let mut rel = c.run_simple(&final_select, scope, None)?;
     rel.rows_scanned += scanned;

@@ -3614,6 +3614,26 @@ impl QueryGen<'_> {
             using.extend(names.iter().copied());
             return format!(" USING ({})", names.join(", "));
         }
+        // Now and then comparisons without an equality: a range join (or,
+        // for `<>` alone, a nested loop join).
+        if self.chance(0.08) {
+            let pool: &[&str] = match self.rng.gen_range(0..4) {
+                0 => &FLOATS,
+                1 => &STRS,
+                2 => &TSS,
+                _ => &SAFE_INTS,
+            };
+            let (c, d) = (*self.pick(pool), *self.pick(pool));
+            let op = *self.pick(&["<>", "<", "<=", ">", ">="]);
+            return match self.rng.gen_range(0..4) {
+                0 => format!(" ON {l}.{c} {op} {r}.{c}"),
+                1 => format!(" ON {l}.{c} >= {r}.{c} AND {l}.{c} < {r}.{d}"),
+                2 => format!(" ON {r}.{c} BETWEEN {l}.{c} AND {l}.{d}"),
+                _ => {
+                    format!(" ON {l}.{c} > {r}.{d} AND {l}.{d} {op} {r}.{c} AND {l}.{c} <> {r}.{c}")
+                }
+            };
+        }
         let mut conds = Vec::new();
         for _ in 0..if two { 2 } else { 1 } {
             let (a, b) = self.key_pair();

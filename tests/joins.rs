@@ -1286,3 +1286,90 @@ fn aggregates_over_joins_fold_without_gathering_rows() {
         }
     }
 }
+
+/// Joins on comparisons without an equality (events into time buckets,
+/// one inequality, `<>` alone) give what the same condition gives when
+/// written so that no join can take it (`NOT (x < y)`, evaluated over
+/// every pair of rows), inner and outer, with NULLs and duplicate bounds;
+/// EXPLAIN names the range join or nested loop join that ran.
+#[test]
+fn range_joins_agree_with_filtered_cross_joins() {
+    let mut db = two_threads();
+    let mut rng = Rng(0x5eed_2026);
+    for round in 0..6 {
+        let mut events = String::from("id,t,v\n");
+        for id in 0..400 {
+            let t = match rng.below(20) {
+                0 => String::new(),
+                _ => rng.below(1_000).to_string(),
+            };
+            let v = match rng.below(10) {
+                0 => String::new(),
+                _ => format!("{}.5", rng.below(100)),
+            };
+            events += &format!("{id},{t},{v}\n");
+        }
+        let mut buckets = String::from("b,lo,hi\n");
+        for b in 0..(5 + round * 7) {
+            let lo = rng.below(1_000) as i64 - 50;
+            let width = rng.below(200) as i64;
+            let lo = if rng.below(15) == 0 {
+                String::new()
+            } else {
+                lo.to_string()
+            };
+            let hi = match lo.parse::<i64>() {
+                Ok(lo) if rng.below(15) != 0 => (lo + width).to_string(),
+                _ => String::new(),
+            };
+            buckets += &format!("{b},{lo},{hi}\n");
+        }
+        let part = 1 + rng.below(100) as usize;
+        load_bytes(&mut db, "ev", events.into_bytes(), part);
+        load_bytes(&mut db, "bk", buckets.into_bytes(), part);
+        let context = format!("round {round}, partitions of {part}");
+        let cases = [
+            (
+                "e.t >= k.lo AND e.t < k.hi",
+                "NOT (e.t < k.lo) AND NOT (e.t >= k.hi)",
+            ),
+            (
+                "e.t BETWEEN k.lo AND k.hi",
+                "NOT (e.t < k.lo) AND NOT (e.t > k.hi)",
+            ),
+            (
+                "e.v * 10 > k.lo AND e.v <= k.hi",
+                "NOT (e.v * 10 <= k.lo) AND NOT (e.v > k.hi)",
+            ),
+            ("e.t < k.lo", "NOT (e.t >= k.lo)"),
+            (
+                "e.t > k.hi AND e.id <> k.b",
+                "NOT (e.t <= k.hi) AND NOT (e.id = k.b)",
+            ),
+        ];
+        for (on, filtered) in cases {
+            let joined = format!("SELECT e.id, k.b FROM ev e JOIN bk k ON {on}");
+            let flat = format!("SELECT e.id, k.b FROM ev e, bk k WHERE {filtered}");
+            same(&db, &joined, &flat, &context);
+            let plan = explain(&db, &format!("ANALYZE {joined}"));
+            assert!(plan.contains("range join"), "{context}: {joined}\n{plan}");
+            let plan = explain(&db, &format!("ANALYZE {flat}"));
+            assert!(plan.contains("cross join"), "{context}: {flat}\n{plan}");
+            // LEFT: each event without a bucket once, padded.
+            let left = format!(
+                "SELECT e.id, count(k.b), sum(k.b) FROM ev e LEFT JOIN bk k ON {on} GROUP BY e.id"
+            );
+            let flat_left = format!(
+                "SELECT e.id, count(x.b), sum(x.b) FROM ev e LEFT JOIN \
+                 (SELECT e.id AS id, k.b AS b FROM ev e, bk k WHERE {filtered}) x \
+                 ON e.id = x.id GROUP BY e.id"
+            );
+            same(&db, &left, &flat_left, &context);
+        }
+        let ne = "SELECT count(*), sum(e.id - k.b) FROM ev e JOIN bk k ON e.id <> k.b";
+        let flat_ne = "SELECT count(*), sum(e.id - k.b) FROM ev e, bk k WHERE NOT (e.id = k.b)";
+        same(&db, ne, flat_ne, &context);
+        let plan = explain(&db, &format!("ANALYZE {ne}"));
+        assert!(plan.contains("nested loop join"), "{context}: {ne}\n{plan}");
+    }
+}

@@ -31,8 +31,8 @@
 //!   it compares with become a table joined into the subquery (the
 //!   "domain" of Neumann & Kemper), which is grouped by them and joined
 //!   back on their equality ([`Composer::comparison_domain`]). Without an
-//!   equality that join is a cross join, filtered after it: fine for
-//!   thousands of rows a side, refused at the memory limit past that.
+//!   equality that join is a range join (`join::range`), whose pairs are
+//!   then grouped.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -35,6 +35,7 @@ use rayon::prelude::*;
 mod computed;
 mod dimension;
 mod fold;
+mod range;
 
 use super::correlated::Semi;
 use super::keys::{Key, Part};
@@ -311,6 +312,8 @@ pub(super) fn run(
     let mut pushed: Vec<Vec<Expr>> = vec![Vec::new(); inputs.len()];
     let mut residual: Vec<Expr> = Vec::new();
     let mut edges: Vec<(ColRef, ColRef)> = Vec::new();
+    // Comparisons between two inputs, with their place in `residual`.
+    let mut ranges: Vec<(Comparison, usize)> = Vec::new();
     let where_conjuncts: Vec<Expr> = select
         .selection
         .take()
@@ -326,6 +329,14 @@ pub(super) fn run(
                 (_, Some((a, b))) if a.0 != b.0 && complete => edges.push((a, b)),
                 (1, _) if complete => pushed[*used.iter().next().unwrap_or(&0)].push(e),
                 _ => {
+                    // A comparison of a column of each of two inputs joins
+                    // them where no equality does (a range join); it is
+                    // still evaluated after the joins.
+                    if let Some(cmp) = comparison(&r, &e)?
+                        && cmp.0.0 != cmp.2.0
+                    {
+                        ranges.push((cmp, residual.len()));
+                    }
                     for (i, derived) in derived_filters(&e, &r, inputs.len())? {
                         pushed[i].push(derived);
                     }
@@ -345,26 +356,36 @@ pub(super) fn run(
     }
 
     // The columns used above the scans.
-    let mut used: BTreeSet<ColRef> = BTreeSet::new();
-    for (e, _) in &items {
-        r.collect(e, &outputs, false, &mut used)?;
-    }
-    for e in &residual {
-        r.collect(e, &outputs, false, &mut used)?;
-    }
-    for e in &select.group_by {
-        r.collect(e, &outputs, false, &mut used)?;
-    }
-    if let Some(e) = &select.having {
-        r.collect(e, &outputs, false, &mut used)?;
-    }
-    for o in &select.order_by {
-        r.collect(&o.expr, &outputs, true, &mut used)?;
-    }
+    let used_above = |residual: &[Expr]| -> Result<BTreeSet<ColRef>> {
+        let mut used = BTreeSet::new();
+        for (e, _) in &items {
+            r.collect(e, &outputs, false, &mut used)?;
+        }
+        for e in residual {
+            r.collect(e, &outputs, false, &mut used)?;
+        }
+        for e in &select.group_by {
+            r.collect(e, &outputs, false, &mut used)?;
+        }
+        if let Some(e) = &select.having {
+            r.collect(e, &outputs, false, &mut used)?;
+        }
+        for o in &select.order_by {
+            r.collect(&o.expr, &outputs, true, &mut used)?;
+        }
+        Ok(used)
+    };
+    let mut used = used_above(&residual)?;
     let mut key_columns = BTreeSet::new();
-    for (a, b) in edges.iter().chain(tree_keys(&tree).iter()) {
-        key_columns.insert(*a);
-        key_columns.insert(*b);
+    let range_columns = ranges.iter().flat_map(|&((a, _, b), _)| [(a, b)]);
+    for (a, b) in edges
+        .iter()
+        .copied()
+        .chain(tree_keys(&tree))
+        .chain(range_columns)
+    {
+        key_columns.insert(a);
+        key_columns.insert(b);
     }
     // The outer columns of semi-joins, per semi-join: keys, then residuals.
     let mut semi_columns: Vec<(Vec<ColRef>, Vec<ColRef>, Option<ColRef>)> = Vec::new();
@@ -530,7 +551,25 @@ pub(super) fn run(
     // Join.
     let start = Instant::now();
     let mut joined = if inner_only {
-        greedy(c, &inputs, &scans, &edges)?
+        let comparisons: Vec<Comparison> = ranges.iter().map(|&(cmp, _)| cmp).collect();
+        let mut applied = vec![false; ranges.len()];
+        let joined = greedy(c, &inputs, &scans, &edges, &comparisons, &mut applied)?;
+        // The comparisons a range join applied are not evaluated again,
+        // nor their columns gathered for it.
+        let mut done: Vec<usize> = ranges
+            .iter()
+            .zip(&applied)
+            .filter(|&(_, &a)| a)
+            .map(|(&(_, at), _)| at)
+            .collect();
+        if !done.is_empty() {
+            done.sort_unstable();
+            for at in done.into_iter().rev() {
+                residual.remove(at);
+            }
+            used = used_above(&residual)?;
+        }
+        joined
     } else {
         run_tree(c, &tree, &inputs, &scans)?
     };
@@ -1568,7 +1607,8 @@ fn place_outer(node: &mut Node, r: &Resolver<'_>, pushed: &mut [Vec<Expr>]) -> R
             }
         }
     }
-    if keys.is_empty() && !matches!(kind, JoinKind::Cross | JoinKind::Comma) {
+    if keys.is_empty() && residual.is_empty() && !matches!(kind, JoinKind::Cross | JoinKind::Comma)
+    {
         return Err(Error::plan_at(
             "this join has no equality between its two sides; joins without one are not supported yet",
             span.start,
@@ -2066,6 +2106,8 @@ fn greedy(
     inputs: &[Input],
     scans: &[Scan],
     edges: &[(ColRef, ColRef)],
+    ranges: &[Comparison],
+    applied: &mut [bool],
 ) -> Result<Joined> {
     let n = inputs.len();
     let distinct: Vec<HashMap<usize, f64>> = scans
@@ -2095,7 +2137,13 @@ fn greedy(
     while clusters.len() > 1 {
         c.engine.check()?;
         // (left cluster, right cluster, estimated rows, keys)
-        type Pair = (usize, usize, f64, Vec<(ColRef, ColRef)>);
+        type Pair = (
+            usize,
+            usize,
+            f64,
+            Vec<(ColRef, ColRef)>,
+            Vec<(usize, Comparison)>,
+        );
         let mut best: Option<Pair> = None;
         for i in 0..clusters.len() {
             for j in i + 1..clusters.len() {
@@ -2112,12 +2160,36 @@ fn greedy(
                         }
                     })
                     .collect();
+                // Comparisons between the two, when no equality joins
+                // them: `left column op right column`.
+                let between: Vec<(usize, Comparison)> = if keys.is_empty() {
+                    ranges
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, &(a, op, b))| {
+                            if l.inputs.contains(&a.0) && r.inputs.contains(&b.0) {
+                                Some((k, (a, op, b)))
+                            } else if l.inputs.contains(&b.0) && r.inputs.contains(&a.0) {
+                                Some((k, (b, super::correlated::flip(op), a)))
+                            } else {
+                                None
+                            }
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 let product = l.rows as f64 * r.rows as f64;
                 // A key of several columns has at most as many distinct
                 // values as its side has rows (TPC-H Q9's partsupp key,
                 // (partkey, suppkey), is not 20,000 × 1,000 values).
-                let estimate = if keys.is_empty() {
+                let estimate = if keys.is_empty() && between.is_empty() {
                     f64::INFINITY
+                } else if keys.is_empty() {
+                    // A third of the pairs per comparison (DuckDB's guess
+                    // for an inequality): after any equi-join that could
+                    // shrink a side, before a cross join.
+                    product / 3f64.powi(between.len() as i32)
                 } else {
                     let (dl, dr) = keys.iter().fold((1.0f64, 1.0f64), |(dl, dr), &(a, b)| {
                         (dl * distinct_in(a, l), dr * distinct_in(b, r))
@@ -2128,27 +2200,35 @@ fn greedy(
                 };
                 let better = match &best {
                     None => true,
-                    Some((bi, bj, e, _)) => {
+                    Some((bi, bj, e, _, _)) => {
                         estimate < *e
                             || (estimate == *e
                                 && product < clusters[*bi].rows as f64 * clusters[*bj].rows as f64)
                     }
                 };
                 if better {
-                    best = Some((i, j, estimate, keys));
+                    best = Some((i, j, estimate, keys, between));
                 }
             }
         }
-        let Some((i, j, _, keys)) = best else { break };
+        let Some((i, j, _, keys, between)) = best else {
+            break;
+        };
         // `j > i`: remove it first so that `i` stays where it is.
         let right = clusters.remove(j);
         let left = clusters.remove(i);
-        let kind = if keys.is_empty() {
+        let kind = if keys.is_empty() && between.is_empty() {
             JoinKind::Cross
         } else {
             JoinKind::Inner
         };
-        clusters.push(join_step(c, inputs, scans, left, right, &keys, &[], kind)?);
+        for &(k, _) in &between {
+            applied[k] = true;
+        }
+        let between: Vec<Comparison> = between.into_iter().map(|(_, cmp)| cmp).collect();
+        clusters.push(join_step(
+            c, inputs, scans, left, right, &keys, &between, kind,
+        )?);
     }
     clusters
         .pop()
@@ -2214,17 +2294,21 @@ fn join_step(
                 .map(|&(a, op, b)| format!("{} {op} {}", name(a), name(b))),
         )
         .collect();
-    let out = if keys.is_empty() {
-        cross(c, left, right)?
-    } else {
-        hash_join(c, scans, left, right, keys, residual, kind)?
+    let algorithm = match (keys.is_empty(), residual.is_empty()) {
+        (true, true) => "cross join",
+        (true, false) => range::algorithm(scans, residual),
+        _ => "hash join",
+    };
+    let out = match (keys.is_empty(), residual.is_empty()) {
+        (true, true) => cross(c, left, right)?,
+        (true, false) => range::range_join(c, scans, left, right, residual, kind)?,
+        _ => hash_join(c, scans, left, right, keys, residual, kind)?,
     };
     let how = match kind {
-        JoinKind::Left => "left hash join",
-        JoinKind::Right => "right hash join",
-        JoinKind::Full => "full hash join",
-        _ if keys.is_empty() => "cross join",
-        _ => "hash join",
+        JoinKind::Left => format!("left {algorithm}"),
+        JoinKind::Right => format!("right {algorithm}"),
+        JoinKind::Full => format!("full {algorithm}"),
+        _ => algorithm.to_string(),
     };
     c.note(format!(
         "{how} {names}{}: {} × {} rows → {} ({})",
@@ -2557,6 +2641,26 @@ fn hash_join(
             Ok(pairs)
         })
         .collect::<Result<_>>()?;
+    assemble(c, &left, &right, parts, build_left, kind == JoinKind::Full)
+}
+
+/// A join's result from the pairs of rows its parallel chunks found:
+/// per chunk, `(probe side rows, build side rows)`, a build row [`NONE`]
+/// where an outer join pads a probe row. `full` adds each build row no
+/// pair has, padded (a FULL join); the joined rows' ids in every input of
+/// both sides are gathered through the pairs.
+///
+/// # Errors
+/// More than [`MAX_JOIN_ROWS`] rows, or their ids past the memory limit.
+fn assemble(
+    c: &Composer<'_>,
+    left: &Joined,
+    right: &Joined,
+    parts: Vec<(Vec<u32>, Vec<u32>)>,
+    build_left: bool,
+    full: bool,
+) -> Result<Joined> {
+    let build_rows = if build_left { left.rows } else { right.rows };
     let total: usize = parts.iter().map(|(p, _)| p.len()).sum();
     if total > MAX_JOIN_ROWS {
         return Err(Error::Execution(format!(
@@ -2575,7 +2679,7 @@ fn hash_join(
         probe_ids.extend(p);
         build_ids.extend(b);
     }
-    if kind == JoinKind::Full {
+    if full {
         let mut matched = vec![false; build_rows];
         for &b in &build_ids {
             if b != NONE {
@@ -2611,8 +2715,8 @@ fn hash_join(
             })
             .collect()
     };
-    let mut ids = gather(&left, left_rows);
-    ids.extend(gather(&right, right_rows));
+    let mut ids = gather(left, left_rows);
+    ids.extend(gather(right, right_rows));
     let mut inputs = left.inputs.clone();
     inputs.extend(right.inputs.iter().copied());
     Ok(Joined {
@@ -3320,16 +3424,14 @@ fn value_at(scans: &[Scan], joined: &Joined, col: ColRef, row: u32) -> Value {
     }
 }
 
-/// `a op b` for a comparison, false when either is NULL.
+/// `a op b` for a comparison, false when either is NULL; in the engine's
+/// order otherwise (an integer against a float exactly, NaN above every
+/// number and equal to itself, `-0.0` equal to `0.0`).
 fn holds(op: BinaryOp, a: &Value, b: &Value) -> bool {
-    let ord = match (a, b) {
-        (Value::Null, _) | (_, Value::Null) => return false,
-        (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
-        (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
-        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
-        (a, b) => Some(a.total_cmp(b)),
-    };
-    ord.is_some_and(|ord| crate::plan::eval::compare(op.into(), ord))
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => false,
+        (a, b) => crate::plan::eval::compare(op.into(), a.total_cmp(b)),
+    }
 }
 
 /// Pushes the items a `*` stands for, `star` (each column's name and

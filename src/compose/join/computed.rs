@@ -1,5 +1,7 @@
 //! Join keys that are expressions (`ON a.k % 7 = b.k % 7`, `ON lower(a.s)
-//! = b.s`): each side's expression becomes a column of its input, computed
+//! = b.s`, and the comparisons of a range join, `ON a.t < b.t + 60`; a
+//! `BETWEEN` over two inputs is first split into its two comparisons):
+//! each side's expression becomes a column of its input, computed
 //! by a scan of that input (`(SELECT *, a.k % 7 AS __join_key_0 FROM a) AS
 //! a`), so the equality is one between columns and the join hashes it like
 //! any other key instead of pairing every row with every row.
@@ -184,14 +186,57 @@ fn rewrite_conjuncts(e: &mut Expr, leaves: &mut [Leaf], counter: &mut usize) {
         rewrite_conjuncts(right, leaves, counter);
         return;
     }
-    let ExprKind::Binary {
-        op: BinaryOp::Eq,
-        left,
-        right,
-    } = &mut e.kind
-    else {
+    // `x BETWEEN lo AND hi` over two inputs is `x >= lo AND x <= hi`, two
+    // comparisons a range join can take.
+    if let ExprKind::Between {
+        expr,
+        low,
+        high,
+        negated: false,
+    } = &e.kind
+    {
+        let (x, lo, hi) = (
+            leaf_of(expr, leaves),
+            leaf_of(low, leaves),
+            leaf_of(high, leaves),
+        );
+        if x.is_some() && (lo.is_some_and(|l| Some(l) != x) || hi.is_some_and(|h| Some(h) != x)) {
+            let span = e.span;
+            let compare = |op, bound: &Expr| Expr {
+                kind: ExprKind::Binary {
+                    op,
+                    left: expr.clone(),
+                    right: Box::new(bound.clone()),
+                },
+                span,
+            };
+            *e = Expr {
+                kind: ExprKind::Binary {
+                    op: BinaryOp::And,
+                    left: Box::new(compare(BinaryOp::GtEq, low)),
+                    right: Box::new(compare(BinaryOp::LtEq, high)),
+                },
+                span,
+            };
+            rewrite_conjuncts(e, leaves, counter);
+            return;
+        }
+    }
+    // An equality, or a comparison a range join can take.
+    let ExprKind::Binary { op, left, right } = &mut e.kind else {
         return;
     };
+    if !matches!(
+        op,
+        BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq
+    ) {
+        return;
+    }
     let is_column = |x: &Expr| {
         matches!(
             x.kind,

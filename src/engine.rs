@@ -1207,6 +1207,10 @@ impl Database {
         needed: Option<&HashSet<String>>,
         filter: Option<&ingest::parquet::RowFilter>,
     ) -> Result<(Arc<Table>, Option<ingest::parquet::RowGroups>)> {
+        if crate::series::is_series(from) {
+            let rows = self.load_options(&LoadOptions::default()).partition_rows;
+            return Ok((crate::series::series_table(from, &self.memory, rows)?, None));
+        }
         let source = files::file_source(from)?;
         let options = || {
             let mut options = source.load_options(&self.load_options(&LoadOptions::default()));

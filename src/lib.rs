@@ -39,6 +39,7 @@ mod copy;
 pub mod error;
 mod files;
 mod introspect;
+mod series;
 pub mod types;
 
 pub use arrow_out::{ArrowResult, BATCH_ROWS};

@@ -98,7 +98,7 @@ fn encode_table(
 
 /// `rows` rows cut into partitions of `partition_rows`, in parallel, each
 /// of `columns` columns made by `encode(column, rows of the partition)`.
-fn partitions(
+pub(crate) fn partitions(
     rows: usize,
     partition_rows: usize,
     columns: usize,

@@ -341,17 +341,11 @@ fn top_k_by_key<K: Ord + Copy + Default>(
             lens.push(0);
             best.resize(best.len() + k, (K::default(), 0));
         }
-        let len = lens[slot];
-        let list = &mut best[slot * k..slot * k + k];
-        let entry = (key, i as u32);
-        if len == k && entry >= list[k - 1] {
-            continue;
-        }
-        let at = list[..len].partition_point(|x| *x < entry);
-        let len = (len + 1).min(k);
-        list.copy_within(at..len - 1, at + 1);
-        list[at] = entry;
-        lens[slot] = len;
+        lens[slot] = keep_best(
+            &mut best[slot * k..slot * k + k],
+            lens[slot],
+            (key, i as u32),
+        );
     }
     let total = lens.iter().sum();
     let (mut kept, mut numbers) = (Vec::with_capacity(total), Vec::with_capacity(total));
@@ -360,6 +354,23 @@ fn top_k_by_key<K: Ord + Copy + Default>(
         kept.extend(best[slot * k..slot * k + len].iter().map(|&(_, row)| row));
     }
     (kept, numbers)
+}
+
+/// Puts `entry` into `list`, whose first `len` pairs are the best so far
+/// in order (all of its places: `k`), when it beats the last of a full
+/// one; returns the new length. Most rows of a partition with `k` pairs
+/// cost the one comparison with its last.
+#[inline]
+fn keep_best<K: Ord + Copy>(list: &mut [(K, u32)], len: usize, entry: (K, u32)) -> usize {
+    let k = list.len();
+    if len == k && entry >= list[k - 1] {
+        return len;
+    }
+    let at = list[..len].partition_point(|x| *x < entry);
+    let len = (len + 1).min(k);
+    list.copy_within(at..len - 1, at + 1);
+    list[at] = entry;
+    len
 }
 
 /// One chunk's best rows per place: each place's kept count, and its best
@@ -395,17 +406,8 @@ fn top_k_by_place<K: Ord + Copy + Default + Send + Sync>(
             let mut best = vec![(K::default(), 0u32); count * k];
             for i in c * per..((c + 1) * per).min(n) {
                 let place = places[i] as usize;
-                let len = usize::from(lens[place]);
                 let list = &mut best[place * k..place * k + k];
-                let entry = (keys[i], i as u32);
-                if len == k && entry >= list[k - 1] {
-                    continue;
-                }
-                let at = list[..len].partition_point(|x| *x < entry);
-                let len = (len + 1).min(k);
-                list.copy_within(at..len - 1, at + 1);
-                list[at] = entry;
-                lens[place] = len as u8;
+                lens[place] = keep_best(list, usize::from(lens[place]), (keys[i], i as u32)) as u8;
             }
             (lens, best)
         })

@@ -226,15 +226,7 @@ fn rewrite_conjuncts(e: &mut Expr, leaves: &mut [Leaf], counter: &mut usize) {
     let ExprKind::Binary { op, left, right } = &mut e.kind else {
         return;
     };
-    if !matches!(
-        op,
-        BinaryOp::Eq
-            | BinaryOp::NotEq
-            | BinaryOp::Lt
-            | BinaryOp::LtEq
-            | BinaryOp::Gt
-            | BinaryOp::GtEq
-    ) {
+    if !op.is_comparison() {
         return;
     }
     let is_column = |x: &Expr| {

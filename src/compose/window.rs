@@ -486,6 +486,15 @@ fn top_k_by(
     (kept, numbers)
 }
 
+/// Keeps the items of `v` at the positions `keep` (ascending).
+fn keep_at<T>(v: &mut Vec<T>, keep: &[usize]) {
+    let mut at = 0;
+    v.retain(|_| {
+        at += 1;
+        keep.binary_search(&(at - 1)).is_ok()
+    });
+}
+
 /// Where the first window function in `e` starts, if it has one.
 fn first_window(e: &Expr) -> Option<usize> {
     let mut at = None;
@@ -738,14 +747,6 @@ impl Composer<'_> {
             ));
         }
         let bools = bool_columns(&cols.names, &cols.types);
-        let table = materialize::table_from_arrays(
-            &name,
-            &cols.names,
-            &cols.types,
-            &cols.arrays,
-            cols.rows,
-            self.engine.partition_rows(),
-        );
         let rows_scanned = cols.rows_scanned;
         // The store keeps a boolean column as the strings true/false: step
         // 3 reads each such column (a bool_or, a lag of a comparison) back
@@ -776,9 +777,7 @@ impl Composer<'_> {
             .collect();
 
         // Step 3.
-        let mut scope = scope.child();
-        scope.add(&name, table);
-        let projection = projection
+        let projection: Vec<SelectItem> = projection
             .into_iter()
             .flat_map(|item| match item {
                 Some(item) => vec![item],
@@ -795,7 +794,10 @@ impl Composer<'_> {
             distinct: select.distinct,
             projection,
             from: Some(FromItem::Table {
-                table: TableRef::Named(Ident { name, span }),
+                table: TableRef::Named(Ident {
+                    name: name.clone(),
+                    span,
+                }),
                 alias: None,
             }),
             selection: qualify,
@@ -809,6 +811,30 @@ impl Composer<'_> {
             offset: select.offset,
             span,
         };
+        // Only the columns step 3 reads are encoded (perf of shapes
+        // window_running_sum_s1m: its partition key's 10M strings were
+        // encoded for a query that reads the sums alone).
+        if let Some(names) = super::referenced_names(&above) {
+            let keep: Vec<usize> = (0..cols.names.len())
+                .filter(|&i| names.contains(&cols.names[i].to_ascii_lowercase()))
+                .collect();
+            let keep = if keep.is_empty() { vec![0] } else { keep };
+            if keep.len() < cols.names.len() && !cols.names.is_empty() {
+                keep_at(&mut cols.arrays, &keep);
+                keep_at(&mut cols.names, &keep);
+                keep_at(&mut cols.types, &keep);
+            }
+        }
+        let table = materialize::table_from_arrays(
+            &name,
+            &cols.names,
+            &cols.types,
+            &cols.arrays,
+            cols.rows,
+            self.engine.partition_rows(),
+        );
+        let mut scope = scope.child();
+        scope.add(&name, table);
         let mut out = self.run_select(&above, &scope, needed)?;
         out.rows_scanned += rows_scanned;
         Ok(out)

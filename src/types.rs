@@ -315,6 +315,15 @@ pub fn canonical_f64_bits(v: f64) -> u64 {
     }
 }
 
+/// Bits of a float as an unsigned integer ordered as the engine orders
+/// floats ([`cmp_f64`]): `-0.0` equal to `0.0`, every NaN equal and above
+/// `+inf`. (A non-negative float's bits order as integers once the sign
+/// bit is set; a negative float's are all flipped.)
+pub fn ordered_f64_bits(v: f64) -> u64 {
+    let b = canonical_f64_bits(v);
+    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+}
+
 impl fmt::Display for Value {
     /// Text form used by the table and CSV output: NULL as `NULL`, floats in
     /// shortest round-trip form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]`,
@@ -700,6 +709,34 @@ impl Hash for TimestampFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordered_f64_bits_order_as_cmp_f64() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1.5e300,
+            -2.0,
+            -1.0,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            0.1 + 0.2,
+            1.0,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for &a in &xs {
+            for &b in &xs {
+                assert_eq!(
+                    ordered_f64_bits(a).cmp(&ordered_f64_bits(b)),
+                    cmp_f64(a, b),
+                    "{a} vs {b}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn floats_display_in_shortest_round_trip_form() {

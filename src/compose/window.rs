@@ -2300,17 +2300,7 @@ impl SortKeys {
 /// sorted entries); other coded strings are numbered once per entry.
 fn value_codes(a: &Array<'static>, ordered: bool) -> Vec<Option<u64>> {
     let flip = |i: i64| (i as u64) ^ (1 << 63);
-    let float = |x: f64| {
-        let x = if x == 0.0 {
-            0.0
-        } else if x.is_nan() {
-            f64::NAN
-        } else {
-            x
-        };
-        let b = x.to_bits();
-        if b >> 63 == 1 { !b } else { b | (1 << 63) }
-    };
+    let float = crate::types::ordered_f64_bits;
     let n = a.len();
     let valid = |i: usize| a.is_valid(i);
     match &a.data {

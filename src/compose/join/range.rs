@@ -58,19 +58,9 @@ fn kind_of_types(a: DataType, b: DataType) -> Option<Kind> {
 }
 
 /// An integer whose order is the engine's order of floats
-/// ([`crate::types::cmp_f64`]): `-0.0` equal to `0.0`, every NaN equal
-/// and above `+inf`. (The bits of a non-negative float order as integers;
-/// a negative float's other bits are flipped so that those order too.)
+/// ([`crate::types::ordered_f64_bits`], its sign bit flipped back).
 fn float_key(x: f64) -> i64 {
-    let x = if x == 0.0 {
-        0.0
-    } else if x.is_nan() {
-        f64::NAN
-    } else {
-        x
-    };
-    let bits = x.to_bits() as i64;
-    if bits < 0 { bits ^ i64::MAX } else { bits }
+    (crate::types::ordered_f64_bits(x) ^ (1 << 63)) as i64
 }
 
 /// Integers that a float holds exactly (±2^53): compared as floats,

@@ -2793,6 +2793,9 @@ fn random_tables_use_every_codec() {
 /// out of the differential test's reach.
 const FORCED_PATHS: &[&str] = &[
     "group by: fixed-size array indexed by combined key",
+    "group by: one fixed-size array per worker run over the key's table-wide slots",
+    ": codes of one table-wide dictionary of",
+    ": offset in the table's range",
     "group by: slot map on packed key",
     "group by: hash table on packed u64 key",
     "group by: nearly every row a new key: a group per row, grouped at the merge",

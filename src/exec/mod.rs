@@ -48,6 +48,7 @@ use crate::types::{DataType, Value};
 
 pub use access::IndexProvider;
 use aggregate::merge::{keep_first_keys, merge_partials};
+use aggregate::shared::{self, SharedGroups, SharedKey};
 use aggregate::{Partial, aggregate_partition};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
 pub use options::ExecOptions;
@@ -467,32 +468,37 @@ fn aggregate_query(
     let parts = &plan.table.partitions;
     let groups_so_far = AtomicU64::new(0);
     let start = Instant::now();
-    let results: Vec<(PartRun, Option<Partial<'_>>)> = units
-        .par_iter()
-        .map(|u| {
-            ctx.cancel.check()?;
-            let p = &parts[u.part];
-            let mut run = PartRun::new(u.part, ctx.tracing);
-            let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
-            let Some(sel) = sel else {
+    let shared = SharedKey::choose(agg, &plan.table, &ctx.options, units.len());
+    let results: Vec<(PartRun, Option<Partial<'_>>)> = match &shared {
+        Some(key) => shared_runs(plan, agg, ctx, units, key)?,
+        None => units
+            .par_iter()
+            .map(|u| {
+                ctx.cancel.check()?;
+                let p = &parts[u.part];
+                let mut run = PartRun::new(u.part, ctx.tracing);
+                let sel = filter_partition(plan, p, u.initial.clone(), &mut run)?;
+                let Some(sel) = sel else {
+                    ctx.progress_rows(p.rows);
+                    return Ok((run, None));
+                };
+                let (keys, aggs) = specialize_aggregate(agg, p);
+                let rows = match &sel {
+                    Some(s) => Rows::some(s),
+                    None => Rows::all(p.rows),
+                };
+                let partial =
+                    aggregate_partition(&keys, &aggs, p, rows, &ctx.options, &mut run.trace)?;
+                let groups = groups_so_far.fetch_add(partial.groups as u64, Ordering::Relaxed)
+                    + partial.groups as u64;
+                ctx.reserve(partial.heap_bytes(), || {
+                    format!("{} groups", human_count(groups as usize))
+                })?;
                 ctx.progress_rows(p.rows);
-                return Ok((run, None));
-            };
-            let (keys, aggs) = specialize_aggregate(agg, p);
-            let rows = match &sel {
-                Some(s) => Rows::some(s),
-                None => Rows::all(p.rows),
-            };
-            let partial = aggregate_partition(&keys, &aggs, p, rows, &ctx.options, &mut run.trace)?;
-            let groups = groups_so_far.fetch_add(partial.groups as u64, Ordering::Relaxed)
-                + partial.groups as u64;
-            ctx.reserve(partial.heap_bytes(), || {
-                format!("{} groups", human_count(groups as usize))
-            })?;
-            ctx.progress_rows(p.rows);
-            Ok((run, Some(partial)))
-        })
-        .collect::<Result<_>>()?;
+                Ok((run, Some(partial)))
+            })
+            .collect::<Result<_>>()?,
+    };
     let mut runs = Vec::with_capacity(results.len());
     let mut partials = Vec::with_capacity(results.len());
     for (r, p) in results {
@@ -558,6 +564,54 @@ fn aggregate_query(
     Ok(runs)
 }
 
+/// The partitions of `units` grouped by a [`SharedKey`]: dealt into
+/// [`shared::runs_for`] runs of consecutive partitions, each run folded
+/// into one array of states on one worker. Every partition gets its
+/// record; the run's partial rides on its last partition's.
+///
+/// # Errors
+/// As [`aggregate_query`].
+fn shared_runs<'p>(
+    plan: &'p QueryPlan,
+    agg: &crate::plan::Aggregate,
+    ctx: &Context<'_>,
+    units: &[access::Unit],
+    key: &SharedKey<'p>,
+) -> Result<Vec<(PartRun, Option<Partial<'p>>)>> {
+    let parts = &plan.table.partitions;
+    let per_run = units.len().div_ceil(shared::runs_for(units.len()));
+    let runs: Vec<Vec<(PartRun, Option<Partial<'p>>)>> = units
+        .par_chunks(per_run)
+        .map(|chunk| {
+            let mut groups = SharedGroups::new(key, &agg.aggs)?;
+            ctx.reserve(groups.heap_bytes(), || {
+                format!("{} group states", human_count(key.slots()))
+            })?;
+            let mut out: Vec<(PartRun, Option<Partial<'p>>)> = Vec::with_capacity(chunk.len());
+            for u in chunk {
+                ctx.cancel.check()?;
+                let p = &parts[u.part];
+                let mut run = PartRun::new(u.part, ctx.tracing);
+                if let Some(sel) = filter_partition(plan, p, u.initial.clone(), &mut run)? {
+                    let (_, aggs) = specialize_aggregate(agg, p);
+                    let rows = match &sel {
+                        Some(s) => Rows::some(s),
+                        None => Rows::all(p.rows),
+                    };
+                    groups.add(&aggs, p, rows, &mut run.trace)?;
+                }
+                ctx.progress_rows(p.rows);
+                out.push((run, None));
+            }
+            if let Some(last) = out.last_mut() {
+                last.1 = Some(groups.finish());
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    Ok(runs.into_iter().flatten().collect())
+}
+
 /// The group keys and aggregate calls of `agg` specialized to partition
 /// `p` (constants of the partition folded in: [`specialize`]).
 fn specialize_aggregate(agg: &plan::Aggregate, p: &Partition) -> (Vec<Expr>, Vec<AggCall>) {
@@ -615,10 +669,14 @@ fn human_count(n: usize) -> String {
 pub fn explain(plan: &QueryPlan, opts: &ExecOptions) -> Result<String> {
     check_runnable(plan)?;
     let access = access::access_path(plan, &NoIndexes);
+    let shared = plan
+        .aggregate
+        .as_ref()
+        .and_then(|agg| SharedKey::choose(agg, &plan.table, opts, access.units.len()));
     let mut traces: Vec<(usize, Trace)> = access
         .units
         .iter()
-        .map(|u| (u.part, compiled_shape(plan, u, opts)))
+        .map(|u| (u.part, compiled_shape(plan, u, opts, shared.as_ref())))
         .collect();
     for (i, reason) in &access.pruned {
         traces.push((*i, project::pruned_run(*i, reason).trace));
@@ -627,8 +685,21 @@ pub fn explain(plan: &QueryPlan, opts: &ExecOptions) -> Result<String> {
     let operators = match &plan.aggregate {
         Some(_) => vec![
             "finish: HAVING, outputs, ORDER BY, LIMIT over the merged groups".to_string(),
-            "merge: partial groups of every partition merged (by key ranges, a fixed array or radix-partitioned hashing, chosen from the partials at run time)".to_string(),
-            format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
+            match &shared {
+                Some(key) => format!(
+                    "merge: one partial per worker run of partitions, merged by slot ({} slots, no hashing)",
+                    key.slots()
+                ),
+                None => "merge: partial groups of every partition merged (by key ranges, a fixed array or radix-partitioned hashing, chosen from the partials at run time)".to_string(),
+            },
+            match &shared {
+                Some(_) => format!(
+                    "partitions: {} in {} worker runs of consecutive partitions, each a compiled pipeline",
+                    access.units.len(),
+                    shared::runs_for(access.units.len())
+                ),
+                None => format!("partitions: {} in parallel, each a compiled pipeline", access.units.len()),
+            },
         ],
         None => vec![
             project::scan_strategy(plan, &access.units, opts).describe().to_string(),
@@ -650,7 +721,12 @@ pub fn explain(plan: &QueryPlan, opts: &ExecOptions) -> Result<String> {
 }
 
 /// The pipeline compiled for unit `u`, from codecs and zone maps alone.
-fn compiled_shape(plan: &QueryPlan, u: &access::Unit, opts: &ExecOptions) -> Trace {
+fn compiled_shape(
+    plan: &QueryPlan,
+    u: &access::Unit,
+    opts: &ExecOptions,
+    shared: Option<&SharedKey<'_>>,
+) -> Trace {
     let p = &plan.table.partitions[u.part];
     let mut trace = Trace::new(true);
     let filtered = match compile_filter(plan.filter.as_ref(), p, &mut trace) {
@@ -659,7 +735,10 @@ fn compiled_shape(plan: &QueryPlan, u: &access::Unit, opts: &ExecOptions) -> Tra
     };
     if let Some(agg) = &plan.aggregate {
         let (keys, aggs) = specialize_aggregate(agg, p);
-        aggregate::describe_partition(&keys, &aggs, p, filtered, opts, &mut trace);
+        match shared {
+            Some(key) => shared::describe_partition(key, &aggs, p, filtered, &mut trace),
+            None => aggregate::describe_partition(&keys, &aggs, p, filtered, opts, &mut trace),
+        }
     } else if !plan.order_by.is_empty() {
         for key in &plan.order_by {
             let e = specialize(&plan.outputs[key.column], p);

@@ -54,6 +54,12 @@ pub struct ExecOptions {
     /// subquery rows that decide it: each subquery row walks the outer
     /// rows of its key, so a correlation without equality walked them all.
     pub semi_reduce_rows_per_key: usize,
+    /// Fewest slots a single group key's table-wide range (a table-wide
+    /// dictionary's codes, an integer range from the zone maps) needs for
+    /// each worker to group its partitions into one shared array of
+    /// states rather than a partial per partition
+    /// (`aggregate::shared`).
+    pub shared_slots_min: u64,
 }
 
 impl Default for ExecOptions {
@@ -71,6 +77,7 @@ impl Default for ExecOptions {
             histogram_max_codes: 1 << 10,
             join_radix_min_slots: 1 << 20,
             semi_reduce_rows_per_key: 16,
+            shared_slots_min: 1 << 12,
         }
     }
 }
@@ -80,7 +87,8 @@ impl ExecOptions {
     /// the paths large tables take: hashed grouping past 8 slots, per-row
     /// grouping left to the merge after 16 rows, radix-partitioned merges
     /// from 64 groups, dense merges in shards of 16 slots, normalized top-n
-    /// from 8 rows, dense join heads in buckets from 16 slots, and so on. Slow for real data; for tests.
+    /// from 8 rows, dense join heads in buckets from 16 slots, a worker's
+    /// partitions grouped into one shared array from 2 slots, and so on. Slow for real data; for tests.
     pub fn forcing_paths() -> ExecOptions {
         ExecOptions {
             fixed_array_min_slots: 8,
@@ -95,6 +103,7 @@ impl ExecOptions {
             histogram_max_codes: 8,
             join_radix_min_slots: 16,
             semi_reduce_rows_per_key: 1,
+            shared_slots_min: 2,
         }
     }
 }

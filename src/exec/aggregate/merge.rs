@@ -775,7 +775,7 @@ fn per_bucket<T>(split: Vec<Vec<T>>, buckets: usize, empty: impl Fn(&T) -> bool)
 /// A single key whose values are slots of a small dense range in every
 /// partial, so the merge numbers groups through arrays, never hashing.
 #[derive(Clone, Copy)]
-enum DenseKey<'a> {
+pub(super) enum DenseKey<'a> {
     /// Codes into one dictionary (a table-wide one); slot = code, and the
     /// dictionary's length for NULL.
     Dict(&'a Dictionary),
@@ -788,7 +788,8 @@ enum DenseKey<'a> {
 }
 
 impl<'a> DenseKey<'a> {
-    fn slots(self) -> usize {
+    /// Slots of the range (a dictionary's has one more, for NULL).
+    pub(super) fn slots(self) -> usize {
         match self {
             DenseKey::Dict(d) => d.len() + 1,
             DenseKey::Int { slots, .. } => slots,
@@ -814,7 +815,7 @@ impl<'a> DenseKey<'a> {
     }
 
     /// The key column of groups with slots `slots`.
-    fn column(self, slots: Vec<u32>) -> Array<'a> {
+    pub(super) fn column(self, slots: Vec<u32>) -> Array<'a> {
         match self {
             DenseKey::Dict(d) => {
                 let null = d.len() as u32;

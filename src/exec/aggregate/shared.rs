@@ -1,0 +1,374 @@
+//! Grouping by one key whose values are slots of a range known for the
+//! whole table, into accumulator arrays that every partition a worker runs
+//! shares.
+//!
+//! # Why
+//! Per-partition grouping ([`super::aggregate_partition`]) emits a partial
+//! of every group a partition saw, and the merge groups the partials
+//! again. With a key of 100,000 values over 65,536-row partitions each
+//! partition sees about 48,000 of them: db-benchmark groupby q3 and q5 at
+//! 10M rows made 7.3M partial groups, and taking them out of each
+//! partition's array and merging them was half of the query.
+//!
+//! # How
+//! When the key's every value maps to a slot of one range for the whole
+//! table — the codes of a table-wide dictionary (`store::table_dictionaries`),
+//! or the integers between the smallest and largest of the partitions'
+//! zone maps — each worker takes a run of consecutive partitions and adds
+//! their rows into one fixed-size array of states indexed by slot (the
+//! morsel-driven idea of thread-local aggregation state, Leis et al.,
+//! SIGMOD 2014). A worker emits one partial of the slots it saw, and the
+//! merge combines one partial per worker by slot ([`DenseKey`]). The choice
+//! is made from the codecs and zone maps before a row is read, so EXPLAIN
+//! shows it.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::exec::ExecOptions;
+use crate::exec::trace::Trace;
+use crate::exec::vector::{Datum, Rows, eval};
+use crate::plan::{AggCall, AggFunc, Aggregate, Expr};
+use crate::store::{Code, ColumnData, Partition, Table, with_codes};
+use crate::types::{DataType, Value};
+
+use super::accumulator::{Accumulator, Gids, Input, new_accumulator};
+use super::merge::DenseKey;
+use super::{AggKernel, Partial, update_in_batches};
+
+/// The one group key of an aggregate whose values are slots of a
+/// table-wide range.
+pub struct SharedKey<'a> {
+    /// The key expression (a column of the table).
+    expr: Expr,
+    /// The key's column.
+    column: usize,
+    /// Value ↔ slot.
+    key: DenseKey<'a>,
+}
+
+/// Aggregates whose states a worker may keep over many partitions: each
+/// folds values as they come, whatever partition they come from. (Exact
+/// distinct counts read some codecs' codes in place, which are local to a
+/// partition.)
+fn keeps_states(func: AggFunc) -> bool {
+    !matches!(func, AggFunc::CountDistinct | AggFunc::ApproxCountDistinct)
+}
+
+/// Worker runs the partitions are dealt into: two per thread, so that a
+/// run whose partitions are cheaper (filtered out, skipped) leaves a
+/// thread work to take.
+pub fn runs_for(units: usize) -> usize {
+    (rayon::current_num_threads().max(1) * 2).min(units).max(1)
+}
+
+impl<'a> SharedKey<'a> {
+    /// The shared-slot key of `agg` over `table`, when it has exactly one
+    /// key, a column whose every partition is coded against one table-wide
+    /// dictionary or holds integers (dates, timestamps) without NULLs; when
+    /// every aggregate [keeps its states](keeps_states) across partitions;
+    /// and when the range has at least
+    /// [`ExecOptions::shared_slots_min`] slots (fewer make small partials,
+    /// which per-partition grouping merges cheaply), at most
+    /// [`ExecOptions::fixed_array_max_slots`], and at most twice the rows
+    /// a worker run holds on average (the array is cleared and read once
+    /// per run).
+    pub fn choose(
+        agg: &Aggregate,
+        table: &'a Table,
+        opts: &ExecOptions,
+        units: usize,
+    ) -> Option<SharedKey<'a>> {
+        let [expr @ Expr::Column { index, .. }] = &agg.keys[..] else {
+            return None;
+        };
+        if units < 2 || !agg.aggs.iter().all(|a| keeps_states(a.func)) {
+            return None;
+        }
+        let key = dense_key(&table.partitions, *index)?;
+        let slots = key.slots() as u64;
+        let rows: u64 = table.partitions.iter().map(|p| p.rows as u64).sum();
+        let per_run = rows / runs_for(units) as u64;
+        (slots >= opts.shared_slots_min
+            && slots <= opts.fixed_array_max_slots
+            && slots <= 2 * per_run)
+            .then(|| SharedKey {
+                expr: expr.clone(),
+                column: *index,
+                key,
+            })
+    }
+
+    /// Slots of the range (states per aggregate per worker run).
+    pub fn slots(&self) -> usize {
+        self.key.slots()
+    }
+
+    /// The EXPLAIN line of the key and of the grouping, as `(shape, detail)`.
+    fn describe(&self) -> [(String, String); 2] {
+        let what = match self.key {
+            DenseKey::Dict(d) => format!(
+                "{}: codes of one table-wide dictionary of {} entries",
+                self.expr,
+                d.len()
+            ),
+            DenseKey::Int { base, slots, .. } => format!(
+                "{}: offset in the table's range {base}..={}",
+                self.expr,
+                base.saturating_add(slots as i64 - 1)
+            ),
+        };
+        [
+            (format!("group key {}", self.expr), what),
+            (
+                "group by: one fixed-size array per worker run over the key's table-wide slots, \
+                 shared by its partitions (no hashing, no partial per partition)"
+                    .to_string(),
+                format!("{} slots", self.slots()),
+            ),
+        ]
+    }
+
+    /// The slot of each of `rows` of `part`.
+    ///
+    /// # Errors
+    /// A column outside the range [`SharedKey::choose`] saw (a bug).
+    fn slots_of(&self, part: &'a Partition, rows: Rows<'_>) -> Result<Vec<u32>> {
+        let col = &part.columns[self.column];
+        let pick = |f: &dyn Fn(usize) -> u32| -> Vec<u32> {
+            match rows.sel {
+                None => (0..rows.len).map(f).collect(),
+                Some(sel) => sel.iter().map(|&r| f(r as usize)).collect(),
+            }
+        };
+        match (self.key, &col.data) {
+            (DenseKey::Dict(d), ColumnData::Dict { codes, .. }) => {
+                let null = d.len() as u32;
+                Ok(match &col.validity {
+                    None => with_codes!(codes, c => match rows.sel {
+                        None => c.iter().map(|x| x.to_u64() as u32).collect(),
+                        Some(sel) => sel.iter().map(|&r| c[r as usize].to_u64() as u32).collect(),
+                    }),
+                    Some(v) => with_codes!(codes, c => pick(&|r| {
+                        if v.get(r) { c[r].to_u64() as u32 } else { null }
+                    })),
+                })
+            }
+            (DenseKey::Dict(d), ColumnData::Const(v)) => {
+                let slot = match v {
+                    Value::Str(s) => d.code_of(s).map(|c| c as u32),
+                    _ => None,
+                };
+                let null = d.len() as u32;
+                Ok(match (slot, &col.validity) {
+                    (None, _) => vec![null; rows.len],
+                    (Some(c), None) => vec![c; rows.len],
+                    (Some(c), Some(v)) => pick(&|r| if v.get(r) { c } else { null }),
+                })
+            }
+            (DenseKey::Int { base: lo, .. }, ColumnData::Offset { base, scale, codes }) => {
+                let shift = base.wrapping_sub(lo) as u64;
+                let scale = *scale;
+                Ok(with_codes!(codes, c => match rows.sel {
+                    None => c.iter().map(|x| shift.wrapping_add(x.to_u64().wrapping_mul(scale)) as u32).collect(),
+                    Some(sel) => sel
+                        .iter()
+                        .map(|&r| shift.wrapping_add(c[r as usize].to_u64().wrapping_mul(scale)) as u32)
+                        .collect(),
+                }))
+            }
+            (DenseKey::Int { base: lo, .. }, _) => match eval(&self.expr, part, rows)? {
+                Datum::Scalar(Value::Int(x) | Value::Date(x) | Value::Timestamp(x)) => {
+                    Ok(vec![x.wrapping_sub(lo) as u32; rows.len])
+                }
+                Datum::Array(a) => match &a.data {
+                    crate::exec::vector::Data::Int(v) if a.validity.is_none() => {
+                        Ok(v.iter().map(|&x| x.wrapping_sub(lo) as u32).collect())
+                    }
+                    _ => Err(Error::Internal(format!(
+                        "shared grouping key {} is not integers without NULLs",
+                        self.expr
+                    ))),
+                },
+                Datum::Scalar(v) => Err(Error::Internal(format!(
+                    "shared grouping key {} is {v}",
+                    self.expr
+                ))),
+            },
+            _ => Err(Error::Internal(format!(
+                "shared grouping key {} changed codec",
+                self.expr
+            ))),
+        }
+    }
+}
+
+/// The key's range when every partition of `column` is coded against one
+/// table-wide dictionary (or is one of its strings throughout), or holds integers, dates or timestamps without
+/// NULLs (the range from the zone maps, at most `u32::MAX` slots).
+fn dense_key(parts: &[Partition], column: usize) -> Option<DenseKey<'_>> {
+    let first = &parts.first()?.columns[column];
+    match first.dtype {
+        DataType::Str => {
+            let dict = parts.iter().find_map(|p| match &p.columns[column].data {
+                ColumnData::Dict { dict, .. } => Some(dict),
+                _ => None,
+            })?;
+            // A partition whose rows are all one string (or NULL) may
+            // hold it as a constant: its slot is the string's code.
+            parts
+                .iter()
+                .all(|p| match &p.columns[column].data {
+                    ColumnData::Dict { dict: d, .. } => Arc::ptr_eq(d, dict),
+                    ColumnData::Const(Value::Str(s)) => dict.code_of(s).is_some(),
+                    ColumnData::Const(Value::Null) => true,
+                    _ => false,
+                })
+                .then_some(DenseKey::Dict(dict))
+        }
+        DataType::Int | DataType::Date | DataType::Timestamp => {
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for p in parts {
+                let c = &p.columns[column];
+                if c.validity.is_some() || c.zone.null_count > 0 {
+                    return None;
+                }
+                match (&c.zone.min, &c.zone.max) {
+                    (
+                        Value::Int(a) | Value::Date(a) | Value::Timestamp(a),
+                        Value::Int(b) | Value::Date(b) | Value::Timestamp(b),
+                    ) => {
+                        lo = lo.min(*a);
+                        hi = hi.max(*b);
+                    }
+                    _ if p.rows == 0 => {}
+                    _ => return None,
+                }
+            }
+            let span = i128::from(hi) - i128::from(lo) + 1;
+            (span >= 1 && span <= i128::from(u32::MAX)).then_some(DenseKey::Int {
+                base: lo,
+                slots: span as usize,
+                dtype: first.dtype,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The states of one worker run: one accumulator per aggregate over every
+/// slot of a [`SharedKey`], and which slots saw rows.
+pub struct SharedGroups<'k, 'a> {
+    key: &'k SharedKey<'a>,
+    accs: Vec<Box<dyn Accumulator>>,
+    seen: Vec<bool>,
+    /// Rows 0..n as a selection, made once when arguments are batched.
+    all_rows: Vec<u32>,
+}
+
+impl<'k, 'a> SharedGroups<'k, 'a> {
+    /// Empty states for `aggs` over the slots of `key`.
+    ///
+    /// # Errors
+    /// An aggregate without an accumulator (a bug).
+    pub fn new(key: &'k SharedKey<'a>, aggs: &[AggCall]) -> Result<SharedGroups<'k, 'a>> {
+        Ok(SharedGroups {
+            key,
+            accs: aggs.iter().map(new_accumulator).collect::<Result<_>>()?,
+            seen: vec![false; key.slots()],
+            all_rows: Vec::new(),
+        })
+    }
+
+    /// Roughly the bytes the states of every slot take (16 per aggregate
+    /// per slot, plus the slot's mark).
+    pub fn heap_bytes(&self) -> usize {
+        self.seen.len() * (1 + 16 * self.accs.len())
+    }
+
+    /// Adds `rows` of `part` with `aggs` (specialized to the partition),
+    /// recording the pipeline in `trace`.
+    ///
+    /// # Errors
+    /// Evaluation errors of arguments.
+    pub fn add(
+        &mut self,
+        aggs: &[AggCall],
+        part: &'a Partition,
+        rows: Rows<'_>,
+        trace: &mut Trace,
+    ) -> Result<()> {
+        for (shape, detail) in self.key.describe() {
+            trace.add(shape, detail);
+        }
+        let slots = self.key.slots();
+        let ids = self.key.slots_of(part, rows)?;
+        for &s in &ids {
+            self.seen[s as usize] = true;
+        }
+        let gids = Gids::Ids(&ids);
+        for (acc, call) in self.accs.iter_mut().zip(aggs) {
+            let kernel = AggKernel::of(call, true, rows.sel.is_some(), part);
+            let mut constant = false;
+            match kernel {
+                AggKernel::RowCounts => acc.update(Input::Rows, gids, slots)?,
+                AggKernel::InPlace(index) => {
+                    acc.update(Input::Column(&part.columns[index], rows), gids, slots)?;
+                }
+                AggKernel::Evaluated | AggKernel::ZoneMap(_) => {
+                    let arg = call.arg.as_ref().ok_or_else(|| {
+                        Error::Internal("an evaluated aggregate without argument".into())
+                    })?;
+                    constant = update_in_batches(
+                        acc.as_mut(),
+                        (arg, call.arg2.as_ref()),
+                        part,
+                        rows,
+                        gids,
+                        slots,
+                        &mut self.all_rows,
+                    )?;
+                }
+            }
+            kernel.record(call, constant, trace);
+        }
+        Ok(())
+    }
+
+    /// The partial of the slots that saw rows, in slot order.
+    pub fn finish(mut self) -> Partial<'a> {
+        let idx: Vec<u32> = self
+            .seen
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s)
+            .map(|(g, _)| g as u32)
+            .collect();
+        let accs = self.accs.iter_mut().map(|a| a.take(&idx)).collect();
+        Partial {
+            groups: idx.len(),
+            keys: vec![self.key.key.column(idx)],
+            accs,
+            repeats: false,
+        }
+    }
+}
+
+/// Records in `trace` the pipeline a partition of a shared-slot grouping
+/// compiles (EXPLAIN, reading no row).
+pub fn describe_partition(
+    key: &SharedKey<'_>,
+    aggs: &[AggCall],
+    part: &Partition,
+    filtered: bool,
+    trace: &mut Trace,
+) {
+    for (shape, detail) in key.describe() {
+        trace.add(shape, detail);
+    }
+    for call in aggs {
+        let kernel = AggKernel::of(call, true, filtered, part);
+        let constant = matches!(call.arg, Some(Expr::Literal { .. }));
+        kernel.record(call, constant, trace);
+    }
+}

@@ -360,14 +360,7 @@ fn column_of_array(dtype: DataType, array: Array<'static>) -> Result<ArrayRef> {
         (DataType::Str, Data::Str(s)) => {
             let buf = match s {
                 Strs::Owned(b) => b,
-                other => {
-                    let bytes = (0..other.len()).map(|i| other.get(i).len()).sum();
-                    let mut b = StrBuf::with_capacity_bytes(other.len(), bytes);
-                    for i in 0..other.len() {
-                        b.push(other.get(i));
-                    }
-                    b
-                }
+                other => other.to_buf(),
             };
             string_array(buf, nulls)?
         }

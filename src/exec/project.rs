@@ -183,6 +183,29 @@ pub fn scan_columns(
     Ok((arrays, runs))
 }
 
+/// The dictionary of column `e` in partition `p` when the table's first
+/// partition shares it (a table-wide dictionary).
+fn table_dictionary<'p>(
+    plan: &QueryPlan,
+    p: &'p Partition,
+    e: &Expr,
+) -> Option<&'p std::sync::Arc<crate::store::Dictionary>> {
+    let Expr::Column { index, .. } = e else {
+        return None;
+    };
+    let crate::store::ColumnData::Dict { dict, .. } = &p.columns[*index].data else {
+        return None;
+    };
+    match &plan.table.partitions.first()?.columns[*index].data {
+        crate::store::ColumnData::Dict { dict: first, .. }
+            if std::sync::Arc::ptr_eq(first, dict) =>
+        {
+            Some(dict)
+        }
+        _ => None,
+    }
+}
+
 /// [`scan_columns`] before the pieces are joined: per visible output, one
 /// array per partition with selected rows, in partition order (Arrow
 /// results make each a batch, without copying them again).
@@ -219,9 +242,17 @@ pub fn scan_pieces(
                     .iter()
                     .zip(&types)
                     .map(|(e, &t)| {
-                        Ok(match eval(&specialize(e, p), p, rows)? {
+                        let e = specialize(e, p);
+                        Ok(match eval(&e, p, rows)? {
                             Datum::Scalar(v) => Array::repeat(t, &v, rows.len),
-                            Datum::Array(a) => a.into_static(),
+                            Datum::Array(a) => match table_dictionary(plan, p, &e) {
+                                // A column of a table-wide dictionary keeps
+                                // its codes (perf of shapes window_top3_s1m:
+                                // its 1M-string key decoded per row, then
+                                // hashed back to codes, was 40% of it).
+                                Some(dict) => a.holding_dictionary(dict).into_static(),
+                                None => a.into_static(),
+                            },
                         })
                     })
                     .collect()

@@ -1353,7 +1353,7 @@ impl Accumulator for MinMax<Option<Box<str>>> {
 /// code instead of each row's entry.
 fn str_hashes128(s: &Strs<'_>) -> Vec<u128> {
     if let Strs::Coded { entries, codes } = s
-        && let Strs::Dict(d) = &**entries
+        && let Some(d) = entries.dictionary()
         && d.len() > codes.len()
     {
         let hashes = d.hashes(hash_str128);

@@ -211,6 +211,11 @@ pub enum Strs<'a> {
     /// column costs nothing per entry, so a table-wide dictionary of a
     /// million strings is not copied for every partition.
     Dict(&'a Dictionary),
+    /// A dictionary's entries, held: a scan's column of a table-wide
+    /// dictionary keeps its codes past the scan (`Array::into_static`,
+    /// `Array::concat`), so a composed query's window partitions, join
+    /// keys and groups read codes, not strings decoded per row.
+    Shared(Arc<Dictionary>),
     /// Computed strings.
     Owned(StrBuf),
     /// Row `i` is entry `codes[i]` of `entries` (a dictionary column, or a
@@ -233,9 +238,26 @@ impl<'a> Strs<'a> {
         match self {
             Strs::Views(v) => v.len(),
             Strs::Dict(d) => d.len(),
+            Strs::Shared(d) => d.len(),
             Strs::Owned(b) => b.len(),
             Strs::Coded { codes, .. } => codes.len(),
         }
+    }
+
+    /// The dictionary these strings are the entries of
+    /// ([`Strs::Dict`], [`Strs::Shared`]).
+    pub fn dictionary(&self) -> Option<&Dictionary> {
+        match self {
+            Strs::Dict(d) => Some(d),
+            Strs::Shared(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Every row's string copied into one buffer, sized first (coded
+    /// strings read straight from their entries).
+    pub fn to_buf(&self) -> StrBuf {
+        owned_strings(self, 0..self.len())
     }
 
     /// The string of row `i`.
@@ -244,6 +266,7 @@ impl<'a> Strs<'a> {
         match self {
             Strs::Views(v) => v[i],
             Strs::Dict(d) => d.get(i),
+            Strs::Shared(d) => d.get(i),
             Strs::Owned(b) => b.get(i),
             Strs::Coded { entries, codes } => entries.get(codes[i] as usize),
         }
@@ -301,6 +324,10 @@ impl<'a> Strs<'a> {
         match self {
             Strs::Views(v) => Strs::Views(idx.iter().map(|&i| v[i as usize]).collect()),
             Strs::Dict(d) => Strs::Views(idx.iter().map(|&i| &**d.get(i as usize)).collect()),
+            Strs::Shared(d) => Strs::Coded {
+                entries: Arc::new(Strs::Shared(d.clone())),
+                codes: idx.to_vec(),
+            },
             Strs::Coded { entries, codes } => Strs::Coded {
                 entries: entries.clone(),
                 codes: idx.iter().map(|&i| codes[i as usize]).collect(),
@@ -544,6 +571,16 @@ impl Array<'_> {
             Data::Float(v) => Data::Float(Cow::Owned(v.into_owned())),
             Data::Bool(b) => Data::Bool(b),
             Data::Str(Strs::Owned(b)) => Data::Str(Strs::Owned(b)),
+            Data::Str(Strs::Shared(d)) => Data::Str(Strs::Shared(d)),
+            Data::Str(Strs::Coded { entries, codes }) if matches!(&*entries, Strs::Shared(_)) => {
+                let Strs::Shared(d) = &*entries else {
+                    unreachable!("matched above")
+                };
+                Data::Str(Strs::Coded {
+                    entries: Arc::new(Strs::Shared(d.clone())),
+                    codes,
+                })
+            }
             Data::Str(s) => Data::Str(Strs::Owned(owned_strings(&s, 0..s.len()))),
         };
         Array {
@@ -669,6 +706,44 @@ impl Array<'_> {
     }
 }
 
+/// The dictionary every part's strings are codes of, when each is
+/// [`Strs::Coded`] against one [`Strs::Shared`] dictionary.
+fn shared_dictionary<'p>(parts: &'p [Array<'_>]) -> Option<&'p Arc<Dictionary>> {
+    let mut shared: Option<&'p Arc<Dictionary>> = None;
+    for p in parts {
+        let Data::Str(Strs::Coded { entries, .. }) = &p.data else {
+            return None;
+        };
+        let Strs::Shared(d) = &**entries else {
+            return None;
+        };
+        match shared {
+            Some(s) if !Arc::ptr_eq(s, d) => return None,
+            _ => shared = Some(d),
+        }
+    }
+    shared
+}
+
+impl<'a> Array<'a> {
+    /// This array with the strings of `dict` (the dictionary of the
+    /// column it was read from) held rather than borrowed, so that
+    /// [`Array::into_static`] keeps the codes instead of copying every
+    /// row's string. Other arrays are returned as they are.
+    pub fn holding_dictionary(self, dict: &Arc<Dictionary>) -> Array<'a> {
+        let data = match self.data {
+            Data::Str(Strs::Coded { entries, codes }) if matches!(&*entries, Strs::Dict(d) if std::ptr::eq(*d, &**dict)) => {
+                Data::Str(Strs::Coded {
+                    entries: Arc::new(Strs::Shared(dict.clone())),
+                    codes,
+                })
+            }
+            data => data,
+        };
+        Array { data, ..self }
+    }
+}
+
 /// Rows `range` of `s` copied into one buffer, sized before copying.
 fn owned_strings(s: &Strs<'_>, range: Range<usize>) -> StrBuf {
     if let Strs::Coded { entries, codes } = s {
@@ -678,6 +753,7 @@ fn owned_strings(s: &Strs<'_>, range: Range<usize>) -> StrBuf {
         let codes = &codes[range];
         return match &**entries {
             Strs::Dict(d) => coded_strings(codes, |c| d.get(c)),
+            Strs::Shared(d) => coded_strings(codes, |c| d.get(c)),
             other => coded_strings(codes, |c| other.get(c)),
         };
     }
@@ -766,6 +842,24 @@ impl Array<'static> {
                     }
                 }
                 Data::Bool(bits.finish())
+            }
+            Data::Str(_) if shared_dictionary(&parts).is_some() => {
+                // One table-wide dictionary's codes throughout: the codes
+                // concatenated, the strings left in the dictionary.
+                let dict = shared_dictionary(&parts).cloned();
+                let mut codes = Vec::with_capacity(n);
+                for p in &parts {
+                    if let Data::Str(Strs::Coded { codes: c, .. }) = &p.data {
+                        codes.extend_from_slice(c);
+                    }
+                }
+                match dict {
+                    Some(d) => Data::Str(Strs::Coded {
+                        entries: Arc::new(Strs::Shared(d)),
+                        codes,
+                    }),
+                    None => unreachable!("checked by the guard"),
+                }
             }
             Data::Str(_) => {
                 let bytes = parts

@@ -718,3 +718,35 @@ fn keys_too_wide_to_pack_sort_key_by_key() {
         "{sql}"
     );
 }
+
+/// A windowed subquery read by an outer query comes back as a table when
+/// its last step only filters and projects (EXPLAIN says it was encoded
+/// as one, with no rows of values), and as rows when it is DISTINCT; both
+/// answer as DuckDB 1.x does.
+#[test]
+fn windowed_subqueries_come_back_as_tables() {
+    let db = fixed();
+    let explain = |sql: &str| -> String {
+        answer(&db, &format!("EXPLAIN {sql}"))
+            .iter()
+            .map(|r| r[0].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let table = "SELECT count(*), sum(r) FROM (SELECT rank() OVER (PARTITION BY g ORDER BY x) AS r FROM w) s WHERE r <= 2";
+    assert_eq!(answer(&db, table), vec![ints(&[Some(4), Some(6)])]);
+    assert!(
+        explain(table).contains(
+            "filter and projection over the rows above: 4 rows × 1 columns, encoded as a table"
+        ),
+        "{}",
+        explain(table)
+    );
+    let rows = "SELECT count(*), sum(rn) FROM (SELECT DISTINCT g, row_number() OVER (PARTITION BY g ORDER BY id) % 2 AS rn FROM w) s";
+    assert_eq!(answer(&db, rows), vec![ints(&[Some(4), Some(2)])]);
+    assert!(
+        !explain(rows).contains("encoded as a table"),
+        "{}",
+        explain(rows)
+    );
+}

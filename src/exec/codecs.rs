@@ -677,6 +677,15 @@ fn and_validity(words: &mut [u64], len: usize, validity: Option<&Bitmap>) {
     }
 }
 
+/// Where table row `row` is among the selected `rows` (its batch
+/// position), or `None` when it is not selected.
+pub(crate) fn selected_at(rows: Rows<'_>, row: u32) -> Option<usize> {
+    match rows.sel {
+        None => Some(row as usize),
+        Some(sel) => sel.binary_search(&row).ok(),
+    }
+}
+
 /// Calls `f(j, row, code)` for the `j`-th of `rows` of an ALP column, in
 /// order: a range reads the codes in place or unpacks them a batch at a
 /// time, a selection gathers them (see [`crate::store::AlpCodes`]).
@@ -973,12 +982,8 @@ pub fn group_sums(col: &Column, rows: Rows<'_>, gids: Option<&[u32]>, groups: us
                 vec![0.0f64; groups]
             };
             for (&row, &x) in exc_rows.iter().zip(exc_values) {
-                let j = match rows.sel {
-                    None => row as usize,
-                    Some(sel) => match sel.binary_search(&row) {
-                        Ok(j) => j,
-                        Err(_) => continue,
-                    },
+                let Some(j) = selected_at(rows, row) else {
+                    continue;
                 };
                 if valid(row as usize) {
                     let g = gid(j);

@@ -798,12 +798,8 @@ impl<S: SumType> Accumulator for Sum<S> {
                         // their values in.
                         let (exc_rows, exc_values) = a.exceptions();
                         for (&row, &x) in exc_rows.iter().zip(exc_values) {
-                            let j = match rows.sel {
-                                None => row as usize,
-                                Some(sel) => match sel.binary_search(&row) {
-                                    Ok(j) => j,
-                                    Err(_) => continue,
-                                },
+                            let Some(j) = codecs::selected_at(rows, row) else {
+                                continue;
                             };
                             if j < ids.len() && valid(j) {
                                 let g = ids[j] as usize;

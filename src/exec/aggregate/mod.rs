@@ -602,6 +602,56 @@ impl AggKernel {
         }
     }
 
+    /// Folds `rows` of `part` (row `j` in group `gids[j]`, of `groups`)
+    /// into `acc` for `call` by this kernel; true when an evaluated
+    /// argument was one value for the partition. `all_rows` is the
+    /// selection of every row, made once when arguments are batched.
+    ///
+    /// # Errors
+    /// Evaluation errors of the argument; an evaluated call without one
+    /// (a bug).
+    fn fold(
+        self,
+        acc: &mut dyn Accumulator,
+        call: &AggCall,
+        part: &Partition,
+        (rows, gids, groups): (Rows<'_>, Gids<'_>, usize),
+        all_rows: &mut Vec<u32>,
+    ) -> Result<bool> {
+        match self {
+            AggKernel::RowCounts => acc.update(Input::Rows, gids, groups)?,
+            AggKernel::ZoneMap(index) => {
+                let zone = &part.columns[index].zone;
+                let bound = if call.func == AggFunc::Min {
+                    &zone.min
+                } else {
+                    &zone.max
+                };
+                // A NULL bound (no valid value) offers nothing but still
+                // sizes the state to the group.
+                acc.update(Input::Scalar(bound), Gids::Single(1), groups)?;
+            }
+            AggKernel::InPlace(index) => {
+                acc.update(Input::Column(&part.columns[index], rows), gids, groups)?;
+            }
+            AggKernel::Evaluated => {
+                let arg = call.arg.as_ref().ok_or_else(|| {
+                    crate::error::Error::Internal("an evaluated aggregate without argument".into())
+                })?;
+                return update_in_batches(
+                    acc,
+                    (arg, call.arg2.as_ref()),
+                    part,
+                    rows,
+                    gids,
+                    groups,
+                    all_rows,
+                );
+            }
+        }
+        Ok(false)
+    }
+
     /// Records the kernel's EXPLAIN line for `call`; `constant` says an
     /// evaluated argument was one value for the partition.
     fn record(self, call: &AggCall, constant: bool, trace: &mut Trace) {
@@ -667,38 +717,13 @@ pub fn aggregate_partition<'a>(
     for call in aggs {
         let mut acc = new_accumulator(call)?;
         let kernel = AggKernel::of(call, !keys.is_empty(), rows.sel.is_some(), part);
-        let mut constant = false;
-        match kernel {
-            AggKernel::RowCounts => acc.update(Input::Rows, gids, groups)?,
-            AggKernel::ZoneMap(index) => {
-                let zone = &part.columns[index].zone;
-                let bound = if call.func == AggFunc::Min {
-                    &zone.min
-                } else {
-                    &zone.max
-                };
-                // A NULL bound (no valid value) offers nothing but still
-                // sizes the state to the group.
-                acc.update(Input::Scalar(bound), Gids::Single(1), groups)?;
-            }
-            AggKernel::InPlace(index) => {
-                acc.update(Input::Column(&part.columns[index], rows), gids, groups)?;
-            }
-            AggKernel::Evaluated => {
-                let arg = call.arg.as_ref().ok_or_else(|| {
-                    crate::error::Error::Internal("an evaluated aggregate without argument".into())
-                })?;
-                constant = update_in_batches(
-                    acc.as_mut(),
-                    (arg, call.arg2.as_ref()),
-                    part,
-                    rows,
-                    gids,
-                    groups,
-                    &mut all_rows,
-                )?;
-            }
-        }
+        let constant = kernel.fold(
+            acc.as_mut(),
+            call,
+            part,
+            (rows, gids, groups),
+            &mut all_rows,
+        )?;
         kernel.record(call, constant, trace);
         accs.push(acc);
     }

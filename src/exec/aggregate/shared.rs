@@ -32,9 +32,9 @@ use crate::plan::{AggCall, AggFunc, Aggregate, Expr};
 use crate::store::{Code, ColumnData, Partition, Table, with_codes};
 use crate::types::{DataType, Value};
 
-use super::accumulator::{Accumulator, Gids, Input, new_accumulator};
+use super::accumulator::{Accumulator, Gids, new_accumulator};
 use super::merge::DenseKey;
-use super::{AggKernel, Partial, update_in_batches};
+use super::{AggKernel, Partial};
 
 /// The one group key of an aggregate whose values are slots of a
 /// table-wide range.
@@ -309,27 +309,13 @@ impl<'k, 'a> SharedGroups<'k, 'a> {
         let gids = Gids::Ids(&ids);
         for (acc, call) in self.accs.iter_mut().zip(aggs) {
             let kernel = AggKernel::of(call, true, rows.sel.is_some(), part);
-            let mut constant = false;
-            match kernel {
-                AggKernel::RowCounts => acc.update(Input::Rows, gids, slots)?,
-                AggKernel::InPlace(index) => {
-                    acc.update(Input::Column(&part.columns[index], rows), gids, slots)?;
-                }
-                AggKernel::Evaluated | AggKernel::ZoneMap(_) => {
-                    let arg = call.arg.as_ref().ok_or_else(|| {
-                        Error::Internal("an evaluated aggregate without argument".into())
-                    })?;
-                    constant = update_in_batches(
-                        acc.as_mut(),
-                        (arg, call.arg2.as_ref()),
-                        part,
-                        rows,
-                        gids,
-                        slots,
-                        &mut self.all_rows,
-                    )?;
-                }
-            }
+            let constant = kernel.fold(
+                acc.as_mut(),
+                call,
+                part,
+                (rows, gids, slots),
+                &mut self.all_rows,
+            )?;
             kernel.record(call, constant, trace);
         }
         Ok(())

@@ -272,12 +272,7 @@ fn top_k_columns(
     if let (Some(order), [key]) = (&normalized, keys.as_slice())
         && let Some((places, count)) = int_places(key)
     {
-        return if order.iter().all(|&x| x <= u128::from(u64::MAX)) {
-            let narrow: Vec<u64> = order.par_iter().map(|&x| x as u64).collect();
-            top_k_by_place(&places, count, &narrow, k)
-        } else {
-            top_k_by_place(&places, count, order, k)
-        };
+        return top_k_by_packed_place(&places, count, order, k);
     }
     match keys.as_slice() {
         [] => run(&mut |_, _| 0),
@@ -311,12 +306,7 @@ fn top_k_columns(
                     .map(|c| c.map_or(top as u32 + 1, |c| c as u32))
                     .collect();
                 let count = top as usize + 2;
-                return if keys.iter().all(|&x| x <= u128::from(u64::MAX)) {
-                    let narrow: Vec<u64> = keys.par_iter().map(|&x| x as u64).collect();
-                    top_k_by_place(&places, count, &narrow, k)
-                } else {
-                    top_k_by_place(&places, count, keys, k)
-                };
+                return top_k_by_packed_place(&places, count, keys, k);
             }
             let mut slots: hashbrown::HashMap<Option<u64>, usize> = hashbrown::HashMap::new();
             run(&mut |i: usize, next: usize| *slots.entry(codes[i]).or_insert(next))
@@ -329,6 +319,22 @@ fn top_k_columns(
                 *slots.entry(key).or_insert(next)
             })
         }
+    }
+}
+
+/// [`top_k_by_place`] on packed order keys ([`packed_order`]), as u64
+/// when every key fits (half the buffer), else as they are.
+fn top_k_by_packed_place(
+    places: &[u32],
+    count: usize,
+    order: &[u128],
+    k: usize,
+) -> (Vec<u32>, Vec<i64>) {
+    if order.iter().all(|&x| x <= u128::from(u64::MAX)) {
+        let narrow: Vec<u64> = order.par_iter().map(|&x| x as u64).collect();
+        top_k_by_place(places, count, &narrow, k)
+    } else {
+        top_k_by_place(places, count, order, k)
     }
 }
 

@@ -2802,6 +2802,7 @@ const FORCED_PATHS: &[&str] = &[
     "local hash dictionary",
     "group keys re-coded to dense ranks",
     "partial groups through one hash table",
+    "keys packed into one integer of table-wide slots",
     "radix-partitioned by key hash",
     "merged by the key's offset in its range",
     "slot ranges in parallel, no hashing",

@@ -575,6 +575,18 @@ impl<'e> Composer<'e> {
         } else {
             (None, None)
         };
+        if let Some(name) = into
+            && semis.is_empty()
+            && !distinct
+            && !select.group_by.is_empty()
+            && matches!(select.from, Some(FromItem::Table { .. }))
+        {
+            // A grouped subquery's groups go straight into the table its
+            // reader scans, with no row of values between
+            // (`exec::execute_columns`).
+            let (table, rows) = self.scan_table(name, &select, scope, needed)?;
+            return Ok(Produced::Table(table, rows + scanned));
+        }
         let mut rel = match &select.from {
             Some(FromItem::Table { .. }) if !semis.is_empty() => {
                 join::run(self, select, scope, semis, needed)?

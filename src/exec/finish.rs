@@ -328,6 +328,115 @@ pub fn aggregate_rows(
     Ok((rows, total))
 }
 
+/// Whether [`group_columns`] can finish `plan`: an aggregate with group
+/// keys, no HAVING, ORDER BY, LIMIT or OFFSET, whose visible outputs are
+/// each a group key or an aggregate's result.
+pub fn groups_as_columns(plan: &QueryPlan) -> bool {
+    plan.aggregate.as_ref().is_some_and(|a| !a.keys.is_empty())
+        && plan.having.is_none()
+        && plan.order_by.is_empty()
+        && plan.limit.is_none()
+        && plan.offset == 0
+        && plan.outputs[..plan.visible]
+            .iter()
+            .all(|e| matches!(e, Expr::GroupKey { .. } | Expr::AggResult { .. }))
+}
+
+/// Every merged group's visible outputs as columns, in merge order (the
+/// order [`aggregate_rows`] gives them), for a plan
+/// [`groups_as_columns`] accepts: key columns are the chunks' key arrays
+/// joined (a table-wide dictionary's codes kept as codes), aggregate
+/// results one column each. Returns the columns and the number of groups.
+///
+/// # Errors
+/// A final value that cannot be represented ([`Accumulator::check`]).
+pub fn group_columns(
+    plan: &QueryPlan,
+    agg: &Aggregate,
+    mut chunks: Vec<Partial<'_>>,
+) -> Result<(Vec<Array<'static>>, usize)> {
+    first_error(
+        chunks
+            .par_iter_mut()
+            .map(|c| {
+                c.accs.iter_mut().try_for_each(|acc| {
+                    acc.finish();
+                    acc.check()
+                })
+            })
+            .collect(),
+    )?;
+    let groups = chunks.iter().map(|c| c.groups).sum();
+    let types = super::output_types(plan);
+    let columns = plan.outputs[..plan.visible]
+        .par_iter()
+        .zip(types)
+        .map(|(e, dtype)| match e {
+            Expr::GroupKey { index, .. } => {
+                let pieces = chunks
+                    .iter()
+                    .map(|c| shared_codes(plan, &agg.keys[*index], &c.keys[*index]))
+                    .collect();
+                Array::concat(dtype, pieces)
+            }
+            Expr::AggResult { index, .. } => {
+                let pieces: Vec<Array<'static>> = chunks
+                    .par_iter()
+                    .map(|c| {
+                        let acc = &c.accs[*index];
+                        let values: Vec<Value> = (0..c.groups).map(|g| acc.value(g)).collect();
+                        Array::from_result_values(dtype, &values)
+                    })
+                    .collect();
+                // A sum past i64 in one chunk made its piece float: so
+                // are the others.
+                let float = pieces.iter().any(|p| p.dtype != dtype);
+                let pieces = pieces
+                    .into_iter()
+                    .map(|p| match (&p.data, float) {
+                        (Data::Int(v), true) => Array {
+                            dtype: DataType::Float,
+                            data: Data::Float(v.iter().map(|&x| x as f64).collect()),
+                            validity: p.validity,
+                        },
+                        _ => p,
+                    })
+                    .collect();
+                Array::concat(if float { DataType::Float } else { dtype }, pieces)
+            }
+            _ => Array::from_values(dtype, &[]),
+        })
+        .collect();
+    Ok((columns, groups))
+}
+
+/// A merged key column made `'static`: codes of the table-wide dictionary
+/// of the key's column stay codes, over the dictionary held
+/// ([`super::vector::Strs::Shared`]); other strings are copied.
+fn shared_codes(plan: &QueryPlan, key: &Expr, a: &Array<'_>) -> Array<'static> {
+    use super::vector::Strs;
+    if let (Expr::Column { index, .. }, Data::Str(Strs::Coded { entries, codes })) = (key, &a.data)
+        && let Some(crate::store::ColumnData::Dict { dict, .. }) = plan
+            .table
+            .partitions
+            .first()
+            .map(|p| &p.columns[*index].data)
+        && entries
+            .dictionary()
+            .is_some_and(|d| std::ptr::eq(d, &**dict))
+    {
+        return Array {
+            dtype: a.dtype,
+            data: Data::Str(Strs::Coded {
+                entries: std::sync::Arc::new(Strs::Shared(dict.clone())),
+                codes: codes.clone(),
+            }),
+            validity: a.validity.clone(),
+        };
+    }
+    a.clone().into_static()
+}
+
 /// The first `width` outputs of groups `ids` (chunk, group), in order,
 /// for outputs that cannot fail.
 ///

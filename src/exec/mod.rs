@@ -48,6 +48,7 @@ use crate::types::{DataType, Value};
 
 pub use access::IndexProvider;
 use aggregate::merge::{keep_first_keys, merge_partials};
+use aggregate::packed::PackedKeys;
 use aggregate::shared::{self, SharedGroups, SharedKey};
 use aggregate::{Partial, aggregate_partition};
 use filter::{CompiledFilter, compile_filter, run_filter, specialize};
@@ -336,6 +337,37 @@ pub fn execute_columns(
         && plan.order_by.is_empty()
         && plan.limit.is_none()
         && plan.offset == 0;
+    if let Some(agg) = &plan.aggregate
+        && finish::groups_as_columns(plan)
+    {
+        // Every group's keys and results straight into columns, with no
+        // row of values (perf of db-benchmark groupby q10 in a subquery:
+        // 10M result rows of values, made and encoded again, were a third
+        // of the query).
+        check_runnable(plan)?;
+        let access = access::access_path(plan, ctx.indexes);
+        let mut notes = Vec::new();
+        let mut phases = Vec::new();
+        let (runs, chunks) =
+            aggregate_chunks(plan, agg, ctx, &access.units, &mut notes, &mut phases)?;
+        let start = Instant::now();
+        ctx.cancel.check()?;
+        let (arrays, rows) = finish::group_columns(plan, agg, chunks)?;
+        phases.push((
+            "finish: outputs as columns",
+            format!("{rows} result rows"),
+            start.elapsed(),
+        ));
+        if let Ok(mut t) = ctx.state.result_rows.lock() {
+            *t = Some(rows);
+        }
+        ctx.reserve(arrays.iter().map(vector::Array::heap_bytes).sum(), || {
+            format!("{rows} result rows")
+        })?;
+        let mut out = output(plan, ctx, access, runs, notes);
+        out.phases = phases;
+        return Ok((arrays, rows, out));
+    }
     if !scan {
         let (rows, out) = execute_collect(plan, ctx)?;
         let arrays = output_types(plan)
@@ -465,6 +497,41 @@ fn aggregate_query(
     notes: &mut Vec<String>,
     phases: &mut Vec<(&'static str, String, Duration)>,
 ) -> Result<Vec<PartRun>> {
+    let (runs, chunks) = aggregate_chunks(plan, agg, ctx, units, notes, phases)?;
+    let start = Instant::now();
+    ctx.cancel.check()?;
+    if !plan.order_by.is_empty() {
+        ctx.enter_phase(Phase::Sort, chunks.iter().map(|c| c.groups).sum());
+    }
+    let (rows, total) = finish::aggregate_rows(plan, agg, chunks, ctx.preview_rows)?;
+    phases.push((
+        "finish: HAVING, outputs, ORDER BY, LIMIT",
+        format!("{total} result rows"),
+        start.elapsed(),
+    ));
+    if let Ok(mut t) = ctx.state.result_rows.lock() {
+        *t = Some(total);
+    }
+    ctx.reserve(row_bytes(&rows), || format!("{} result rows", rows.len()))?;
+    if !rows.is_empty() {
+        sink(rows)?;
+    }
+    Ok(runs)
+}
+
+/// The partitions' partial aggregates, merged: each partition's run record
+/// and the merged groups in chunks (a group in exactly one chunk).
+///
+/// # Errors
+/// As [`execute`].
+fn aggregate_chunks<'p>(
+    plan: &'p QueryPlan,
+    agg: &crate::plan::Aggregate,
+    ctx: &Context<'_>,
+    units: &[access::Unit],
+    notes: &mut Vec<String>,
+    phases: &mut Vec<(&'static str, String, Duration)>,
+) -> Result<(Vec<PartRun>, Vec<Partial<'p>>)> {
     let parts = &plan.table.partitions;
     let groups_so_far = AtomicU64::new(0);
     let start = Instant::now();
@@ -533,7 +600,26 @@ fn aggregate_query(
         _ => partials,
     };
     ctx.enter_phase(Phase::Merge, groups);
-    let (chunks, how) = merge_partials(partials, agg.keys.len(), &ctx.options, &ctx.cancel)?;
+    let packing = PackedKeys::choose(agg, &plan.table);
+    let (chunks, how) = match &packing {
+        Some(packing) => {
+            let partials = packing.pack(partials);
+            let packed = partials.iter().all(|p| p.keys.len() == 1);
+            let nkeys = if packed { 1 } else { agg.keys.len() };
+            let (mut chunks, how) = merge_partials(partials, nkeys, &ctx.options, &ctx.cancel)?;
+            if packed {
+                packing.unpack(&mut chunks);
+                let n = packing.len();
+                (
+                    chunks,
+                    format!("{n} keys packed into one integer of table-wide slots; {how}"),
+                )
+            } else {
+                (chunks, how)
+            }
+        }
+        None => merge_partials(partials, agg.keys.len(), &ctx.options, &ctx.cancel)?,
+    };
     notes.push(format!("merge: {how}"));
     phases.push((
         "merge",
@@ -543,25 +629,7 @@ fn aggregate_query(
         ),
         start.elapsed(),
     ));
-    let start = Instant::now();
-    ctx.cancel.check()?;
-    if !plan.order_by.is_empty() {
-        ctx.enter_phase(Phase::Sort, chunks.iter().map(|c| c.groups).sum());
-    }
-    let (rows, total) = finish::aggregate_rows(plan, agg, chunks, ctx.preview_rows)?;
-    phases.push((
-        "finish: HAVING, outputs, ORDER BY, LIMIT",
-        format!("{total} result rows"),
-        start.elapsed(),
-    ));
-    if let Ok(mut t) = ctx.state.result_rows.lock() {
-        *t = Some(total);
-    }
-    ctx.reserve(row_bytes(&rows), || format!("{} result rows", rows.len()))?;
-    if !rows.is_empty() {
-        sink(rows)?;
-    }
-    Ok(runs)
+    Ok((runs, chunks))
 }
 
 /// The partitions of `units` grouped by a [`SharedKey`]: dealt into

@@ -24,6 +24,7 @@ pub mod hll;
 pub mod keys;
 pub mod merge;
 pub mod ordered;
+pub mod packed;
 pub mod shared;
 pub mod statistics;
 

@@ -206,7 +206,7 @@ impl<'a> SharedKey<'a> {
 /// The key's range when every partition of `column` is coded against one
 /// table-wide dictionary (or is one of its strings throughout), or holds integers, dates or timestamps without
 /// NULLs (the range from the zone maps, at most `u32::MAX` slots).
-fn dense_key(parts: &[Partition], column: usize) -> Option<DenseKey<'_>> {
+pub(super) fn dense_key(parts: &[Partition], column: usize) -> Option<DenseKey<'_>> {
     let first = &parts.first()?.columns[column];
     match first.dtype {
         DataType::Str => {

@@ -2795,6 +2795,7 @@ const FORCED_PATHS: &[&str] = &[
     "group by: fixed-size array indexed by combined key",
     "group by: one fixed-size array per worker run over the key's table-wide slots",
     ": codes of one table-wide dictionary of",
+    "keys' slots combined",
     ": offset in the table's range",
     "group by: slot map on packed key",
     "group by: hash table on packed u64 key",

@@ -1066,15 +1066,26 @@ impl Database {
             Statement::Explain(query) | Statement::ExplainAnalyze(query)
                 if query.as_select().is_none_or(compose::needs_composition) =>
             {
-                let composer = compose::Composer::new(self, sql);
+                let analyze = matches!(statement, Statement::ExplainAnalyze(_));
+                let composer = if analyze {
+                    compose::Composer::new(self, sql)
+                } else {
+                    compose::Composer::explaining(self, sql)
+                };
                 let rel = self
                     .pool
                     .install(|| composer.run_query(query, &compose::Scope::new(self)))?;
-                let mut lines = vec![format!(
-                    "composed query: {} result rows, {} table rows read",
-                    rel.rows.len(),
-                    rel.rows_scanned
-                )];
+                let mut lines = vec![if analyze {
+                    format!(
+                        "composed query: {} result rows, {} table rows read",
+                        rel.rows.len(),
+                        rel.rows_scanned
+                    )
+                } else {
+                    "composed query, compiled and not run: each pipeline's shape below; \
+                     the steps above them ran on no rows (EXPLAIN ANALYZE runs the query)"
+                        .to_string()
+                }];
                 lines.extend(composer.trace());
                 QueryResult {
                     columns: vec!["plan".into()],

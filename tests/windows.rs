@@ -727,7 +727,7 @@ fn keys_too_wide_to_pack_sort_key_by_key() {
 fn windowed_subqueries_come_back_as_tables() {
     let db = fixed();
     let explain = |sql: &str| -> String {
-        answer(&db, &format!("EXPLAIN {sql}"))
+        answer(&db, &format!("EXPLAIN ANALYZE {sql}"))
             .iter()
             .map(|r| r[0].to_string())
             .collect::<Vec<_>>()

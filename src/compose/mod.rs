@@ -224,6 +224,10 @@ pub(crate) struct Composer<'e> {
     /// ids) against the engine's memory budget, released when the
     /// statement ends.
     held: Mutex<Reservation>,
+    /// EXPLAIN without ANALYZE: every pipeline is compiled and described,
+    /// none runs; each gives no rows, so the operators above it run on
+    /// empty inputs and read no table data.
+    dry: bool,
 }
 
 impl<'e> Composer<'e> {
@@ -236,7 +240,28 @@ impl<'e> Composer<'e> {
             depth: Mutex::new(0),
             counter: Mutex::new(0),
             held: Mutex::new(Reservation::empty(&engine.memory(), "query")),
+            dry: false,
         }
+    }
+
+    /// A composer for EXPLAIN of the statement `sql`: its pipelines are
+    /// compiled and described in the trace, never run (see `dry`).
+    pub(crate) fn explaining(engine: &'e dyn Engine, sql: &'e str) -> Composer<'e> {
+        Composer {
+            dry: true,
+            ..Composer::new(engine, sql)
+        }
+    }
+
+    /// Notes `plan`'s compiled pipeline (EXPLAIN's text, one level deeper)
+    /// under `head`, for a composer that does not run it.
+    fn note_compiled(&self, head: String, plan: &QueryPlan) -> Result<()> {
+        self.note(head);
+        let text = exec::explain(plan, &self.engine.exec_options())?;
+        for line in text.lines() {
+            self.note(format!("  {line}"));
+        }
+        Ok(())
     }
 
     /// Holds `bytes` more until the statement ends.
@@ -639,7 +664,6 @@ impl<'e> Composer<'e> {
         if let Some(needed) = needed {
             keep_outputs(&mut plan, needed);
         }
-        let (rows, scanned) = self.engine.run_plan(&plan)?;
         let name = match &select.from {
             Some(FromItem::Table {
                 table: TableRef::Named(n),
@@ -648,6 +672,16 @@ impl<'e> Composer<'e> {
             Some(from) => from.to_string(),
             None => "no table".to_string(),
         };
+        if self.dry {
+            self.note_compiled(format!("pipeline over {name} (compiled, not run):"), &plan)?;
+            return Ok(Relation {
+                types: exec::output_types(&plan),
+                names: plan.names,
+                rows: Vec::new(),
+                rows_scanned: 0,
+            });
+        }
+        let (rows, scanned) = self.engine.run_plan(&plan)?;
         self.note(format!(
             "pipeline over {name}: {} table rows → {} rows ({})",
             thousands(plan.table.rows()),
@@ -725,11 +759,25 @@ impl<'e> Composer<'e> {
         join_filters: &[exec::join_filter::JoinFilter],
     ) -> Result<Columns> {
         let start = Instant::now();
-        let mut columns = self.engine.run_plan_columns(&plan, join_filters)?;
         let name = match &select.from {
             Some(from) => from.to_string(),
             None => "no table".to_string(),
         };
+        if self.dry {
+            self.note_compiled(format!("scan of {name} (compiled, not run):"), &plan)?;
+            let types = exec::output_types(&plan);
+            return Ok(Columns {
+                arrays: types
+                    .iter()
+                    .map(|&t| exec::vector::Array::from_values(t, &[]))
+                    .collect(),
+                names: plan.names,
+                types,
+                rows: 0,
+                rows_scanned: 0,
+            });
+        }
+        let mut columns = self.engine.run_plan_columns(&plan, join_filters)?;
         self.note(format!(
             "scan of {name}: {} table rows → {} rows × {} columns ({})",
             thousands(plan.table.rows()),

@@ -298,12 +298,14 @@ impl<'a> GroupTable<'a> for IntKeys {
     fn probe(&mut self, piece: &Piece<'a>, into: &mut Vec<u32>) {
         let keys = IntKeys::of(piece).unwrap_or_default();
         for (&k, &h) in keys.iter().zip(&piece.hashes) {
-            let g = match self.table.find(h, |e| e.0 == k) {
-                Some(&(_, g)) => g,
-                None => {
+            // One probe sequence whether the key is found or new (most
+            // are new when nearly every row is its own group).
+            let g = match self.table.entry(h, |e| e.0 == k, |e| IntKeys::hash(e.0)) {
+                hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
+                hashbrown::hash_table::Entry::Vacant(e) => {
                     let g = self.keys.len() as u32;
                     self.keys.push(k);
-                    self.table.insert_unique(h, (k, g), |e| IntKeys::hash(e.0));
+                    e.insert((k, g));
                     g
                 }
             };

@@ -798,21 +798,45 @@ impl<'a> DenseKey<'a> {
         }
     }
 
-    /// The slot of every group of a partial's key column.
-    fn slots_of(self, key: &Array<'_>) -> Vec<u32> {
-        match (self, &key.data) {
-            (DenseKey::Dict(d), Data::Str(Strs::Coded { codes, .. })) => match &key.validity {
-                None => codes.clone(),
-                Some(v) => codes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &c)| if v.get(i) { c } else { d.len() as u32 })
-                    .collect(),
-            },
-            (DenseKey::Int { base, .. }, Data::Int(v)) => {
-                v.iter().map(|&x| x.wrapping_sub(base) as u32).collect()
+    /// The slot of every row of `column`, or `None` for a value outside
+    /// the key's range. Codes of the key's own dictionary are its slots;
+    /// other strings are looked up in it.
+    pub(super) fn slots_of(self, column: &Array<'_>) -> Option<Vec<u32>> {
+        let valid = |i: usize| column.validity.as_ref().is_none_or(|v| v.get(i));
+        match (self, &column.data) {
+            (DenseKey::Dict(d), Data::Str(s)) => {
+                let null = d.len() as u32;
+                if let Strs::Coded { entries, codes } = s
+                    && entries.dictionary().is_some_and(|e| std::ptr::eq(e, d))
+                {
+                    return Some(match &column.validity {
+                        None => codes.clone(),
+                        Some(v) => codes
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &c)| if v.get(i) { c } else { null })
+                            .collect(),
+                    });
+                }
+                (0..s.len())
+                    .map(|i| {
+                        if valid(i) {
+                            d.code_of(s.get(i)).map(|c| c as u32)
+                        } else {
+                            Some(null)
+                        }
+                    })
+                    .collect()
             }
-            _ => Vec::new(),
+            (DenseKey::Int { base, slots, .. }, Data::Int(v)) => v
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let off = i128::from(x) - i128::from(base);
+                    (valid(i) && off >= 0 && off < slots as i128).then_some(off as u32)
+                })
+                .collect(),
+            _ => None,
         }
     }
 
@@ -885,7 +909,9 @@ fn merge_by_code<'a>(
         .into_par_iter()
         .map(|mut p| {
             cancel.check()?;
-            let slot = key.slots_of(&p.keys[0]);
+            let slot = key.slots_of(&p.keys[0]).ok_or_else(|| {
+                crate::error::Error::Internal("a merge key outside its dense range".into())
+            })?;
             if shards == 1 {
                 return Ok(vec![CodePiece {
                     slots: slot,

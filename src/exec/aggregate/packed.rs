@@ -27,7 +27,7 @@ use crate::plan::{Aggregate, Expr};
 use crate::store::Table;
 use crate::types::DataType;
 
-use super::super::vector::{Array, Data, Strs};
+use super::super::vector::{Array, Data};
 use super::Partial;
 use super::merge::DenseKey;
 use super::shared::dense_key;
@@ -102,7 +102,7 @@ impl<'a> PackedKeys<'a> {
         }
         let mut out = vec![0i64; groups];
         for ((key, column), &shift) in self.keys.iter().zip(keys).zip(&self.shifts) {
-            let slots = slots_of(*key, column)?;
+            let slots = key.slots_of(column)?;
             if slots.len() != groups {
                 return None;
             }
@@ -155,47 +155,6 @@ impl<'a> PackedKeys<'a> {
 /// [`DenseKey`] has at most `u32::MAX` slots).
 fn bit_width(slots: usize) -> u32 {
     usize::BITS - slots.saturating_sub(1).leading_zeros()
-}
-
-/// The slot of every row of `column` under `key`, or `None` for a value
-/// outside the key's range.
-fn slots_of(key: DenseKey<'_>, column: &Array<'_>) -> Option<Vec<u32>> {
-    let valid = |i: usize| column.validity.as_ref().is_none_or(|v| v.get(i));
-    match (key, &column.data) {
-        (DenseKey::Dict(d), Data::Str(s)) => {
-            let null = d.len() as u32;
-            if let Strs::Coded { entries, codes } = s
-                && entries.dictionary().is_some_and(|e| std::ptr::eq(e, d))
-            {
-                return Some(match &column.validity {
-                    None => codes.clone(),
-                    Some(v) => codes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &c)| if v.get(i) { c } else { null })
-                        .collect(),
-                });
-            }
-            (0..s.len())
-                .map(|i| {
-                    if valid(i) {
-                        d.code_of(s.get(i)).map(|c| c as u32)
-                    } else {
-                        Some(null)
-                    }
-                })
-                .collect()
-        }
-        (DenseKey::Int { base, slots, .. }, Data::Int(v)) => v
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| {
-                let off = i128::from(x) - i128::from(base);
-                (valid(i) && off >= 0 && off < slots as i128).then_some(off as u32)
-            })
-            .collect(),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -536,6 +536,7 @@ fn aggregate_chunks<'p>(
     let groups_so_far = AtomicU64::new(0);
     let start = Instant::now();
     let shared = SharedKey::choose(agg, &plan.table, &ctx.options, units.len());
+    let packing = PackedKeys::choose(agg, &plan.table);
     let results: Vec<(PartRun, Option<Partial<'_>>)> = match &shared {
         Some(key) => shared_runs(plan, agg, ctx, units, key)?,
         None => units
@@ -554,8 +555,15 @@ fn aggregate_chunks<'p>(
                     Some(s) => Rows::some(s),
                     None => Rows::all(p.rows),
                 };
-                let partial =
-                    aggregate_partition(&keys, &aggs, p, rows, &ctx.options, &mut run.trace)?;
+                let partial = aggregate_partition(
+                    &keys,
+                    &aggs,
+                    p,
+                    rows,
+                    &ctx.options,
+                    packing.as_ref(),
+                    &mut run.trace,
+                )?;
                 let groups = groups_so_far.fetch_add(partial.groups as u64, Ordering::Relaxed)
                     + partial.groups as u64;
                 ctx.reserve(partial.heap_bytes(), || {
@@ -600,10 +608,9 @@ fn aggregate_chunks<'p>(
         _ => partials,
     };
     ctx.enter_phase(Phase::Merge, groups);
-    let packing = PackedKeys::choose(agg, &plan.table);
     let (chunks, how) = match &packing {
         Some(packing) => {
-            let partials = packing.pack(partials);
+            let partials = packing.pack(partials)?;
             let packed = partials.iter().all(|p| p.keys.len() == 1);
             let nkeys = if packed { 1 } else { agg.keys.len() };
             let (mut chunks, how) = merge_partials(partials, nkeys, &ctx.options, &ctx.cancel)?;

@@ -38,9 +38,11 @@ use crate::store::{Code, Partition};
 
 use super::ExecOptions;
 use super::trace::Trace;
-use super::vector::{Array, Datum, Rows, eval};
+use super::vector::{Array, Data, Datum, Rows, eval};
+use crate::types::DataType;
 use accumulator::{Accumulator, Gids, Input, new_accumulator, reads_in_place};
 use keys::{KeyCodes, KeySource, LOCAL_DICTIONARY_START, densify, grow_local, key_codes};
+use packed::PackedKeys;
 
 /// The partial aggregate of one partition (or of several, merged): group
 /// `g` has key values `keys[k].value(g)` and states in `accs[a]`.
@@ -169,6 +171,58 @@ fn per_row_grouping(n: usize, keys: GroupKeys) -> Grouping {
     }
 }
 
+/// Groups rows by their packed key `slots` (one per selected row, below
+/// `total`) through a hash table, or leaves a group per row to the merge
+/// when the first rows are nearly all new keys.
+fn hash_grouping(slots: Vec<u64>, total: u64, opts: &ExecOptions, trace: &mut Trace) -> Grouping {
+    let n = slots.len();
+    // Entries hold the key beside its group id: a probe reads no
+    // other array.
+    let mut table: HashTable<(u64, u32)> =
+        HashTable::with_capacity(n.min(opts.grouping_probe_rows));
+    let mut packed: Vec<u64> = Vec::new();
+    let mut gids: Vec<u32> = Vec::with_capacity(n);
+    for (j, &s) in slots.iter().enumerate() {
+        if j == opts.grouping_probe_rows {
+            if keys::skips_grouping(j, packed.len(), n, false) {
+                // Nearly every row a new key: a group per row,
+                // grouped once, at the merge (perf: UserID over 10M
+                // rows kept 58k of every 65k rows as groups; the
+                // local table's probes and rehashes were 29% of
+                // ClickBench q16).
+                trace.add(
+                    "group by: nearly every row a new key: a group per row, grouped at the merge",
+                    format!("key space {total}, {j} rows probed"),
+                );
+                return per_row_grouping(n, GroupKeys::Packed(slots));
+            }
+            // Room for the keys the first rows predict, at once
+            // (rehashing at each doubling was a tenth of q16).
+            let projected = crate::store::projected_distinct(j, packed.len(), n);
+            let want = (projected * 1.1) as usize;
+            table.reserve(want.saturating_sub(table.len()), |e| mix64(e.0));
+            packed.reserve(want.saturating_sub(packed.len()));
+        }
+        let h = mix64(s);
+        gids.push(match table.find(h, |e| e.0 == s) {
+            Some(&(_, g)) => g,
+            None => {
+                let g = packed.len() as u32;
+                packed.push(s);
+                table.insert_unique(h, (s, g), |e| mix64(e.0));
+                g
+            }
+        });
+    }
+    packed_grouping(
+        trace,
+        "group by: hash table on packed u64 key",
+        total,
+        gids,
+        packed,
+    )
+}
+
 fn group_rows(
     keys: &mut [KeyCodes<'_>],
     rows: Rows<'_>,
@@ -278,54 +332,7 @@ fn group_rows(
                 packed,
             )
         }
-        Some(total) => {
-            let slots = combined();
-            // Entries hold the key beside its group id: a probe reads no
-            // other array.
-            let mut table: HashTable<(u64, u32)> =
-                HashTable::with_capacity(n.min(opts.grouping_probe_rows));
-            let mut packed: Vec<u64> = Vec::new();
-            let mut gids: Vec<u32> = Vec::with_capacity(n);
-            for (j, &s) in slots.iter().enumerate() {
-                if j == opts.grouping_probe_rows {
-                    if keys::skips_grouping(j, packed.len(), n, false) {
-                        // Nearly every row a new key: a group per row,
-                        // grouped once, at the merge (perf: UserID over 10M
-                        // rows kept 58k of every 65k rows as groups; the
-                        // local table's probes and rehashes were 29% of
-                        // ClickBench q16).
-                        trace.add(
-                            "group by: nearly every row a new key: a group per row, grouped at the merge",
-                            format!("key space {total}, {j} rows probed"),
-                        );
-                        return per_row_grouping(n, GroupKeys::Packed(slots));
-                    }
-                    // Room for the keys the first rows predict, at once
-                    // (rehashing at each doubling was a tenth of q16).
-                    let projected = crate::store::projected_distinct(j, packed.len(), n);
-                    let want = (projected * 1.1) as usize;
-                    table.reserve(want.saturating_sub(table.len()), |e| mix64(e.0));
-                    packed.reserve(want.saturating_sub(packed.len()));
-                }
-                let h = mix64(s);
-                gids.push(match table.find(h, |e| e.0 == s) {
-                    Some(&(_, g)) => g,
-                    None => {
-                        let g = packed.len() as u32;
-                        packed.push(s);
-                        table.insert_unique(h, (s, g), |e| mix64(e.0));
-                        g
-                    }
-                });
-            }
-            packed_grouping(
-                trace,
-                "group by: hash table on packed u64 key",
-                total,
-                gids,
-                packed,
-            )
-        }
+        Some(total) => hash_grouping(combined(), total, opts, trace),
         None => {
             let nk = keys.len();
             let per_key: Vec<Vec<u64>> = keys.iter().map(|k| k.codes(rows)).collect();
@@ -694,6 +701,7 @@ pub fn aggregate_partition<'a>(
     part: &'a Partition,
     rows: Rows<'_>,
     opts: &ExecOptions,
+    packing: Option<&PackedKeys<'_>>,
     trace: &mut Trace,
 ) -> Result<Partial<'a>> {
     let mut key_codes: Vec<KeyCodes<'a>> = keys
@@ -706,7 +714,35 @@ pub fn aggregate_partition<'a>(
             k.how.clone(),
         );
     }
-    let grouping = group_rows(&mut key_codes, rows, opts, trace);
+    // Keys too many for an array over the partition's codes, that pack
+    // into one integer of table-wide slots: each row's packed key read
+    // from the codes, grouped as one integer, and the partial is packed
+    // for the merge already (perf of db-benchmark groupby q10, six keys,
+    // a group per row: re-coding the keys to dense ranks, splitting the
+    // combined code by division, decoding six key columns and packing
+    // them again for the merge were a quarter of the query).
+    // (The codes present number at most the rows: when even that bound
+    // fits the arrays, re-ranking them densely, `group_rows`, groups
+    // without hashing.)
+    let space = key_codes
+        .iter()
+        .filter(|k| k.varies())
+        .try_fold(1u64, |acc, k| {
+            acc.checked_mul(k.card.clamp(1, rows.len.max(1) as u64))
+        });
+    let packing = packing.filter(|p| {
+        p.len() == keys.len() && space.is_none_or(|t| t > slot_map_limit(rows.len, opts))
+    });
+    let grouping = match packing {
+        Some(p) => {
+            trace.add(
+                "group keys packed into one integer per row from their table-wide slots",
+                format!("{} keys, {} bits", p.len(), p.bits()),
+            );
+            hash_grouping(p.row_keys(part, rows)?, 1u64 << p.bits(), opts, trace)
+        }
+        None => group_rows(&mut key_codes, rows, opts, trace),
+    };
     let groups = grouping.groups;
     let gids = match &grouping.gids {
         None => Gids::Single(rows.len),
@@ -755,6 +791,20 @@ pub fn aggregate_partition<'a>(
         for acc in accs.iter_mut() {
             *acc = acc.take(&idx);
         }
+    }
+    if packing.is_some()
+        && let GroupKeys::Packed(packed) = grouping.keys
+    {
+        // Every group emitted, in order: the packed keys are the key.
+        return Ok(Partial {
+            groups: emitted.len(),
+            keys: vec![Array::new(
+                DataType::Int,
+                Data::Int(packed.into_iter().map(|k| k as i64).collect()),
+            )],
+            accs,
+            repeats: grouping.repeats,
+        });
     }
     let codes = group_codes(&grouping.keys, &emitted, &key_codes);
     let repeats = grouping.repeats || key_codes.iter().any(|k| k.decoder.repeats());

@@ -206,72 +206,88 @@ impl<'a> KeyPart<'a> {
     /// # Errors
     /// A column outside the range [`SharedKey::choose`] saw (a bug).
     fn slots_of(&self, part: &'a Partition, rows: Rows<'_>) -> Result<Vec<u32>> {
-        let col = &part.columns[self.column];
-        let pick = |f: &dyn Fn(usize) -> u32| -> Vec<u32> {
-            match rows.sel {
-                None => (0..rows.len).map(f).collect(),
-                Some(sel) => sel.iter().map(|&r| f(r as usize)).collect(),
+        column_slots(self.key, &self.expr, self.column, part, rows)
+    }
+}
+
+/// The slot of `key` (the range of column `column`, `expr` a reference to
+/// it) of each of `rows` of `part`: codes read in place, other integer
+/// codecs evaluated.
+///
+/// # Errors
+/// A column outside the range [`dense_key`] saw (a bug).
+pub(super) fn column_slots(
+    key: DenseKey<'_>,
+    expr: &Expr,
+    column: usize,
+    part: &Partition,
+    rows: Rows<'_>,
+) -> Result<Vec<u32>> {
+    let col = &part.columns[column];
+    let pick = |f: &dyn Fn(usize) -> u32| -> Vec<u32> {
+        match rows.sel {
+            None => (0..rows.len).map(f).collect(),
+            Some(sel) => sel.iter().map(|&r| f(r as usize)).collect(),
+        }
+    };
+    match (key, &col.data) {
+        (DenseKey::Dict(d), ColumnData::Dict { codes, .. }) => {
+            let null = d.len() as u32;
+            Ok(match &col.validity {
+                None => with_codes!(codes, c => match rows.sel {
+                    None => c.iter().map(|x| x.to_u64() as u32).collect(),
+                    Some(sel) => sel.iter().map(|&r| c[r as usize].to_u64() as u32).collect(),
+                }),
+                Some(v) => with_codes!(codes, c => pick(&|r| {
+                    if v.get(r) { c[r].to_u64() as u32 } else { null }
+                })),
+            })
+        }
+        (DenseKey::Dict(d), ColumnData::Const(v)) => {
+            let slot = match v {
+                Value::Str(s) => d.code_of(s).map(|c| c as u32),
+                _ => None,
+            };
+            let null = d.len() as u32;
+            Ok(match (slot, &col.validity) {
+                (None, _) => vec![null; rows.len],
+                (Some(c), None) => vec![c; rows.len],
+                (Some(c), Some(v)) => pick(&|r| if v.get(r) { c } else { null }),
+            })
+        }
+        (DenseKey::Int { base: lo, .. }, ColumnData::Offset { base, scale, codes }) => {
+            let shift = base.wrapping_sub(lo) as u64;
+            let scale = *scale;
+            Ok(with_codes!(codes, c => match rows.sel {
+                None => c.iter().map(|x| shift.wrapping_add(x.to_u64().wrapping_mul(scale)) as u32).collect(),
+                Some(sel) => sel
+                    .iter()
+                    .map(|&r| shift.wrapping_add(c[r as usize].to_u64().wrapping_mul(scale)) as u32)
+                    .collect(),
+            }))
+        }
+        (DenseKey::Int { base: lo, .. }, _) => match eval(expr, part, rows)? {
+            Datum::Scalar(Value::Int(x) | Value::Date(x) | Value::Timestamp(x)) => {
+                Ok(vec![x.wrapping_sub(lo) as u32; rows.len])
             }
-        };
-        match (self.key, &col.data) {
-            (DenseKey::Dict(d), ColumnData::Dict { codes, .. }) => {
-                let null = d.len() as u32;
-                Ok(match &col.validity {
-                    None => with_codes!(codes, c => match rows.sel {
-                        None => c.iter().map(|x| x.to_u64() as u32).collect(),
-                        Some(sel) => sel.iter().map(|&r| c[r as usize].to_u64() as u32).collect(),
-                    }),
-                    Some(v) => with_codes!(codes, c => pick(&|r| {
-                        if v.get(r) { c[r].to_u64() as u32 } else { null }
-                    })),
-                })
-            }
-            (DenseKey::Dict(d), ColumnData::Const(v)) => {
-                let slot = match v {
-                    Value::Str(s) => d.code_of(s).map(|c| c as u32),
-                    _ => None,
-                };
-                let null = d.len() as u32;
-                Ok(match (slot, &col.validity) {
-                    (None, _) => vec![null; rows.len],
-                    (Some(c), None) => vec![c; rows.len],
-                    (Some(c), Some(v)) => pick(&|r| if v.get(r) { c } else { null }),
-                })
-            }
-            (DenseKey::Int { base: lo, .. }, ColumnData::Offset { base, scale, codes }) => {
-                let shift = base.wrapping_sub(lo) as u64;
-                let scale = *scale;
-                Ok(with_codes!(codes, c => match rows.sel {
-                    None => c.iter().map(|x| shift.wrapping_add(x.to_u64().wrapping_mul(scale)) as u32).collect(),
-                    Some(sel) => sel
-                        .iter()
-                        .map(|&r| shift.wrapping_add(c[r as usize].to_u64().wrapping_mul(scale)) as u32)
-                        .collect(),
-                }))
-            }
-            (DenseKey::Int { base: lo, .. }, _) => match eval(&self.expr, part, rows)? {
-                Datum::Scalar(Value::Int(x) | Value::Date(x) | Value::Timestamp(x)) => {
-                    Ok(vec![x.wrapping_sub(lo) as u32; rows.len])
+            Datum::Array(a) => match &a.data {
+                crate::exec::vector::Data::Int(v) if a.validity.is_none() => {
+                    Ok(v.iter().map(|&x| x.wrapping_sub(lo) as u32).collect())
                 }
-                Datum::Array(a) => match &a.data {
-                    crate::exec::vector::Data::Int(v) if a.validity.is_none() => {
-                        Ok(v.iter().map(|&x| x.wrapping_sub(lo) as u32).collect())
-                    }
-                    _ => Err(Error::Internal(format!(
-                        "shared grouping key {} is not integers without NULLs",
-                        self.expr
-                    ))),
-                },
-                Datum::Scalar(v) => Err(Error::Internal(format!(
-                    "shared grouping key {} is {v}",
-                    self.expr
+                _ => Err(Error::Internal(format!(
+                    "shared grouping key {} is not integers without NULLs",
+                    expr
                 ))),
             },
-            _ => Err(Error::Internal(format!(
-                "shared grouping key {} changed codec",
-                self.expr
+            Datum::Scalar(v) => Err(Error::Internal(format!(
+                "shared grouping key {} is {v}",
+                expr
             ))),
-        }
+        },
+        _ => Err(Error::Internal(format!(
+            "shared grouping key {} changed codec",
+            expr
+        ))),
     }
 }
 
